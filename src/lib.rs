@@ -1,0 +1,11 @@
+//! rtsoak: soak-test real-time wakeup latency between io_uring event loops on Linux PREEMPT_RT.
+//!
+//! Modules in reading order: the command line hands a profile to `profile`, which resolves it
+//! into a `plan::RunPlan`; the `coordinator` starts `worker` processes that measure with
+//! `stats` over a `queue` and a `transport`; their reports become a `result`, which `export`
+//! renders.
+
+pub mod cpulist;
+pub mod plan;
+pub mod profile;
+pub mod sysinfo;
