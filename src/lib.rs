@@ -7,5 +7,10 @@
 
 pub mod cpulist;
 pub mod plan;
+pub mod stats;
 pub mod profile;
 pub mod sysinfo;
+pub mod protocol;
+pub mod queue;
+pub mod region;
+pub mod sys;

@@ -1,0 +1,394 @@
+//! What crosses between coordinator and worker by fd: the typed [`WorkerSpec`] going in (JSON in
+//! a sealed memfd the worker inherits as [`SPEC_FD`]) and the report stream coming out (frames
+//! appended to a memfd the worker inherits as [`REPORT_FD`]). Shared live state is in `region`.
+//!
+//! The report stream is written while the worker runs: one binary frame per finished interval
+//! histogram (so a worker that dies mid-run still leaves its finished intervals behind), then
+//! one JSON frame with the final [`WorkerReport`]. Interval frames are written outside timed
+//! sections from buffers reserved before the loop: no allocation.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{FutexWake, Policy, RingSetup};
+use crate::stats::{Outlier, Recorder, SampleStats};
+
+/// The worker's spec memfd.
+pub const SPEC_FD: i32 = 3;
+/// The shared region memfd.
+pub const REGION_FD: i32 = 4;
+/// The report memfd.
+pub const REPORT_FD: i32 = 5;
+
+/// What a worker does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// The real-time publisher: periodic publish and timed send call.
+    Publisher,
+    /// The real-time subscriber's io_uring event loop.
+    Subscriber,
+}
+
+/// Everything a worker needs, typed. Times in ns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerSpec {
+    /// What to do.
+    pub role: Role,
+    /// Index into the region's worker slots.
+    pub slot: usize,
+    /// Subscribers: index into the region's membership table.
+    pub member: usize,
+    /// Publishers: the id stamped on every message.
+    pub publisher_id: u32,
+    /// Registry name of the transport.
+    pub transport: String,
+    /// CPUs to pin to.
+    pub cpus: Vec<usize>,
+    /// Scheduling policy.
+    pub policy: Policy,
+    /// Priority for real-time policies.
+    pub priority: u8,
+    /// Publisher period.
+    pub period_ns: u64,
+    /// Warm-up periods before the measured ones.
+    pub warmup_periods: u64,
+    /// Measured periods.
+    pub measured_periods: u64,
+    /// Over-threshold limit.
+    pub threshold_ns: u64,
+    /// Interval histogram length.
+    pub interval_ns: u64,
+    /// A message unseen for this long is lost.
+    pub delivery_timeout_ns: u64,
+    /// Outlier list capacity per series.
+    pub outliers_max: u32,
+    /// Requested ring setup.
+    pub ring_setup: RingSetup,
+    /// How the futex transport wakes.
+    pub futex_wake: FutexWake,
+    /// The coordinator's pid (to die with it, and to grant it fd access).
+    pub coordinator_pid: i32,
+}
+
+/// What a worker achieved in becoming real-time. Recorded by the worker itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RtSetup {
+    /// CPUs it was asked to run on.
+    pub cpus_requested: Vec<usize>,
+    /// CPUs its affinity mask held after pinning.
+    pub cpus_allowed: Vec<usize>,
+    /// CPUs it was seen running on during the measured loop (sampled every interval).
+    pub cpus_observed: Vec<usize>,
+    /// Policy requested (`fifo`, `rr`, `other`).
+    pub policy_requested: String,
+    /// Priority requested.
+    pub priority_requested: u8,
+    /// Policy the kernel reported after setup.
+    pub policy: String,
+    /// Priority the kernel reported after setup.
+    pub priority: u8,
+    /// Why the requested policy could not be taken, if it could not.
+    pub policy_error: Option<String>,
+    /// Whether `mlockall(MCL_CURRENT | MCL_FUTURE)` succeeded.
+    pub memory_locked: bool,
+    /// Why not, if not.
+    pub memory_lock_error: Option<String>,
+    /// Ring setup flags the worker's ring really has (after any fallback).
+    pub ring_setup: Option<RingSetup>,
+}
+
+/// Resource usage over the measured phase (differences, except the peak).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hygiene {
+    /// Minor page faults during the measured phase (should be 0).
+    pub minor_faults: u64,
+    /// Major page faults during the measured phase (should be 0).
+    pub major_faults: u64,
+    /// Voluntary context switches during the measured phase.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (preemptions) during the measured phase.
+    pub involuntary_switches: u64,
+    /// Peak resident set size of the process, bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// One latency series' whole-run extras (its histograms arrive as interval frames).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesReport {
+    /// Exact counters over the measured phase.
+    pub stats: SampleStats,
+    /// Over-threshold samples, in time order, at most `outliers_max`.
+    pub outliers: Vec<Outlier>,
+    /// Over-threshold samples that did not fit in `outliers`.
+    pub outliers_dropped: u64,
+}
+
+impl SeriesReport {
+    /// Take the extras out of a recorder after the loop.
+    pub fn from_recorder(recorder: &Recorder) -> Self {
+        let (outliers, dropped) = recorder.outliers();
+        SeriesReport {
+            stats: recorder.total_stats,
+            outliers: outliers.to_vec(),
+            outliers_dropped: dropped,
+        }
+    }
+}
+
+/// Counters a worker keeps besides its latency series.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Publisher: measured messages sent. Subscriber: measured RT messages delivered in time.
+    pub messages: u64,
+    /// Publisher: warm-up messages sent.
+    pub warmup_messages: u64,
+    /// Publisher: periods whose deadline had passed before the previous one finished; skipped.
+    pub missed_periods: u64,
+    /// Publisher: wake calls that failed (errno counted, the run goes on).
+    pub wake_errors: u64,
+    /// Publisher: membership refreshes (outside the timed section).
+    pub member_refreshes: u64,
+    /// Subscriber: wakeups of the event loop by the transport.
+    pub wakeups: u64,
+    /// Subscriber: wakeups that found no new message (coalesced or spurious).
+    pub empty_wakeups: u64,
+    /// Subscriber: wait timeouts (no wakeup within the poll interval).
+    pub wait_timeouts: u64,
+    /// Subscriber: completions with an unexpected error result.
+    pub cqe_errors: u64,
+    /// Subscriber: wakeups not sent by the run's own publishers (ignored).
+    pub foreign_wakeups: u64,
+    /// Subscriber: RT messages seen only after the delivery timeout.
+    pub late: u64,
+    /// Subscriber: RT messages overwritten in the queue before being read.
+    pub overrun: u64,
+    /// Subscriber: RT messages seen twice.
+    pub duplicated: u64,
+    /// Subscriber: RT messages seen after a later one.
+    pub reordered: u64,
+    /// Subscriber: messages from other (noise) publishers delivered.
+    pub other_messages: u64,
+}
+
+/// The final report of a worker.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerReport {
+    /// Process id.
+    pub pid: i32,
+    /// What it achieved in becoming real-time.
+    pub setup: RtSetup,
+    /// Resource usage over the measured phase.
+    pub hygiene: Hygiene,
+    /// Counters.
+    pub counters: Counters,
+    /// Latency series by name (`send_call`, `fanout`, `timer`, `delivery`, ...).
+    pub series: Vec<(String, SeriesReport)>,
+    /// Why the worker stopped early, if it did.
+    pub error: Option<String>,
+}
+
+const FRAME_INTERVAL: u32 = 1;
+const FRAME_REPORT: u32 = 2;
+/// Frame header: kind u32, payload length u32.
+const FRAME_HEADER: usize = 8;
+/// Interval header: series u32, index u32, start u64, length u64, then SampleStats (4 × u64).
+const INTERVAL_HEADER: usize = 4 + 4 + 8 + 8 + 32;
+
+/// One finished interval of one series.
+#[derive(Debug, Clone)]
+pub struct IntervalFrame {
+    /// Index of the series in the worker's series list.
+    pub series: u32,
+    /// Interval number from 0.
+    pub index: u32,
+    /// Start, ns after the measured phase began.
+    pub start_ns: u64,
+    /// Length, ns.
+    pub length_ns: u64,
+    /// Exact counters of the interval.
+    pub stats: SampleStats,
+    /// The interval's histogram.
+    pub histogram: Histogram<u64>,
+}
+
+/// The worker's side of the report stream.
+pub struct ReportWriter {
+    file: File,
+    serializer: V2Serializer,
+    buffer: Vec<u8>,
+}
+
+impl ReportWriter {
+    /// Wrap the inherited report fd and reserve everything an interval frame needs, so that
+    /// writing one later does not allocate.
+    pub fn new(file: File) -> Self {
+        let mut writer = ReportWriter {
+            file,
+            serializer: V2Serializer::new(),
+            buffer: Vec::new(),
+        };
+        // Serialize a histogram holding the highest trackable value once: this grows the
+        // serializer's scratch space and our buffer to their largest possible size.
+        let mut widest = crate::stats::new_histogram();
+        widest.saturating_record(crate::stats::HIGHEST_NS);
+        let _ = writer.serializer.serialize(&widest, &mut writer.buffer);
+        let needed = writer.buffer.len() * 2 + FRAME_HEADER + INTERVAL_HEADER;
+        writer.buffer.reserve(needed);
+        writer.buffer.clear();
+        writer
+    }
+
+    /// Append one interval frame for `recorder`'s current interval.
+    pub fn interval(
+        &mut self,
+        series: u32,
+        index: u32,
+        start_ns: u64,
+        length_ns: u64,
+        recorder: &Recorder,
+    ) -> std::io::Result<()> {
+        self.buffer.clear();
+        self.buffer.extend_from_slice(&FRAME_INTERVAL.to_le_bytes());
+        self.buffer.extend_from_slice(&0u32.to_le_bytes());
+        self.buffer.extend_from_slice(&series.to_le_bytes());
+        self.buffer.extend_from_slice(&index.to_le_bytes());
+        self.buffer.extend_from_slice(&start_ns.to_le_bytes());
+        self.buffer.extend_from_slice(&length_ns.to_le_bytes());
+        let stats = &recorder.interval_stats;
+        for value in [stats.count, stats.min_ns, stats.max_ns, stats.over_threshold] {
+            self.buffer.extend_from_slice(&value.to_le_bytes());
+        }
+        self.serializer
+            .serialize(&recorder.interval, &mut self.buffer)
+            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        let payload = (self.buffer.len() - FRAME_HEADER) as u32;
+        self.buffer[4..8].copy_from_slice(&payload.to_le_bytes());
+        self.file.write_all(&self.buffer)
+    }
+
+    /// Append the final report.
+    pub fn report(&mut self, report: &WorkerReport) -> std::io::Result<()> {
+        let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
+        self.file.write_all(&FRAME_REPORT.to_le_bytes())?;
+        self.file.write_all(&(json.len() as u32).to_le_bytes())?;
+        self.file.write_all(&json)
+    }
+}
+
+/// Everything read back from a worker's report stream.
+#[derive(Debug, Default)]
+pub struct ReportStream {
+    /// Finished intervals, in the order written.
+    pub intervals: Vec<IntervalFrame>,
+    /// The final report, absent if the worker died before writing it.
+    pub report: Option<WorkerReport>,
+}
+
+/// Read a report stream from the start. A truncated final frame (a worker killed mid-write) is
+/// ignored; a malformed one is an error.
+pub fn read_stream(file: &mut File) -> anyhow::Result<ReportStream> {
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0))?;
+    file.read_to_end(&mut bytes)?;
+    parse_stream(&bytes)
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Parse the bytes of a report stream.
+pub fn parse_stream(bytes: &[u8]) -> anyhow::Result<ReportStream> {
+    let mut stream = ReportStream::default();
+    let mut at = 0;
+    while at + FRAME_HEADER <= bytes.len() {
+        let kind = u32_at(bytes, at);
+        let length = u32_at(bytes, at + 4) as usize;
+        let Some(payload) = bytes.get(at + FRAME_HEADER..at + FRAME_HEADER + length) else {
+            break; // truncated by a dying worker
+        };
+        match kind {
+            FRAME_INTERVAL => {
+                anyhow::ensure!(payload.len() >= INTERVAL_HEADER, "interval frame too short");
+                let histogram = Deserializer::new()
+                    .deserialize(&mut &payload[INTERVAL_HEADER..])
+                    .map_err(|e| anyhow::anyhow!("interval histogram does not decode: {e:?}"))?;
+                stream.intervals.push(IntervalFrame {
+                    series: u32_at(payload, 0),
+                    index: u32_at(payload, 4),
+                    start_ns: u64_at(payload, 8),
+                    length_ns: u64_at(payload, 16),
+                    stats: SampleStats {
+                        count: u64_at(payload, 24),
+                        min_ns: u64_at(payload, 32),
+                        max_ns: u64_at(payload, 40),
+                        over_threshold: u64_at(payload, 48),
+                    },
+                    histogram,
+                });
+            }
+            FRAME_REPORT => stream.report = Some(serde_json::from_slice(payload)?),
+            other => anyhow::bail!("unknown report frame kind {other}"),
+        }
+        at += FRAME_HEADER + length;
+    }
+    Ok(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_frames_and_the_final_report_round_trip() {
+        let file = tempfile::tempfile().unwrap();
+        let mut writer = ReportWriter::new(file.try_clone().unwrap());
+        let mut recorder = Recorder::new(100, 8);
+        recorder.record(5, 50);
+        recorder.record(6, 150);
+        writer.interval(1, 0, 0, 1_000, &recorder).unwrap();
+        recorder.reset_interval();
+        recorder.record(7, 70);
+        writer.interval(1, 1, 1_000, 1_000, &recorder).unwrap();
+        let report = WorkerReport {
+            pid: 42,
+            series: vec![("delivery".into(), SeriesReport::from_recorder(&recorder))],
+            ..Default::default()
+        };
+        writer.report(&report).unwrap();
+
+        let mut file = file;
+        let stream = read_stream(&mut file).unwrap();
+        assert_eq!(stream.intervals.len(), 2);
+        assert_eq!(stream.intervals[0].stats.count, 2);
+        assert_eq!(stream.intervals[0].stats.over_threshold, 1);
+        assert_eq!(stream.intervals[0].histogram.len(), 2);
+        assert_eq!(stream.intervals[1].start_ns, 1_000);
+        assert_eq!(stream.report, Some(report));
+    }
+
+    #[test]
+    fn a_stream_cut_off_mid_frame_keeps_what_was_complete() {
+        let file = tempfile::tempfile().unwrap();
+        let mut writer = ReportWriter::new(file.try_clone().unwrap());
+        let recorder = Recorder::new(100, 0);
+        writer.interval(0, 0, 0, 10, &recorder).unwrap();
+        writer.report(&WorkerReport::default()).unwrap();
+        let mut bytes = Vec::new();
+        let mut file = file;
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file.read_to_end(&mut bytes).unwrap();
+        let stream = parse_stream(&bytes[..bytes.len() - 3]).unwrap();
+        assert_eq!(stream.intervals.len(), 1);
+        assert!(stream.report.is_none());
+    }
+}

@@ -1,0 +1,193 @@
+//! One latency series as a worker records it: the current interval's HDR histogram, exact
+//! counters for that interval, and the run's bounded list of over-threshold samples.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest value a histogram tracks exactly: 10 s. Larger samples are clamped to it (and still
+/// counted exactly in [`SampleStats::max_ns`]).
+pub const HIGHEST_NS: u64 = 10_000_000_000;
+/// Three significant digits: a 100 us sample is resolved to within 0.1 %.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A histogram of nanosecond samples, 1 ns to [`HIGHEST_NS`], never resizing.
+pub fn new_histogram() -> Histogram<u64> {
+    let mut histogram = Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        .expect("constant histogram bounds are valid");
+    histogram.auto(false);
+    histogram
+}
+
+/// Exact counters of one series over one span (an interval or a whole run). HDR histograms
+/// round a value to its bucket; these do not, so the headline "longest" and "over threshold"
+/// are the samples' own values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleStats {
+    /// Samples recorded.
+    pub count: u64,
+    /// Smallest sample, ns (0 when `count` is 0).
+    pub min_ns: u64,
+    /// Largest sample, ns.
+    pub max_ns: u64,
+    /// Samples strictly above the threshold.
+    pub over_threshold: u64,
+}
+
+impl SampleStats {
+    /// Account for one sample.
+    #[inline]
+    pub fn add(&mut self, value_ns: u64, threshold_ns: u64) {
+        if self.count == 0 || value_ns < self.min_ns {
+            self.min_ns = value_ns;
+        }
+        self.max_ns = self.max_ns.max(value_ns);
+        self.count += 1;
+        self.over_threshold += u64::from(value_ns > threshold_ns);
+    }
+
+    /// Combine two spans.
+    pub fn merge(&mut self, other: &SampleStats) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 || other.min_ns < self.min_ns {
+            self.min_ns = other.min_ns;
+        }
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.count += other.count;
+        self.over_threshold += other.over_threshold;
+    }
+}
+
+/// One sample over the threshold and when it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outlier {
+    /// Time of the sample since the start of the measured phase, ns.
+    pub at_ns: u64,
+    /// The sample, ns.
+    pub value_ns: u64,
+}
+
+/// Records one latency series. Construct before the measured loop; `record` never allocates.
+pub struct Recorder {
+    threshold_ns: u64,
+    /// Histogram of the interval in progress.
+    pub interval: Histogram<u64>,
+    /// Exact counters of the interval in progress.
+    pub interval_stats: SampleStats,
+    /// Exact counters of the whole measured phase.
+    pub total_stats: SampleStats,
+    outliers: Vec<Outlier>,
+    outliers_dropped: u64,
+}
+
+impl Recorder {
+    /// A recorder whose outlier list holds at most `outliers_max` samples.
+    pub fn new(threshold_ns: u64, outliers_max: usize) -> Self {
+        let mut recorder = Recorder {
+            threshold_ns,
+            interval: new_histogram(),
+            interval_stats: SampleStats::default(),
+            total_stats: SampleStats::default(),
+            outliers: Vec::with_capacity(outliers_max),
+            outliers_dropped: 0,
+        };
+        recorder.prefault();
+        recorder
+    }
+
+    /// Write every page the recorder will touch, so that recording never page-faults.
+    fn prefault(&mut self) {
+        self.interval.saturating_record(HIGHEST_NS);
+        self.interval.reset();
+        let capacity = self.outliers.capacity();
+        self.outliers.resize(
+            capacity,
+            Outlier {
+                at_ns: 0,
+                value_ns: 0,
+            },
+        );
+        self.outliers.clear();
+    }
+
+    /// Record one sample taken `at_ns` after the start of the measured phase.
+    #[inline]
+    pub fn record(&mut self, at_ns: u64, value_ns: u64) {
+        self.interval.saturating_record(value_ns.max(1));
+        self.interval_stats.add(value_ns, self.threshold_ns);
+        self.total_stats.add(value_ns, self.threshold_ns);
+        if value_ns > self.threshold_ns {
+            if self.outliers.len() < self.outliers.capacity() {
+                self.outliers.push(Outlier { at_ns, value_ns });
+            } else {
+                self.outliers_dropped += 1;
+            }
+        }
+    }
+
+    /// Start a new interval (after the finished one has been shipped).
+    pub fn reset_interval(&mut self) {
+        self.interval.reset();
+        self.interval_stats = SampleStats::default();
+    }
+
+    /// The bounded outlier list and how many did not fit.
+    pub fn outliers(&self) -> (&[Outlier], u64) {
+        (&self.outliers, self.outliers_dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_counters_keep_the_true_maximum_and_threshold_count() {
+        let mut recorder = Recorder::new(100_000, 2);
+        for (at, value) in [(1, 5_000), (2, 100_000), (3, 100_001), (4, 123_457), (5, 200_000)] {
+            recorder.record(at, value);
+        }
+        assert_eq!(recorder.total_stats.count, 5);
+        assert_eq!(recorder.total_stats.min_ns, 5_000);
+        assert_eq!(recorder.total_stats.max_ns, 200_000);
+        assert_eq!(recorder.total_stats.over_threshold, 3, "100 us itself is not over");
+        let (kept, dropped) = recorder.outliers();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0], Outlier { at_ns: 3, value_ns: 100_001 });
+        assert_eq!(dropped, 1, "the third outlier did not fit and was counted");
+    }
+
+    #[test]
+    fn samples_beyond_the_range_are_clamped_not_lost() {
+        let mut recorder = Recorder::new(1, 0);
+        recorder.record(0, HIGHEST_NS * 3);
+        assert_eq!(recorder.interval.len(), 1);
+        assert_eq!(recorder.total_stats.max_ns, HIGHEST_NS * 3);
+    }
+
+    #[test]
+    fn resetting_an_interval_keeps_the_run_totals() {
+        let mut recorder = Recorder::new(10, 4);
+        recorder.record(0, 20);
+        recorder.reset_interval();
+        recorder.record(1, 5);
+        assert_eq!(recorder.interval.len(), 1);
+        assert_eq!(recorder.interval_stats.count, 1);
+        assert_eq!(recorder.total_stats.count, 2);
+        assert_eq!(recorder.total_stats.over_threshold, 1);
+    }
+
+    #[test]
+    fn merging_stats_takes_min_max_and_sums() {
+        let mut a = SampleStats::default();
+        a.add(50, 10);
+        let mut b = SampleStats::default();
+        b.add(5, 10);
+        b.add(500, 10);
+        a.merge(&b);
+        assert_eq!(a, SampleStats { count: 3, min_ns: 5, max_ns: 500, over_threshold: 2 });
+        a.merge(&SampleStats::default());
+        assert_eq!(a.count, 3);
+    }
+}

@@ -1,0 +1,47 @@
+//! The thin layer over the kernel: raw syscalls, shared memory, scheduling, io_uring setup.
+//!
+//! Rules for this area (and the transport files, the only other places with `unsafe`): every
+//! `unsafe` block carries a `// SAFETY:` note saying why it is sound; syscall numbers come from
+//! `libc`; a failed call becomes a [`SysError`] naming the call and the errno, never a panic.
+
+pub mod clock;
+pub mod futex;
+pub mod pidfd;
+pub mod sched;
+pub mod shm;
+pub mod uring;
+
+use nix::errno::Errno;
+
+/// A system call that failed: which one and with what errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed: {errno} ({})", errno.desc())]
+pub struct SysError {
+    /// The call as a user would search for it (`"pidfd_getfd"`, `"io_uring_setup"`).
+    pub call: &'static str,
+    /// What the kernel said.
+    pub errno: Errno,
+}
+
+impl SysError {
+    /// The error of `call` from the thread's current errno.
+    pub fn last(call: &'static str) -> Self {
+        SysError {
+            call,
+            errno: Errno::last(),
+        }
+    }
+
+    /// The error of `call` with a known errno.
+    pub fn new(call: &'static str, errno: Errno) -> Self {
+        SysError { call, errno }
+    }
+
+    /// From an `io::Error` that carries an OS error code.
+    pub fn from_io(call: &'static str, error: &std::io::Error) -> Self {
+        SysError {
+            call,
+            errno: Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO)),
+        }
+    }
+}

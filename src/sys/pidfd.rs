@@ -1,0 +1,99 @@
+//! Process file descriptors: reach another worker's ring or eventfd (`pidfd_getfd`, since an
+//! io_uring fd cannot be sent over SCM_RIGHTS: kernel-notes, pitfall 1) and signal it without a
+//! pid-reuse race (`pidfd_send_signal`).
+
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+use super::SysError;
+
+/// `pidfd_open(pid, 0)`.
+pub fn open(pid: i32) -> Result<OwnedFd, SysError> {
+    // SAFETY: pidfd_open takes two integers and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(SysError::last("pidfd_open"));
+    }
+    // SAFETY: the kernel just returned this fd to us and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// `pidfd_getfd(pidfd, remote_fd, 0)`: a duplicate of another process's fd. Needs ptrace
+/// access to that process (root, or the same user with Yama's `ptrace_scope` 0, or a
+/// `PR_SET_PTRACER` grant from the target).
+pub fn getfd(pidfd: &OwnedFd, remote_fd: RawFd) -> Result<OwnedFd, SysError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: integer arguments only; returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), remote_fd, 0) };
+    if fd < 0 {
+        return Err(SysError::last("pidfd_getfd"));
+    }
+    // SAFETY: the kernel just returned this fd to us and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The `siginfo_t` a `SI_QUEUE` signal carries (the layout `rt_sigqueueinfo(2)` and
+/// `pidfd_send_signal(2)` read: signo, errno, code, then the `_rt` member holding the sender's
+/// pid and uid and the `sigval` payload), padded to the kernel's 128 bytes.
+#[repr(C)]
+struct QueuedSigInfo {
+    signo: i32,
+    errno: i32,
+    code: i32,
+    /// On 64-bit targets the union after `si_code` is 8-byte aligned.
+    #[cfg(target_pointer_width = "64")]
+    _pad: i32,
+    pid: i32,
+    uid: u32,
+    value: u64,
+    _rest: [u8; 128 - 32],
+}
+
+/// A prepared `pidfd_send_signal` of one real-time signal with a 64-bit payload.
+pub struct SignalSender {
+    info: QueuedSigInfo,
+}
+
+impl SignalSender {
+    /// Prepare sends of `signal` as this process (`si_code = SI_QUEUE`, as `sigqueue(3)` does:
+    /// the kernel refuses other codes from one process to another).
+    pub fn new(signal: i32) -> Self {
+        SignalSender {
+            info: QueuedSigInfo {
+                signo: signal,
+                errno: 0,
+                code: libc::SI_QUEUE,
+                #[cfg(target_pointer_width = "64")]
+                _pad: 0,
+                pid: std::process::id() as i32,
+                // SAFETY: getuid cannot fail.
+                uid: unsafe { libc::getuid() },
+                value: 0,
+                _rest: [0; 128 - 32],
+            },
+        }
+    }
+
+    /// Send the signal with `payload` to the process behind `pidfd`.
+    #[inline]
+    pub fn send(&mut self, pidfd: RawFd, payload: u64) -> Result<(), nix::errno::Errno> {
+        self.info.value = payload;
+        // SAFETY: `info` is a fully initialised 128-byte siginfo that lives across the call;
+        // the kernel copies it before returning.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd,
+                self.info.signo,
+                &self.info as *const QueuedSigInfo,
+                0u32,
+            )
+        };
+        if rc < 0 {
+            Err(nix::errno::Errno::last())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<QueuedSigInfo>() == 128);

@@ -1,0 +1,172 @@
+//! Becoming a real-time worker: CPU affinity, scheduling policy and priority, locked memory,
+//! a pre-faulted stack, death with the parent. Each step reports what it achieved so the result
+//! can say exactly what a worker ran with; none of them aborts the run on its own.
+
+use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+use nix::sys::mman::{MlockAllFlags, mlockall};
+use nix::unistd::Pid;
+use thread_priority::{
+    NormalThreadSchedulePolicy, RealtimeThreadSchedulePolicy, ThreadPriority,
+    ThreadSchedulePolicy, set_thread_priority_and_policy, thread_native_id,
+    thread_schedule_policy_param,
+};
+
+use super::SysError;
+use crate::plan::Policy;
+
+/// Pin the calling thread (a worker is single-threaded, so: the process) to `cpus`.
+pub fn pin_to(cpus: &[usize]) -> Result<(), SysError> {
+    let mut set = CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu)
+            .map_err(|e| SysError::new("sched_setaffinity", e))?;
+    }
+    sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| SysError::new("sched_setaffinity", e))
+}
+
+/// The CPUs the calling thread may run on.
+pub fn affinity() -> Vec<usize> {
+    match sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count())
+            .filter(|&cpu| set.is_set(cpu).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The CPU the calling thread is running on right now (cheap: read from rseq/vDSO).
+#[inline]
+pub fn current_cpu() -> i32 {
+    // SAFETY: sched_getcpu takes no arguments and returns -1 on error.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// Set the calling thread's scheduling policy and priority. `EPERM` means no `CAP_SYS_NICE`
+/// and `RLIMIT_RTPRIO` below the priority.
+pub fn set_policy(policy: Policy, priority: u8) -> Result<(), SysError> {
+    let (policy, priority) = match policy {
+        Policy::Fifo => (
+            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
+            ThreadPriority::Crossplatform(
+                priority
+                    .try_into()
+                    .map_err(|_| SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL))?,
+            ),
+        ),
+        Policy::Rr => (
+            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::RoundRobin),
+            ThreadPriority::Crossplatform(
+                priority
+                    .try_into()
+                    .map_err(|_| SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL))?,
+            ),
+        ),
+        Policy::Other => (
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other),
+            ThreadPriority::Min,
+        ),
+    };
+    set_thread_priority_and_policy(thread_native_id(), priority, policy).map_err(|e| match e {
+        thread_priority::Error::OS(errno) => {
+            SysError::new("sched_setscheduler", nix::errno::Errno::from_raw(errno))
+        }
+        _ => SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL),
+    })
+}
+
+/// The policy and priority the calling thread actually has, as the kernel reports them.
+pub fn current_policy() -> (String, u8) {
+    match thread_schedule_policy_param(thread_native_id()) {
+        Ok((policy, params)) => {
+            let name = match policy {
+                ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo) => "fifo",
+                ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::RoundRobin) => "rr",
+                ThreadSchedulePolicy::Realtime(_) => "deadline",
+                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other) => "other",
+                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch) => "batch",
+                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle) => "idle",
+            };
+            (name.to_string(), params.sched_priority.clamp(0, 99) as u8)
+        }
+        Err(_) => ("unknown".to_string(), 0),
+    }
+}
+
+/// `mlockall(MCL_CURRENT | MCL_FUTURE)`. `ENOMEM` or `EPERM` means `RLIMIT_MEMLOCK` is too small
+/// for an unprivileged process.
+pub fn lock_memory() -> Result<(), SysError> {
+    mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE)
+        .map_err(|e| SysError::new("mlockall", e))
+}
+
+/// Bytes of stack touched by [`prefault_stack`]: far more than any measuring loop uses.
+pub const STACK_PREFAULT_BYTES: usize = 256 * 1024;
+
+/// Touch [`STACK_PREFAULT_BYTES`] of stack below the caller, so later calls never fault a stack
+/// page in (with `MCL_FUTURE` the pages then stay resident).
+#[inline(never)]
+pub fn prefault_stack() {
+    let mut page = [0u8; STACK_PREFAULT_BYTES];
+    // black_box makes the compiler keep the writes.
+    for byte in page.iter_mut().step_by(4096) {
+        *byte = 1;
+    }
+    std::hint::black_box(&mut page);
+}
+
+/// Ask for SIGKILL when the parent (the coordinator) dies, then make sure it has not already
+/// died between fork and this call (in which case our parent is now someone else).
+pub fn die_with_parent(expected_parent: i32) -> Result<(), SysError> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|e| SysError::new("prctl(PR_SET_PDEATHSIG)", e))?;
+    if nix::unistd::getppid().as_raw() != expected_parent {
+        return Err(SysError::new("getppid", nix::errno::Errno::ESRCH));
+    }
+    Ok(())
+}
+
+/// Let `tracer` and its descendants use `pidfd_getfd` on us even under Yama `ptrace_scope=1`
+/// (the other workers are the coordinator's descendants).
+pub fn allow_fd_access_from(tracer: i32) -> Result<(), SysError> {
+    // SAFETY: PR_SET_PTRACER takes a pid as its only argument.
+    let rc = unsafe { libc::prctl(libc::PR_SET_PTRACER, tracer as libc::c_ulong, 0, 0, 0) };
+    if rc < 0 {
+        let error = SysError::last("prctl(PR_SET_PTRACER)");
+        // EINVAL: Yama is not built in; nothing to grant.
+        if error.errno == nix::errno::Errno::EINVAL {
+            return Ok(());
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Resource usage of the calling process (`getrusage(RUSAGE_SELF)`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    /// Minor page faults.
+    pub minor_faults: u64,
+    /// Major page faults.
+    pub major_faults: u64,
+    /// Voluntary context switches (blocking waits).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (preemptions).
+    pub involuntary_switches: u64,
+    /// Peak resident set size, bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// Read [`Usage`] now.
+pub fn usage() -> Usage {
+    use nix::sys::resource::{UsageWho, getrusage};
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(u) => Usage {
+            minor_faults: u.minor_page_faults() as u64,
+            major_faults: u.major_page_faults() as u64,
+            voluntary_switches: u.voluntary_context_switches() as u64,
+            involuntary_switches: u.involuntary_context_switches() as u64,
+            peak_rss_bytes: u.max_rss() as u64 * 1024,
+        },
+        Err(_) => Usage::default(),
+    }
+}

@@ -1,0 +1,95 @@
+//! A memfd mapped shared: the coordinator creates it, sizes it and seals its size; workers
+//! inherit the fd and map it. Mapped with `MAP_POPULATE` so no access ever page-faults.
+
+use std::num::NonZeroUsize;
+use std::os::fd::{AsFd, OwnedFd};
+use std::ptr::NonNull;
+
+use nix::fcntl::{FcntlArg, SealFlag, fcntl};
+use nix::sys::memfd::{MFdFlags, memfd_create};
+use nix::sys::mman::{MapFlags, ProtFlags, mmap, munmap};
+
+use super::SysError;
+
+/// A shared, populated mapping of a whole memfd.
+pub struct SharedMemory {
+    fd: OwnedFd,
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain shared memory; every type placed in it is made of atomics, so
+// concurrent access from several threads is as sound as from several processes.
+unsafe impl Send for SharedMemory {}
+// SAFETY: as above.
+unsafe impl Sync for SharedMemory {}
+
+impl SharedMemory {
+    /// Create a zero-filled memfd of `len` bytes named `name`, seal its size (nobody can shrink
+    /// it under a reader or grow it), and map it.
+    pub fn create(name: &str, len: usize) -> Result<Self, SysError> {
+        let fd = memfd_create(name, MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING)
+            .map_err(|e| SysError::new("memfd_create", e))?;
+        nix::unistd::ftruncate(&fd, len as libc::off_t)
+            .map_err(|e| SysError::new("ftruncate", e))?;
+        fcntl(
+            &fd,
+            FcntlArg::F_ADD_SEALS(SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_GROW | SealFlag::F_SEAL_SEAL),
+        )
+        .map_err(|e| SysError::new("fcntl(F_ADD_SEALS)", e))?;
+        Self::map(fd)
+    }
+
+    /// Map an inherited memfd in full.
+    pub fn map(fd: OwnedFd) -> Result<Self, SysError> {
+        let len = nix::sys::stat::fstat(&fd)
+            .map_err(|e| SysError::new("fstat", e))?
+            .st_size as usize;
+        let size = NonZeroUsize::new(len).ok_or(SysError::new("mmap", nix::errno::Errno::EINVAL))?;
+        // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
+        let ptr = unsafe {
+            mmap(
+                None,
+                size,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_SHARED | MapFlags::MAP_POPULATE,
+                fd.as_fd(),
+                0,
+            )
+        }
+        .map_err(|e| SysError::new("mmap", e))?;
+        Ok(SharedMemory {
+            fd,
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// Start of the mapping (page aligned).
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: a mapping has at least one byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The memfd, to hand to a worker.
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+}
+
+impl Drop for SharedMemory {
+    fn drop(&mut self) {
+        // SAFETY: we mapped exactly this range and nothing borrows it past our lifetime (views
+        // into it borrow `self`).
+        let _ = unsafe { munmap(self.ptr.cast(), self.len) };
+    }
+}

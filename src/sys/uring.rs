@@ -1,0 +1,61 @@
+//! io_uring setup with the requested flags (falling back from `DEFER_TASKRUN` to
+//! `COOP_TASKRUN` where the kernel refuses it) and opcode support probing.
+
+use io_uring::{IoUring, Probe};
+
+use super::SysError;
+use crate::plan::RingSetup;
+
+/// Entries of every ring rtsoak creates: a few wait SQEs and bursts of CQEs.
+pub const RING_ENTRIES: u32 = 64;
+/// Completion queue size: room for a burst of MSG_RING messages between two drains.
+pub const CQ_ENTRIES: u32 = 1024;
+
+/// Build a ring with `requested` setup flags. Returns the ring and the flags it really has.
+pub fn build(requested: RingSetup) -> Result<(IoUring, RingSetup), SysError> {
+    let attempt = |setup: RingSetup| {
+        let mut builder = IoUring::builder();
+        builder.setup_cqsize(CQ_ENTRIES);
+        match setup {
+            RingSetup::DeferTaskrun => {
+                builder.setup_single_issuer().setup_defer_taskrun();
+            }
+            RingSetup::CoopTaskrun => {
+                builder.setup_coop_taskrun().setup_taskrun_flag();
+            }
+            RingSetup::None => {}
+        }
+        builder.build(RING_ENTRIES)
+    };
+    match attempt(requested) {
+        Ok(ring) => Ok((ring, requested)),
+        Err(error) if requested == RingSetup::DeferTaskrun => match attempt(RingSetup::CoopTaskrun)
+        {
+            Ok(ring) => Ok((ring, RingSetup::CoopTaskrun)),
+            Err(_) => Err(SysError::from_io("io_uring_setup", &error)),
+        },
+        Err(error) => Err(SysError::from_io("io_uring_setup", &error)),
+    }
+}
+
+/// Which opcodes the running kernel's io_uring supports.
+pub struct OpcodeSupport {
+    probe: Probe,
+}
+
+impl OpcodeSupport {
+    /// Ask the kernel (`IORING_REGISTER_PROBE` on a throwaway ring).
+    pub fn query() -> Result<Self, SysError> {
+        let ring = IoUring::new(8).map_err(|e| SysError::from_io("io_uring_setup", &e))?;
+        let mut probe = Probe::new();
+        ring.submitter()
+            .register_probe(&mut probe)
+            .map_err(|e| SysError::from_io("io_uring_register(IORING_REGISTER_PROBE)", &e))?;
+        Ok(OpcodeSupport { probe })
+    }
+
+    /// True if `opcode` (an `io_uring::opcode::X::CODE`) is supported.
+    pub fn has(&self, opcode: u8) -> bool {
+        self.probe.is_supported(opcode)
+    }
+}
