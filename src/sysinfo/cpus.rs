@@ -1,0 +1,118 @@
+//! Per-CPU facts from `/sys/devices/system/cpu`: the host-wide lists (possible, online,
+//! isolated, nohz_full), and for each CPU its online state, frequency governor, idle states and
+//! SMT siblings; plus the CPU model from `/proc/cpuinfo` or the device tree.
+//!
+//! Owns: reading and parsing these files. Never judges whether a governor or idle state is
+//! suitable for a real-time run.
+
+use serde::{Deserialize, Serialize};
+
+use super::SysRoot;
+use crate::cpulist;
+
+const CPU_DIR: &str = "/sys/devices/system/cpu";
+
+/// What is recorded about one CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuFacts {
+    pub cpu: usize,
+    pub online: bool,
+    /// `cpufreq/scaling_governor`; `None` where there is no cpufreq (VMs, some boards).
+    pub governor: Option<String>,
+    /// `cpuidle/stateN/name` in state order.
+    pub idle_states: Vec<String>,
+    /// Other CPUs sharing this CPU's core, from `topology/thread_siblings_list`.
+    pub smt_siblings: Vec<usize>,
+}
+
+/// A CPU list file under `/sys/devices/system/cpu` (`online`, `isolated`, ...). Missing,
+/// unreadable or malformed files give an empty list: facts are recorded, never fatal.
+pub fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
+    root.read_trimmed(&format!("{CPU_DIR}/{name}"))
+        .and_then(|text| cpulist::parse_or_empty(&text).ok())
+        .unwrap_or_default()
+}
+
+/// The CPUs the kernel could ever bring up (`possible`), or the online ones if that file is
+/// missing.
+pub fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
+    if root.exists(&format!("{CPU_DIR}/possible")) {
+        cpu_list(root, "possible")
+    } else {
+        online.to_vec()
+    }
+}
+
+/// Facts for one CPU. `online` is the host-wide online list: cpu0 often has no `online` file
+/// of its own (it cannot be unplugged), so the list is asked first.
+pub fn cpu_facts(root: &SysRoot, cpu: usize, online: &[usize]) -> CpuFacts {
+    let dir = format!("{CPU_DIR}/cpu{cpu}");
+    let own_online_file = root.read_trimmed(&format!("{dir}/online"));
+    CpuFacts {
+        cpu,
+        online: online.contains(&cpu) || own_online_file.as_deref() == Some("1"),
+        governor: root.read_trimmed(&format!("{dir}/cpufreq/scaling_governor")),
+        idle_states: idle_states(root, &dir),
+        smt_siblings: root
+            .read_trimmed(&format!("{dir}/topology/thread_siblings_list"))
+            .and_then(|text| cpulist::parse_or_empty(&text).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|&sibling| sibling != cpu)
+            .collect(),
+    }
+}
+
+/// `cpuidle/stateN/name`, ordered by N numerically (`state10` after `state9`).
+fn idle_states(root: &SysRoot, cpu_dir: &str) -> Vec<String> {
+    let idle_dir = format!("{cpu_dir}/cpuidle");
+    let mut states: Vec<usize> = root
+        .list_dir(&idle_dir)
+        .iter()
+        .filter_map(|entry| entry.strip_prefix("state")?.parse().ok())
+        .collect();
+    states.sort_unstable();
+    states
+        .into_iter()
+        .filter_map(|n| root.read_trimmed(&format!("{idle_dir}/state{n}/name")))
+        .collect()
+}
+
+/// Keys in `/proc/cpuinfo` that name the CPU, most descriptive first: x86 has `model name`;
+/// arm64 has only `CPU part` (a hex part number), older ARM kernels `Hardware`.
+const CPUINFO_MODEL_KEYS: [&str; 3] = ["model name", "CPU part", "Hardware"];
+
+/// The CPU model: the first of [`CPUINFO_MODEL_KEYS`] found in `/proc/cpuinfo`, else the
+/// device-tree board model (`/proc/device-tree/model`, NUL-terminated).
+pub fn cpu_model(root: &SysRoot) -> Option<String> {
+    let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
+    CPUINFO_MODEL_KEYS
+        .iter()
+        .find_map(|key| cpuinfo_value(&cpuinfo, key))
+        .or_else(|| root.read_trimmed("/proc/device-tree/model"))
+        .filter(|model| !model.is_empty())
+}
+
+/// The value of the first `key : value` line in `/proc/cpuinfo` text.
+fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name.trim() == key).then(|| value.trim().to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpuinfo_values_are_found_whatever_the_tab_padding() {
+        let cpuinfo = "processor\t: 0\nmodel name\t: AMD EPYC\nCPU part\t: 0xd42\n";
+        assert_eq!(
+            cpuinfo_value(cpuinfo, "model name"),
+            Some("AMD EPYC".into())
+        );
+        assert_eq!(cpuinfo_value(cpuinfo, "CPU part"), Some("0xd42".into()));
+        assert_eq!(cpuinfo_value(cpuinfo, "Hardware"), None);
+    }
+}

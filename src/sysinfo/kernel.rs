@@ -1,0 +1,142 @@
+//! Kernel facts: whether the running kernel is PREEMPT_RT (and which file said so), and the
+//! isolation parameters on its boot command line.
+//!
+//! Owns: reading `/sys/kernel/realtime` and parsing `/proc/cmdline`. Never judges whether the
+//! isolation is adequate; values are kept raw (`isolcpus` may carry flags such as `domain`).
+
+use serde::{Deserialize, Serialize};
+
+use super::SysRoot;
+
+/// Said when neither source marks the kernel as PREEMPT_RT.
+pub const NOT_RT: &str = "neither /sys/kernel/realtime nor the version string mention PREEMPT_RT";
+
+/// CPU isolation requested on the boot command line, as written there.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootIsolation {
+    pub isolcpus: Option<String>,
+    pub nohz_full: Option<String>,
+    pub rcu_nocbs: Option<String>,
+    pub irqaffinity: Option<String>,
+}
+
+impl BootIsolation {
+    /// The four isolation parameters of a kernel command line; absent ones are `None`.
+    pub fn from_cmdline(cmdline: &str) -> Self {
+        BootIsolation {
+            isolcpus: cmdline_value(cmdline, "isolcpus"),
+            nohz_full: cmdline_value(cmdline, "nohz_full"),
+            rcu_nocbs: cmdline_value(cmdline, "rcu_nocbs"),
+            irqaffinity: cmdline_value(cmdline, "irqaffinity"),
+        }
+    }
+}
+
+/// The value of `key=value` on a kernel command line, the way the kernel reads it: the last
+/// occurrence wins, `-` and `_` in names are the same, and everything after a standalone `--`
+/// belongs to init, not the kernel. A bare `key` without `=` has no value and gives `None`.
+pub fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
+    let key = normalise_name(key);
+    cmdline
+        .split_whitespace()
+        .take_while(|word| *word != "--")
+        .filter_map(|word| word.split_once('='))
+        .filter(|(name, _)| normalise_name(name) == key)
+        .last()
+        .map(|(_, value)| value.to_string())
+}
+
+/// The kernel's `parameq` treats dashes and underscores in parameter names alike.
+fn normalise_name(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// Whether the kernel is PREEMPT_RT, and which source said so (or [`NOT_RT`]).
+///
+/// `/sys/kernel/realtime` is the direct answer, but not every RT kernel has it (mainline gained
+/// it in 6.12; before that it depended on the RT patch set), so `PREEMPT_RT` in
+/// `/proc/sys/kernel/version` counts too.
+pub fn preempt_rt(root: &SysRoot, kernel_version: Option<&str>) -> (bool, String) {
+    if root.read_trimmed("/sys/kernel/realtime").as_deref() == Some("1") {
+        return (true, "/sys/kernel/realtime is 1".to_string());
+    }
+    if kernel_version.is_some_and(|version| version.contains("PREEMPT_RT")) {
+        return (
+            true,
+            "/proc/sys/kernel/version contains PREEMPT_RT".to_string(),
+        );
+    }
+    (false, NOT_RT.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isolation_parameters_are_kept_raw_including_isolcpus_flags() {
+        let boot = BootIsolation::from_cmdline(
+            "root=/dev/sda1 ro isolcpus=managed_irq,domain,4-5 nohz_full=4-5 rcu_nocbs=4-5 \
+             irqaffinity=0-3 quiet\n",
+        );
+        assert_eq!(
+            boot,
+            BootIsolation {
+                isolcpus: Some("managed_irq,domain,4-5".into()),
+                nohz_full: Some("4-5".into()),
+                rcu_nocbs: Some("4-5".into()),
+                irqaffinity: Some("0-3".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn the_last_occurrence_of_a_parameter_wins() {
+        assert_eq!(
+            cmdline_value("isolcpus=1 quiet isolcpus=2-3", "isolcpus"),
+            Some("2-3".into())
+        );
+    }
+
+    #[test]
+    fn words_after_a_standalone_double_dash_belong_to_init() {
+        let cmdline = "quiet nohz_full=1 -- nohz_full=2 isolcpus=3";
+        assert_eq!(cmdline_value(cmdline, "nohz_full"), Some("1".into()));
+        assert_eq!(cmdline_value(cmdline, "isolcpus"), None);
+    }
+
+    #[test]
+    fn a_double_dash_inside_a_word_does_not_end_the_kernel_part() {
+        assert_eq!(
+            cmdline_value("init=/bin/sh--x isolcpus=3", "isolcpus"),
+            Some("3".into())
+        );
+    }
+
+    #[test]
+    fn dashes_and_underscores_in_parameter_names_are_the_same() {
+        assert_eq!(
+            cmdline_value("nohz-full=4-5", "nohz_full"),
+            Some("4-5".into())
+        );
+    }
+
+    #[test]
+    fn a_value_may_itself_contain_an_equals_sign() {
+        assert_eq!(
+            cmdline_value("root=PARTUUID=ab-01 ro", "root"),
+            Some("PARTUUID=ab-01".into())
+        );
+    }
+
+    #[test]
+    fn bare_flags_and_absent_parameters_have_no_value() {
+        assert_eq!(cmdline_value("quiet isolcpus", "isolcpus"), None);
+        assert_eq!(BootIsolation::from_cmdline(""), BootIsolation::default());
+    }
+
+    #[test]
+    fn a_parameter_name_must_match_whole_not_as_a_prefix() {
+        assert_eq!(cmdline_value("xisolcpus=1 isolcpus_x=2", "isolcpus"), None);
+    }
+}
