@@ -1,0 +1,167 @@
+//! Transports: the mechanisms a publisher uses to wake a subscriber's io_uring event loop.
+//!
+//! A transport supplies only the mechanism: how to probe the kernel for it, how a publisher
+//! wakes one target ([`Waker`]), and how a subscriber arms its wait and reads a completion
+//! ([`Waiter`]). The loops in `worker::publisher` and `worker::subscriber` take every timestamp,
+//! so every transport is measured by the same code; each transport's `publish`/`subscribe`
+//! picks its concrete types once, and the loops are monomorphised for them (no dynamic dispatch
+//! inside a measured loop).
+//!
+//! Adding a transport: one file here plus one line in [`REGISTRY`].
+
+mod eventfd;
+mod futex;
+mod msg_ring;
+mod signalfd;
+mod targets;
+
+use io_uring::{IoUring, cqueue};
+use nix::errno::Errno;
+use serde::{Deserialize, Serialize};
+
+pub use targets::Targets;
+
+use crate::queue::Message;
+use crate::region::Region;
+use crate::sys::SysError;
+use crate::worker::WorkerContext;
+
+/// Every transport, in the order `compare` runs them and `probe` lists them.
+pub static REGISTRY: &[&dyn Transport] = &[
+    &futex::Futex,
+    &msg_ring::MsgRing,
+    &eventfd::Eventfd,
+    &signalfd::Signalfd,
+];
+
+/// Look a transport up by its registry name.
+pub fn by_name(name: &str) -> Option<&'static dyn Transport> {
+    REGISTRY.iter().copied().find(|t| t.name() == name)
+}
+
+/// Registry names in order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|t| t.name()).collect()
+}
+
+/// Whether the running kernel can carry a transport.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Support {
+    /// It works here.
+    Supported,
+    /// It does not, and why.
+    Unsupported {
+        /// The kernel feature that is missing (`IORING_OP_FUTEX_WAIT`).
+        feature: String,
+        /// How that was found out (`io_uring opcode probe`, `trial pidfd_getfd`).
+        probe: String,
+        /// The errno the probe got, if it was a failed call.
+        errno: Option<String>,
+    },
+}
+
+impl Support {
+    /// Unsupported because `probe` found `feature` missing.
+    pub fn missing(feature: &str, probe: &str, errno: Option<Errno>) -> Self {
+        Support::Unsupported {
+            feature: feature.to_string(),
+            probe: probe.to_string(),
+            errno: errno.map(|e| format!("{e} ({})", e.desc())),
+        }
+    }
+
+    /// One line for tables: `supported`, or the reason.
+    pub fn reason(&self) -> String {
+        match self {
+            Support::Supported => "supported".to_string(),
+            Support::Unsupported {
+                feature,
+                probe,
+                errno,
+            } => match errno {
+                Some(errno) => format!("needs {feature}: {probe} failed with {errno}"),
+                None => format!("needs {feature}: {probe} says this kernel lacks it"),
+            },
+        }
+    }
+
+    /// True if supported.
+    pub fn is_supported(&self) -> bool {
+        matches!(self, Support::Supported)
+    }
+}
+
+/// A wakeup mechanism, as the registry holds it.
+pub trait Transport: Sync {
+    /// Name used on the command line, in profiles and in results (`msg-ring`).
+    fn name(&self) -> &'static str;
+    /// One line for `--help` and `probe`.
+    fn about(&self) -> &'static str;
+    /// What the kernel must have, for humans (`Linux 6.7: IORING_OP_FUTEX_WAIT`).
+    fn needs(&self) -> &'static str;
+    /// Ask the running kernel, by opcode probe or trial call (never by version number).
+    fn probe(&self) -> Support;
+    /// Run the publisher loop with this transport's waker.
+    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()>;
+    /// Run the subscriber loop with this transport's waiter.
+    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()>;
+}
+
+/// The publisher's half of a transport.
+pub trait Waker {
+    /// Bring the wake targets in line with the membership table. Called outside the timed
+    /// section, and only when the membership epoch changed.
+    fn refresh(&mut self, region: &Region) -> Result<(), SysError>;
+    /// Number of calls one message takes; call 0 wakes the RT subscriber.
+    fn targets(&self) -> usize;
+    /// The timed send call for target `index`. Must not allocate, log or block on anything but
+    /// the kernel.
+    fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno>;
+    /// After the timed calls: reap and check whatever completions they produced.
+    fn settle(&mut self) -> Result<(), Errno> {
+        Ok(())
+    }
+}
+
+/// What one completion on the subscriber's ring meant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// A wakeup from the run's publishers; `rearm` if the wait is used up.
+    Woken {
+        /// The one-shot wait completed and must be submitted again.
+        rearm: bool,
+    },
+    /// A wakeup from someone outside the run: ignored and counted.
+    Foreign {
+        /// The wait must be submitted again.
+        rearm: bool,
+    },
+    /// The wait failed with this errno: counted, and re-armed.
+    Error(i32),
+}
+
+/// The subscriber's half of a transport.
+pub trait Waiter {
+    /// The fd publishers duplicate with `pidfd_getfd` (the ring or an eventfd), or -1.
+    fn wake_fd(&self, ring: &IoUring) -> i32;
+    /// Called right before the queue is drained (a futex waiter snapshots its word here, so a
+    /// message published after the drain makes the next arm fail with `EAGAIN`).
+    fn before_drain(&mut self) {}
+    /// Push the wait's SQE(s). Called before the first wait and after every completion that
+    /// asked for it.
+    fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError>;
+    /// Interpret one completion.
+    fn complete(&mut self, cqe: &cqueue::Entry) -> Completion;
+}
+
+/// user_data of the subscriber's own wait SQEs (MSG_RING completions carry the sender's data).
+pub const ARM_USER_DATA: u64 = u64::MAX;
+
+/// Push one SQE, reporting a full submission queue as `EBUSY`.
+pub fn push(ring: &mut IoUring, entry: &io_uring::squeue::Entry) -> Result<(), SysError> {
+    // SAFETY: every SQE rtsoak pushes points only at memory that outlives its completion: the
+    // shared region (mapped for the worker's life) or buffers owned by the waiter, which lives
+    // until the loop has reaped its completions.
+    unsafe { ring.submission().push(entry) }.map_err(|_| SysError::new("io_uring push", Errno::EBUSY))
+}
