@@ -2,10 +2,12 @@
 //! resolved against the machine's CPU topology into a [`crate::plan::RunPlan`].
 //!
 //! Owns: the profile's shape (every key, its default), loading a built-in or a file, and the
-//! errors a user sees for a bad profile. Validation and CPU layout come next, in `resolve`. Never reads
+//! errors a user sees for a bad profile. Validation and CPU layout live in `resolve`. Never reads
 //! `/proc` or `/sys`: the machine arrives as a [`CpuTopology`] filled by `sysinfo`.
 
 mod builtin;
+mod layout;
+mod resolve;
 
 use std::path::PathBuf;
 
@@ -14,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::{FutexWake, Policy, RingSetup};
 
 pub use builtin::{builtin_names, builtin_text};
+pub use resolve::resolve;
 
 /// One profile as written in TOML. Every key is optional; a missing key takes the default
 /// documented in `profiles/README.md`.
