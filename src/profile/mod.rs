@@ -1,2 +1,341 @@
 //! Profiles: TOML files in `profiles/`, embedded in the binary, plus command-line overrides,
 //! resolved against the machine's CPU topology into a [`crate::plan::RunPlan`].
+//!
+//! Owns: the profile's shape (every key, its default), loading a built-in or a file, and the
+//! errors a user sees for a bad profile. Validation and CPU layout live in `resolve`. Never reads
+//! `/proc` or `/sys`: the machine arrives as a [`CpuTopology`] filled by `sysinfo`.
+
+mod builtin;
+mod layout;
+mod resolve;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{FutexWake, Policy, RingSetup};
+
+pub use builtin::{builtin_names, builtin_text};
+pub use resolve::resolve;
+
+/// One profile as written in TOML. Every key is optional; a missing key takes the default
+/// documented in `profiles/README.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Profile {
+    /// Free text shown by `rtsoak probe` and recorded with results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// What to measure and for how long.
+    pub run: RunSection,
+    /// Where the RT pair and the noise run.
+    pub cpus: CpuSection,
+    /// Scheduling and io_uring setup of the RT pair.
+    pub rt: RtSection,
+}
+
+/// `[run]`: durations carry their unit in the key name, as integers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunSection {
+    /// Registry names of the transports to run, in order; empty = every registered transport.
+    pub transports: Vec<String>,
+    /// Measured seconds per run, after warm-up.
+    pub duration_s: u64,
+    /// Warm-up milliseconds per run, whose samples are discarded.
+    pub warmup_ms: u64,
+    /// Publisher period in microseconds.
+    pub period_us: u64,
+    /// Over-threshold limit in microseconds.
+    pub threshold_us: u64,
+    /// Length of one per-interval histogram, in seconds.
+    pub interval_s: u64,
+    /// A message not delivered this many milliseconds after its send is counted lost.
+    pub delivery_timeout_ms: u64,
+    /// Capacity of each over-threshold sample list.
+    pub outliers_max: u32,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            transports: Vec::new(),
+            duration_s: 10,
+            warmup_ms: 500,
+            period_us: 500,
+            threshold_us: 100,
+            interval_s: 10,
+            delivery_timeout_ms: 1000,
+            outliers_max: 1000,
+        }
+    }
+}
+
+/// A CPU for one RT worker: `"auto"` or a CPU number. Any other string is rejected by
+/// `resolve` with an error naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged, expecting = "\"auto\" or a CPU number such as 4")]
+pub enum CpuChoice {
+    /// An explicit CPU.
+    Cpu(usize),
+    /// A keyword; only `"auto"` is accepted.
+    Keyword(String),
+}
+
+impl Default for CpuChoice {
+    fn default() -> Self {
+        CpuChoice::Keyword(AUTO.to_string())
+    }
+}
+
+/// The noise CPUs: `"auto"`, a CPU list such as `"0-1"`, or a single CPU number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged, expecting = "\"auto\" or a CPU list such as \"0-1\"")]
+pub enum CpuListChoice {
+    /// One explicit CPU.
+    Cpu(usize),
+    /// `"auto"` or a CPU list in the kernel's notation.
+    Text(String),
+}
+
+impl Default for CpuListChoice {
+    fn default() -> Self {
+        CpuListChoice::Text(AUTO.to_string())
+    }
+}
+
+/// The keyword that lets `resolve` choose CPUs for the machine it runs on.
+pub const AUTO: &str = "auto";
+
+/// `[cpus]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CpuSection {
+    /// CPU of the RT publisher.
+    pub publisher: CpuChoice,
+    /// CPU of the RT subscriber's event loop.
+    pub subscriber: CpuChoice,
+    /// CPUs for noise and the coordinator.
+    pub noise: CpuListChoice,
+}
+
+/// `[rt]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RtSection {
+    /// Scheduling policy of both RT workers.
+    pub policy: Policy,
+    /// RT publisher priority; absent = 40 for `fifo`/`rr`, 0 for `other`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publisher_priority: Option<u8>,
+    /// RT subscriber priority; absent = 40 for `fifo`/`rr`, 0 for `other`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscriber_priority: Option<u8>,
+    /// io_uring setup flags of the subscriber's ring.
+    pub ring_setup: RingSetup,
+    /// How the `futex` transport wakes.
+    pub futex_wake: FutexWake,
+}
+
+impl Default for RtSection {
+    fn default() -> Self {
+        RtSection {
+            policy: Policy::Fifo,
+            publisher_priority: None,
+            subscriber_priority: None,
+            ring_setup: RingSetup::DeferTaskrun,
+            futex_wake: FutexWake::Syscall,
+        }
+    }
+}
+
+/// Command-line overrides; `None` = keep the profile value. Durations already in ns.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub transports: Option<Vec<String>>,
+    pub duration_ns: Option<u64>,
+    pub warmup_ns: Option<u64>,
+    pub period_ns: Option<u64>,
+    pub threshold_ns: Option<u64>,
+    pub interval_ns: Option<u64>,
+    /// Exactly two CPUs: `[publisher, subscriber]`.
+    pub rt_cpus: Option<Vec<usize>>,
+    pub noise_cpus: Option<Vec<usize>>,
+    /// Priority of both RT workers.
+    pub priority: Option<u8>,
+    pub policy: Option<Policy>,
+    pub ring_setup: Option<RingSetup>,
+    pub futex_wake: Option<FutexWake>,
+}
+
+/// What the resolver needs to know about the machine (the sysinfo module fills it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CpuTopology {
+    /// Online CPUs, sorted.
+    pub online: Vec<usize>,
+    /// CPUs isolated from the scheduler (`isolcpus=` / `/sys/devices/system/cpu/isolated`).
+    pub isolated: Vec<usize>,
+}
+
+/// A profile that cannot be loaded or resolved. Every message names what is wrong and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot read profile {}: {source}; check the path, or give a built-in name ({})",
+        .path.display(), builtin_names().join(", "))]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no built-in profile named `{name}`: built-in profiles are {}; give one of them \
+        or a path to a .toml file", .known.join(", "))]
+    UnknownBuiltin { name: String, known: Vec<String> },
+    #[error(
+        "cannot parse profile {name}: {message}\nfix the profile; profiles/README.md lists \
+        every key with its unit and allowed values"
+    )]
+    Toml { name: String, message: String },
+    #[error(
+        "profile key `{key}` = {value} is not allowed: expected {allowed}; change the \
+        profile or the command-line flag that sets it"
+    )]
+    Invalid {
+        key: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("profile key `{key}`: {message}")]
+    Cpu { key: String, message: String },
+    #[error("unknown transport `{name}`: known transports are {}; name one of them, or leave \
+        `run.transports` empty to run them all", .known.join(", "))]
+    UnknownTransport { name: String, known: Vec<String> },
+}
+
+/// True when `name_or_path` names a file rather than a built-in profile.
+fn is_path(name_or_path: &str) -> bool {
+    name_or_path.contains('/') || name_or_path.ends_with(".toml")
+}
+
+/// `name_or_path`: a built-in name, or a path to a TOML file (anything containing '/' or ending
+/// in .toml is a path). Returns the profile and the name to record (built-in name, or the path
+/// as given).
+pub fn load(name_or_path: &str) -> Result<(String, Profile), ProfileError> {
+    if is_path(name_or_path) {
+        let text = std::fs::read_to_string(name_or_path).map_err(|source| ProfileError::Io {
+            path: PathBuf::from(name_or_path),
+            source,
+        })?;
+        return Ok((name_or_path.to_string(), parse(name_or_path, &text)?));
+    }
+    let text = builtin_text(name_or_path).ok_or_else(|| ProfileError::UnknownBuiltin {
+        name: name_or_path.to_string(),
+        known: builtin_names().iter().map(|n| n.to_string()).collect(),
+    })?;
+    Ok((name_or_path.to_string(), parse(name_or_path, text)?))
+}
+
+/// Parse profile text; `name` is used in errors only. TOML errors carry toml's line/column
+/// message. Values are checked by [`resolve`], which knows the machine.
+pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
+    toml::from_str(text).map_err(|e| ProfileError::Toml {
+        name: name.to_string(),
+        message: e.to_string().trim_end().to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_profile_takes_every_default() {
+        assert_eq!(parse("empty", "").unwrap(), Profile::default());
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error_naming_the_key_and_its_line() {
+        let err = parse("typo", "[run]\nperiod_ms = 5\n").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("period_ms"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+        assert!(text.contains("typo"), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_section_is_an_error_naming_it() {
+        let text = parse("x", "[noise]\nburst = 1\n").unwrap_err().to_string();
+        assert!(text.contains("noise"), "{text}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_an_error_naming_the_key() {
+        let text = parse("x", "[run]\nduration_s = \"ten\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("duration_s"), "{text}");
+        let text = parse("x", "[cpus]\npublisher = 4.5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("publisher"), "{text}");
+        assert!(text.contains("\"auto\" or a CPU number"), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_policy_lists_the_allowed_names() {
+        let text = parse("x", "[rt]\npolicy = \"deadline\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("policy"), "{text}");
+        assert!(text.contains("fifo") && text.contains("other"), "{text}");
+    }
+
+    #[test]
+    fn cpus_are_auto_a_number_or_a_list() {
+        let p = parse("x", "[cpus]\npublisher = 4\nnoise = \"0-1\"\n").unwrap();
+        assert_eq!(p.cpus.publisher, CpuChoice::Cpu(4));
+        assert_eq!(p.cpus.subscriber, CpuChoice::default());
+        assert_eq!(p.cpus.noise, CpuListChoice::Text("0-1".into()));
+    }
+
+    #[test]
+    fn a_profile_survives_a_round_trip_through_toml() {
+        let p = parse(
+            "x",
+            "[cpus]\npublisher = 4\n[rt]\npublisher_priority = 50\n",
+        )
+        .unwrap();
+        let text = toml::to_string(&p).unwrap();
+        assert_eq!(parse("again", &text).unwrap(), p);
+    }
+
+    #[test]
+    fn load_reads_builtins_by_name_and_files_by_path() {
+        let (name, p) = load("ci").unwrap();
+        assert_eq!(name, "ci");
+        assert_eq!(p.run.duration_s, 3);
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        std::fs::write(&path, "[run]\nduration_s = 7\n").unwrap();
+        let given = path.to_str().unwrap();
+        let (name, p) = load(given).unwrap();
+        assert_eq!(name, given);
+        assert_eq!(p.run.duration_s, 7);
+    }
+
+    #[test]
+    fn an_unknown_builtin_lists_the_builtins() {
+        let text = load("jetson").unwrap_err().to_string();
+        assert!(text.contains("`jetson`"), "{text}");
+        assert!(text.contains("default, ci"), "{text}");
+    }
+
+    #[test]
+    fn a_missing_file_names_the_path() {
+        let text = load("/nonexistent/p.toml").unwrap_err().to_string();
+        assert!(
+            text.starts_with("cannot read profile /nonexistent/p.toml: "),
+            "{text}"
+        );
+    }
+}

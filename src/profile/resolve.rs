@@ -1,0 +1,274 @@
+//! Validation and resolution: a profile plus command-line overrides plus the machine's CPU
+//! topology become one [`RunPlan`] with every value range-checked, every CPU chosen and every
+//! time in nanoseconds.
+//!
+//! Owns: the allowed range of every key, overrides winning over the profile, and the plan
+//! itself. The CPU layout is delegated to `layout`. Never reads the system.
+
+use crate::plan::{Policy, RtPlan, RunPlan};
+
+use super::layout::{noise_cpus, rt_cpus};
+use super::{CpuTopology, Overrides, Profile, ProfileError};
+
+/// A time unit a profile key is written in.
+struct Unit {
+    ns: u64,
+    name: &'static str,
+}
+
+const SECONDS: Unit = Unit {
+    ns: 1_000_000_000,
+    name: "seconds",
+};
+const MILLISECONDS: Unit = Unit {
+    ns: 1_000_000,
+    name: "milliseconds",
+};
+const MICROSECONDS: Unit = Unit {
+    ns: 1_000,
+    name: "microseconds",
+};
+
+/// Priority of an RT worker whose profile gives none.
+const DEFAULT_RT_PRIORITY: u8 = 40;
+
+/// Suffix on a value that came from the command line rather than the profile.
+pub(super) const FROM_CLI: &str = " (from the command line)";
+
+pub(super) fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
+    ProfileError::Invalid {
+        key: key.to_string(),
+        value,
+        allowed,
+    }
+}
+
+pub(super) fn cpu_error(key: &str, message: String) -> ProfileError {
+    ProfileError::Cpu {
+        key: key.to_string(),
+        message,
+    }
+}
+
+/// `ns` written in `unit`, with a fraction only when it is not a whole number of units.
+fn in_unit(ns: u64, unit: &Unit) -> String {
+    if ns.is_multiple_of(unit.ns) {
+        (ns / unit.ns).to_string()
+    } else {
+        (ns as f64 / unit.ns as f64).to_string()
+    }
+}
+
+/// A duration key: the override (already in ns) wins over the profile value (in `unit`); either
+/// must lie in `low..=high` units. Returns nanoseconds.
+fn duration(
+    key: &str,
+    unit: &Unit,
+    profile_value: u64,
+    override_ns: Option<u64>,
+    (low, high): (u64, u64),
+) -> Result<u64, ProfileError> {
+    let allowed = || format!("{low}..={high} ({})", unit.name);
+    match override_ns {
+        Some(ns) if (low * unit.ns..=high * unit.ns).contains(&ns) => Ok(ns),
+        Some(ns) => Err(invalid(key, in_unit(ns, unit) + FROM_CLI, allowed())),
+        None if (low..=high).contains(&profile_value) => Ok(profile_value * unit.ns),
+        None => Err(invalid(key, profile_value.to_string(), allowed())),
+    }
+}
+
+/// Validate and resolve. `known_transports` are the registry names, in registry order.
+pub fn resolve(
+    name: &str,
+    profile: &Profile,
+    overrides: &Overrides,
+    topology: &CpuTopology,
+    known_transports: &[&str],
+) -> Result<RunPlan, ProfileError> {
+    let run = &profile.run;
+    let ov = overrides;
+    let transports = transports(
+        ov.transports.as_deref().unwrap_or(&run.transports),
+        known_transports,
+    )?;
+    let duration_ns = duration(
+        "run.duration_s",
+        &SECONDS,
+        run.duration_s,
+        ov.duration_ns,
+        (1, 604_800),
+    )?;
+    let warmup_ns = duration(
+        "run.warmup_ms",
+        &MILLISECONDS,
+        run.warmup_ms,
+        ov.warmup_ns,
+        (0, 60_000),
+    )?;
+    let period_ns = duration(
+        "run.period_us",
+        &MICROSECONDS,
+        run.period_us,
+        ov.period_ns,
+        (50, 1_000_000),
+    )?;
+    let threshold_ns = duration(
+        "run.threshold_us",
+        &MICROSECONDS,
+        run.threshold_us,
+        ov.threshold_ns,
+        (1, 10_000_000),
+    )?;
+    let interval_ns = duration(
+        "run.interval_s",
+        &SECONDS,
+        run.interval_s,
+        ov.interval_ns,
+        (1, 3600),
+    )?;
+    let delivery_timeout_ns = duration(
+        "run.delivery_timeout_ms",
+        &MILLISECONDS,
+        run.delivery_timeout_ms,
+        None,
+        (10, 60_000),
+    )?;
+    if delivery_timeout_ns < 4 * period_ns {
+        return Err(invalid(
+            "run.delivery_timeout_ms",
+            run.delivery_timeout_ms.to_string(),
+            format!(
+                "at least 4 periods, {} ms or more with a {} us period",
+                (4 * period_ns).div_ceil(MILLISECONDS.ns),
+                in_unit(period_ns, &MICROSECONDS)
+            ),
+        ));
+    }
+    if run.outliers_max > 100_000 {
+        return Err(invalid(
+            "run.outliers_max",
+            run.outliers_max.to_string(),
+            "0..=100000 (samples)".to_string(),
+        ));
+    }
+
+    let mut layout_notes = Vec::new();
+    let (policy, publisher_priority, subscriber_priority) =
+        scheduling(profile, ov, &mut layout_notes)?;
+    let (publisher_cpu, subscriber_cpu) = rt_cpus(profile, ov, topology)?;
+    let noise_cpus = noise_cpus(
+        profile,
+        ov,
+        topology,
+        [publisher_cpu, subscriber_cpu],
+        &mut layout_notes,
+    )?;
+
+    Ok(RunPlan {
+        profile: name.to_string(),
+        transports,
+        duration_ns,
+        warmup_ns,
+        period_ns,
+        threshold_ns,
+        interval_ns,
+        delivery_timeout_ns,
+        outliers_max: run.outliers_max,
+        rt: RtPlan {
+            publisher_cpu,
+            subscriber_cpu,
+            policy,
+            publisher_priority,
+            subscriber_priority,
+        },
+        noise_cpus,
+        ring_setup: ov.ring_setup.unwrap_or(profile.rt.ring_setup),
+        futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
+        layout_notes,
+    })
+}
+
+/// Requested names checked against the registry, duplicates dropped, order kept; none = all.
+fn transports(requested: &[String], known: &[&str]) -> Result<Vec<String>, ProfileError> {
+    if requested.is_empty() {
+        return Ok(known.iter().map(|k| k.to_string()).collect());
+    }
+    let mut chosen: Vec<String> = Vec::new();
+    for name in requested {
+        if !known.contains(&name.as_str()) {
+            return Err(ProfileError::UnknownTransport {
+                name: name.clone(),
+                known: known.iter().map(|k| k.to_string()).collect(),
+            });
+        }
+        if !chosen.contains(name) {
+            chosen.push(name.clone());
+        }
+    }
+    Ok(chosen)
+}
+
+/// Policy and the two priorities. A command-line policy of a different kind (real-time vs
+/// `other`) discards the profile's priorities, which were written for the profile's policy.
+fn scheduling(
+    profile: &Profile,
+    ov: &Overrides,
+    notes: &mut Vec<String>,
+) -> Result<(Policy, u8, u8), ProfileError> {
+    let rt = &profile.rt;
+    let policy = ov.policy.unwrap_or(rt.policy);
+    let workers = [
+        ("rt.publisher_priority", "publisher", rt.publisher_priority),
+        (
+            "rt.subscriber_priority",
+            "subscriber",
+            rt.subscriber_priority,
+        ),
+    ];
+    let mut chosen = [0u8; 2];
+    for (slot, (key, role, from_profile)) in chosen.iter_mut().zip(workers) {
+        let (value, suffix) = match ov.priority {
+            Some(p) => (Some(p), FROM_CLI),
+            None if policy.is_realtime() != rt.policy.is_realtime() => (None, ""),
+            None => (from_profile, ""),
+        };
+        *slot = priority(key, policy, value, suffix)?;
+        if *slot == 99 {
+            notes.push(format!(
+                "RT {role} runs at priority 99, the level of the kernel's watchdog and \
+                 migration threads: it can starve them; 98 or lower is safer"
+            ));
+        }
+    }
+    Ok((policy, chosen[0], chosen[1]))
+}
+
+fn priority(
+    key: &str,
+    policy: Policy,
+    value: Option<u8>,
+    suffix: &str,
+) -> Result<u8, ProfileError> {
+    let name = policy.name();
+    match (policy.is_realtime(), value) {
+        (true, None) => Ok(DEFAULT_RT_PRIORITY),
+        (true, Some(p @ 1..=99)) => Ok(p),
+        (true, Some(p)) => Err(invalid(
+            key,
+            format!("{p}{suffix}"),
+            format!(
+                "1..=99 for policy `{name}` (99 is allowed but competes with kernel watchdogs)"
+            ),
+        )),
+        (false, None | Some(0)) => Ok(0),
+        (false, Some(p)) => Err(invalid(
+            key,
+            format!("{p}{suffix}"),
+            format!("0 or no value for policy `{name}`, which takes no priority"),
+        )),
+    }
+}
+
+#[cfg(test)]
+#[path = "resolve_tests.rs"]
+mod tests;

@@ -1,0 +1,414 @@
+//! Behaviour of `resolve`: ranges, CPU layout, overrides. Kept beside `resolve.rs` so that file
+//! stays readable in one sitting.
+
+use super::*;
+use crate::plan::{FutexWake, RingSetup};
+use crate::profile::{builtin_names, load, parse};
+
+const KNOWN: &[&str] = &["futex", "msg-ring", "eventfd", "signalfd"];
+
+fn topology(online: std::ops::RangeInclusive<usize>, isolated: &[usize]) -> CpuTopology {
+    CpuTopology {
+        online: online.collect(),
+        isolated: isolated.to_vec(),
+    }
+}
+
+/// The reference board: 6 CPUs, 4 and 5 isolated.
+fn jetson() -> CpuTopology {
+    topology(0..=5, &[4, 5])
+}
+
+fn two_cpus() -> CpuTopology {
+    topology(0..=1, &[])
+}
+
+fn resolve_text(text: &str, ov: &Overrides, topo: &CpuTopology) -> Result<RunPlan, ProfileError> {
+    resolve("test", &parse("test", text).unwrap(), ov, topo, KNOWN)
+}
+
+fn error_text(text: &str, ov: &Overrides, topo: &CpuTopology) -> String {
+    resolve_text(text, ov, topo).unwrap_err().to_string()
+}
+
+fn invalid_key(err: ProfileError) -> String {
+    match err {
+        ProfileError::Invalid { key, .. } | ProfileError::Cpu { key, .. } => key,
+        other => panic!("expected a key error, got {other}"),
+    }
+}
+
+#[test]
+fn every_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair() {
+    for name in builtin_names() {
+        let (name, profile) = load(name).unwrap();
+        let plan = resolve(&name, &profile, &Overrides::default(), &two_cpus(), KNOWN).unwrap();
+        assert_eq!(plan.profile, name);
+        assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (0, 1));
+        assert_eq!(plan.noise_cpus, vec![0, 1]);
+        assert_eq!(
+            plan.layout_notes,
+            vec![
+                "only 2 CPUs online: noise and the coordinator share CPUs with the RT pair; \
+                 latencies include that interference"
+            ]
+        );
+        assert_eq!(plan.transports, KNOWN);
+    }
+}
+
+#[test]
+fn every_builtin_puts_the_rt_pair_on_the_isolated_cpus_of_the_reference_board() {
+    for name in builtin_names() {
+        let (name, profile) = load(name).unwrap();
+        let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
+        assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (4, 5));
+        assert_eq!(plan.noise_cpus, vec![0, 1, 2, 3]);
+        assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
+    }
+}
+
+#[test]
+fn the_default_profile_resolves_to_the_documented_values_in_nanoseconds() {
+    let (_, profile) = load("default").unwrap();
+    let plan = resolve("default", &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
+    assert_eq!(plan.duration_ns, 10_000_000_000);
+    assert_eq!(plan.warmup_ns, 500_000_000);
+    assert_eq!(plan.period_ns, 500_000);
+    assert_eq!(plan.threshold_ns, 100_000);
+    assert_eq!(plan.interval_ns, 10_000_000_000);
+    assert_eq!(plan.delivery_timeout_ns, 1_000_000_000);
+    assert_eq!(plan.outliers_max, 1000);
+    assert_eq!(plan.rt.policy, Policy::Fifo);
+    assert_eq!(
+        (plan.rt.publisher_priority, plan.rt.subscriber_priority),
+        (40, 40)
+    );
+    assert_eq!(plan.ring_setup, RingSetup::DeferTaskrun);
+    assert_eq!(plan.futex_wake, FutexWake::Syscall);
+    // The file spells out every default, so it must equal an empty profile.
+    assert_eq!(
+        plan,
+        resolve(
+            "default",
+            &Profile::default(),
+            &Overrides::default(),
+            &jetson(),
+            KNOWN
+        )
+        .unwrap()
+    );
+}
+
+#[test]
+fn without_two_isolated_cpus_auto_takes_the_two_highest_online() {
+    let plan = resolve_text("", &Overrides::default(), &topology(0..=3, &[3])).unwrap();
+    assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (2, 3));
+    assert_eq!(plan.noise_cpus, vec![0, 1]);
+    assert!(plan.layout_notes.is_empty());
+}
+
+#[test]
+fn one_auto_cpu_is_chosen_around_an_explicit_one() {
+    let plan = resolve_text("[cpus]\npublisher = 5\n", &Overrides::default(), &jetson()).unwrap();
+    assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (5, 4));
+}
+
+#[test]
+fn a_one_cpu_machine_is_an_error_saying_two_are_needed() {
+    let text = error_text("", &Overrides::default(), &topology(0..=0, &[]));
+    assert!(text.contains("needs at least two CPUs"), "{text}");
+    assert!(text.contains("`cpus`"), "{text}");
+}
+
+#[test]
+fn priorities_outside_1_to_99_are_errors_naming_the_key_and_range() {
+    for (text, key) in [
+        ("[rt]\npublisher_priority = 0\n", "rt.publisher_priority"),
+        (
+            "[rt]\nsubscriber_priority = 100\n",
+            "rt.subscriber_priority",
+        ),
+    ] {
+        let err = resolve_text(text, &Overrides::default(), &jetson()).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("1..=99"), "{message}");
+        assert_eq!(invalid_key(err), key);
+    }
+}
+
+#[test]
+fn priority_99_is_allowed_with_a_note_about_kernel_watchdogs() {
+    let plan = resolve_text(
+        "[rt]\npublisher_priority = 99\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.rt.publisher_priority, 99);
+    assert_eq!(plan.layout_notes.len(), 1);
+    assert!(plan.layout_notes[0].contains("watchdog"));
+}
+
+#[test]
+fn policy_other_takes_no_priority() {
+    let plan = resolve_text(
+        "[rt]\npolicy = \"other\"\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(
+        (plan.rt.publisher_priority, plan.rt.subscriber_priority),
+        (0, 0)
+    );
+
+    let err = resolve_text(
+        "[rt]\npolicy = \"other\"\nsubscriber_priority = 40\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("policy `other`"), "{err}");
+    assert_eq!(invalid_key(err), "rt.subscriber_priority");
+}
+
+#[test]
+fn a_command_line_policy_other_drops_the_profiles_rt_priorities() {
+    let (_, profile) = load("default").unwrap();
+    let ov = Overrides {
+        policy: Some(Policy::Other),
+        ..Overrides::default()
+    };
+    let plan = resolve("default", &profile, &ov, &jetson(), KNOWN).unwrap();
+    assert_eq!(plan.rt.policy, Policy::Other);
+    assert_eq!(
+        (plan.rt.publisher_priority, plan.rt.subscriber_priority),
+        (0, 0)
+    );
+}
+
+#[test]
+fn periods_below_50_us_are_errors_with_the_allowed_range() {
+    for period in [0, 49] {
+        let text = error_text(
+            &format!("[run]\nperiod_us = {period}\n"),
+            &Overrides::default(),
+            &jetson(),
+        );
+        assert!(
+            text.starts_with(&format!(
+                "profile key `run.period_us` = {period} is not allowed: expected \
+                 50..=1000000 (microseconds)"
+            )),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_command_line_period_is_reported_in_the_keys_unit() {
+    let ov = Overrides {
+        period_ns: Some(10_500),
+        ..Overrides::default()
+    };
+    let text = error_text("", &ov, &jetson());
+    assert!(
+        text.contains("`run.period_us` = 10.5 (from the command line) is not allowed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn other_ranges_name_their_key() {
+    for (text, key) in [
+        ("[run]\nduration_s = 0\n", "run.duration_s"),
+        ("[run]\nduration_s = 604801\n", "run.duration_s"),
+        ("[run]\nwarmup_ms = 60001\n", "run.warmup_ms"),
+        ("[run]\nthreshold_us = 0\n", "run.threshold_us"),
+        ("[run]\ninterval_s = 3601\n", "run.interval_s"),
+        (
+            "[run]\ndelivery_timeout_ms = 9\n",
+            "run.delivery_timeout_ms",
+        ),
+        ("[run]\noutliers_max = 100001\n", "run.outliers_max"),
+    ] {
+        let err = resolve_text(text, &Overrides::default(), &jetson()).unwrap_err();
+        assert_eq!(invalid_key(err), key, "{text}");
+    }
+}
+
+#[test]
+fn the_delivery_timeout_must_cover_four_periods() {
+    let err = resolve_text(
+        "[run]\nperiod_us = 5000\ndelivery_timeout_ms = 19\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("at least 4 periods, 20 ms or more"), "{text}");
+    assert_eq!(invalid_key(err), "run.delivery_timeout_ms");
+
+    let plan = resolve_text(
+        "[run]\nperiod_us = 5000\ndelivery_timeout_ms = 20\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.delivery_timeout_ns, 4 * plan.period_ns);
+}
+
+#[test]
+fn an_empty_noise_list_is_an_error_naming_cpus_noise() {
+    let err = resolve_text("[cpus]\nnoise = \"\"\n", &Overrides::default(), &jetson()).unwrap_err();
+    assert!(err.to_string().contains("empty CPU list"), "{err}");
+    assert_eq!(invalid_key(err), "cpus.noise");
+
+    let ov = Overrides {
+        noise_cpus: Some(vec![]),
+        ..Overrides::default()
+    };
+    let err = resolve_text("", &ov, &jetson()).unwrap_err();
+    assert_eq!(invalid_key(err), "cpus.noise");
+}
+
+#[test]
+fn noise_overlapping_the_rt_pair_is_allowed_with_a_note() {
+    let plan = resolve_text(
+        "[cpus]\nnoise = \"0-4\"\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.noise_cpus, vec![0, 1, 2, 3, 4]);
+    assert_eq!(
+        plan.layout_notes,
+        vec!["noise CPUs 0-4 include RT CPU 4: latencies include that interference"]
+    );
+}
+
+#[test]
+fn offline_cpus_are_errors_naming_the_key_the_cpu_and_the_online_list() {
+    for (text, key, cpu) in [
+        ("[cpus]\npublisher = 9\n", "cpus.publisher", "CPU 9"),
+        ("[cpus]\nsubscriber = 6\n", "cpus.subscriber", "CPU 6"),
+        ("[cpus]\nnoise = \"0,7\"\n", "cpus.noise", "CPUs 7"),
+    ] {
+        let err = resolve_text(text, &Overrides::default(), &jetson()).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains(cpu), "{message}");
+        assert!(message.contains("online CPUs are 0-5"), "{message}");
+        assert_eq!(invalid_key(err), key);
+    }
+}
+
+#[test]
+fn publisher_and_subscriber_on_the_same_cpu_is_an_error() {
+    let err = resolve_text(
+        "[cpus]\npublisher = 4\nsubscriber = 4\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("both CPU 4"), "{err}");
+    assert_eq!(invalid_key(err), "cpus.subscriber");
+}
+
+#[test]
+fn a_cpu_keyword_other_than_auto_is_an_error_naming_the_key() {
+    let err = resolve_text(
+        "[cpus]\npublisher = \"automatic\"\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("\"auto\" or a CPU number"),
+        "{err}"
+    );
+    assert_eq!(invalid_key(err), "cpus.publisher");
+}
+
+#[test]
+fn an_unknown_transport_lists_the_known_ones() {
+    let text = error_text(
+        "[run]\ntransports = [\"futex\", \"pipe\"]\n",
+        &Overrides::default(),
+        &jetson(),
+    );
+    assert!(text.contains("`pipe`"), "{text}");
+    assert!(
+        text.contains("futex, msg-ring, eventfd, signalfd"),
+        "{text}"
+    );
+}
+
+#[test]
+fn duplicate_transports_are_dropped_keeping_the_first_order() {
+    let plan = resolve_text(
+        "[run]\ntransports = [\"eventfd\", \"futex\", \"eventfd\"]\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.transports, vec!["eventfd", "futex"]);
+}
+
+#[test]
+fn overrides_win_over_profile_values() {
+    let ov = Overrides {
+        transports: Some(vec!["msg-ring".into()]),
+        duration_ns: Some(60_000_000_000),
+        warmup_ns: Some(0),
+        period_ns: Some(1_000_000),
+        threshold_ns: Some(50_000),
+        interval_ns: Some(5_000_000_000),
+        rt_cpus: Some(vec![3, 2]),
+        noise_cpus: Some(vec![1, 0]),
+        priority: Some(80),
+        policy: Some(Policy::Rr),
+        ring_setup: Some(RingSetup::CoopTaskrun),
+        futex_wake: Some(FutexWake::IoUring),
+    };
+    let (_, profile) = load("ci").unwrap();
+    let plan = resolve("ci", &profile, &ov, &jetson(), KNOWN).unwrap();
+    assert_eq!(plan.transports, vec!["msg-ring"]);
+    assert_eq!(plan.duration_ns, 60_000_000_000);
+    assert_eq!(plan.warmup_ns, 0);
+    assert_eq!(plan.period_ns, 1_000_000);
+    assert_eq!(plan.threshold_ns, 50_000);
+    assert_eq!(plan.interval_ns, 5_000_000_000);
+    assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (3, 2));
+    assert_eq!(plan.noise_cpus, vec![0, 1]);
+    assert_eq!(plan.rt.policy, Policy::Rr);
+    assert_eq!(
+        (plan.rt.publisher_priority, plan.rt.subscriber_priority),
+        (80, 80)
+    );
+    assert_eq!(plan.ring_setup, RingSetup::CoopTaskrun);
+    assert_eq!(plan.futex_wake, FutexWake::IoUring);
+    assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
+}
+
+#[test]
+fn command_line_rt_cpus_must_be_exactly_two_and_online() {
+    let ov = Overrides {
+        rt_cpus: Some(vec![1, 2, 3]),
+        ..Overrides::default()
+    };
+    let text = error_text("", &ov, &jetson());
+    assert!(text.contains("exactly two"), "{text}");
+
+    let ov = Overrides {
+        rt_cpus: Some(vec![4, 8]),
+        ..Overrides::default()
+    };
+    let err = resolve_text("", &ov, &jetson()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("CPU 8 (from the command line) is not online"),
+        "{err}"
+    );
+    assert_eq!(invalid_key(err), "cpus.subscriber");
+}
