@@ -5,12 +5,20 @@
 //! `stats` over a `queue` and a `transport`; their reports become a `result`, which `export`
 //! renders.
 
+pub mod cli;
+pub mod commands;
+pub mod coordinator;
 pub mod cpulist;
+pub mod exit;
+pub mod export;
 pub mod plan;
-pub mod stats;
 pub mod profile;
-pub mod sysinfo;
 pub mod protocol;
 pub mod queue;
 pub mod region;
+pub mod result;
+pub mod stats;
 pub mod sys;
+pub mod sysinfo;
+pub mod transport;
+pub mod worker;

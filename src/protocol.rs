@@ -10,8 +10,8 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{FutexWake, Policy, RingSetup};
@@ -43,7 +43,8 @@ pub struct WorkerSpec {
     pub slot: usize,
     /// Subscribers: index into the region's membership table.
     pub member: usize,
-    /// Publishers: the id stamped on every message.
+    /// Publishers: the id stamped on every message. Subscribers: the id of the publisher whose
+    /// messages are measured and checked for integrity (the RT publisher's).
     pub publisher_id: u32,
     /// Registry name of the transport.
     pub transport: String,
@@ -260,7 +261,12 @@ impl ReportWriter {
         self.buffer.extend_from_slice(&start_ns.to_le_bytes());
         self.buffer.extend_from_slice(&length_ns.to_le_bytes());
         let stats = &recorder.interval_stats;
-        for value in [stats.count, stats.min_ns, stats.max_ns, stats.over_threshold] {
+        for value in [
+            stats.count,
+            stats.min_ns,
+            stats.max_ns,
+            stats.over_threshold,
+        ] {
             self.buffer.extend_from_slice(&value.to_le_bytes());
         }
         self.serializer

@@ -79,7 +79,8 @@ impl Queue {
         fence(Ordering::Release);
         slot.seq.store(message.seq, Ordering::Relaxed);
         slot.send_ns.store(message.send_ns, Ordering::Relaxed);
-        slot.publisher_id.store(message.publisher_id, Ordering::Relaxed);
+        slot.publisher_id
+            .store(message.publisher_id, Ordering::Relaxed);
         slot.flags.store(message.flags, Ordering::Relaxed);
         slot.stamp.store(position + 1, Ordering::Release);
         position
@@ -308,7 +309,10 @@ mod tests {
         let mut received = 0;
         while received < 2000 {
             received += cursor.drain(queue, |m| {
-                assert_eq!(m.seq, next_seq[m.publisher_id as usize], "per-publisher order kept");
+                assert_eq!(
+                    m.seq, next_seq[m.publisher_id as usize],
+                    "per-publisher order kept"
+                );
                 next_seq[m.publisher_id as usize] += 1;
             });
         }

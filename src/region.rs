@@ -16,6 +16,13 @@ const MAGIC: u64 = u64::from_le_bytes(*b"rtsoak\0\x01");
 /// Bumped whenever the layout below changes.
 const LAYOUT_VERSION: u32 = 1;
 
+/// Worker slot of the RT publisher.
+pub const RT_PUBLISHER_SLOT: usize = 0;
+/// Worker slot of the RT subscriber.
+pub const RT_SUBSCRIBER_SLOT: usize = 1;
+/// Membership slot of the RT subscriber: publishers wake it first.
+pub const RT_MEMBER: usize = 0;
+
 /// Worker slots (RT pair plus noise workers alive at once).
 pub const MAX_WORKERS: usize = 64;
 /// Subscribers that can be members at once.

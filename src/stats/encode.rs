@@ -40,7 +40,10 @@ mod tests {
         let decoded = decode_histogram(&encode_histogram(&histogram)).unwrap();
         assert_eq!(decoded.len(), 5);
         assert_eq!(decoded.max(), histogram.max());
-        assert_eq!(decoded.value_at_quantile(0.5), histogram.value_at_quantile(0.5));
+        assert_eq!(
+            decoded.value_at_quantile(0.5),
+            histogram.value_at_quantile(0.5)
+        );
     }
 
     #[test]

@@ -145,16 +145,31 @@ mod tests {
     #[test]
     fn exact_counters_keep_the_true_maximum_and_threshold_count() {
         let mut recorder = Recorder::new(100_000, 2);
-        for (at, value) in [(1, 5_000), (2, 100_000), (3, 100_001), (4, 123_457), (5, 200_000)] {
+        for (at, value) in [
+            (1, 5_000),
+            (2, 100_000),
+            (3, 100_001),
+            (4, 123_457),
+            (5, 200_000),
+        ] {
             recorder.record(at, value);
         }
         assert_eq!(recorder.total_stats.count, 5);
         assert_eq!(recorder.total_stats.min_ns, 5_000);
         assert_eq!(recorder.total_stats.max_ns, 200_000);
-        assert_eq!(recorder.total_stats.over_threshold, 3, "100 us itself is not over");
+        assert_eq!(
+            recorder.total_stats.over_threshold, 3,
+            "100 us itself is not over"
+        );
         let (kept, dropped) = recorder.outliers();
         assert_eq!(kept.len(), 2);
-        assert_eq!(kept[0], Outlier { at_ns: 3, value_ns: 100_001 });
+        assert_eq!(
+            kept[0],
+            Outlier {
+                at_ns: 3,
+                value_ns: 100_001
+            }
+        );
         assert_eq!(dropped, 1, "the third outlier did not fit and was counted");
     }
 
@@ -186,7 +201,15 @@ mod tests {
         b.add(5, 10);
         b.add(500, 10);
         a.merge(&b);
-        assert_eq!(a, SampleStats { count: 3, min_ns: 5, max_ns: 500, over_threshold: 2 });
+        assert_eq!(
+            a,
+            SampleStats {
+                count: 3,
+                min_ns: 5,
+                max_ns: 500,
+                over_threshold: 2
+            }
+        );
         a.merge(&SampleStats::default());
         assert_eq!(a.count, 3);
     }

@@ -101,7 +101,10 @@ mod tests {
     fn in_order_sequences_are_all_new() {
         let mut tracker = SeqTracker::default();
         assert!((0..10_000).all(|seq| tracker.observe(seq)));
-        assert_eq!((tracker.distinct, tracker.duplicated, tracker.reordered), (10_000, 0, 0));
+        assert_eq!(
+            (tracker.distinct, tracker.duplicated, tracker.reordered),
+            (10_000, 0, 0)
+        );
     }
 
     #[test]
@@ -113,7 +116,10 @@ mod tests {
         assert!(!tracker.observe(3), "3 was seen already");
         assert!(tracker.observe(2), "2 was skipped, so it is new but late");
         assert!(!tracker.observe(2));
-        assert_eq!((tracker.distinct, tracker.duplicated, tracker.reordered), (5, 2, 1));
+        assert_eq!(
+            (tracker.distinct, tracker.duplicated, tracker.reordered),
+            (5, 2, 1)
+        );
     }
 
     #[test]
@@ -121,7 +127,13 @@ mod tests {
         let mut tracker = SeqTracker::default();
         tracker.observe(5);
         tracker.observe(5 + 3 * WINDOW);
-        assert!(tracker.observe(5 + 3 * WINDOW - 1), "skipped number inside the window is unseen");
-        assert!(!tracker.observe(1), "too old to tell: counted as a duplicate");
+        assert!(
+            tracker.observe(5 + 3 * WINDOW - 1),
+            "skipped number inside the window is unseen"
+        );
+        assert!(
+            !tracker.observe(1),
+            "too old to tell: counted as a duplicate"
+        );
     }
 }

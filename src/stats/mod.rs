@@ -10,6 +10,8 @@ mod integrity;
 mod summary;
 
 pub use encode::{decode_histogram, encode_histogram};
-pub use histogram::{HIGHEST_NS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats, new_histogram};
+pub use histogram::{
+    HIGHEST_NS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats, new_histogram,
+};
 pub use integrity::{Integrity, SeqTracker};
 pub use summary::Summary;

@@ -69,13 +69,27 @@ mod tests {
         assert_eq!(summary.min_ns, 10);
         assert_eq!(summary.max_ns, 100_000);
         assert_eq!(summary.over_threshold, 100);
-        assert!((49_950..=50_050).contains(&summary.p50_ns), "{}", summary.p50_ns);
-        assert!((98_900..=99_100).contains(&summary.p99_ns), "{}", summary.p99_ns);
-        assert!(summary.p99_99_ns <= summary.max_ns, "a percentile never exceeds the exact max");
+        assert!(
+            (49_950..=50_050).contains(&summary.p50_ns),
+            "{}",
+            summary.p50_ns
+        );
+        assert!(
+            (98_900..=99_100).contains(&summary.p99_ns),
+            "{}",
+            summary.p99_ns
+        );
+        assert!(
+            summary.p99_99_ns <= summary.max_ns,
+            "a percentile never exceeds the exact max"
+        );
     }
 
     #[test]
     fn an_empty_series_summarises_to_zeros() {
-        assert_eq!(Summary::new(&new_histogram(), &SampleStats::default()), Summary::default());
+        assert_eq!(
+            Summary::new(&new_histogram(), &SampleStats::default()),
+            Summary::default()
+        );
     }
 }

@@ -6,9 +6,8 @@ use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::sys::mman::{MlockAllFlags, mlockall};
 use nix::unistd::Pid;
 use thread_priority::{
-    NormalThreadSchedulePolicy, RealtimeThreadSchedulePolicy, ThreadPriority,
-    ThreadSchedulePolicy, set_thread_priority_and_policy, thread_native_id,
-    thread_schedule_policy_param,
+    NormalThreadSchedulePolicy, RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+    set_thread_priority_and_policy, thread_native_id, thread_schedule_policy_param,
 };
 
 use super::SysError;
@@ -168,5 +167,15 @@ pub fn usage() -> Usage {
             peak_rss_bytes: u.max_rss() as u64 * 1024,
         },
         Err(_) => Usage::default(),
+    }
+}
+
+/// Add the CPU we are running on to `seen` if it is not there yet. `seen` must have spare
+/// capacity (reserved before the measured loop) for this not to allocate; it only grows when a
+/// worker is seen on a new CPU, which a pinned worker never is.
+pub fn current_cpu_into(seen: &mut Vec<usize>) {
+    let cpu = current_cpu();
+    if cpu >= 0 && !seen.contains(&(cpu as usize)) {
+        seen.push(cpu as usize);
     }
 }

@@ -34,7 +34,9 @@ impl SharedMemory {
             .map_err(|e| SysError::new("ftruncate", e))?;
         fcntl(
             &fd,
-            FcntlArg::F_ADD_SEALS(SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_GROW | SealFlag::F_SEAL_SEAL),
+            FcntlArg::F_ADD_SEALS(
+                SealFlag::F_SEAL_SHRINK | SealFlag::F_SEAL_GROW | SealFlag::F_SEAL_SEAL,
+            ),
         )
         .map_err(|e| SysError::new("fcntl(F_ADD_SEALS)", e))?;
         Self::map(fd)
@@ -45,7 +47,8 @@ impl SharedMemory {
         let len = nix::sys::stat::fstat(&fd)
             .map_err(|e| SysError::new("fstat", e))?
             .st_size as usize;
-        let size = NonZeroUsize::new(len).ok_or(SysError::new("mmap", nix::errno::Errno::EINVAL))?;
+        let size =
+            NonZeroUsize::new(len).ok_or(SysError::new("mmap", nix::errno::Errno::EINVAL))?;
         // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
         let ptr = unsafe {
             mmap(

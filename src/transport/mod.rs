@@ -163,5 +163,6 @@ pub fn push(ring: &mut IoUring, entry: &io_uring::squeue::Entry) -> Result<(), S
     // SAFETY: every SQE rtsoak pushes points only at memory that outlives its completion: the
     // shared region (mapped for the worker's life) or buffers owned by the waiter, which lives
     // until the loop has reaped its completions.
-    unsafe { ring.submission().push(entry) }.map_err(|_| SysError::new("io_uring push", Errno::EBUSY))
+    unsafe { ring.submission().push(entry) }
+        .map_err(|_| SysError::new("io_uring push", Errno::EBUSY))
 }

@@ -1,0 +1,197 @@
+//! The command line (clap derive). Doc comments here are the `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::plan::{FutexWake, Policy, RingSetup};
+
+/// Soak-test real-time wakeup latency between io_uring event loops on Linux PREEMPT_RT.
+///
+/// A SCHED_FIFO publisher wakes a SCHED_FIFO subscriber's io_uring event loop every period
+/// through a selectable transport; rtsoak records how long the send call took and how late the
+/// message was observed, counts what went over the threshold, and says what the figures are
+/// worth on this machine.
+#[derive(Debug, Parser)]
+#[command(name = "rtsoak", version, after_help = crate::exit::EXIT_CODES_HELP)]
+pub struct Cli {
+    /// No progress display on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Soak one transport.
+    Run {
+        /// Transport to soak (see `rtsoak probe` for what this kernel supports).
+        #[arg(short, long)]
+        transport: String,
+        #[command(flatten)]
+        soak: SoakArgs,
+    },
+    /// Soak several transports in turn under identical conditions and print one table.
+    Compare {
+        /// Transports to compare, comma-separated (default: the profile's list, or every one).
+        #[arg(short, long, value_delimiter = ',')]
+        transports: Option<Vec<String>>,
+        #[command(flatten)]
+        soak: SoakArgs,
+    },
+    /// Report which transports this kernel supports, and why not where it does not.
+    Probe {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the built-in profiles, or print one.
+    Profiles {
+        /// Print this profile's TOML.
+        #[arg(long)]
+        show: Option<String>,
+    },
+    /// Internal: a worker process started by the coordinator.
+    #[command(hide = true)]
+    Worker,
+}
+
+/// Options shared by `run` and `compare`; each overrides the profile value.
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// Built-in profile name or path to a TOML profile.
+    #[arg(short, long, default_value = "default")]
+    pub profile: String,
+    /// Measured time per transport (e.g. `600s`, `10m`).
+    #[arg(short, long, value_parser = parse_duration_ns)]
+    pub duration: Option<u64>,
+    /// Warm-up per transport before measuring (e.g. `500ms`).
+    #[arg(long, value_parser = parse_duration_ns)]
+    pub warmup: Option<u64>,
+    /// Publisher period (e.g. `500us`).
+    #[arg(long, value_parser = parse_duration_ns)]
+    pub period: Option<u64>,
+    /// Latency counted as over threshold (e.g. `100us`).
+    #[arg(long, value_parser = parse_duration_ns)]
+    pub threshold: Option<u64>,
+    /// Length of each per-interval histogram (e.g. `10s`).
+    #[arg(long, value_parser = parse_duration_ns)]
+    pub interval: Option<u64>,
+    /// CPUs of the RT publisher and subscriber, in that order (e.g. `4,5`).
+    #[arg(long, value_parser = parse_cpus)]
+    pub rt_cpus: Option<Vec<usize>>,
+    /// CPUs for noise and the coordinator (e.g. `0-1`).
+    #[arg(long, value_parser = parse_cpus)]
+    pub noise_cpus: Option<Vec<usize>>,
+    /// Priority of both RT workers (1..=99).
+    #[arg(long)]
+    pub priority: Option<u8>,
+    /// Scheduling policy of both RT workers.
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// Setup flags of the subscriber's ring.
+    #[arg(long, value_enum)]
+    pub ring_setup: Option<RingSetupArg>,
+    /// How the futex transport wakes.
+    #[arg(long, value_enum)]
+    pub futex_wake: Option<FutexWakeArg>,
+    /// Result directory (default: `rtsoak-results/<UTC time>-<command>`).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Print the result document (JSON) on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--policy` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_FIFO
+    Fifo,
+    /// SCHED_RR
+    Rr,
+    /// SCHED_OTHER (no real-time priority)
+    Other,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(arg: PolicyArg) -> Self {
+        match arg {
+            PolicyArg::Fifo => Policy::Fifo,
+            PolicyArg::Rr => Policy::Rr,
+            PolicyArg::Other => Policy::Other,
+        }
+    }
+}
+
+/// `--ring-setup` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum RingSetupArg {
+    /// SINGLE_ISSUER | DEFER_TASKRUN (falls back to coop-taskrun where refused)
+    DeferTaskrun,
+    /// COOP_TASKRUN | TASKRUN_FLAG
+    CoopTaskrun,
+    /// no setup flags
+    None,
+}
+
+impl From<RingSetupArg> for RingSetup {
+    fn from(arg: RingSetupArg) -> Self {
+        match arg {
+            RingSetupArg::DeferTaskrun => RingSetup::DeferTaskrun,
+            RingSetupArg::CoopTaskrun => RingSetup::CoopTaskrun,
+            RingSetupArg::None => RingSetup::None,
+        }
+    }
+}
+
+/// `--futex-wake` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FutexWakeArg {
+    /// futex(2) FUTEX_WAKE
+    Syscall,
+    /// IORING_OP_FUTEX_WAKE from the publisher's ring
+    IoUring,
+}
+
+impl From<FutexWakeArg> for FutexWake {
+    fn from(arg: FutexWakeArg) -> Self {
+        match arg {
+            FutexWakeArg::Syscall => FutexWake::Syscall,
+            FutexWakeArg::IoUring => FutexWake::IoUring,
+        }
+    }
+}
+
+/// `600s`, `500us`, `10m` → nanoseconds.
+fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| {
+        format!("{e}: write a number with a unit, for example 500us, 10ms, 600s or 10m")
+    })?;
+    u64::try_from(duration.as_nanos()).map_err(|_| "duration too long".to_string())
+}
+
+fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    crate::cpulist::parse(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_the_units_rt_people_write() {
+        assert_eq!(parse_duration_ns("500us"), Ok(500_000));
+        assert_eq!(parse_duration_ns("600s"), Ok(600_000_000_000));
+        assert_eq!(parse_duration_ns("10m"), Ok(600_000_000_000));
+        assert!(parse_duration_ns("500").unwrap_err().contains("500us"));
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,23 @@
+//! One file per sub-command; each reads as a short sequence of named steps.
+
+mod probe;
+mod profiles;
+mod soak;
+
+use crate::cli::{Cli, Command};
+use crate::exit::Outcome;
+
+/// Run the parsed command line.
+pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Run { transport, soak } => {
+            soak::soak("run", Some(vec![transport]), &soak, cli.quiet)
+        }
+        Command::Compare { transports, soak } => {
+            soak::soak("compare", transports, &soak, cli.quiet)
+        }
+        Command::Probe { json } => probe::probe(json),
+        Command::Profiles { show } => profiles::profiles(show.as_deref()),
+        Command::Worker => std::process::exit(crate::worker::main()),
+    }
+}

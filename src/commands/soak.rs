@@ -1,0 +1,161 @@
+//! `rtsoak run` and `rtsoak compare`: profile → plan → support check → one run per transport
+//! (result saved after each) → table, caveats and exit code.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+use crate::cli::SoakArgs;
+use crate::coordinator::stop::StopFlag;
+use crate::coordinator::{Progress, run_one};
+use crate::exit::Outcome;
+use crate::plan::RunPlan;
+use crate::profile::{self, CpuTopology, Overrides};
+use crate::result::store::{RESULT_FILE, save};
+use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
+use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::{export, transport};
+
+/// Soak each transport of the plan in turn.
+pub fn soak(
+    command: &str,
+    transports: Option<Vec<String>>,
+    args: &SoakArgs,
+    quiet: bool,
+) -> anyhow::Result<Outcome> {
+    let host = host_facts(&SysRoot::system());
+    let plan = resolve_plan(args, transports, &host)?;
+    let result_path = prepare_output(command, args)?;
+    let stop = StopFlag::install()?;
+    place_coordinator(&plan);
+
+    let mut doc = ResultDoc {
+        schema_version: crate::result::SCHEMA_VERSION,
+        tool: Tool::current(),
+        command: command.to_string(),
+        argv: std::env::args().collect(),
+        started_at: timestamp(),
+        finished_at: None,
+        interrupted: false,
+        host,
+        support: crate::commands::probe::support_matrix(),
+        caveats: Vec::new(),
+        plan,
+        runs: Vec::new(),
+    };
+    let mut progress = Progress::new(doc.plan.transports.len(), !quiet);
+    for name in doc.plan.transports.clone() {
+        if stop.is_set() {
+            break;
+        }
+        let run = match doc.support.iter().find(|s| s.transport == name) {
+            Some(entry) if !entry.support.is_supported() => {
+                unsupported(&name, entry.support.reason())
+            }
+            _ => run_one(&doc.plan, &name, &stop, &mut progress)?,
+        };
+        doc.runs.push(run);
+        doc.caveats = caveats(&doc);
+        save(&doc, &result_path)?;
+    }
+    doc.interrupted = stop.is_set();
+    doc.finished_at = Some(timestamp());
+    doc.caveats = caveats(&doc);
+    save(&doc, &result_path)?;
+
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", export::table::render(&doc));
+    }
+    eprintln!("Result saved to {}", result_path.display());
+    Ok(outcome(&doc))
+}
+
+fn resolve_plan(
+    args: &SoakArgs,
+    transports: Option<Vec<String>>,
+    host: &HostFacts,
+) -> anyhow::Result<RunPlan> {
+    let (name, profile) = profile::load(&args.profile)?;
+    let overrides = Overrides {
+        transports,
+        duration_ns: args.duration,
+        warmup_ns: args.warmup,
+        period_ns: args.period,
+        threshold_ns: args.threshold,
+        interval_ns: args.interval,
+        rt_cpus: args.rt_cpus.clone(),
+        noise_cpus: args.noise_cpus.clone(),
+        priority: args.priority,
+        policy: args.policy.map(Into::into),
+        ring_setup: args.ring_setup.map(Into::into),
+        futex_wake: args.futex_wake.map(Into::into),
+    };
+    let topology = CpuTopology {
+        online: host.online_cpus(),
+        isolated: host.isolated_cpus(),
+    };
+    Ok(profile::resolve(
+        &name,
+        &profile,
+        &overrides,
+        &topology,
+        &transport::names(),
+    )?)
+}
+
+/// Create the result directory and return the result file's path.
+fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
+    let dir = match &args.output {
+        Some(dir) => dir.clone(),
+        None => {
+            let stamp = timestamp().replace([':', '-'], "");
+            PathBuf::from("rtsoak-results").join(format!("{stamp}-{command}"))
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| {
+        format!(
+            "creating the result directory {}: choose another with --output",
+            dir.display()
+        )
+    })?;
+    Ok(dir.join(RESULT_FILE))
+}
+
+/// Keep the coordinator (and its progress display) off the RT CPUs where the layout allows.
+fn place_coordinator(plan: &RunPlan) {
+    let housekeeping: Vec<usize> = plan
+        .noise_cpus
+        .iter()
+        .copied()
+        .filter(|cpu| *cpu != plan.rt.publisher_cpu && *cpu != plan.rt.subscriber_cpu)
+        .collect();
+    if !housekeeping.is_empty() {
+        let _ = crate::sys::sched::pin_to(&housekeeping);
+    }
+}
+
+fn unsupported(transport: &str, reason: String) -> RunResult {
+    crate::result::build_run(crate::result::RunInputs {
+        transport: transport.to_string(),
+        status: RunStatus::Unsupported,
+        reason: Some(reason),
+        started_at: timestamp(),
+        measured_ns: 0,
+        workers: Vec::new(),
+    })
+}
+
+/// The exit code a finished document earns.
+pub fn outcome(doc: &ResultDoc) -> Outcome {
+    if doc.interrupted {
+        Outcome::Interrupted
+    } else if doc.lost_messages() {
+        Outcome::LostMessages
+    } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
+        Outcome::SystemError
+    } else {
+        Outcome::Pass
+    }
+}

@@ -1,0 +1,285 @@
+//! The coordinator: the non-real-time process the user started. For one transport run it
+//! creates the shared region, starts the RT subscriber then the RT publisher, sets the start
+//! time, supervises (signals, worker exits, deadline, progress), and collects what the workers
+//! left behind into a [`RunResult`]. It never leaves a worker behind: every path out of
+//! [`run_one`] kills and reaps the workers it started, and the workers die with it if it dies.
+
+mod progress;
+pub use progress::Progress;
+mod spawn;
+pub mod stop;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use self::spawn::{Spawned, spawn};
+use self::stop::StopFlag;
+use crate::plan::RunPlan;
+use crate::protocol::{Role, WorkerSpec, read_stream};
+use crate::region::{
+    RT_MEMBER, RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
+};
+use crate::result::build::WorkerOutput;
+use crate::result::{RunInputs, RunResult, RunStatus, build_run, timestamp};
+use crate::sys::clock::now_ns;
+
+/// Time a worker gets to set itself up and report `READY`.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Lead time between everyone being ready and the first period.
+const START_LEAD_NS: u64 = 50_000_000;
+/// Slack beyond the planned end before the coordinator declares a worker hung.
+const HANG_SLACK_NS: u64 = 10_000_000_000;
+/// Supervision tick.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Run one transport under `plan`. Errors are for setup failures before any worker ran; once
+/// workers run, every outcome (including failures) comes back as a result.
+pub fn run_one(
+    plan: &RunPlan,
+    transport: &str,
+    stop: &StopFlag,
+    progress: &mut Progress,
+) -> anyhow::Result<RunResult> {
+    let started_at = timestamp();
+    let region = SharedRegion::create().context("creating the shared region")?;
+    let mut workers: Vec<Spawned> = Vec::new();
+    let outcome = drive(plan, transport, &region, &mut workers, stop, progress);
+    // Whatever happened, no worker outlives this function.
+    let exits = reap(&region, &mut workers);
+    let (status, reason, measured_ns) = match outcome {
+        Ok(done) => done,
+        Err(error) => (RunStatus::Failed, Some(format!("{error:#}")), 0),
+    };
+    let outputs = workers
+        .iter_mut()
+        .zip(exits)
+        .map(|(worker, exit)| WorkerOutput {
+            role: worker.spec.role,
+            pid: worker.child.id() as i32,
+            stream: read_stream(&mut worker.report).unwrap_or_default(),
+            exit,
+        })
+        .collect();
+    let mut result = build_run(RunInputs {
+        transport: transport.to_string(),
+        status,
+        reason,
+        started_at,
+        measured_ns,
+        workers: outputs,
+    });
+    if result.status == RunStatus::Completed
+        && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
+    {
+        result.status = RunStatus::Failed;
+        result.reason = Some(error);
+    }
+    Ok(result)
+}
+
+/// Start, run and stop the workers. Returns status, reason and the measured time covered.
+fn drive(
+    plan: &RunPlan,
+    transport: &str,
+    region: &SharedRegion,
+    workers: &mut Vec<Spawned>,
+    stop: &StopFlag,
+    progress: &mut Progress,
+) -> anyhow::Result<(RunStatus, Option<String>, u64)> {
+    let r = region.get();
+    workers.push(spawn(spec(plan, transport, Role::Subscriber), region)?);
+    wait_ready(region, workers, RT_SUBSCRIBER_SLOT, stop)?;
+    workers.push(spawn(spec(plan, transport, Role::Publisher), region)?);
+    wait_ready(region, workers, RT_PUBLISHER_SLOT, stop)?;
+
+    let start_ns = now_ns() + START_LEAD_NS;
+    let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
+    let planned_end_ns = measure_start_ns + plan.measured_periods() * plan.period_ns;
+    r.control.start_ns.store(start_ns, Ordering::Release);
+    r.control.phase.store(phase::RUN, Ordering::Release);
+    progress.run_started(transport, measure_start_ns, planned_end_ns);
+
+    let publisher = &r.workers[RT_PUBLISHER_SLOT];
+    let mut status = RunStatus::Completed;
+    let mut reason = None;
+    loop {
+        std::thread::sleep(TICK);
+        let now = now_ns();
+        progress.tick(r, now);
+        if r.phase() != phase::STOP {
+            if stop.is_set() {
+                status = RunStatus::Interrupted;
+                reason = Some(format!("stopped by {}", stop.signal_name()));
+                r.control.phase.store(phase::STOP, Ordering::Release);
+            } else if publisher.state.load(Ordering::Acquire) >= worker_state::DONE {
+                r.control.phase.store(phase::STOP, Ordering::Release);
+            } else if let Some(dead) = exited(workers) {
+                status = RunStatus::Failed;
+                reason = Some(dead);
+                r.control.phase.store(phase::STOP, Ordering::Release);
+            }
+        }
+        let all_done = workers.iter().all(|w| {
+            r.workers[slot_of(w.spec.role)]
+                .state
+                .load(Ordering::Acquire)
+                >= worker_state::DONE
+        });
+        if all_done {
+            break;
+        }
+        if exited(workers).is_some() && r.phase() == phase::STOP {
+            break;
+        }
+        if now > planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {
+            status = RunStatus::Failed;
+            reason = Some(format!(
+                "a worker did not finish within {} s of the planned end: killed",
+                HANG_SLACK_NS / 1_000_000_000
+            ));
+            break;
+        }
+    }
+    progress.run_finished(r);
+    let measured_ns = now_ns()
+        .min(planned_end_ns)
+        .saturating_sub(measure_start_ns);
+    Ok((status, reason, measured_ns))
+}
+
+fn slot_of(role: Role) -> usize {
+    match role {
+        Role::Publisher => RT_PUBLISHER_SLOT,
+        Role::Subscriber => RT_SUBSCRIBER_SLOT,
+    }
+}
+
+/// The spec of one RT worker.
+fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
+    let (cpu, priority) = match role {
+        Role::Publisher => (plan.rt.publisher_cpu, plan.rt.publisher_priority),
+        Role::Subscriber => (plan.rt.subscriber_cpu, plan.rt.subscriber_priority),
+    };
+    WorkerSpec {
+        role,
+        slot: slot_of(role),
+        member: RT_MEMBER,
+        publisher_id: 0,
+        transport: transport.to_string(),
+        cpus: vec![cpu],
+        policy: plan.rt.policy,
+        priority,
+        period_ns: plan.period_ns,
+        warmup_periods: plan.warmup_periods(),
+        measured_periods: plan.measured_periods(),
+        threshold_ns: plan.threshold_ns,
+        interval_ns: plan.interval_ns,
+        delivery_timeout_ns: plan.delivery_timeout_ns,
+        outliers_max: plan.outliers_max,
+        ring_setup: plan.ring_setup,
+        futex_wake: plan.futex_wake,
+        coordinator_pid: std::process::id() as i32,
+    }
+}
+
+/// Wait until the worker in `slot` is ready, has failed, or the setup time ran out.
+fn wait_ready(
+    region: &SharedRegion,
+    workers: &mut [Spawned],
+    slot: usize,
+    stop: &StopFlag,
+) -> anyhow::Result<()> {
+    let state = &region.get().workers[slot].state;
+    let deadline = std::time::Instant::now() + SETUP_TIMEOUT;
+    loop {
+        match state.load(Ordering::Acquire) {
+            worker_state::READY => return Ok(()),
+            worker_state::FAILED | worker_state::DONE => {
+                anyhow::bail!("{}", setup_failure(workers))
+            }
+            _ => {}
+        }
+        if let Some(dead) = exited(workers) {
+            anyhow::bail!("{dead}: {}", setup_failure(workers));
+        }
+        anyhow::ensure!(
+            !stop.is_set(),
+            "stopped by {} during setup",
+            stop.signal_name()
+        );
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "a worker did not get ready within {} s",
+            SETUP_TIMEOUT.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The error the last started worker reported, for a setup failure.
+fn setup_failure(workers: &mut [Spawned]) -> String {
+    let Some(worker) = workers.last_mut() else {
+        return "no worker started".into();
+    };
+    // Give a failing worker a moment to finish writing its report.
+    let _ = worker.child.try_wait();
+    std::thread::sleep(Duration::from_millis(20));
+    match read_stream(&mut worker.report) {
+        Ok(stream) => stream.report.and_then(|r| r.error).unwrap_or_else(|| {
+            format!("the {:?} worker failed without a report", worker.spec.role)
+        }),
+        Err(error) => format!(
+            "the {:?} worker's report is unreadable: {error:#}",
+            worker.spec.role
+        ),
+    }
+}
+
+/// A worker that exited before it was done, described.
+fn exited(workers: &mut [Spawned]) -> Option<String> {
+    for worker in workers.iter_mut() {
+        if let Ok(Some(status)) = worker.child.try_wait()
+            && !status.success()
+        {
+            return Some(format!(
+                "the {:?} worker (pid {}) ended early: {status}",
+                worker.spec.role,
+                worker.child.id()
+            ));
+        }
+    }
+    None
+}
+
+/// Stop every worker: let them finish for a moment, then kill; always reap. Returns how each
+/// process ended.
+fn reap(region: &SharedRegion, workers: &mut [Spawned]) -> Vec<String> {
+    region
+        .get()
+        .control
+        .phase
+        .store(phase::STOP, Ordering::Release);
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    workers
+        .iter_mut()
+        .map(|worker| {
+            loop {
+                match worker.child.try_wait() {
+                    Ok(Some(status)) => return status.to_string(),
+                    Ok(None) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => {
+                        let _ = worker.child.kill();
+                        return match worker.child.wait() {
+                            Ok(status) => format!("{status} (killed by the coordinator)"),
+                            Err(error) => format!("unknown: {error}"),
+                        };
+                    }
+                }
+            }
+        })
+        .collect()
+}

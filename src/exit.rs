@@ -1,0 +1,38 @@
+//! Exit codes: the only place they are numbered. Documented in the README and `--help`.
+
+/// How an invocation ended, as its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// 0: every run completed without lost messages.
+    Pass = 0,
+    /// 1: a pass/fail threshold was breached (reserved for profile thresholds).
+    ThresholdBreach = 1,
+    /// 2: bad command line or profile.
+    Usage = 2,
+    /// 3: worse than the baseline (reserved for `diff` and `--baseline`).
+    Regression = 3,
+    /// 4: a run lost messages.
+    LostMessages = 4,
+    /// 5: a run failed or the system refused something rtsoak needs.
+    SystemError = 5,
+    /// 130: stopped by a signal; what was measured is saved, marked interrupted.
+    Interrupted = 130,
+}
+
+impl Outcome {
+    /// The process exit code.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// The table printed by `--help`.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0    pass: every run completed and delivered every message
+  1    a profile threshold was breached
+  2    usage error: bad flag, profile or CPU list
+  3    regression against the baseline
+  4    messages were lost
+  5    a run failed, or the system refused something rtsoak needs
+  130  interrupted by a signal (the result is saved, marked interrupted)";

@@ -1,0 +1,177 @@
+//! Turning what the workers left behind (interval frames and final reports) into a
+//! [`RunResult`]: histograms merged (never percentiles averaged), integrity reconciled between
+//! the publisher's count and the subscriber's.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::{Interval, IntervalSeries, RunResult, RunStatus, Series, WorkerRecord};
+use crate::plan::RingSetup;
+use crate::protocol::{ReportStream, Role};
+use crate::stats::{Integrity, SampleStats, Summary, encode_histogram, new_histogram};
+use crate::worker::{publisher, subscriber};
+
+/// One worker's leftovers.
+pub struct WorkerOutput {
+    /// Its role.
+    pub role: Role,
+    /// Its pid.
+    pub pid: i32,
+    /// Its report stream.
+    pub stream: ReportStream,
+    /// How the process ended.
+    pub exit: String,
+}
+
+/// Everything a run result is built from.
+pub struct RunInputs {
+    /// Registry name.
+    pub transport: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Why, if not completed.
+    pub reason: Option<String>,
+    /// Wall-clock start.
+    pub started_at: String,
+    /// Measured time covered, ns.
+    pub measured_ns: u64,
+    /// The workers.
+    pub workers: Vec<WorkerOutput>,
+}
+
+fn series_names(role: Role) -> &'static [&'static str] {
+    match role {
+        Role::Publisher => &publisher::SERIES,
+        Role::Subscriber => &subscriber::SERIES,
+    }
+}
+
+/// Assemble a run result.
+pub fn build_run(inputs: RunInputs) -> RunResult {
+    let mut totals: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    let mut intervals: BTreeMap<u32, Interval> = BTreeMap::new();
+    let mut series = BTreeMap::new();
+    let mut workers = Vec::new();
+    let mut ring_setup: Option<RingSetup> = None;
+
+    for worker in &inputs.workers {
+        let names = series_names(worker.role);
+        for frame in &worker.stream.intervals {
+            let Some(name) = names.get(frame.series as usize) else {
+                continue;
+            };
+            totals
+                .entry(name.to_string())
+                .or_insert_with(new_histogram)
+                .add(&frame.histogram)
+                .expect("histograms of one configuration always add");
+            let interval = intervals.entry(frame.index).or_insert_with(|| Interval {
+                index: frame.index,
+                start_ns: frame.start_ns,
+                length_ns: frame.length_ns,
+                series: BTreeMap::new(),
+            });
+            interval.length_ns = interval.length_ns.max(frame.length_ns);
+            interval.series.insert(
+                name.to_string(),
+                IntervalSeries {
+                    stats: frame.stats,
+                    histogram: encode_histogram(&frame.histogram),
+                },
+            );
+        }
+        let Some(report) = &worker.stream.report else {
+            workers.push(WorkerRecord {
+                role: worker.role,
+                pid: worker.pid,
+                setup: Default::default(),
+                hygiene: Default::default(),
+                counters: Default::default(),
+                exit: worker.exit.clone(),
+                error: Some("the worker left no report".to_string()),
+            });
+            continue;
+        };
+        for (name, extra) in &report.series {
+            let histogram = totals.entry(name.clone()).or_insert_with(new_histogram);
+            series.insert(
+                name.clone(),
+                Series {
+                    summary: Summary::new(histogram, &extra.stats),
+                    histogram: encode_histogram(histogram),
+                    outliers: extra.outliers.clone(),
+                    outliers_dropped: extra.outliers_dropped,
+                },
+            );
+        }
+        if worker.role == Role::Subscriber {
+            ring_setup = report.setup.ring_setup;
+        }
+        workers.push(WorkerRecord {
+            role: worker.role,
+            pid: report.pid,
+            setup: report.setup.clone(),
+            hygiene: report.hygiene,
+            counters: report.counters,
+            exit: worker.exit.clone(),
+            error: report.error.clone(),
+        });
+    }
+    // A series whose worker died before its final report still has its intervals.
+    for (name, histogram) in &totals {
+        series.entry(name.clone()).or_insert_with(|| Series {
+            summary: Summary::new(histogram, &stats_from_intervals(&intervals, name)),
+            histogram: encode_histogram(histogram),
+            outliers: Vec::new(),
+            outliers_dropped: 0,
+        });
+    }
+
+    RunResult {
+        integrity: integrity(&workers),
+        transport: inputs.transport,
+        status: inputs.status,
+        reason: inputs.reason,
+        started_at: inputs.started_at,
+        measured_ns: inputs.measured_ns,
+        ring_setup,
+        series,
+        intervals: intervals.into_values().collect(),
+        workers,
+    }
+}
+
+fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, name: &str) -> SampleStats {
+    let mut stats = SampleStats::default();
+    for interval in intervals.values() {
+        if let Some(s) = interval.series.get(name) {
+            stats.merge(&s.stats);
+        }
+    }
+    stats
+}
+
+/// Reconcile the publisher's count with what the subscriber saw.
+fn integrity(workers: &[WorkerRecord]) -> Integrity {
+    let publisher = workers.iter().find(|w| w.role == Role::Publisher);
+    let subscriber = workers.iter().find(|w| w.role == Role::Subscriber);
+    let sent = publisher.map_or(0, |p| p.counters.messages);
+    let Some(subscriber) = subscriber else {
+        return Integrity {
+            sent,
+            lost: sent,
+            ..Default::default()
+        };
+    };
+    let c = &subscriber.counters;
+    Integrity {
+        sent,
+        delivered: c.messages,
+        lost: sent.saturating_sub(c.messages),
+        late: c.late,
+        overrun: c.overrun,
+        duplicated: c.duplicated,
+        reordered: c.reordered,
+    }
+}

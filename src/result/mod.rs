@@ -1,0 +1,188 @@
+//! The result document: one JSON file per invocation (`run` or `compare`), schema-versioned,
+//! holding the resolved plan, the host facts, the support matrix and, per transport run, the
+//! figures together with the encoded histograms they were derived from, so any figure can be
+//! recomputed later. Documented field by field in `docs/result-schema.md`.
+
+pub mod build;
+mod caveats;
+pub mod store;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use build::{RunInputs, build_run};
+pub use caveats::caveats;
+
+use crate::plan::{RingSetup, RunPlan};
+use crate::protocol::{Counters, Hygiene, Role, RtSetup};
+use crate::stats::{Integrity, Outlier, SampleStats, Summary};
+use crate::sysinfo::HostFacts;
+use crate::transport::Support;
+
+/// Bumped on any incompatible change of the document's shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One invocation's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    /// [`SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// Tool name and version.
+    pub tool: Tool,
+    /// Sub-command: `run` or `compare`.
+    pub command: String,
+    /// The command line as given.
+    pub argv: Vec<String>,
+    /// Wall-clock start, RFC 3339 UTC.
+    pub started_at: String,
+    /// Wall-clock end, RFC 3339 UTC (absent while the invocation is in progress).
+    pub finished_at: Option<String>,
+    /// True if a signal stopped the invocation before it finished.
+    pub interrupted: bool,
+    /// The machine it ran on.
+    pub host: HostFacts,
+    /// Everything the runs were told to do.
+    pub plan: RunPlan,
+    /// What the runs' figures are worth: conditions a reader must know (not an RT kernel, no
+    /// RT priority, shared CPUs, ...). Empty only on a properly set up RT machine.
+    pub caveats: Vec<String>,
+    /// Support of every registry transport on this kernel.
+    pub support: Vec<TransportSupport>,
+    /// One entry per transport run, in the order run.
+    pub runs: Vec<RunResult>,
+}
+
+/// Name and version of the tool that wrote a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tool {
+    /// `rtsoak`.
+    pub name: String,
+    /// Crate version.
+    pub version: String,
+}
+
+impl Tool {
+    /// This binary.
+    pub fn current() -> Self {
+        Tool {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// Whether one transport works on this kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportSupport {
+    /// Registry name.
+    pub transport: String,
+    /// Probe outcome.
+    pub support: Support,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Ran its whole duration.
+    Completed,
+    /// Stopped early by a signal; what was measured is kept.
+    Interrupted,
+    /// A worker failed or stopped responding; what was measured is kept.
+    Failed,
+    /// The kernel lacks the transport; nothing ran.
+    Unsupported,
+}
+
+/// One transport under the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Registry name.
+    pub transport: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Why it did not complete, if it did not.
+    pub reason: Option<String>,
+    /// Wall-clock start, RFC 3339 UTC.
+    pub started_at: String,
+    /// Measured time actually covered, ns.
+    pub measured_ns: u64,
+    /// Ring setup the subscriber really got (after any fallback).
+    pub ring_setup: Option<RingSetup>,
+    /// Messages sent, delivered, lost, ...
+    pub integrity: Integrity,
+    /// Latency series by name: `send_call`, `fanout`, `timer` (publisher), `delivery`,
+    /// `other_delivery` (subscriber).
+    pub series: BTreeMap<String, Series>,
+    /// Per-interval histograms, to place a spike in time.
+    pub intervals: Vec<Interval>,
+    /// Each worker as it recorded itself.
+    pub workers: Vec<WorkerRecord>,
+}
+
+/// One latency series over the whole measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Headline figures, ns.
+    pub summary: Summary,
+    /// The merged histogram: base64 of HdrHistogram V2 + DEFLATE, values in ns.
+    pub histogram: String,
+    /// Samples over the threshold with their time, at most `plan.outliers_max`.
+    pub outliers: Vec<Outlier>,
+    /// Over-threshold samples beyond the list.
+    pub outliers_dropped: u64,
+}
+
+/// One interval of the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Interval number from 0.
+    pub index: u32,
+    /// Start, ns after the measured phase began.
+    pub start_ns: u64,
+    /// Length, ns (the last one may be shorter).
+    pub length_ns: u64,
+    /// Per series: exact counters and the interval's encoded histogram.
+    pub series: BTreeMap<String, IntervalSeries>,
+}
+
+/// One series within one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSeries {
+    /// Exact counters.
+    pub stats: SampleStats,
+    /// base64 of HdrHistogram V2 + DEFLATE, ns.
+    pub histogram: String,
+}
+
+/// A worker as it recorded itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRecord {
+    /// Its role.
+    pub role: Role,
+    /// Process id.
+    pub pid: i32,
+    /// What it achieved in becoming real-time.
+    pub setup: RtSetup,
+    /// Page faults, context switches and peak RSS over the measured phase.
+    pub hygiene: Hygiene,
+    /// Its counters.
+    pub counters: Counters,
+    /// How the process ended (`exit status 0`, `killed by SIGKILL`, ...).
+    pub exit: String,
+    /// The error it reported, if any.
+    pub error: Option<String>,
+}
+
+impl ResultDoc {
+    /// True if any run lost messages.
+    pub fn lost_messages(&self) -> bool {
+        self.runs.iter().any(|r| r.integrity.lost > 0)
+    }
+}
+
+/// Now as RFC 3339 UTC, whole seconds.
+pub fn timestamp() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

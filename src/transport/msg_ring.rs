@@ -1,0 +1,158 @@
+//! `msg-ring`: the publisher submits `IORING_OP_MSG_RING` from its own ring into each
+//! subscriber's ring; the completion appears in the subscriber's ring with the message's
+//! sequence number as its data. One send call per subscriber.
+//!
+//! Needs: Linux 5.18 (`IORING_OP_MSG_RING`) and `pidfd_getfd` (Linux 5.6) to reach the
+//! subscriber's ring fd, which cannot be sent over SCM_RIGHTS (kernel-notes, pitfall 1).
+//! Probed by io_uring opcode probe and a trial `pidfd_getfd` on ourselves.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use io_uring::{IoUring, cqueue, opcode, types};
+use nix::errno::Errno;
+
+use super::{Completion, Support, Targets, Transport, Waiter, Waker};
+use crate::queue::Message;
+use crate::region::Region;
+use crate::sys::uring::{OpcodeSupport, build};
+use crate::sys::{SysError, pidfd};
+use crate::worker::{WorkerContext, publisher, subscriber};
+
+/// The `msg-ring` transport.
+pub struct MsgRing;
+
+impl Transport for MsgRing {
+    fn name(&self) -> &'static str {
+        "msg-ring"
+    }
+
+    fn about(&self) -> &'static str {
+        "IORING_OP_MSG_RING from the publisher's ring into each subscriber's ring"
+    }
+
+    fn needs(&self) -> &'static str {
+        "Linux 5.18: IORING_OP_MSG_RING; Linux 5.6: pidfd_getfd"
+    }
+
+    fn probe(&self) -> Support {
+        match OpcodeSupport::query() {
+            Ok(ops) if ops.has(opcode::MsgRingData::CODE) => {}
+            Ok(_) => return Support::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
+            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+        }
+        match pidfd_trial() {
+            Ok(()) => Support::Supported,
+            Err(e) => Support::missing("pidfd_getfd", e.call, Some(e.errno)),
+        }
+    }
+
+    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        let (ring, _) = build(context.spec.ring_setup)?;
+        let waker = MsgRingWaker {
+            ring,
+            targets: Targets::default(),
+            token: context.spec.coordinator_pid,
+            in_flight: 0,
+        };
+        publisher::run(context, waker)
+    }
+
+    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        let waiter = MsgRingWaiter {
+            token: context.spec.coordinator_pid,
+        };
+        subscriber::run(context, waiter)
+    }
+}
+
+/// Duplicate one of our own fds through a pidfd: proves both syscalls exist and are allowed.
+pub(super) fn pidfd_trial() -> Result<(), SysError> {
+    let me = pidfd::open(std::process::id() as i32)?;
+    pidfd::getfd(&me, me.as_raw_fd()).map(drop)
+}
+
+/// A subscriber's ring, duplicated into the publisher.
+struct RingTarget {
+    _pidfd: OwnedFd,
+    ring: OwnedFd,
+}
+
+struct MsgRingWaker {
+    ring: IoUring,
+    targets: Targets<RingTarget>,
+    /// Carried as the CQE result, so a subscriber can tell the run's messages from strangers'.
+    token: i32,
+    in_flight: usize,
+}
+
+impl Waker for MsgRingWaker {
+    fn refresh(&mut self, region: &Region) -> Result<(), SysError> {
+        self.targets.refresh(region, |pid, ring_fd| {
+            let process = pidfd::open(pid)?;
+            let ring = pidfd::getfd(&process, ring_fd)?;
+            Ok(RingTarget {
+                _pidfd: process,
+                ring,
+            })
+        })
+    }
+
+    fn targets(&self) -> usize {
+        self.targets.len()
+    }
+
+    #[inline]
+    fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno> {
+        let target = self.targets.get_mut(index).ring.as_raw_fd();
+        let send = opcode::MsgRingData::new(types::Fd(target), self.token, message.seq, None)
+            .build()
+            .user_data(index as u64);
+        // SAFETY: MSG_RING with data reads nothing from our memory beyond the SQE itself.
+        unsafe { self.ring.submission().push(&send) }.map_err(|_| Errno::EBUSY)?;
+        self.in_flight += 1;
+        self.ring
+            .submit()
+            .map(drop)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+    }
+
+    fn settle(&mut self) -> Result<(), Errno> {
+        if self.in_flight == 0 {
+            return Ok(());
+        }
+        self.ring
+            .submit_and_wait(self.in_flight)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        let mut result = Ok(());
+        for cqe in self.ring.completion() {
+            self.in_flight -= 1;
+            if cqe.result() < 0 {
+                result = Err(Errno::from_raw(-cqe.result()));
+            }
+        }
+        result
+    }
+}
+
+/// Nothing to arm: MSG_RING completions simply appear in the ring.
+struct MsgRingWaiter {
+    token: i32,
+}
+
+impl Waiter for MsgRingWaiter {
+    fn wake_fd(&self, ring: &IoUring) -> i32 {
+        ring.as_raw_fd()
+    }
+
+    fn arm(&mut self, _ring: &mut IoUring) -> Result<(), SysError> {
+        Ok(())
+    }
+
+    fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
+        if cqe.result() == self.token {
+            Completion::Woken { rearm: false }
+        } else {
+            Completion::Foreign { rearm: false }
+        }
+    }
+}

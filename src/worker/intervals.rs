@@ -1,0 +1,70 @@
+//! Cutting a run into fixed intervals: when a loop crosses an interval boundary it ships each
+//! series' interval histogram as a frame and starts the next. Outside timed sections only.
+
+use crate::protocol::ReportWriter;
+use crate::stats::Recorder;
+
+/// The interval clock of one worker.
+pub struct Intervals {
+    interval_ns: u64,
+    /// Start of the measured phase, `CLOCK_MONOTONIC` ns.
+    pub measure_start_ns: u64,
+    current: u32,
+    /// Frames that could not be written (the run goes on; the result says so).
+    pub write_errors: u64,
+}
+
+impl Intervals {
+    /// Intervals of `interval_ns` from `measure_start_ns`.
+    pub fn new(measure_start_ns: u64, interval_ns: u64) -> Self {
+        Intervals {
+            interval_ns,
+            measure_start_ns,
+            current: 0,
+            write_errors: 0,
+        }
+    }
+
+    /// True when `now_ns` lies past the current interval.
+    #[inline]
+    pub fn due(&self, now_ns: u64) -> bool {
+        now_ns >= self.measure_start_ns + (u64::from(self.current) + 1) * self.interval_ns
+    }
+
+    /// Ship the current interval of every recorder and move to the interval holding `now_ns`.
+    pub fn advance(
+        &mut self,
+        now_ns: u64,
+        stream: &mut ReportWriter,
+        recorders: &mut [&mut Recorder],
+    ) {
+        self.ship(stream, recorders, self.interval_ns);
+        let elapsed = now_ns.saturating_sub(self.measure_start_ns);
+        self.current = (elapsed / self.interval_ns) as u32;
+    }
+
+    /// Ship the last, partial interval ending at `end_ns`.
+    pub fn finish(
+        &mut self,
+        end_ns: u64,
+        stream: &mut ReportWriter,
+        recorders: &mut [&mut Recorder],
+    ) {
+        let start = self.measure_start_ns + u64::from(self.current) * self.interval_ns;
+        let length = end_ns.saturating_sub(start).min(self.interval_ns);
+        self.ship(stream, recorders, length);
+    }
+
+    fn ship(&mut self, stream: &mut ReportWriter, recorders: &mut [&mut Recorder], length_ns: u64) {
+        let start = u64::from(self.current) * self.interval_ns;
+        for (series, recorder) in recorders.iter_mut().enumerate() {
+            if stream
+                .interval(series as u32, self.current, start, length_ns, recorder)
+                .is_err()
+            {
+                self.write_errors += 1;
+            }
+            recorder.reset_interval();
+        }
+    }
+}

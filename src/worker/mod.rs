@@ -1,0 +1,134 @@
+//! A worker process: the hidden `rtsoak worker` sub-command. It reads its [`WorkerSpec`] from an
+//! inherited fd, becomes real-time (pin, policy, mlock, pre-fault, die with the coordinator),
+//! then runs its role's loop with the transport the spec names, and leaves its report in the
+//! report stream.
+//!
+//! Dynamic dispatch happens exactly once, here (`&dyn Transport`); each transport's
+//! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
+
+pub mod intervals;
+pub mod publisher;
+pub mod realtime;
+pub mod subscriber;
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
+
+use anyhow::Context;
+
+use crate::protocol::{
+    REGION_FD, REPORT_FD, ReportWriter, Role, SPEC_FD, WorkerReport, WorkerSpec,
+};
+use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
+use crate::sys::shm::SharedMemory;
+
+/// What a running worker has: its spec, the shared region, its report stream and the report it
+/// is filling in.
+pub struct WorkerContext {
+    /// The spec it was started with.
+    pub spec: WorkerSpec,
+    region: &'static Region,
+    /// Where interval frames and the final report go.
+    pub stream: ReportWriter,
+    /// The report being filled in.
+    pub report: WorkerReport,
+}
+
+impl WorkerContext {
+    /// The shared region (mapped for the life of the process).
+    pub fn region(&self) -> &'static Region {
+        self.region
+    }
+
+    /// This worker's progress slot.
+    pub fn slot(&self) -> &'static WorkerSlot {
+        &self.region.workers[self.spec.slot]
+    }
+}
+
+/// Entry point of `rtsoak worker`. Returns the process exit code.
+pub fn main() -> i32 {
+    // The coordinator decides when workers stop: a Ctrl-C reaching the whole process group
+    // must not kill a worker before it has reported.
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+        // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code.
+        unsafe { libc::signal(signal, libc::SIG_IGN) };
+    }
+    // SAFETY: the coordinator maps exactly these fds into every worker (protocol::*_FD); each is
+    // owned here and nowhere else.
+    let (spec_file, region_fd, report_file) = unsafe {
+        (
+            File::from_raw_fd(SPEC_FD),
+            OwnedFd::from_raw_fd(REGION_FD),
+            File::from_raw_fd(REPORT_FD),
+        )
+    };
+    let mut stream = ReportWriter::new(report_file);
+    let mut report = WorkerReport {
+        pid: std::process::id() as i32,
+        ..Default::default()
+    };
+    match start(spec_file, region_fd) {
+        Ok((spec, region)) => {
+            let slot = &region.workers[spec.slot];
+            let mut context = WorkerContext {
+                spec,
+                region,
+                stream,
+                report,
+            };
+            let outcome = run(&mut context);
+            if let Err(error) = &outcome {
+                context.report.error = Some(format!("{error:#}"));
+            }
+            let written = context.stream.report(&context.report);
+            let state = if outcome.is_ok() && written.is_ok() {
+                worker_state::DONE
+            } else {
+                worker_state::FAILED
+            };
+            slot.state.store(state, Ordering::Release);
+            i32::from(state != worker_state::DONE)
+        }
+        Err(error) => {
+            report.error = Some(format!("{error:#}"));
+            let _ = stream.report(&report);
+            eprintln!("rtsoak worker {}: {error:#}", std::process::id());
+            1
+        }
+    }
+}
+
+fn start(mut spec_file: File, region_fd: OwnedFd) -> anyhow::Result<(WorkerSpec, &'static Region)> {
+    let mut text = String::new();
+    spec_file
+        .read_to_string(&mut text)
+        .context("reading the worker spec")?;
+    let spec: WorkerSpec = serde_json::from_str(&text).context("decoding the worker spec")?;
+    crate::sys::sched::die_with_parent(spec.coordinator_pid)
+        .context("the coordinator exited before this worker started")?;
+    let region = SharedRegion::attach(SharedMemory::map(region_fd)?)?;
+    // The region stays mapped until the process exits.
+    let region: &'static SharedRegion = Box::leak(Box::new(region));
+    let region = region.get();
+    region.workers[spec.slot]
+        .pid
+        .store(std::process::id() as i32, Ordering::Release);
+    Ok((spec, region))
+}
+
+fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
+    context.report.setup = realtime::become_realtime(&context.spec);
+    let transport = crate::transport::by_name(&context.spec.transport).with_context(|| {
+        format!(
+            "unknown transport `{}` in worker spec",
+            context.spec.transport
+        )
+    })?;
+    match context.spec.role {
+        Role::Publisher => transport.publish(context),
+        Role::Subscriber => transport.subscribe(context),
+    }
+}

@@ -1,0 +1,174 @@
+//! The publisher loop, shared by every transport: absolute-deadline periods, timer latency,
+//! missed periods skipped and counted, then publish one message and make the timed send call(s).
+//!
+//! Between `READY` and the end of the loop nothing allocates, logs, formats or takes a lock of
+//! ours: the only calls are the clock, `clock_nanosleep`, the waker, relaxed stores of progress
+//! figures, and (at interval boundaries, after the send) one `write` of a pre-sized frame.
+
+use std::sync::atomic::Ordering;
+
+use anyhow::{Context, bail};
+
+use super::WorkerContext;
+use super::intervals::Intervals;
+use crate::protocol::{Counters, Hygiene, SeriesReport};
+use crate::queue::{FLAG_WARMUP, Message};
+use crate::region::{phase, worker_state};
+use crate::stats::Recorder;
+use crate::sys::clock::{now_ns, sleep_until_ns};
+use crate::sys::sched;
+use crate::transport::Waker;
+
+/// Series names, in the order their interval frames are numbered.
+pub const SERIES: [&str; 3] = ["send_call", "fanout", "timer"];
+
+/// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
+pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Result<()> {
+    let spec = context.spec.clone();
+    let region = context.region();
+    let slot = context.slot();
+    let outliers = spec.outliers_max as usize;
+    let mut send = Recorder::new(spec.threshold_ns, outliers);
+    let mut fanout = Recorder::new(spec.threshold_ns, outliers);
+    let mut timer = Recorder::new(spec.threshold_ns, outliers);
+    let mut counters = Counters::default();
+
+    waker
+        .refresh(region)
+        .context("reaching the RT subscriber (is it running?)")?;
+    if waker.targets() == 0 {
+        bail!("no subscriber to wake: the RT subscriber is not a member of the queue");
+    }
+    slot.state.store(worker_state::READY, Ordering::Release);
+    while region.phase() == phase::SETUP {
+        sleep_until_ns(now_ns() + 1_000_000);
+    }
+    if region.phase() == phase::STOP {
+        return Ok(());
+    }
+    let start_ns = region.control.start_ns.load(Ordering::Acquire);
+    let total_periods = spec.warmup_periods + spec.measured_periods;
+    let mut intervals = Intervals::new(
+        start_ns + spec.warmup_periods * spec.period_ns,
+        spec.interval_ns,
+    );
+    let mut usage_before = None;
+    let mut seq = 0u64;
+    let mut period = 0u64;
+    slot.state.store(worker_state::RUNNING, Ordering::Release);
+
+    while period < total_periods {
+        let deadline_ns = start_ns + period * spec.period_ns;
+        sleep_until_ns(deadline_ns);
+        let woke_ns = now_ns();
+        if region.phase() == phase::STOP {
+            break;
+        }
+        let measured = period >= spec.warmup_periods;
+        if measured && usage_before.is_none() {
+            usage_before = Some(sched::usage());
+        }
+        if waker.refresh(region).is_err() {
+            counters.wake_errors += 1;
+        }
+
+        // Publish, then the timed send call(s): target 0 (the RT subscriber) first.
+        let message = Message {
+            seq,
+            send_ns: now_ns(),
+            publisher_id: spec.publisher_id,
+            flags: if measured { 0 } else { FLAG_WARMUP },
+        };
+        region.queue.publish(&message);
+        let targets = waker.targets();
+        let mut first_call_ns = 0;
+        let mut first_start_ns = 0;
+        let mut last_end_ns = 0;
+        for index in 0..targets {
+            let before_ns = now_ns();
+            let result = waker.wake(index, &message);
+            let after_ns = now_ns();
+            if index == 0 {
+                first_start_ns = before_ns;
+                first_call_ns = after_ns - before_ns;
+            }
+            last_end_ns = after_ns;
+            counters.wake_errors += u64::from(result.is_err());
+        }
+        if waker.settle().is_err() {
+            counters.wake_errors += 1;
+        }
+        seq += 1;
+        slot.published_total.store(seq, Ordering::Release);
+
+        if measured {
+            let at_ns = message.send_ns.saturating_sub(intervals.measure_start_ns);
+            send.record(at_ns, first_call_ns);
+            fanout.record(at_ns, last_end_ns - first_start_ns);
+            timer.record(at_ns, woke_ns - deadline_ns);
+            counters.messages += 1;
+            slot.messages.store(counters.messages, Ordering::Relaxed);
+            slot.longest_ns
+                .store(send.total_stats.max_ns, Ordering::Relaxed);
+            slot.over_threshold
+                .store(send.total_stats.over_threshold, Ordering::Relaxed);
+        } else {
+            counters.warmup_messages += 1;
+        }
+
+        // Next deadline; if it has already passed, skip (and count) the periods we missed, as
+        // cyclictest does, rather than firing a burst of late sends.
+        period += 1;
+        let now = now_ns();
+        slot.heartbeat_ns.store(now, Ordering::Relaxed);
+        let next_deadline = start_ns + period * spec.period_ns;
+        if now > next_deadline {
+            let due = (now - start_ns) / spec.period_ns + 1;
+            let skip = due.min(total_periods) - period;
+            counters.missed_periods += skip;
+            period += skip;
+        }
+        if measured && intervals.due(now) {
+            sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+            intervals.advance(
+                now,
+                &mut context.stream,
+                &mut [&mut send, &mut fanout, &mut timer],
+            );
+        }
+    }
+
+    let end_ns = now_ns();
+    let usage_after = sched::usage();
+    sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+    intervals.finish(
+        end_ns,
+        &mut context.stream,
+        &mut [&mut send, &mut fanout, &mut timer],
+    );
+    context.report.hygiene = hygiene(usage_before.unwrap_or(usage_after), usage_after);
+    context.report.counters = counters;
+    context.report.series = [&send, &fanout, &timer]
+        .iter()
+        .zip(SERIES)
+        .map(|(recorder, name)| (name.to_string(), SeriesReport::from_recorder(recorder)))
+        .collect();
+    if intervals.write_errors > 0 {
+        bail!(
+            "{} interval frames could not be written",
+            intervals.write_errors
+        );
+    }
+    Ok(())
+}
+
+/// Resource use between two readings (the peak RSS is the later reading's).
+pub fn hygiene(before: sched::Usage, after: sched::Usage) -> Hygiene {
+    Hygiene {
+        minor_faults: after.minor_faults - before.minor_faults,
+        major_faults: after.major_faults - before.major_faults,
+        voluntary_switches: after.voluntary_switches - before.voluntary_switches,
+        involuntary_switches: after.involuntary_switches - before.involuntary_switches,
+        peak_rss_bytes: after.peak_rss_bytes,
+    }
+}

@@ -1,0 +1,49 @@
+//! The ordered steps that make a worker real-time, each outcome recorded (never fatal on its
+//! own: a run without privileges still runs, and its result says what it lacked).
+
+use crate::protocol::{Role, RtSetup, WorkerSpec};
+use crate::sys::sched;
+
+/// Pin, take the policy, lock memory, pre-fault the stack, and (subscribers) let the run's
+/// other workers duplicate our fds. Returns what was achieved.
+pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
+    let mut setup = RtSetup {
+        cpus_requested: spec.cpus.clone(),
+        policy_requested: spec.policy.name().to_string(),
+        priority_requested: spec.priority,
+        // Room for every CPU a worker could be seen on, so recording one never allocates.
+        cpus_observed: Vec::with_capacity(crate::region::MAX_WORKERS),
+        ..Default::default()
+    };
+    // Affinity first, so that nothing below runs on the wrong CPU at real-time priority.
+    if let Err(error) = sched::pin_to(&spec.cpus) {
+        setup.policy_error = Some(format!("pinning to CPUs {:?}: {error}", spec.cpus));
+    }
+    setup.cpus_allowed = sched::affinity();
+    if let Err(error) = sched::set_policy(spec.policy, spec.priority) {
+        let hint = if error.errno == nix::errno::Errno::EPERM {
+            ": run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority"
+        } else {
+            ""
+        };
+        setup.policy_error = Some(format!("{error}{hint}"));
+    }
+    let (policy, priority) = sched::current_policy();
+    setup.policy = policy;
+    setup.priority = priority;
+    match sched::lock_memory() {
+        Ok(()) => setup.memory_locked = true,
+        Err(error) => {
+            setup.memory_lock_error = Some(format!(
+                "{error}: run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=)"
+            ))
+        }
+    }
+    sched::prefault_stack();
+    if spec.role == Role::Subscriber {
+        // Publishers reach our ring or eventfd with pidfd_getfd, which Yama's ptrace_scope=1
+        // allows only to an ancestor we name; they are all the coordinator's descendants.
+        let _ = sched::allow_fd_access_from(spec.coordinator_pid);
+    }
+    setup
+}

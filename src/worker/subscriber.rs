@@ -1,0 +1,201 @@
+//! The subscriber's io_uring event loop, shared by every transport: wait (with a timeout, never
+//! busy-polling a `DEFER_TASKRUN` ring), reap completions, drain the queue, record each message's
+//! delivery latency, re-arm.
+//!
+//! Between `READY` and the end of the loop nothing allocates, logs or formats.
+
+use std::sync::atomic::Ordering;
+
+use anyhow::{Context, bail};
+use io_uring::types::{SubmitArgs, Timespec};
+
+use super::WorkerContext;
+use super::intervals::Intervals;
+use crate::protocol::{Counters, SeriesReport};
+use crate::queue::{Cursor, FLAG_WARMUP};
+use crate::region::{RT_PUBLISHER_SLOT, phase, worker_state};
+use crate::stats::{Recorder, SeqTracker};
+use crate::sys::clock::now_ns;
+use crate::sys::{sched, uring};
+use crate::transport::{Completion, Waiter};
+
+/// Series names, in the order their interval frames are numbered.
+pub const SERIES: [&str; 2] = ["delivery", "other_delivery"];
+
+/// Longest single wait: the loop looks at the clock, the phase and lost messages at least this
+/// often even when no wakeup comes.
+const MAX_WAIT_NS: u64 = 100_000_000;
+
+/// Run the subscriber with waiter `W` until the run stops and everything in flight is accounted.
+pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Result<()> {
+    let spec = context.spec.clone();
+    let region = context.region();
+    let slot = context.slot();
+    let publisher = &region.workers[RT_PUBLISHER_SLOT];
+    let outliers = spec.outliers_max as usize;
+    let mut delivery = Recorder::new(spec.threshold_ns, outliers);
+    let mut other = Recorder::new(spec.threshold_ns, outliers);
+    let mut counters = Counters::default();
+    let mut tracker = SeqTracker::default();
+
+    let (mut ring, ring_setup) =
+        uring::build(spec.ring_setup).context("creating the subscriber's ring")?;
+    context.report.setup.ring_setup = Some(ring_setup);
+    let mut cursor = Cursor::at(region.queue.head());
+    region.join(
+        spec.member,
+        std::process::id() as i32,
+        waiter.wake_fd(&ring),
+        cursor.position(),
+    );
+    waiter.before_drain();
+    waiter.arm(&mut ring)?;
+    ring.submit().context("arming the first wait")?;
+    slot.state.store(worker_state::READY, Ordering::Release);
+
+    let wait_ns = (spec.delivery_timeout_ns / 4).min(MAX_WAIT_NS);
+    let timeout = Timespec::new()
+        .sec(wait_ns / 1_000_000_000)
+        .nsec((wait_ns % 1_000_000_000) as u32);
+    let args = SubmitArgs::new().timespec(&timeout);
+    let mut intervals: Option<Intervals> = None;
+    let mut usage_before = None;
+    let mut stop_seen_ns = 0u64;
+    let mut running = false;
+
+    loop {
+        let waited = ring.submitter().submit_with_args(1, &args);
+        let woke_ns = now_ns();
+        let mut woken = false;
+        let mut rearm = false;
+        for cqe in ring.completion() {
+            match waiter.complete(&cqe) {
+                Completion::Woken { rearm: again } => {
+                    woken = true;
+                    rearm |= again;
+                }
+                Completion::Foreign { rearm: again } => {
+                    counters.foreign_wakeups += 1;
+                    rearm |= again;
+                }
+                Completion::Error(_) => {
+                    counters.cqe_errors += 1;
+                    rearm = true;
+                }
+            }
+        }
+        match waited {
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => counters.wait_timeouts += 1,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) => return Err(e).context("waiting on the subscriber's ring"),
+            Ok(_) => {}
+        }
+        if !running && region.phase() != phase::SETUP {
+            running = true;
+            slot.state.store(worker_state::RUNNING, Ordering::Release);
+            let start_ns = region.control.start_ns.load(Ordering::Acquire);
+            intervals = Some(Intervals::new(
+                start_ns + spec.warmup_periods * spec.period_ns,
+                spec.interval_ns,
+            ));
+        }
+        let measure_start_ns = intervals.as_ref().map_or(u64::MAX, |i| i.measure_start_ns);
+
+        waiter.before_drain();
+        let delivered = cursor.drain(&region.queue, |message| {
+            let latency_ns = woke_ns.saturating_sub(message.send_ns);
+            if message.publisher_id != spec.publisher_id {
+                counters.other_messages += 1;
+                other.record(message.send_ns.saturating_sub(measure_start_ns), latency_ns);
+                return;
+            }
+            if !tracker.observe(message.seq) {
+                return;
+            }
+            if message.flags & FLAG_WARMUP != 0 {
+                return;
+            }
+            if usage_before.is_none() {
+                usage_before = Some(sched::usage());
+            }
+            if latency_ns > spec.delivery_timeout_ns {
+                counters.late += 1;
+            } else {
+                counters.messages += 1;
+                delivery.record(message.send_ns.saturating_sub(measure_start_ns), latency_ns);
+            }
+        });
+        if woken {
+            counters.wakeups += 1;
+            counters.empty_wakeups += u64::from(delivered == 0);
+        }
+        if rearm {
+            waiter.arm(&mut ring)?;
+        }
+        slot.messages.store(counters.messages, Ordering::Relaxed);
+        slot.longest_ns
+            .store(delivery.total_stats.max_ns, Ordering::Relaxed);
+        slot.over_threshold
+            .store(delivery.total_stats.over_threshold, Ordering::Relaxed);
+        slot.heartbeat_ns.store(woke_ns, Ordering::Relaxed);
+
+        if let Some(intervals) = intervals.as_mut()
+            && woke_ns > intervals.measure_start_ns
+            && intervals.due(woke_ns)
+        {
+            sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+            intervals.advance(
+                woke_ns,
+                &mut context.stream,
+                &mut [&mut delivery, &mut other],
+            );
+        }
+
+        // Done when stopped and every message the publisher sent has been seen, or when what is
+        // still missing has had the whole delivery timeout to arrive.
+        if region.phase() == phase::STOP {
+            if stop_seen_ns == 0 {
+                stop_seen_ns = woke_ns;
+            }
+            let publisher_state = publisher.state.load(Ordering::Acquire);
+            let publisher_finished = publisher_state == worker_state::DONE
+                || publisher_state == worker_state::FAILED
+                || publisher_state == worker_state::EMPTY;
+            let all_seen = tracker.distinct >= publisher.published_total.load(Ordering::Acquire);
+            if (publisher_finished && all_seen) || woke_ns > stop_seen_ns + spec.delivery_timeout_ns
+            {
+                break;
+            }
+        }
+    }
+
+    region.leave(spec.member);
+    let end_ns = now_ns();
+    let usage_after = sched::usage();
+    sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+    if let Some(intervals) = intervals.as_mut() {
+        intervals.finish(
+            end_ns,
+            &mut context.stream,
+            &mut [&mut delivery, &mut other],
+        );
+        if intervals.write_errors > 0 {
+            bail!(
+                "{} interval frames could not be written",
+                intervals.write_errors
+            );
+        }
+    }
+    counters.overrun = cursor.overrun;
+    counters.duplicated = tracker.duplicated;
+    counters.reordered = tracker.reordered;
+    context.report.hygiene =
+        super::publisher::hygiene(usage_before.unwrap_or(usage_after), usage_after);
+    context.report.counters = counters;
+    context.report.series = [&delivery, &other]
+        .iter()
+        .zip(SERIES)
+        .map(|(recorder, name)| (name.to_string(), SeriesReport::from_recorder(recorder)))
+        .collect();
+    Ok(())
+}
