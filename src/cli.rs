@@ -81,10 +81,10 @@ pub struct SoakArgs {
     pub interval: Option<u64>,
     /// CPUs of the RT publisher and subscriber, in that order (e.g. `4,5`).
     #[arg(long, value_parser = parse_cpus)]
-    pub rt_cpus: Option<Vec<usize>>,
+    pub rt_cpus: Option<CpuList>,
     /// CPUs for noise and the coordinator (e.g. `0-1`).
     #[arg(long, value_parser = parse_cpus)]
-    pub noise_cpus: Option<Vec<usize>>,
+    pub noise_cpus: Option<CpuList>,
     /// Priority of both RT workers (1..=99).
     #[arg(long)]
     pub priority: Option<u8>,
@@ -173,8 +173,14 @@ fn parse_duration_ns(text: &str) -> Result<u64, String> {
     u64::try_from(duration.as_nanos()).map_err(|_| "duration too long".to_string())
 }
 
-fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
-    crate::cpulist::parse(text).map_err(|e| e.to_string())
+/// A CPU list flag (`0-1,4`), one value to clap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    crate::cpulist::parse(text)
+        .map(CpuList)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use nix::errno::Errno;
 
 /// A system call that failed: which one and with what errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{call} failed: {errno} ({})", errno.desc())]
+#[error("{call} failed: {errno}")]
 pub struct SysError {
     /// The call as a user would search for it (`"pidfd_getfd"`, `"io_uring_setup"`).
     pub call: &'static str,

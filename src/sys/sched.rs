@@ -179,3 +179,31 @@ pub fn current_cpu_into(seen: &mut Vec<usize>) {
         seen.push(cpu as usize);
     }
 }
+
+/// Find out by trying whether this process may take `policy`/`priority`: a scratch thread sets
+/// it on itself and exits, leaving the caller untouched.
+pub fn try_policy(policy: Policy, priority: u8) -> Result<(), SysError> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| set_policy(policy, priority))
+            .join()
+            .unwrap_or(Err(SysError::new(
+                "sched_setscheduler",
+                nix::errno::Errno::EIO,
+            )))
+    })
+}
+
+/// Find out by trying whether this process may lock `bytes` of memory (what each worker's
+/// `mlockall` will need), then unlock them again.
+pub fn try_lock(bytes: usize) -> Result<(), SysError> {
+    let mut buffer = vec![0u8; bytes];
+    // SAFETY: the range is a live allocation we own; mlock/munlock do not change its contents.
+    let rc = unsafe { libc::mlock(buffer.as_mut_ptr().cast(), bytes) };
+    if rc != 0 {
+        return Err(SysError::last("mlock"));
+    }
+    // SAFETY: as above; the range was locked just now.
+    unsafe { libc::munlock(buffer.as_mut_ptr().cast(), bytes) };
+    Ok(())
+}

@@ -67,7 +67,7 @@ impl Support {
         Support::Unsupported {
             feature: feature.to_string(),
             probe: probe.to_string(),
-            errno: errno.map(|e| format!("{e} ({})", e.desc())),
+            errno: errno.map(|e| e.to_string()),
         }
     }
 

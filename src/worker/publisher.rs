@@ -53,6 +53,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
         spec.interval_ns,
     );
     let mut usage_before = None;
+    let mut seen_epoch = region.control.members_epoch.load(Ordering::Acquire);
     let mut seq = 0u64;
     let mut period = 0u64;
     slot.state.store(worker_state::RUNNING, Ordering::Release);
@@ -68,8 +69,14 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
         if measured && usage_before.is_none() {
             usage_before = Some(sched::usage());
         }
-        if waker.refresh(region).is_err() {
-            counters.wake_errors += 1;
+        let epoch = region.control.members_epoch.load(Ordering::Acquire);
+        if epoch != seen_epoch {
+            // Membership changed: reach the new members before the timed section.
+            seen_epoch = epoch;
+            counters.member_refreshes += 1;
+            if waker.refresh(region).is_err() {
+                counters.wake_errors += 1;
+            }
         }
 
         // Publish, then the timed send call(s): target 0 (the RT subscriber) first.

@@ -1,0 +1,155 @@
+//! The command line as a user meets it: help, probe, profiles, and every bad input answered with
+//! a clear error and the usage exit code, before any worker starts.
+
+mod common;
+
+use common::rtsoak;
+use predicates::prelude::*;
+
+#[test]
+fn help_documents_the_exit_codes() {
+    rtsoak()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("130  interrupted by a signal"))
+        .stdout(predicate::str::contains("4    messages were lost"));
+}
+
+#[test]
+fn probe_json_lists_every_transport_with_its_support() {
+    let output = rtsoak().args(["probe", "--json"]).output().unwrap();
+    assert!(output.status.success());
+    let matrix: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = matrix
+        .iter()
+        .map(|e| e["transport"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["futex", "msg-ring", "eventfd", "signalfd"]);
+    for entry in &matrix {
+        let status = entry["support"]["status"].as_str().unwrap();
+        assert!(status == "supported" || status == "unsupported", "{entry}");
+    }
+}
+
+#[test]
+fn profiles_lists_the_built_in_profiles_and_shows_one() {
+    rtsoak()
+        .arg("profiles")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("default").and(predicate::str::contains("ci")));
+    rtsoak()
+        .args(["profiles", "--show", "ci"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("[run]"));
+}
+
+#[test]
+fn an_unknown_transport_is_a_usage_error_naming_the_known_ones() {
+    rtsoak()
+        .args(["run", "-t", "carrier-pigeon", "--profile", "ci"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("carrier-pigeon"))
+        .stderr(predicate::str::contains("msg-ring"));
+}
+
+#[test]
+fn an_unknown_profile_key_is_a_usage_error_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[run]\nperiod_ns = 500\n").unwrap();
+    rtsoak()
+        .args(["run", "-t", "eventfd", "--profile"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("period_ns"));
+}
+
+#[test]
+fn a_priority_out_of_range_is_a_usage_error() {
+    for priority in ["0", "100"] {
+        rtsoak()
+            .args([
+                "run",
+                "-t",
+                "eventfd",
+                "--profile",
+                "ci",
+                "--priority",
+                priority,
+            ])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("priority"));
+    }
+}
+
+#[test]
+fn an_offline_cpu_is_a_usage_error_listing_the_online_ones() {
+    rtsoak()
+        .args([
+            "run",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "--rt-cpus",
+            "0,4000",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("4000"))
+        .stderr(predicate::str::contains("online"));
+}
+
+#[test]
+fn a_malformed_cpu_list_or_duration_is_a_usage_error() {
+    rtsoak()
+        .args(["run", "-t", "eventfd", "--rt-cpus", "5-3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("backwards"));
+    rtsoak()
+        .args(["run", "-t", "eventfd", "--period", "500"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("500us"));
+}
+
+#[test]
+fn a_too_short_period_is_refused_with_the_allowed_range() {
+    rtsoak()
+        .args([
+            "run",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "--period",
+            "10us",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("period_us"));
+}
+
+#[test]
+fn an_unwritable_output_directory_is_reported_before_anything_runs() {
+    rtsoak()
+        .args([
+            "run",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "-o",
+            "/proc/version/results",
+        ])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("--output"));
+}

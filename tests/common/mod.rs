@@ -1,0 +1,39 @@
+//! Shared helpers for the integration tests: the real binary, result loading, root detection.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use rtsoak::result::ResultDoc;
+
+/// The rtsoak binary under test.
+pub fn rtsoak() -> Command {
+    Command::cargo_bin("rtsoak").expect("the rtsoak binary is built for integration tests")
+}
+
+/// Path of the binary, for tests that start it themselves.
+pub fn rtsoak_path() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("rtsoak")
+}
+
+/// Load the result document of a result directory.
+pub fn load(dir: &Path) -> ResultDoc {
+    rtsoak::result::store::load(dir).expect("the result directory holds a valid result")
+}
+
+/// True when running as root (CI does).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Print why a test is skipped, so a skip is never silent.
+pub fn skip(reason: &str) {
+    eprintln!("SKIPPED: {reason}");
+}
+
+/// True if a process with this pid exists.
+pub fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}

@@ -1,0 +1,328 @@
+//! The real binary soaking real transports on this kernel: what a CI machine (root, 2 CPUs, no
+//! PREEMPT_RT) can check about behaviour. Latency figures are never asserted here: this VM's
+//! timer jitter is large, and behaviour is what these tests are for.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{alive, is_root, load, rtsoak, rtsoak_path, skip};
+use rtsoak::protocol::Role;
+use rtsoak::result::{ResultDoc, RunStatus};
+use rtsoak::stats::decode_histogram;
+
+/// The soaks share the machine's two CPUs at real-time priority: run them one at a time so
+/// that each sees the machine as a user would.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn series_count(doc: &ResultDoc, run: usize, name: &str) -> u64 {
+    let series = &doc.runs[run].series[name];
+    let histogram = decode_histogram(&series.histogram).unwrap();
+    assert_eq!(
+        histogram.len(),
+        series.summary.count,
+        "{name}: the encoded histogram holds exactly the summarised samples"
+    );
+    series.summary.count
+}
+
+#[test]
+fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args(["compare", "-q", "--profile", "ci", "--duration", "2s", "-o"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    let names: Vec<&str> = doc.runs.iter().map(|r| r.transport.as_str()).collect();
+    assert_eq!(names, ["futex", "msg-ring", "eventfd", "signalfd"]);
+    assert!(!doc.interrupted);
+    for (i, run) in doc.runs.iter().enumerate() {
+        assert_eq!(
+            run.status,
+            RunStatus::Completed,
+            "{}: {:?}",
+            run.transport,
+            run.reason
+        );
+        let integrity = run.integrity;
+        assert!(
+            integrity.sent >= 3_900,
+            "{}: 2 s at 500 us is ~4000 messages: {integrity:?}",
+            run.transport
+        );
+        assert_eq!(integrity.delivered, integrity.sent, "{}", run.transport);
+        assert_eq!(
+            (integrity.lost, integrity.duplicated, integrity.reordered),
+            (0, 0, 0)
+        );
+        for name in ["send_call", "delivery", "timer"] {
+            assert_eq!(
+                series_count(&doc, i, name),
+                integrity.sent,
+                "{}: {name}",
+                run.transport
+            );
+        }
+        assert!(!run.intervals.is_empty());
+        let interval_total: u64 = run
+            .intervals
+            .iter()
+            .filter_map(|i| i.series.get("delivery"))
+            .map(|s| s.stats.count)
+            .sum();
+        assert_eq!(
+            interval_total, integrity.delivered,
+            "intervals add up to the run"
+        );
+        assert_eq!(run.workers.len(), 2);
+        for worker in &run.workers {
+            assert_eq!(worker.exit, "exit status: 0");
+            assert!(worker.error.is_none(), "{:?}", worker.error);
+            let cpu = match worker.role {
+                Role::Publisher => doc.plan.rt.publisher_cpu,
+                Role::Subscriber => doc.plan.rt.subscriber_cpu,
+            };
+            assert_eq!(worker.setup.cpus_observed, [cpu], "pinned to its CPU");
+            if is_root() {
+                assert_eq!(
+                    (worker.setup.policy.as_str(), worker.setup.priority),
+                    ("fifo", 40)
+                );
+                assert!(worker.setup.memory_locked);
+                assert_eq!(
+                    worker.hygiene.minor_faults + worker.hygiene.major_faults,
+                    0,
+                    "{} {:?}: no page faults while measuring",
+                    run.transport,
+                    worker.role
+                );
+            }
+        }
+    }
+    if !is_root() {
+        skip("policy, mlock and page-fault checks need root");
+    }
+}
+
+#[test]
+fn every_period_either_sends_or_is_counted_as_missed() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args([
+            "run",
+            "-q",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "--duration",
+            "3s",
+            "--period",
+            "1ms",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    let publisher = run
+        .workers
+        .iter()
+        .find(|w| w.role == Role::Publisher)
+        .unwrap();
+    let c = publisher.counters;
+    assert_eq!(
+        c.messages + c.missed_periods + c.warmup_messages,
+        3_000 + 200,
+        "{c:?}"
+    );
+    assert!(
+        c.missed_periods < 30,
+        "fewer than 1% of periods missed: {c:?}"
+    );
+    assert_eq!(run.integrity.sent, c.messages);
+}
+
+#[test]
+fn worker_memory_does_not_grow_with_run_length() {
+    let _serial = serial();
+    let peak = |duration: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        rtsoak()
+            .args([
+                "run",
+                "-q",
+                "-t",
+                "msg-ring",
+                "--profile",
+                "ci",
+                "--interval",
+                "1s",
+                "--duration",
+                duration,
+                "-o",
+            ])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let doc = load(dir.path());
+        doc.runs[0]
+            .workers
+            .iter()
+            .map(|w| w.hygiene.peak_rss_bytes)
+            .collect::<Vec<_>>()
+    };
+    let short = peak("1s");
+    let long = peak("8s");
+    for (s, l) in short.iter().zip(&long) {
+        assert!(*l <= s + 512 * 1024, "peak RSS grew from {s} to {l} bytes");
+        assert!(*l < 16 * 1024 * 1024, "peak RSS {l} bytes is over 16 MiB");
+    }
+}
+
+#[test]
+fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
+    let _serial = serial();
+    if !is_root() {
+        return skip("needs root to drop to an unprivileged user with setpriv");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let script = format!(
+        "ulimit -l 64 && exec {} run -q -t futex --profile ci --duration 1s -o {}",
+        rtsoak_path().display(),
+        dir.path().display()
+    );
+    let output = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("Warning: "), "warns loudly: {stderr}");
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    assert_eq!(run.integrity.lost, 0);
+    for worker in &run.workers {
+        assert_eq!(worker.setup.policy, "other");
+        assert!(
+            worker
+                .setup
+                .policy_error
+                .as_deref()
+                .unwrap()
+                .contains("EPERM")
+        );
+        assert!(!worker.setup.memory_locked);
+    }
+    assert!(
+        doc.caveats.iter().any(|c| c.contains("instead of fifo 40")),
+        "{:?}",
+        doc.caveats
+    );
+    assert!(
+        doc.caveats.iter().any(|c| c.contains("not locked")),
+        "{:?}",
+        doc.caveats
+    );
+}
+
+/// The pids of every process in process group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let after = stat.rsplit_once(')')?.1;
+                    after.split_whitespace().nth(2)?.parse::<i32>().ok()
+                })
+                == Some(pgid)
+        })
+        .collect()
+}
+
+#[test]
+fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(rtsoak_path())
+        .args(["compare", "-q", "--profile", "ci", "--duration", "3s", "-o"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    // Into the second transport's run: wait until the first is saved, then a little more.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(dir.path().join("result.json"))
+        .map_or(true, |text| !text.contains("\"status\": \"completed\""))
+    {
+        assert!(Instant::now() < deadline, "the first run never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1_500));
+    // A terminal's Ctrl-C: SIGINT to the whole foreground process group, workers included.
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(pgid),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit code says interrupted");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while !group_members(pgid).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        group_members(pgid),
+        Vec::<i32>::new(),
+        "no rtsoak process is left"
+    );
+    let doc = load(dir.path());
+    assert!(doc.interrupted);
+    assert!(doc.finished_at.is_some());
+    assert_eq!(doc.runs[0].status, RunStatus::Completed);
+    let last = doc.runs.last().unwrap();
+    assert_eq!(last.status, RunStatus::Interrupted, "{:?}", last.reason);
+    assert_eq!(
+        last.integrity.lost, 0,
+        "messages in flight at the stop were still delivered"
+    );
+    assert!(
+        last.integrity.sent > 0,
+        "what was measured before the stop is kept"
+    );
+    for worker in doc.runs.iter().flat_map(|r| &r.workers) {
+        assert!(!alive(worker.pid) || worker.pid == 0);
+    }
+}
