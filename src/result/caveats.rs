@@ -35,6 +35,7 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
         let role = match worker.role {
             Role::Publisher => "publisher",
             Role::Subscriber => "subscriber",
+            other => other.name(),
         };
         let setup = &worker.setup;
         let mut notes = Vec::new();

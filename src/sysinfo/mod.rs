@@ -9,6 +9,7 @@
 //! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`].
 
 pub mod cpus;
+pub mod cpustat;
 pub mod kernel;
 
 use std::path::{Path, PathBuf};
