@@ -115,6 +115,8 @@ pub struct RunPlan {
     pub futex_wake: FutexWake,
     /// Everything that competes with the RT pair, on `noise_cpus`.
     pub noise: NoisePlan,
+    /// Assumed constants of unmerged kernel patches (`persistent-futex`, `doorbell`).
+    pub abi: crate::abi::PatchedAbi,
     /// Things about the layout a reader of the result must know (for example "noise shares
     /// CPU 1 with the RT subscriber: only 2 CPUs online").
     pub layout_notes: Vec<String>,

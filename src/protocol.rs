@@ -112,6 +112,8 @@ pub struct WorkerSpec {
     pub load: Option<crate::plan::LoadPlan>,
     /// Load workers: where the file writers may write (the result directory).
     pub scratch_dir: Option<std::path::PathBuf>,
+    /// Assumed constants of unmerged kernel patches.
+    pub abi: crate::abi::PatchedAbi,
 }
 
 /// What a worker achieved in becoming real-time. Recorded by the worker itself.

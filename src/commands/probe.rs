@@ -6,7 +6,8 @@ use crate::transport::REGISTRY;
 
 /// Probe every registry transport and print the matrix.
 pub fn probe(json: bool) -> anyhow::Result<Outcome> {
-    let support = support_matrix();
+    let (_, profile) = crate::profile::load("default")?;
+    let support = support_matrix(&profile.abi);
     if json {
         println!("{}", serde_json::to_string_pretty(&support)?);
         return Ok(Outcome::Pass);
@@ -31,13 +32,13 @@ pub fn probe(json: bool) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
-/// Probe every transport in registry order.
-pub fn support_matrix() -> Vec<TransportSupport> {
+/// Probe every transport in registry order, with `abi` for the unmerged ones.
+pub fn support_matrix(abi: &crate::abi::PatchedAbi) -> Vec<TransportSupport> {
     REGISTRY
         .iter()
         .map(|t| TransportSupport {
             transport: t.name().to_string(),
-            support: t.probe(),
+            support: t.probe(abi),
         })
         .collect()
 }

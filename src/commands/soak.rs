@@ -41,7 +41,7 @@ pub fn soak(
         finished_at: None,
         interrupted: false,
         host,
-        support: crate::commands::probe::support_matrix(),
+        support: crate::commands::probe::support_matrix(&plan.abi),
         caveats: Vec::new(),
         plan,
         runs: Vec::new(),

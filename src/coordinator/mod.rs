@@ -232,6 +232,7 @@ fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
         bursts: None,
         load: None,
         scratch_dir: None,
+        abi: plan.abi,
     }
 }
 

@@ -241,6 +241,7 @@ impl<'a> NoiseManager<'a> {
             bursts: None,
             load: None,
             scratch_dir: None,
+            abi: plan.abi,
         }
     }
 

@@ -36,6 +36,8 @@ pub struct Profile {
     pub rt: RtSection,
     /// What competes with the RT pair.
     pub noise: NoiseSection,
+    /// Assumed constants of unmerged kernel patches, for patched kernels.
+    pub abi: crate::abi::PatchedAbi,
 }
 
 /// `[run]`: durations carry their unit in the key name, as integers.

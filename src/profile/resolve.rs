@@ -193,6 +193,7 @@ pub fn resolve(
         ring_setup: ov.ring_setup.unwrap_or(profile.rt.ring_setup),
         futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
         noise,
+        abi: profile.abi,
         layout_notes,
     })
 }

@@ -33,3 +33,27 @@ pub fn wake_shared(word: &AtomicU32, count: i32) -> Result<u32, Errno> {
         Ok(woken as u32)
     }
 }
+
+/// `futex(word, FUTEX_WAIT, expected, timeout)`: sleep while the word holds `expected`, at most
+/// `timeout_ns` (relative). `EAGAIN`: the word had moved on; `ETIMEDOUT`: nobody woke us.
+#[inline]
+pub fn wait_shared(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Result<(), Errno> {
+    let timeout = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned 32-bit atomic and `timeout` a valid timespec, both alive
+    // for the whole call; FUTEX_WAIT reads nothing else.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &timeout as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+    if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+}

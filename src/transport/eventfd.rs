@@ -5,17 +5,18 @@
 //! Needs: any io_uring kernel (`IORING_OP_READ`, Linux 5.6) and `pidfd_getfd` (Linux 5.6) to
 //! reach the subscriber's eventfd. Probed by opcode probe and trial calls.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd};
 
 use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
+use super::targets::RemoteFd;
 use super::{ARM_USER_DATA, Completion, Support, Targets, Transport, Waiter, Waker, push};
 use crate::queue::Message;
 use crate::region::Region;
+use crate::sys::SysError;
 use crate::sys::uring::OpcodeSupport;
-use crate::sys::{SysError, pidfd};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `eventfd` transport.
@@ -34,7 +35,7 @@ impl Transport for Eventfd {
         "Linux 5.6: IORING_OP_READ and pidfd_getfd"
     }
 
-    fn probe(&self) -> Support {
+    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         match OpcodeSupport::query() {
             Ok(ops) if ops.has(opcode::Read::CODE) => {}
             Ok(_) => return Support::missing("IORING_OP_READ", "io_uring opcode probe", None),
@@ -50,9 +51,7 @@ impl Transport for Eventfd {
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let waker = EventfdWaker {
-            targets: Targets::default(),
-        };
+        let waker = EventfdWaker::default();
         publisher::run(context, waker)
     }
 
@@ -67,26 +66,15 @@ impl Transport for Eventfd {
     }
 }
 
-/// A subscriber's eventfd, duplicated into the publisher.
-struct EventTarget {
-    _pidfd: OwnedFd,
-    eventfd: OwnedFd,
-}
-
-struct EventfdWaker {
-    targets: Targets<EventTarget>,
+/// Writes 1 to each subscriber's eventfd (shared with `eventfd-multishot`).
+#[derive(Default)]
+pub(super) struct EventfdWaker {
+    targets: Targets<RemoteFd>,
 }
 
 impl Waker for EventfdWaker {
     fn refresh(&mut self, region: &Region) -> Result<(), SysError> {
-        self.targets.refresh(region, |pid, eventfd| {
-            let process = pidfd::open(pid)?;
-            let eventfd = pidfd::getfd(&process, eventfd)?;
-            Ok(EventTarget {
-                _pidfd: process,
-                eventfd,
-            })
-        })
+        self.targets.refresh(region, RemoteFd::open)
     }
 
     fn targets(&self) -> usize {
@@ -100,7 +88,7 @@ impl Waker for EventfdWaker {
     #[inline]
     fn wake(&mut self, index: usize, _message: &Message) -> Result<(), Errno> {
         let target = self.targets.get_mut(index);
-        nix::unistd::write(target.eventfd.as_fd(), &1u64.to_ne_bytes()).map(drop)
+        nix::unistd::write(target.fd.as_fd(), &1u64.to_ne_bytes()).map(drop)
     }
 }
 
@@ -111,7 +99,7 @@ struct EventfdWaiter {
 }
 
 impl Waiter for EventfdWaiter {
-    fn wake_fd(&self, _ring: &IoUring) -> i32 {
+    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         self.eventfd.as_fd().as_raw_fd()
     }
 

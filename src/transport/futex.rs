@@ -36,7 +36,7 @@ impl Transport for Futex {
         "Linux 6.7: IORING_OP_FUTEX_WAIT and IORING_OP_FUTEX_WAKE"
     }
 
-    fn probe(&self) -> Support {
+    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         let ops = match OpcodeSupport::query() {
             Ok(ops) => ops,
             Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
@@ -99,10 +99,11 @@ fn trial() -> Result<(), SysError> {
     }
 }
 
-/// Bump the word, then wake all waiters on it. One call wakes every subscriber.
-struct FutexWaker<'r> {
-    word: &'r AtomicU32,
-    ring: Option<IoUring>,
+/// Bump the word, then wake all waiters on it. One call wakes every subscriber. Shared with
+/// `futex-syscall`, whose subscribers wait on the same word without io_uring.
+pub(super) struct FutexWaker<'r> {
+    pub(super) word: &'r AtomicU32,
+    pub(super) ring: Option<IoUring>,
 }
 
 impl Waker for FutexWaker<'_> {
@@ -162,7 +163,7 @@ struct FutexWaiter<'r> {
 }
 
 impl Waiter for FutexWaiter<'_> {
-    fn wake_fd(&self, _ring: &IoUring) -> i32 {
+    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         -1
     }
 

@@ -9,9 +9,13 @@
 //!
 //! Adding a transport: one file here plus one line in [`REGISTRY`].
 
+mod doorbell;
 mod eventfd;
+mod eventfd_multishot;
 mod futex;
+mod futex_syscall;
 mod msg_ring;
+mod persistent_futex;
 mod signalfd;
 mod targets;
 
@@ -32,6 +36,10 @@ pub static REGISTRY: &[&dyn Transport] = &[
     &msg_ring::MsgRing,
     &eventfd::Eventfd,
     &signalfd::Signalfd,
+    &eventfd_multishot::EventfdMultishot,
+    &futex_syscall::FutexSyscall,
+    &persistent_futex::PersistentFutex,
+    &doorbell::Doorbell,
 ];
 
 /// Look a transport up by its registry name.
@@ -100,8 +108,9 @@ pub trait Transport: Sync {
     fn about(&self) -> &'static str;
     /// What the kernel must have, for humans (`Linux 6.7: IORING_OP_FUTEX_WAIT`).
     fn needs(&self) -> &'static str;
-    /// Ask the running kernel, by opcode probe or trial call (never by version number).
-    fn probe(&self) -> Support;
+    /// Ask the running kernel, by opcode probe or trial call (never by version number). `abi`
+    /// holds the assumed constants of unmerged patches, for the transports that need them.
+    fn probe(&self, abi: &crate::abi::PatchedAbi) -> Support;
     /// Run the publisher loop with this transport's waker.
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()>;
     /// Run the subscriber loop with this transport's waiter.
@@ -148,8 +157,11 @@ pub enum Completion {
 
 /// The subscriber's half of a transport.
 pub trait Waiter {
+    /// False for a waiter that blocks in a system call instead of an io_uring (the
+    /// `futex-syscall` baseline): the loop then creates no ring and calls [`Waiter::block`].
+    const USES_RING: bool = true;
     /// The fd publishers duplicate with `pidfd_getfd` (the ring or an eventfd), or -1.
-    fn wake_fd(&self, ring: &IoUring) -> i32;
+    fn wake_fd(&self, ring: Option<&IoUring>) -> i32;
     /// Called right before the queue is drained (a futex waiter snapshots its word here, so a
     /// message published after the drain makes the next arm fail with `EAGAIN`).
     fn before_drain(&mut self) {}
@@ -158,6 +170,10 @@ pub trait Waiter {
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError>;
     /// Interpret one completion.
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion;
+    /// Ring-less waiters only: block until woken or `timeout_ns` passed (`ETIME`).
+    fn block(&mut self, _timeout_ns: u64) -> std::io::Result<Completion> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
 }
 
 /// user_data of the subscriber's own wait SQEs (MSG_RING completions carry the sender's data).

@@ -6,11 +6,12 @@
 //! subscriber's ring fd, which cannot be sent over SCM_RIGHTS (kernel-notes, pitfall 1).
 //! Probed by io_uring opcode probe and a trial `pidfd_getfd` on ourselves.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 
 use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
 
+use super::targets::RemoteFd;
 use super::{Completion, Support, Targets, Transport, Waiter, Waker};
 use crate::queue::Message;
 use crate::region::Region;
@@ -34,7 +35,7 @@ impl Transport for MsgRing {
         "Linux 5.18: IORING_OP_MSG_RING; Linux 5.6: pidfd_getfd"
     }
 
-    fn probe(&self) -> Support {
+    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         match OpcodeSupport::query() {
             Ok(ops) if ops.has(opcode::MsgRingData::CODE) => {}
             Ok(_) => return Support::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
@@ -71,15 +72,9 @@ pub(super) fn pidfd_trial() -> Result<(), SysError> {
     pidfd::getfd(&me, me.as_raw_fd()).map(drop)
 }
 
-/// A subscriber's ring, duplicated into the publisher.
-struct RingTarget {
-    _pidfd: OwnedFd,
-    ring: OwnedFd,
-}
-
-struct MsgRingWaker {
+pub(super) struct MsgRingWaker {
     ring: IoUring,
-    targets: Targets<RingTarget>,
+    targets: Targets<RemoteFd>,
     /// Carried as the CQE result, so a subscriber can tell the run's messages from strangers'.
     token: i32,
     in_flight: usize,
@@ -87,14 +82,7 @@ struct MsgRingWaker {
 
 impl Waker for MsgRingWaker {
     fn refresh(&mut self, region: &Region) -> Result<(), SysError> {
-        self.targets.refresh(region, |pid, ring_fd| {
-            let process = pidfd::open(pid)?;
-            let ring = pidfd::getfd(&process, ring_fd)?;
-            Ok(RingTarget {
-                _pidfd: process,
-                ring,
-            })
-        })
+        self.targets.refresh(region, RemoteFd::open)
     }
 
     fn targets(&self) -> usize {
@@ -107,7 +95,7 @@ impl Waker for MsgRingWaker {
 
     #[inline]
     fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno> {
-        let target = self.targets.get_mut(index).ring.as_raw_fd();
+        let target = self.targets.get_mut(index).fd.as_raw_fd();
         let send = opcode::MsgRingData::new(types::Fd(target), self.token, message.seq, None)
             .build()
             .user_data(index as u64);
@@ -144,8 +132,8 @@ struct MsgRingWaiter {
 }
 
 impl Waiter for MsgRingWaiter {
-    fn wake_fd(&self, ring: &IoUring) -> i32 {
-        ring.as_raw_fd()
+    fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {
+        ring.map_or(-1, |ring| ring.as_raw_fd())
     }
 
     fn arm(&mut self, _ring: &mut IoUring) -> Result<(), SysError> {

@@ -46,7 +46,7 @@ impl Transport for Signalfd {
         "Linux 5.6: IORING_OP_READ; Linux 5.1: pidfd_send_signal"
     }
 
-    fn probe(&self) -> Support {
+    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         match OpcodeSupport::query() {
             Ok(ops) if ops.has(opcode::Read::CODE) => {}
             Ok(_) => return Support::missing("IORING_OP_READ", "io_uring opcode probe", None),
@@ -162,7 +162,7 @@ impl SignalWaiter {
 }
 
 impl Waiter for SignalWaiter {
-    fn wake_fd(&self, _ring: &IoUring) -> i32 {
+    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         self.signalfd.as_fd().as_raw_fd()
     }
 

@@ -2,10 +2,31 @@
 //! transport needs to wake it (a pidfd, a duplicated fd). Refreshed outside the timed section;
 //! fixed-size, so the hot path never allocates.
 
+use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
 use crate::region::{MAX_MEMBERS, Region, member_state};
-use crate::sys::SysError;
+use crate::sys::{SysError, pidfd};
+
+/// A subscriber's fd (its ring or eventfd) duplicated into this process with `pidfd_getfd`,
+/// with the pidfd that reached it.
+pub struct RemoteFd {
+    _process: OwnedFd,
+    /// The duplicate.
+    pub fd: OwnedFd,
+}
+
+impl RemoteFd {
+    /// Duplicate `remote_fd` of process `pid`.
+    pub fn open(pid: i32, remote_fd: i32) -> Result<Self, SysError> {
+        let process = pidfd::open(pid)?;
+        let fd = pidfd::getfd(&process, remote_fd)?;
+        Ok(RemoteFd {
+            _process: process,
+            fd,
+        })
+    }
+}
 
 /// Wake targets of type `T`, in membership order (slot 0, the RT subscriber, first).
 pub struct Targets<T> {

@@ -38,20 +38,27 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let mut counters = Counters::default();
     let mut tracker = SeqTracker::default();
 
-    let (mut ring, ring_setup) =
-        uring::build(spec.ring_setup).context("creating the subscriber's ring")?;
-    context.report.setup.ring_setup = Some(ring_setup);
+    let mut ring = if W::USES_RING {
+        let (ring, ring_setup) =
+            uring::build(spec.ring_setup).context("creating the subscriber's ring")?;
+        context.report.setup.ring_setup = Some(ring_setup);
+        Some(ring)
+    } else {
+        None
+    };
     let mut cursor = Cursor::at(region.queue.head());
     let joined_at = cursor.position();
     region.join(
         spec.member,
         std::process::id() as i32,
-        waiter.wake_fd(&ring),
+        waiter.wake_fd(ring.as_ref()),
         cursor.position(),
     );
     waiter.before_drain();
-    waiter.arm(&mut ring)?;
-    ring.submit().context("arming the first wait")?;
+    if let Some(ring) = ring.as_mut() {
+        waiter.arm(ring)?;
+        ring.submit().context("arming the first wait")?;
+    }
     slot.state.store(worker_state::READY, Ordering::Release);
 
     let wait_ns = (spec.delivery_timeout_ns / 4).min(MAX_WAIT_NS);
@@ -73,25 +80,37 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     };
 
     loop {
-        let waited = ring.submitter().submit_with_args(1, &args);
+        let (waited, outside) = match ring.as_mut() {
+            Some(ring) => (ring.submitter().submit_with_args(1, &args).map(drop), None),
+            None => match waiter.block(wait_ns) {
+                Ok(completion) => (Ok(()), Some(completion)),
+                Err(error) => (Err(error), None),
+            },
+        };
         let woke_ns = now_ns();
         let mut woken = false;
         let mut rearm = false;
-        for cqe in ring.completion() {
-            match waiter.complete(&cqe) {
-                Completion::Woken { rearm: again } => {
-                    woken = true;
-                    rearm |= again;
-                }
-                Completion::Foreign { rearm: again } => {
-                    counters.foreign_wakeups += 1;
-                    rearm |= again;
-                }
-                Completion::Error(_) => {
-                    counters.cqe_errors += 1;
-                    rearm = true;
-                }
+        let mut handle = |completion: Completion| match completion {
+            Completion::Woken { rearm: again } => {
+                woken = true;
+                rearm |= again;
             }
+            Completion::Foreign { rearm: again } => {
+                counters.foreign_wakeups += 1;
+                rearm |= again;
+            }
+            Completion::Error(_) => {
+                counters.cqe_errors += 1;
+                rearm = true;
+            }
+        };
+        if let Some(ring) = ring.as_mut() {
+            for cqe in ring.completion() {
+                handle(waiter.complete(&cqe));
+            }
+        }
+        if let Some(completion) = outside {
+            handle(completion);
         }
         match waited {
             Err(e) if e.raw_os_error() == Some(libc::ETIME) => counters.wait_timeouts += 1,
@@ -142,8 +161,8 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             counters.wakeups += 1;
             counters.empty_wakeups += u64::from(delivered == 0);
         }
-        if rearm {
-            waiter.arm(&mut ring)?;
+        if rearm && let Some(ring) = ring.as_mut() {
+            waiter.arm(ring)?;
         }
         slot.messages.store(counters.messages, Ordering::Relaxed);
         slot.longest_ns

@@ -1,0 +1,175 @@
+//! `doorbell`: the allocation-free MSG_RING prototype of seed 002. Each subscriber's ring
+//! registers a doorbell; a publisher ORs bits into it with `IORING_OP_MSG_RING` and the target
+//! posts one completion per drain. One send call per subscriber, like `msg-ring`.
+//!
+//! Needs: a kernel with the unmerged `IORING_MSG_DOORBELL` prototype. Everything assumed about
+//! its ABI is in `crate::abi::doorbell` and overridable in the profile's `[abi.doorbell]`.
+//! Probed by a trial doorbell registration; on mainline it fails with `EINVAL` and the transport
+//! is reported unsupported with that call and errno.
+
+use std::os::fd::AsRawFd;
+
+use anyhow::Context;
+use io_uring::{IoUring, cqueue, opcode};
+use nix::errno::Errno;
+
+use super::targets::RemoteFd;
+use super::{Completion, Support, Targets, Transport, Waiter, Waker};
+use crate::abi::PatchedAbi;
+use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
+use crate::queue::Message;
+use crate::region::Region;
+use crate::sys::SysError;
+use crate::sys::uring::{OpcodeSupport, build};
+use crate::worker::{WorkerContext, publisher, subscriber};
+
+/// The `doorbell` transport.
+pub struct Doorbell;
+
+/// user_data of the subscriber's doorbell completions.
+const DOORBELL_USER_DATA: u64 = 0x0d00_be11;
+
+impl Transport for Doorbell {
+    fn name(&self) -> &'static str {
+        "doorbell"
+    }
+
+    fn about(&self) -> &'static str {
+        "IORING_MSG_DOORBELL: OR bits into the subscriber ring's doorbell, one CQE per drain (prototype)"
+    }
+
+    fn needs(&self) -> &'static str {
+        "a kernel with the IORING_MSG_DOORBELL prototype (not in mainline); ABI in src/abi/doorbell.rs"
+    }
+
+    fn probe(&self, abi: &PatchedAbi) -> Support {
+        match OpcodeSupport::query() {
+            Ok(ops) if ops.has(opcode::MsgRingData::CODE) => {}
+            Ok(_) => return Support::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
+            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+        }
+        let ring = match build(crate::plan::RingSetup::None) {
+            Ok((ring, _)) => ring,
+            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+        };
+        match register_doorbell(&abi.doorbell, ring.as_raw_fd(), DOORBELL_USER_DATA) {
+            Ok(()) => Support::Supported,
+            Err(errno) => Support::missing(
+                "IORING_MSG_DOORBELL (unmerged prototype, seed 002)",
+                &registration_call(&abi.doorbell),
+                Some(errno),
+            ),
+        }
+    }
+
+    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        let (ring, _) = build(context.spec.ring_setup)?;
+        let waker = DoorbellWaker {
+            ring,
+            targets: Targets::default(),
+            abi: context.spec.abi.doorbell,
+            bits: 1u64 << (context.spec.publisher_id % 64),
+            in_flight: 0,
+        };
+        publisher::run(context, waker)
+    }
+
+    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        let waiter = DoorbellWaiter {
+            abi: context.spec.abi.doorbell,
+            registered: false,
+        };
+        subscriber::run(context, waiter).context("doorbell subscriber")
+    }
+}
+
+fn registration_call(abi: &Abi) -> String {
+    format!(
+        "io_uring_register(IORING_REGISTER_DOORBELL = {}, assumed; set abi.doorbell.register_opcode)",
+        abi.register_opcode
+    )
+}
+
+struct DoorbellWaker {
+    ring: IoUring,
+    targets: Targets<RemoteFd>,
+    abi: Abi,
+    /// This publisher's bit.
+    bits: u64,
+    in_flight: usize,
+}
+
+impl Waker for DoorbellWaker {
+    fn refresh(&mut self, region: &Region) -> Result<(), SysError> {
+        self.targets.refresh(region, RemoteFd::open)
+    }
+
+    fn targets(&self) -> usize {
+        self.targets.len()
+    }
+
+    fn departed(&self, region: &Region, index: usize) -> bool {
+        self.targets.departed(region, index)
+    }
+
+    #[inline]
+    fn wake(&mut self, index: usize, _message: &Message) -> Result<(), Errno> {
+        let target = self.targets.get_mut(index).fd.as_raw_fd();
+        let ring = ring_sqe(&self.abi, target, self.bits, index as u64);
+        // SAFETY: a doorbell ring reads nothing from our memory beyond the SQE itself.
+        unsafe { self.ring.submission().push(&ring) }.map_err(|_| Errno::EBUSY)?;
+        self.in_flight += 1;
+        self.ring
+            .submit()
+            .map(drop)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+    }
+
+    fn settle(&mut self) -> Result<(), Errno> {
+        if self.in_flight == 0 {
+            return Ok(());
+        }
+        self.ring
+            .submit_and_wait(self.in_flight)
+            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+        let mut result = Ok(());
+        for cqe in self.ring.completion() {
+            self.in_flight -= 1;
+            if cqe.result() < 0 {
+                result = Err(Errno::from_raw(-cqe.result()));
+            }
+        }
+        result
+    }
+}
+
+/// Registers the doorbell on the first arm (the ring exists only then), then waits for drains.
+struct DoorbellWaiter {
+    abi: Abi,
+    registered: bool,
+}
+
+impl Waiter for DoorbellWaiter {
+    fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {
+        ring.map_or(-1, |ring| ring.as_raw_fd())
+    }
+
+    fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
+        if !self.registered {
+            register_doorbell(&self.abi, ring.as_raw_fd(), DOORBELL_USER_DATA)
+                .map_err(|errno| SysError::new("io_uring_register(doorbell)", errno))?;
+            self.registered = true;
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
+        if cqe.user_data() != DOORBELL_USER_DATA {
+            Completion::Foreign { rearm: false }
+        } else if cqe.result() < 0 {
+            Completion::Error(-cqe.result())
+        } else {
+            Completion::Woken { rearm: false }
+        }
+    }
+}

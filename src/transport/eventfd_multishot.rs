@@ -1,0 +1,128 @@
+//! `eventfd-multishot`: a mainline way to keep one wait armed. The subscriber arms one multishot
+//! `IORING_OP_POLL_ADD` on its eventfd, which posts a completion each time the eventfd becomes
+//! readable and stays armed; the subscriber then drains the count with a non-blocking `read`.
+//! Publishers `write(2)` exactly as for `eventfd`.
+//!
+//! Needs: Linux 5.13 (multishot `IORING_OP_POLL_ADD`) and `pidfd_getfd`; probed by opcode probe
+//! and a trial multishot poll on a local eventfd.
+
+use std::os::fd::{AsFd, AsRawFd};
+
+use io_uring::{IoUring, cqueue, opcode, types};
+use nix::errno::Errno;
+use nix::sys::eventfd::{EfdFlags, EventFd};
+
+use super::eventfd::EventfdWaker;
+use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, push};
+use crate::sys::SysError;
+use crate::sys::uring::{OpcodeSupport, build};
+use crate::worker::{WorkerContext, publisher, subscriber};
+
+/// The `eventfd-multishot` transport.
+pub struct EventfdMultishot;
+
+impl Transport for EventfdMultishot {
+    fn name(&self) -> &'static str {
+        "eventfd-multishot"
+    }
+
+    fn about(&self) -> &'static str {
+        "write(2) to each subscriber's eventfd; one multishot POLL_ADD stays armed on it"
+    }
+
+    fn needs(&self) -> &'static str {
+        "Linux 5.13: multishot IORING_OP_POLL_ADD; Linux 5.6: pidfd_getfd"
+    }
+
+    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+        match OpcodeSupport::query() {
+            Ok(ops) if ops.has(opcode::PollAdd::CODE) => {}
+            Ok(_) => return Support::missing("IORING_OP_POLL_ADD", "io_uring opcode probe", None),
+            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+        }
+        if let Err(e) = trial() {
+            return Support::missing("multishot IORING_OP_POLL_ADD", e.call, Some(e.errno));
+        }
+        match super::msg_ring::pidfd_trial() {
+            Ok(()) => Support::Supported,
+            Err(e) => Support::missing("pidfd_getfd", e.call, Some(e.errno)),
+        }
+    }
+
+    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        publisher::run(context, EventfdWaker::default())
+    }
+
+    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        let eventfd = EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
+            .map_err(|e| SysError::new("eventfd2", e))?;
+        subscriber::run(context, MultishotWaiter { eventfd })
+    }
+}
+
+/// Arm a multishot poll on a readable eventfd: a kernel with multishot polls completes it with
+/// `POLLIN` and `IORING_CQE_F_MORE` (still armed).
+fn trial() -> Result<(), SysError> {
+    let (mut ring, _) = build(crate::plan::RingSetup::None)?;
+    let eventfd = EventFd::from_value_and_flags(1, EfdFlags::EFD_CLOEXEC)
+        .map_err(|e| SysError::new("eventfd2", e))?;
+    let poll = opcode::PollAdd::new(types::Fd(eventfd.as_fd().as_raw_fd()), libc::POLLIN as u32)
+        .multi(true)
+        .build()
+        .user_data(1);
+    push(&mut ring, &poll)?;
+    ring.submit_and_wait(1)
+        .map_err(|e| SysError::from_io("io_uring_enter", &e))?;
+    let cqe = ring
+        .completion()
+        .next()
+        .ok_or(SysError::new("IORING_OP_POLL_ADD", Errno::EIO))?;
+    if cqe.result() < 0 {
+        return Err(SysError::new(
+            "IORING_OP_POLL_ADD",
+            Errno::from_raw(-cqe.result()),
+        ));
+    }
+    if !cqueue::more(cqe.flags()) {
+        return Err(SysError::new(
+            "IORING_OP_POLL_ADD (multishot)",
+            Errno::EOPNOTSUPP,
+        ));
+    }
+    Ok(())
+}
+
+struct MultishotWaiter {
+    eventfd: EventFd,
+}
+
+impl Waiter for MultishotWaiter {
+    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
+        self.eventfd.as_fd().as_raw_fd()
+    }
+
+    fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
+        let poll = opcode::PollAdd::new(
+            types::Fd(self.eventfd.as_fd().as_raw_fd()),
+            libc::POLLIN as u32,
+        )
+        .multi(true)
+        .build()
+        .user_data(ARM_USER_DATA);
+        push(ring, &poll)
+    }
+
+    fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
+        let result = cqe.result();
+        if result < 0 {
+            return Completion::Error(-result);
+        }
+        // Drain the count so the next write makes the eventfd readable again; EAGAIN means an
+        // earlier completion already drained it.
+        let mut count = [0u8; 8];
+        let _ = nix::unistd::read(self.eventfd.as_fd(), &mut count);
+        Completion::Woken {
+            rearm: !cqueue::more(cqe.flags()),
+        }
+    }
+}
