@@ -76,6 +76,12 @@ pub fn run_one(
         result.status = RunStatus::Failed;
         result.reason = Some(error);
     }
+    if result.status == RunStatus::Completed
+        && result.break_event.is_some_and(|event| !event.continued)
+    {
+        result.status = RunStatus::Interrupted;
+        result.reason = Some("stopped by --break-on".to_string());
+    }
     Ok(result)
 }
 
@@ -181,6 +187,11 @@ fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
         ring_setup: plan.ring_setup,
         futex_wake: plan.futex_wake,
         coordinator_pid: std::process::id() as i32,
+        break_on_ns: plan.break_on_ns,
+        break_on_continue: plan.break_on_continue,
+        tracefs_dir: plan
+            .break_on_ns
+            .and_then(|_| crate::sys::trace::find_tracefs(std::path::Path::new("/")).ok()),
     }
 }
 

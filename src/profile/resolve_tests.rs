@@ -232,6 +232,8 @@ fn other_ranges_name_their_key() {
             "run.delivery_timeout_ms",
         ),
         ("[run]\noutliers_max = 100001\n", "run.outliers_max"),
+        ("[run]\nrounds = 0\n", "run.rounds"),
+        ("[run]\nrounds = 1001\n", "run.rounds"),
     ] {
         let err = resolve_text(text, &Overrides::default(), &jetson()).unwrap_err();
         assert_eq!(invalid_key(err), key, "{text}");
@@ -360,6 +362,7 @@ fn overrides_win_over_profile_values() {
     let ov = Overrides {
         transports: Some(vec!["msg-ring".into()]),
         duration_ns: Some(60_000_000_000),
+        rounds: Some(3),
         warmup_ns: Some(0),
         period_ns: Some(1_000_000),
         threshold_ns: Some(50_000),
@@ -375,6 +378,7 @@ fn overrides_win_over_profile_values() {
     let plan = resolve("ci", &profile, &ov, &jetson(), KNOWN).unwrap();
     assert_eq!(plan.transports, vec!["msg-ring"]);
     assert_eq!(plan.duration_ns, 60_000_000_000);
+    assert_eq!(plan.rounds, 3);
     assert_eq!(plan.warmup_ns, 0);
     assert_eq!(plan.period_ns, 1_000_000);
     assert_eq!(plan.threshold_ns, 50_000);
@@ -411,4 +415,45 @@ fn command_line_rt_cpus_must_be_exactly_two_and_online() {
         "{err}"
     );
     assert_eq!(invalid_key(err), "cpus.subscriber");
+}
+
+#[test]
+fn rounds_split_the_duration_and_each_round_must_measure_100_periods() {
+    let plan = resolve_text(
+        "[run]\nduration_s = 10\nrounds = 4\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.rounds, 4);
+    assert_eq!(
+        plan.duration_ns, 10_000_000_000,
+        "the duration is per transport"
+    );
+    assert_eq!(plan.round_duration_ns(), 2_500_000_000);
+    assert_eq!(plan.measured_periods(), 5_000);
+
+    let err = resolve_text(
+        "[run]\nduration_s = 1\nperiod_us = 5000\nrounds = 3\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("at most 2 with this duration"), "{text}");
+    assert_eq!(invalid_key(err), "run.rounds");
+}
+
+#[test]
+fn a_command_line_rounds_wins_and_is_named_as_such_when_wrong() {
+    let ov = Overrides {
+        rounds: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(resolve_text("", &ov, &jetson()).unwrap().rounds, 2);
+    let ov = Overrides {
+        rounds: Some(0),
+        ..Default::default()
+    };
+    assert!(error_text("", &ov, &jetson()).contains("0 (from the command line)"));
 }

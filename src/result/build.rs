@@ -130,7 +130,9 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
 
     RunResult {
         integrity: integrity(&workers),
+        break_event: workers_break_event(&inputs.workers),
         transport: inputs.transport,
+        round: 1,
         status: inputs.status,
         reason: inputs.reason,
         started_at: inputs.started_at,
@@ -140,6 +142,14 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         intervals: intervals.into_values().collect(),
         workers,
     }
+}
+
+/// The earliest break event any worker recorded.
+fn workers_break_event(workers: &[WorkerOutput]) -> Option<super::BreakEvent> {
+    workers
+        .iter()
+        .filter_map(|w| w.stream.report.as_ref()?.break_event)
+        .min_by_key(|event| event.at_ns)
 }
 
 fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, name: &str) -> SampleStats {

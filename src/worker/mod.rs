@@ -6,6 +6,7 @@
 //! Dynamic dispatch happens exactly once, here (`&dyn Transport`); each transport's
 //! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
 
+pub mod break_on;
 pub mod intervals;
 pub mod publisher;
 pub mod realtime;
