@@ -95,11 +95,13 @@ fn columns(doc: &ResultDoc) -> Vec<Column> {
     columns
 }
 
-/// Counts per 1 us bucket; a sample belongs to the bucket of its HDR bucket's midpoint.
+/// Counts per 1 us bucket; a sample belongs to the bucket of its HDR bucket's midpoint, kept
+/// within the exact min and max (an HDR bucket can reach past the largest sample).
 fn per_us(column: &Column, buckets: u64) -> Vec<u64> {
     let mut counts = vec![0u64; buckets as usize + 1];
     for step in column.histogram.iter_recorded() {
-        let us = column.histogram.median_equivalent(step.value_iterated_to()) / 1_000;
+        let ns = column.histogram.median_equivalent(step.value_iterated_to());
+        let us = ns.clamp(column.min_ns, column.max_ns) / 1_000;
         counts[us.min(buckets) as usize] += step.count_at_value();
     }
     counts
@@ -187,6 +189,22 @@ mod tests {
         ] {
             assert!(text.contains(footer), "missing {footer}");
         }
+    }
+
+    #[test]
+    fn the_largest_sample_lands_in_the_last_row_not_the_overflow() {
+        let mut histogram = crate::stats::new_histogram();
+        histogram.record(5_252_000).unwrap();
+        let column = Column {
+            name: "eventfd/timer".to_string(),
+            histogram,
+            min_ns: 5_252_000,
+            max_ns: 5_252_000,
+            overflow_cycles: Vec::new(),
+        };
+        let counts = per_us(&column, 5_253);
+        assert_eq!(counts[5_252], 1);
+        assert_eq!(counts[5_253], 0, "no overflow");
     }
 
     #[test]

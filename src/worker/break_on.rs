@@ -138,6 +138,54 @@ impl Line {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::region::SharedRegion;
+
+    fn region() -> &'static Region {
+        let region: &'static SharedRegion = Box::leak(Box::new(SharedRegion::create().unwrap()));
+        region
+            .get()
+            .control
+            .phase
+            .store(phase::RUN, Ordering::Release);
+        region.get()
+    }
+
+    fn break_on(limit_ns: Option<u64>, carry_on: bool, region: &'static Region) -> BreakOn {
+        BreakOn {
+            limit_ns: limit_ns.unwrap_or(u64::MAX),
+            series: BreakSeries::Delivery,
+            carry_on,
+            trace: None,
+            region,
+            event: None,
+        }
+    }
+
+    #[test]
+    fn the_first_sample_over_the_limit_is_recorded_and_stops_the_run() {
+        let region = region();
+        let mut b = break_on(Some(100), false, region);
+        b.check(100, 1, 10);
+        assert!(b.event.is_none(), "at the limit is not over it");
+        b.check(101, 2, 20);
+        b.check(500, 3, 30);
+        let event = b.event.unwrap();
+        assert_eq!((event.seq, event.value_ns, event.at_ns), (2, 101, 20));
+        assert!(!event.trace_stopped, "no tracefs was opened");
+        assert_eq!(region.phase(), phase::STOP);
+    }
+
+    #[test]
+    fn with_carry_on_the_run_goes_on_and_without_a_limit_nothing_fires() {
+        let region = region();
+        let mut b = break_on(Some(100), true, region);
+        b.check(101, 2, 20);
+        assert!(b.event.unwrap().continued);
+        assert_eq!(region.phase(), phase::RUN);
+        let mut off = break_on(None, false, region);
+        off.check(u64::MAX - 1, 1, 1);
+        assert!(off.event.is_none());
+    }
 
     #[test]
     fn the_marker_line_spells_the_sample_without_formatting() {
