@@ -249,7 +249,7 @@ fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
     let run = &doc.runs[0];
     let event = run.break_event.expect("the break is recorded");
     assert!(event.value_ns > 1_000);
-    assert!(event.trace_stopped && !event.continued);
+    assert!(event.marker_written && event.trace_stopped && !event.continued);
     assert_eq!(run.status, RunStatus::Interrupted);
     assert_eq!(run.reason.as_deref(), Some("stopped by --break-on"));
     assert!(
@@ -260,11 +260,17 @@ fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
     assert_eq!(run.integrity.lost, 0);
     assert_eq!(std::fs::read_to_string(&tracing_on).unwrap().trim(), "0");
     let trace = std::fs::read_to_string(Path::new(TRACEFS).join("trace")).unwrap();
-    // Publisher and subscriber may both cross 1 us on the same message; the first marker
-    // written is the one the buffer keeps, as tracing is off after it.
+    // Publisher and subscriber may both cross 1 us; the result names the one whose marker the
+    // buffer kept (tracing is off after the first).
+    let marker = format!(
+        "rtsoak break: {} {} ns > 1000 ns, seq {}",
+        event.series.name(),
+        event.value_ns,
+        event.seq
+    );
     assert!(
-        trace.contains(" ns > 1000 ns, seq "),
-        "no marker in the trace buffer:\n{trace}"
+        trace.contains(&marker),
+        "{marker} not in the trace buffer:\n{trace}"
     );
     std::fs::write(&tracing_on, before.trim()).unwrap();
 }

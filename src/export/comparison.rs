@@ -195,10 +195,11 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
                 us(event.value_ns),
                 event.seq,
                 seconds_3(event.at_ns),
-                if event.trace_stopped {
-                    "marker written to the trace buffer and tracing stopped"
-                } else {
-                    "the trace marker could not be written"
+                match (event.marker_written, event.trace_stopped) {
+                    (true, true) => "marker written to the trace buffer and tracing stopped",
+                    (false, true) => "tracing stopped (the marker did not reach the buffer)",
+                    (true, false) => "marker written, but tracing could not be stopped",
+                    (false, false) => "the trace could not be marked or stopped",
                 },
                 if event.continued {
                     "the run carried on"

@@ -232,6 +232,7 @@ pub fn two_round_doc() -> ResultDoc {
         value_ns: 250_000,
         at_ns: 406_000_000,
         limit_ns: 200_000,
+        marker_written: true,
         trace_stopped: true,
         continued: true,
     });

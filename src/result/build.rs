@@ -144,12 +144,13 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     }
 }
 
-/// The earliest break event any worker recorded.
+/// The break event whose marker is in the trace buffer (the first to fire: tracing is off
+/// after it), else the earliest sample.
 fn workers_break_event(workers: &[WorkerOutput]) -> Option<super::BreakEvent> {
     workers
         .iter()
         .filter_map(|w| w.stream.report.as_ref()?.break_event)
-        .min_by_key(|event| event.at_ns)
+        .min_by_key(|event| (!event.marker_written, event.at_ns))
 }
 
 fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, name: &str) -> SampleStats {

@@ -145,7 +145,10 @@ pub struct BreakEvent {
     pub at_ns: u64,
     /// The `--break-on` limit, ns.
     pub limit_ns: u64,
-    /// Whether the marker reached the trace buffer and tracing was switched off.
+    /// Whether this worker's marker line reached the trace buffer (it does not when the other
+    /// worker's break switched tracing off first).
+    pub marker_written: bool,
+    /// Whether tracing is off (`tracing_on` = 0 was written).
     pub trace_stopped: bool,
     /// True if the run carried on (`--break-on-continue`), false if it stopped there.
     pub continued: bool,

@@ -72,11 +72,12 @@ impl Trace {
         (&self.tracing_on).write_all(b"1")
     }
 
-    /// Write `line` into the trace buffer, then switch tracing off. True if both worked.
-    pub fn mark_and_stop(&self, line: &[u8]) -> bool {
+    /// Write `line` into the trace buffer, then switch tracing off. Returns whether each
+    /// worked: (marked, stopped). The marker fails (EBADF) when tracing is already off.
+    pub fn mark_and_stop(&self, line: &[u8]) -> (bool, bool) {
         let marked = (&self.marker).write_all(line).is_ok();
         let stopped = (&self.tracing_on).write_all(b"0").is_ok();
-        marked && stopped
+        (marked, stopped)
     }
 }
 
@@ -123,7 +124,7 @@ mod tests {
         let root = fake_tracefs("sys/kernel/tracing");
         let dir = find_tracefs(root.path()).unwrap();
         let trace = Trace::open(&dir).unwrap();
-        assert!(trace.mark_and_stop(b"rtsoak break\n"));
+        assert_eq!(trace.mark_and_stop(b"rtsoak break\n"), (true, true));
         assert_eq!(
             std::fs::read_to_string(dir.join("trace_marker")).unwrap(),
             "rtsoak break\n"

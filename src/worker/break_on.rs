@@ -71,16 +71,17 @@ impl BreakOn {
         line.push(b" ns, seq ");
         line.number(seq);
         line.push(b"\n");
-        let trace_stopped = self
+        let (marker_written, trace_stopped) = self
             .trace
             .as_ref()
-            .is_some_and(|t| t.mark_and_stop(line.bytes()));
+            .map_or((false, false), |t| t.mark_and_stop(line.bytes()));
         self.event = Some(BreakEvent {
             series: self.series,
             seq,
             value_ns,
             at_ns,
             limit_ns: self.limit_ns,
+            marker_written,
             trace_stopped,
             continued: self.carry_on,
         });
