@@ -47,6 +47,19 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Re-render saved results (a result.json or its directory) in any output format.
+    Report {
+        /// Result files or result directories.
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// Output format.
+        #[arg(short, long, default_value = "table",
+            value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+        format: String,
+        /// Write to this file (one result) or directory (one file per result) instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// List the built-in profiles, or print one.
     Profiles {
         /// Print this profile's TOML.
@@ -67,7 +80,10 @@ pub struct SoakArgs {
     /// Measured time per transport (e.g. `600s`, `10m`).
     #[arg(short, long, value_parser = parse_duration_ns)]
     pub duration: Option<u64>,
-    /// Warm-up per transport before measuring (e.g. `500ms`).
+    /// Rounds of a comparison: every transport runs once per round, for duration / rounds.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Warm-up per run before measuring (e.g. `500ms`).
     #[arg(long, value_parser = parse_duration_ns)]
     pub warmup: Option<u64>,
     /// Publisher period (e.g. `500us`).
@@ -106,6 +122,17 @@ pub struct SoakArgs {
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Also write these formats into the result directory (comma-separated).
+    #[arg(long, value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+    pub export: Vec<String>,
+    /// Write a marker into the ftrace buffer and stop tracing when a send call or delivery
+    /// takes longer than this (microseconds, or with a unit: `200us`), then stop the run.
+    #[arg(long, value_parser = parse_break_on_ns, value_name = "US")]
+    pub break_on: Option<u64>,
+    /// After `--break-on` fires, carry on measuring (tracing stays off).
+    #[arg(long, requires = "break_on")]
+    pub break_on_continue: bool,
 }
 
 /// `--policy` values.
@@ -176,6 +203,18 @@ fn parse_duration_ns(text: &str) -> Result<u64, String> {
     u64::try_from(duration.as_nanos()).map_err(|_| "duration too long".to_string())
 }
 
+/// `--break-on`: a bare number is microseconds (as cyclictest's `-b`); a unit is allowed.
+fn parse_break_on_ns(text: &str) -> Result<u64, String> {
+    let ns = match text.parse::<u64>() {
+        Ok(us) => us.checked_mul(1_000).ok_or("too long")?,
+        Err(_) => parse_duration_ns(text)?,
+    };
+    if ns == 0 {
+        return Err("give a positive limit, for example 200 (microseconds)".to_string());
+    }
+    Ok(ns)
+}
+
 /// A CPU list flag (`0-1,4`), one value to clap.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
@@ -196,6 +235,13 @@ mod tests {
         assert_eq!(parse_duration_ns("600s"), Ok(600_000_000_000));
         assert_eq!(parse_duration_ns("10m"), Ok(600_000_000_000));
         assert!(parse_duration_ns("500").unwrap_err().contains("500us"));
+    }
+
+    #[test]
+    fn break_on_takes_microseconds_or_a_unit() {
+        assert_eq!(parse_break_on_ns("200"), Ok(200_000));
+        assert_eq!(parse_break_on_ns("1ms"), Ok(1_000_000));
+        assert!(parse_break_on_ns("0").is_err());
     }
 
     #[test]

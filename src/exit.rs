@@ -5,7 +5,7 @@
 pub enum Outcome {
     /// 0: every run completed without lost messages.
     Pass = 0,
-    /// 1: a pass/fail threshold was breached (reserved for profile thresholds).
+    /// 1: a pass/fail threshold was breached, or `--break-on` fired.
     ThresholdBreach = 1,
     /// 2: bad command line or profile.
     Usage = 2,
@@ -30,7 +30,7 @@ impl Outcome {
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    pass: every run completed and delivered every message
-  1    a profile threshold was breached
+  1    a profile threshold was breached, or --break-on fired
   2    usage error: bad flag, profile or CPU list
   3    regression against the baseline
   4    messages were lost

@@ -91,8 +91,12 @@ pub struct RunPlan {
     pub profile: String,
     /// Transports to run, in order (registry names such as `msg-ring`).
     pub transports: Vec<String>,
-    /// Measured time per run, after warm-up.
+    /// Measured time per transport, after warm-up, split evenly over the rounds.
     pub duration_ns: u64,
+    /// Rounds of a comparison: every transport runs once per round, for
+    /// `duration_ns / rounds` (results written before rounds existed have 1).
+    #[serde(default = "one_round")]
+    pub rounds: u32,
     /// Time per run whose samples are discarded, before the measured time.
     pub warmup_ns: u64,
     /// Publisher period.
@@ -117,6 +121,13 @@ pub struct RunPlan {
     pub noise: NoisePlan,
     /// Assumed constants of unmerged kernel patches (`persistent-futex`, `doorbell`).
     pub abi: crate::abi::PatchedAbi,
+    /// `--break-on`: a send call or delivery longer than this marks the ftrace buffer and stops
+    /// tracing (and the run, unless `break_on_continue`). Not a profile key.
+    #[serde(default)]
+    pub break_on_ns: Option<u64>,
+    /// `--break-on-continue`: carry on after the break.
+    #[serde(default)]
+    pub break_on_continue: bool,
     /// Things about the layout a reader of the result must know (for example "noise shares
     /// CPU 1 with the RT subscriber: only 2 CPUs online").
     pub layout_notes: Vec<String>,
@@ -220,10 +231,19 @@ impl NoisePlan {
     }
 }
 
+fn one_round() -> u32 {
+    1
+}
+
 impl RunPlan {
-    /// Number of periods the publisher runs in the measured phase.
+    /// Measured time of one run (one transport in one round).
+    pub fn round_duration_ns(&self) -> u64 {
+        self.duration_ns / u64::from(self.rounds.max(1))
+    }
+
+    /// Number of periods the publisher runs in the measured phase of one run.
     pub fn measured_periods(&self) -> u64 {
-        self.duration_ns / self.period_ns
+        self.round_duration_ns() / self.period_ns
     }
 
     /// Number of warm-up periods before the measured phase.

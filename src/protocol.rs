@@ -114,6 +114,16 @@ pub struct WorkerSpec {
     pub scratch_dir: Option<std::path::PathBuf>,
     /// Assumed constants of unmerged kernel patches.
     pub abi: crate::abi::PatchedAbi,
+    /// `--break-on`: a send call or delivery longer than this writes an ftrace marker, stops
+    /// tracing and (unless `break_on_continue`) stops the run. `None`: off.
+    #[serde(default)]
+    pub break_on_ns: Option<u64>,
+    /// `--break-on-continue`: carry on after the break.
+    #[serde(default)]
+    pub break_on_continue: bool,
+    /// The tracefs directory the coordinator found (`/sys/kernel/tracing`), for `break_on_ns`.
+    #[serde(default)]
+    pub tracefs_dir: Option<std::path::PathBuf>,
 }
 
 /// What a worker achieved in becoming real-time. Recorded by the worker itself.
@@ -270,6 +280,9 @@ pub struct WorkerReport {
     pub load: std::collections::BTreeMap<String, LoadCount>,
     /// Why the worker stopped early, if it did.
     pub error: Option<String>,
+    /// The sample that crossed `--break-on`, if one did.
+    #[serde(default)]
+    pub break_event: Option<crate::result::BreakEvent>,
 }
 
 const FRAME_INTERVAL: u32 = 1;

@@ -2,6 +2,7 @@
 
 mod probe;
 mod profiles;
+mod report;
 mod soak;
 
 use crate::cli::{Cli, Command};
@@ -17,6 +18,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             soak::soak("compare", transports, &soak, cli.quiet)
         }
         Command::Probe { json } => probe::probe(json),
+        Command::Report {
+            results,
+            format,
+            output,
+        } => report::report(&results, &format, output.as_deref()),
         Command::Profiles { show } => profiles::profiles(show.as_deref()),
         Command::Worker => std::process::exit(crate::worker::main()),
     }

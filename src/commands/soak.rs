@@ -1,7 +1,7 @@
 //! `rtsoak run` and `rtsoak compare`: profile → plan → support check → one run per transport
 //! (result saved after each) → table, caveats and exit code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -11,12 +11,13 @@ use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::plan::RunPlan;
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::result::store::{RESULT_FILE, save};
+use crate::result::store::{RESULT_FILE, save, write_atomic};
 use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
+use crate::sys::trace::{Trace, find_tracefs};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::{export, transport};
 
-/// Soak each transport of the plan in turn.
+/// Soak each transport of the plan in turn, once per round.
 pub fn soak(
     command: &str,
     transports: Option<Vec<String>>,
@@ -24,13 +25,22 @@ pub fn soak(
     quiet: bool,
 ) -> anyhow::Result<Outcome> {
     let host = host_facts(&SysRoot::system());
-    let plan = resolve_plan(args, transports, &host)?;
+    let mut plan = resolve_plan(args, transports, &host)?;
     check_external_command(&plan)?;
-    let result_path = prepare_output(command, args)?;
+    plan.break_on_ns = args.break_on;
+    plan.break_on_continue = args.break_on_continue;
+    let trace = prepare_break_on(&plan)?;
+    let result_dir = prepare_output(command, args)?;
+    let result_path = result_dir.join(RESULT_FILE);
     let stop = StopFlag::install()?;
     warn_about_privileges(&plan);
     warn_about_throttling(&plan, &host);
     place_coordinator(&plan);
+    if let Some(trace) = &trace {
+        trace
+            .start()
+            .context("switching tracing on for --break-on: run as root, or drop --break-on")?;
+    }
 
     let mut doc = ResultDoc {
         schema_version: crate::result::SCHEMA_VERSION,
@@ -46,31 +56,47 @@ pub fn soak(
         plan,
         runs: Vec::new(),
     };
-    let mut progress = Progress::new(doc.plan.transports.len(), !quiet);
-    for name in doc.plan.transports.clone() {
-        if stop.is_set() {
-            break;
+    let supported: Vec<String> = doc
+        .plan
+        .transports
+        .iter()
+        .filter(|name| unsupported_reason(&doc, name).is_none())
+        .cloned()
+        .collect();
+    let mut progress = Progress::new(
+        supported.len() * doc.plan.rounds as usize,
+        doc.plan.rounds,
+        doc.plan.warmup_ns + doc.plan.round_duration_ns(),
+        !quiet,
+    );
+    // Unsupported transports are recorded once, before the first round.
+    for name in &doc.plan.transports.clone() {
+        if let Some(reason) = unsupported_reason(&doc, name) {
+            doc.runs.push(unsupported(name, reason));
         }
-        let run = match doc.support.iter().find(|s| s.transport == name) {
-            Some(entry) if !entry.support.is_supported() => {
-                unsupported(&name, entry.support.reason())
+    }
+    'rounds: for round in 1..=doc.plan.rounds {
+        progress.set_round(round);
+        for name in &supported {
+            if stop.is_set() {
+                break 'rounds;
             }
-            _ => run_one(
-                &doc.plan,
-                &name,
-                result_dir(&result_path),
-                &stop,
-                &mut progress,
-            )?,
-        };
-        doc.runs.push(run);
-        doc.caveats = caveats(&doc);
-        save(&doc, &result_path)?;
+            let mut run = run_one(&doc.plan, name, &result_dir, &stop, &mut progress)?;
+            run.round = round;
+            let broke = run.break_event.is_some_and(|event| !event.continued);
+            doc.runs.push(run);
+            doc.caveats = caveats(&doc);
+            save(&doc, &result_path)?;
+            if broke {
+                break 'rounds;
+            }
+        }
     }
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     doc.caveats = caveats(&doc);
     save(&doc, &result_path)?;
+    write_exports(&doc, &result_dir, &args.export)?;
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -79,6 +105,37 @@ pub fn soak(
     }
     eprintln!("Result saved to {}", result_path.display());
     Ok(outcome(&doc))
+}
+
+fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
+    doc.support
+        .iter()
+        .find(|s| s.transport == transport)
+        .filter(|entry| !entry.support.is_supported())
+        .map(|entry| entry.support.reason())
+}
+
+/// With `--break-on`, find and open tracefs before anything runs: a clear error now beats a
+/// break that cannot mark the trace later.
+fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
+    if plan.break_on_ns.is_none() {
+        return Ok(None);
+    }
+    let dir = find_tracefs(Path::new("/"))?;
+    Ok(Some(Trace::open(&dir)?))
+}
+
+/// Write the requested exports next to the result.
+fn write_exports(doc: &ResultDoc, dir: &Path, formats: &[String]) -> anyhow::Result<()> {
+    for name in formats {
+        let format =
+            export::by_name(name).with_context(|| format!("unknown export format `{name}`"))?;
+        if format.file_name == RESULT_FILE {
+            continue; // the result itself, already saved
+        }
+        write_atomic(&dir.join(format.file_name), &(format.render)(doc))?;
+    }
+    Ok(())
 }
 
 fn resolve_plan(
@@ -90,6 +147,7 @@ fn resolve_plan(
     let overrides = Overrides {
         transports,
         duration_ns: args.duration,
+        rounds: args.rounds,
         warmup_ns: args.warmup,
         period_ns: args.period,
         threshold_ns: args.threshold,
@@ -115,7 +173,7 @@ fn resolve_plan(
     )?)
 }
 
-/// Create the result directory and return the result file's path.
+/// Create the result directory (one per invocation, named by its UTC start time) and return it.
 fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
     let dir = match &args.output {
         Some(dir) => dir.clone(),
@@ -130,7 +188,7 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
             dir.display()
         )
     })?;
-    Ok(dir.join(RESULT_FILE))
+    Ok(dir)
 }
 
 /// Keep the coordinator (and its progress display) off the RT CPUs where the layout allows.
@@ -220,10 +278,6 @@ fn unsupported(transport: &str, reason: String) -> RunResult {
     })
 }
 
-fn result_dir(result_path: &std::path::Path) -> &std::path::Path {
-    result_path.parent().unwrap_or(std::path::Path::new("."))
-}
-
 /// The exit code a finished document earns.
 pub fn outcome(doc: &ResultDoc) -> Outcome {
     if doc.interrupted {
@@ -232,6 +286,8 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
         Outcome::LostMessages
     } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
         Outcome::SystemError
+    } else if doc.runs.iter().any(|r| r.break_event.is_some()) {
+        Outcome::ThresholdBreach
     } else {
         Outcome::Pass
     }

@@ -100,6 +100,12 @@ pub fn run_one(
         result.status = RunStatus::Failed;
         result.reason = Some(error);
     }
+    if result.status == RunStatus::Completed
+        && result.break_event.is_some_and(|event| !event.continued)
+    {
+        result.status = RunStatus::Interrupted;
+        result.reason = Some("stopped by --break-on".to_string());
+    }
     Ok(result)
 }
 
@@ -233,6 +239,11 @@ fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
         load: None,
         scratch_dir: None,
         abi: plan.abi,
+        break_on_ns: plan.break_on_ns,
+        break_on_continue: plan.break_on_continue,
+        tracefs_dir: plan
+            .break_on_ns
+            .and_then(|_| crate::sys::trace::find_tracefs(std::path::Path::new("/")).ok()),
     }
 }
 

@@ -242,6 +242,10 @@ impl<'a> NoiseManager<'a> {
             load: None,
             scratch_dir: None,
             abi: plan.abi,
+            // Breaks are for the RT pair's samples only.
+            break_on_ns: None,
+            break_on_continue: false,
+            tracefs_dir: None,
         }
     }
 

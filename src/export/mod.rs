@@ -1,4 +1,150 @@
-//! Renderings of a saved result: pure functions from a [`crate::result::ResultDoc`] to text, so
-//! that every format is produced from the saved data alone and tested without I/O.
+//! Renderings of a saved result: pure functions from a [`ResultDoc`] to bytes, so every format
+//! is produced from the saved data alone (never from a second measurement) and snapshot-tested
+//! without I/O.
+//!
+//! [`FORMATS`] is the one registry of output formats: `rtsoak report --format`, `--export`, the
+//! README and a test all read it. Adding a format is one file here and one line in it. Nothing
+//! in this module reads files, the clock or the system.
 
+mod comparison;
+pub mod cyclictest;
+pub mod hdr_log;
+pub mod hgrm;
+pub mod json;
+pub mod markdown;
+pub mod prometheus;
 pub mod table;
+
+#[cfg(test)]
+pub(crate) mod fixture;
+#[cfg(test)]
+mod python_check;
+
+use crate::result::{ResultDoc, RunResult};
+
+/// One output format.
+pub struct Format {
+    /// Name on the command line (`--format NAME`).
+    pub name: &'static str,
+    /// File name when written into a result directory.
+    pub file_name: &'static str,
+    /// One line for `--help` and the README.
+    pub about: &'static str,
+    /// The renderer.
+    pub render: fn(&ResultDoc) -> Vec<u8>,
+}
+
+/// Every output format, in the order the README lists them.
+pub const FORMATS: &[Format] = &[
+    Format {
+        name: "table",
+        file_name: "table.txt",
+        about: "the comparison table for a terminal (what `run` and `compare` print)",
+        render: |doc| table::render(doc).into_bytes(),
+    },
+    Format {
+        name: "markdown",
+        file_name: "table.md",
+        about: "the comparison table as GitHub Markdown, with the caveats",
+        render: |doc| markdown::render(doc).into_bytes(),
+    },
+    Format {
+        name: "json",
+        file_name: "result.json",
+        about: "the result document itself (docs/result-schema.md)",
+        render: json::render,
+    },
+    Format {
+        name: "hdr-log",
+        file_name: "intervals.hlog",
+        about: "HdrHistogram interval log, one tag per transport and series, for the HdrHistogram tools",
+        render: |doc| hdr_log::render(doc).into_bytes(),
+    },
+    Format {
+        name: "hgrm",
+        file_name: "percentiles.hgrm",
+        about: "HdrHistogram percentile distribution per transport and series, values in us",
+        render: |doc| hgrm::render(doc).into_bytes(),
+    },
+    Format {
+        name: "cyclictest",
+        file_name: "histogram.txt",
+        about: "cyclictest `# Histogram` file: 1 us buckets, one column per transport and series",
+        render: |doc| cyclictest::render(doc).into_bytes(),
+    },
+    Format {
+        name: "prometheus",
+        file_name: "rtsoak.prom",
+        about: "Prometheus text format for the node_exporter textfile collector",
+        render: |doc| prometheus::render(doc).into_bytes(),
+    },
+];
+
+/// The format called `name`.
+pub fn by_name(name: &str) -> Option<&'static Format> {
+    FORMATS.iter().find(|f| f.name == name)
+}
+
+/// Every format name, in registry order.
+pub fn names() -> Vec<&'static str> {
+    FORMATS.iter().map(|f| f.name).collect()
+}
+
+/// Whether noise ran during `run`, for the table's "noise" column.
+pub fn noise_ran(run: &RunResult) -> &'static str {
+    if run.noise.ran() { "on" } else { "off" }
+}
+
+/// Nanoseconds as microseconds with one decimal (`12.3`).
+pub(crate) fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// Nanoseconds as seconds, without a fraction when whole (`60`, `0.5`).
+pub(crate) fn seconds(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000_000) {
+        (ns / 1_000_000_000).to_string()
+    } else {
+        format!("{}", ns as f64 / 1e9)
+    }
+}
+
+/// The series every per-series format reports, in order.
+pub(crate) const REPORTED_SERIES: [&str; 3] = ["send_call", "delivery", "timer"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_names_are_unique_and_so_are_their_file_names() {
+        let mut names = names();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), FORMATS.len());
+        let mut files: Vec<&str> = FORMATS.iter().map(|f| f.file_name).collect();
+        files.sort();
+        files.dedup();
+        assert_eq!(files.len(), FORMATS.len());
+    }
+
+    #[test]
+    fn the_readme_documents_every_format() {
+        let readme = include_str!("../../README.md");
+        for format in FORMATS {
+            assert!(
+                readme.contains(&format!("| `{}` |", format.name)),
+                "README.md has no row for the `{}` format",
+                format.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_format_renders_the_fixture_to_something() {
+        let doc = fixture::two_round_doc();
+        for format in FORMATS {
+            assert!(!(format.render)(&doc).is_empty(), "{}", format.name);
+        }
+    }
+}

@@ -1,112 +1,79 @@
-//! The comparison table for the terminal: one row per transport run, the figures that answer
-//! "which transport held up", then the caveats.
+//! The comparison table for a terminal: aligned columns, one row per transport (rounds merged),
+//! one row per run when there were several rounds, then notes and caveats. What `run` and
+//! `compare` print, and what `rtsoak report` prints from the saved result, byte for byte.
 
 use std::fmt::Write;
 
-use crate::result::{ResultDoc, RunStatus};
+use super::comparison::{Comparison, RUNS_COLUMN, TEXT_COLUMNS, comparison};
+use crate::result::ResultDoc;
 
-fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1e3)
+/// Render `doc` as the terminal comparison table.
+pub fn render(doc: &ResultDoc) -> String {
+    let c = comparison(doc);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", c.title);
+    lay_out(&mut out, &c.header, &c.rows);
+    if !c.round_rows.is_empty() {
+        let _ = writeln!(out, "Per round:");
+        lay_out(&mut out, &round_header(&c), &c.round_rows);
+    }
+    for note in &c.notes {
+        let _ = writeln!(out, "{note}");
+    }
+    if !c.caveats.is_empty() {
+        let _ = writeln!(out, "What these figures are worth:");
+        for caveat in &c.caveats {
+            let _ = writeln!(out, "  - {caveat}");
+        }
+    }
+    out
 }
 
-/// Render `doc` as the comparison table.
-pub fn render(doc: &ResultDoc) -> String {
-    let threshold = us(doc.plan.threshold_ns);
-    let header = [
-        "transport".to_string(),
-        "messages".to_string(),
-        format!("sends>{threshold}us"),
-        "longest send us".to_string(),
-        format!("deliveries>{threshold}us"),
-        "longest delivery us".to_string(),
-        "lost".to_string(),
-        "noise".to_string(),
-        "status".to_string(),
-    ];
-    let mut rows: Vec<Vec<String>> = vec![header.to_vec()];
-    for run in &doc.runs {
-        let series = |name: &str| run.series.get(name).map(|s| s.summary);
-        let status = match run.status {
-            RunStatus::Completed => "ok".to_string(),
-            RunStatus::Interrupted => "interrupted".to_string(),
-            RunStatus::Failed => "FAILED".to_string(),
-            RunStatus::Unsupported => "unsupported".to_string(),
-        };
-        if run.status == RunStatus::Unsupported {
-            rows.push(vec![
-                run.transport.clone(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                status,
-            ]);
-            continue;
-        }
-        let send = series("send_call").unwrap_or_default();
-        let delivery = series("delivery").unwrap_or_default();
-        rows.push(vec![
-            run.transport.clone(),
-            run.integrity.sent.to_string(),
-            send.over_threshold.to_string(),
-            us(send.max_ns),
-            delivery.over_threshold.to_string(),
-            us(delivery.max_ns),
-            run.integrity.lost.to_string(),
-            if run.noise.ran() { "on" } else { "off" }.to_string(),
-            status,
-        ]);
-    }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+/// The header of the per-round table.
+pub(super) fn round_header(c: &Comparison) -> Vec<String> {
+    let mut header = c.header.clone();
+    header[RUNS_COLUMN] = "round".to_string();
+    header
+}
+
+fn lay_out(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let all: Vec<&[String]> = std::iter::once(header)
+        .chain(rows.iter().map(Vec::as_slice))
         .collect();
-    let mut out = String::new();
-    let host = &doc.host;
-    let _ = writeln!(
-        out,
-        "rtsoak {}: {} {}{}, RT pair on CPUs {} and {} ({} {}), period {} us, {} s per transport",
-        doc.command,
-        host.kernel_release.as_deref().unwrap_or("unknown kernel"),
-        host.arch,
-        if host.preempt_rt { " PREEMPT_RT" } else { "" },
-        doc.plan.rt.publisher_cpu,
-        doc.plan.rt.subscriber_cpu,
-        doc.plan.rt.policy.name(),
-        doc.plan.rt.publisher_priority,
-        us(doc.plan.period_ns),
-        doc.plan.duration_ns / 1_000_000_000,
-    );
-    for row in &rows {
-        let line: Vec<String> = row
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| all.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in all {
+        let cells: Vec<String> = row
             .iter()
             .zip(&widths)
             .enumerate()
             .map(|(i, (cell, width))| {
-                if i == 0 {
+                if i < TEXT_COLUMNS {
                     format!("{cell:<width$}")
                 } else {
                     format!("{cell:>width$}")
                 }
             })
             .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
-    for run in doc.runs.iter().filter(|r| r.reason.is_some()) {
-        let _ = writeln!(
-            out,
-            "{}: {}",
-            run.transport,
-            run.reason.as_deref().unwrap_or("")
-        );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::{one_run_doc, two_round_doc};
+
+    #[test]
+    fn a_two_round_comparison_renders_merged_and_per_round_rows() {
+        insta::assert_snapshot!(render(&two_round_doc()));
     }
-    if !doc.caveats.is_empty() {
-        let _ = writeln!(out, "What these figures are worth:");
-        for caveat in &doc.caveats {
-            let _ = writeln!(out, "  - {caveat}");
-        }
+
+    #[test]
+    fn a_single_run_has_no_per_round_table() {
+        let text = render(&one_run_doc());
+        assert!(!text.contains("Per round:"), "{text}");
+        insta::assert_snapshot!(text);
     }
-    out
 }

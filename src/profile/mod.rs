@@ -46,8 +46,10 @@ pub struct Profile {
 pub struct RunSection {
     /// Registry names of the transports to run, in order; empty = every registered transport.
     pub transports: Vec<String>,
-    /// Measured seconds per run, after warm-up.
+    /// Measured seconds per transport, after warm-up, split evenly over the rounds.
     pub duration_s: u64,
+    /// Rounds of a comparison: every transport runs once per round (A B C, A B C, ...).
+    pub rounds: u32,
     /// Warm-up milliseconds per run, whose samples are discarded.
     pub warmup_ms: u64,
     /// Publisher period in microseconds.
@@ -67,6 +69,7 @@ impl Default for RunSection {
         RunSection {
             transports: Vec::new(),
             duration_s: 10,
+            rounds: 1,
             warmup_ms: 500,
             period_us: 500,
             threshold_us: 100,
@@ -160,6 +163,7 @@ impl Default for RtSection {
 pub struct Overrides {
     pub transports: Option<Vec<String>>,
     pub duration_ns: Option<u64>,
+    pub rounds: Option<u32>,
     pub warmup_ns: Option<u64>,
     pub period_ns: Option<u64>,
     pub threshold_ns: Option<u64>,

@@ -77,6 +77,26 @@ fn duration(
     }
 }
 
+/// Fewest periods one round may measure: below this a round's figures say nothing.
+const MIN_ROUND_PERIODS: u64 = 100;
+
+/// `run.rounds` (or `--rounds`): 1..=1000. The duration is split evenly over the rounds.
+fn rounds(profile_value: u32, override_value: Option<u32>) -> Result<u32, ProfileError> {
+    let (value, source) = match override_value {
+        Some(value) => (value, FROM_CLI),
+        None => (profile_value, ""),
+    };
+    if (1..=1000).contains(&value) {
+        Ok(value)
+    } else {
+        Err(invalid(
+            "run.rounds",
+            format!("{value}{source}"),
+            "1..=1000 (rounds; the duration is split evenly over them)".to_string(),
+        ))
+    }
+}
+
 /// Validate and resolve. `known_transports` are the registry names, in registry order.
 pub fn resolve(
     name: &str,
@@ -98,6 +118,7 @@ pub fn resolve(
         ov.duration_ns,
         (1, 604_800),
     )?;
+    let rounds = rounds(run.rounds, ov.rounds)?;
     let warmup_ns = duration(
         "run.warmup_ms",
         &MILLISECONDS,
@@ -133,6 +154,18 @@ pub fn resolve(
         None,
         (10, 60_000),
     )?;
+    if duration_ns / u64::from(rounds) < MIN_ROUND_PERIODS * period_ns {
+        return Err(invalid(
+            "run.rounds",
+            rounds.to_string(),
+            format!(
+                "at most {} with this duration and period: each round must measure at least \
+                 {MIN_ROUND_PERIODS} periods ({} ms)",
+                (duration_ns / (MIN_ROUND_PERIODS * period_ns)).max(1),
+                (MIN_ROUND_PERIODS * period_ns).div_ceil(MILLISECONDS.ns)
+            ),
+        ));
+    }
     if delivery_timeout_ns < 4 * period_ns {
         return Err(invalid(
             "run.delivery_timeout_ms",
@@ -176,6 +209,7 @@ pub fn resolve(
         profile: name.to_string(),
         transports,
         duration_ns,
+        rounds,
         warmup_ns,
         period_ns,
         threshold_ns,
@@ -194,6 +228,8 @@ pub fn resolve(
         futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
         noise,
         abi: profile.abi,
+        break_on_ns: None,
+        break_on_continue: false,
         layout_notes,
     })
 }

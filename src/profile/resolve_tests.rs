@@ -233,6 +233,8 @@ fn other_ranges_name_their_key() {
             "run.delivery_timeout_ms",
         ),
         ("[run]\noutliers_max = 100001\n", "run.outliers_max"),
+        ("[run]\nrounds = 0\n", "run.rounds"),
+        ("[run]\nrounds = 1001\n", "run.rounds"),
     ] {
         let err = resolve_text(text, &Overrides::default(), &jetson()).unwrap_err();
         assert_eq!(invalid_key(err), key, "{text}");
@@ -362,6 +364,7 @@ fn overrides_win_over_profile_values() {
     let ov = Overrides {
         transports: Some(vec!["msg-ring".into()]),
         duration_ns: Some(60_000_000_000),
+        rounds: Some(3),
         warmup_ns: Some(0),
         period_ns: Some(1_000_000),
         threshold_ns: Some(50_000),
@@ -379,6 +382,7 @@ fn overrides_win_over_profile_values() {
     assert_eq!(plan.transports, vec!["msg-ring"]);
     assert!(!plan.noise.enabled, "--no-noise wins over the profile");
     assert_eq!(plan.duration_ns, 60_000_000_000);
+    assert_eq!(plan.rounds, 3);
     assert_eq!(plan.warmup_ns, 0);
     assert_eq!(plan.period_ns, 1_000_000);
     assert_eq!(plan.threshold_ns, 50_000);
@@ -448,4 +452,45 @@ fn the_jetson_profile_is_the_seed_setup_and_refuses_a_smaller_machine() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("cpus.publisher"), "{error}");
+}
+
+#[test]
+fn rounds_split_the_duration_and_each_round_must_measure_100_periods() {
+    let plan = resolve_text(
+        "[run]\nduration_s = 10\nrounds = 4\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.rounds, 4);
+    assert_eq!(
+        plan.duration_ns, 10_000_000_000,
+        "the duration is per transport"
+    );
+    assert_eq!(plan.round_duration_ns(), 2_500_000_000);
+    assert_eq!(plan.measured_periods(), 5_000);
+
+    let err = resolve_text(
+        "[run]\nduration_s = 1\nperiod_us = 5000\nrounds = 3\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("at most 2 with this duration"), "{text}");
+    assert_eq!(invalid_key(err), "run.rounds");
+}
+
+#[test]
+fn a_command_line_rounds_wins_and_is_named_as_such_when_wrong() {
+    let ov = Overrides {
+        rounds: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(resolve_text("", &ov, &jetson()).unwrap().rounds, 2);
+    let ov = Overrides {
+        rounds: Some(0),
+        ..Default::default()
+    };
+    assert!(error_text("", &ov, &jetson()).contains("0 (from the command line)"));
 }

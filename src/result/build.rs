@@ -162,7 +162,9 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         integrity: integrity(&workers),
         noise: inputs.noise.activity,
         cpu_busy_percent: inputs.cpu_busy_percent,
+        break_event: workers_break_event(&inputs.workers),
         transport: inputs.transport,
+        round: 1,
         status: inputs.status,
         reason: inputs.reason,
         started_at: inputs.started_at,
@@ -172,6 +174,15 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         intervals: intervals.into_values().collect(),
         workers,
     }
+}
+
+/// The break event whose marker is in the trace buffer (the first to fire: tracing is off
+/// after it), else the earliest sample.
+fn workers_break_event(workers: &[WorkerOutput]) -> Option<super::BreakEvent> {
+    workers
+        .iter()
+        .filter_map(|w| w.stream.report.as_ref()?.break_event)
+        .min_by_key(|event| (!event.marker_written, event.at_ns))
 }
 
 fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, name: &str) -> SampleStats {

@@ -5,6 +5,7 @@
 
 pub mod build;
 mod caveats;
+pub mod merge;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -100,10 +101,16 @@ pub enum RunStatus {
 pub struct RunResult {
     /// Registry name.
     pub transport: String,
+    /// Which round of the comparison (from 1); every transport runs once per round.
+    #[serde(default = "first_round")]
+    pub round: u32,
     /// How it ended.
     pub status: RunStatus,
     /// Why it did not complete, if it did not.
     pub reason: Option<String>,
+    /// The sample that crossed `--break-on`, if one did.
+    #[serde(default)]
+    pub break_event: Option<BreakEvent>,
     /// Wall-clock start, RFC 3339 UTC.
     pub started_at: String,
     /// Measured time actually covered, ns.
@@ -182,6 +189,52 @@ pub struct ExternalActivity {
     pub pid: i32,
     /// How it ended (`exit status: 0`, `signal: 15 (SIGTERM)` when rtsoak stopped it, ...).
     pub exit: String,
+}
+
+fn first_round() -> u32 {
+    1
+}
+
+/// The sample that crossed the `--break-on` limit, as the worker that saw it recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakEvent {
+    /// `send_call` (publisher) or `delivery` (subscriber).
+    pub series: BreakSeries,
+    /// Sequence number of the message.
+    pub seq: u64,
+    /// The sample, ns.
+    pub value_ns: u64,
+    /// When it was sent, ns after the measured phase began.
+    pub at_ns: u64,
+    /// The `--break-on` limit, ns.
+    pub limit_ns: u64,
+    /// Whether this worker's marker line reached the trace buffer (it does not when the other
+    /// worker's break switched tracing off first).
+    pub marker_written: bool,
+    /// Whether tracing is off (`tracing_on` = 0 was written).
+    pub trace_stopped: bool,
+    /// True if the run carried on (`--break-on-continue`), false if it stopped there.
+    pub continued: bool,
+}
+
+/// Which measurement crossed the `--break-on` limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakSeries {
+    /// The publisher's send call.
+    SendCall,
+    /// The subscriber's delivery latency.
+    Delivery,
+}
+
+impl BreakSeries {
+    /// The series name as in [`RunResult::series`].
+    pub fn name(self) -> &'static str {
+        match self {
+            BreakSeries::SendCall => "send_call",
+            BreakSeries::Delivery => "delivery",
+        }
+    }
 }
 
 /// One latency series over the whole measured phase.

@@ -14,20 +14,29 @@ pub const RESULT_FILE: &str = "result.json";
 
 /// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
 pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
+    write_atomic(path, &crate::export::json::render(doc))
+}
+
+/// Write `bytes` to `path` atomically (temporary file in the same directory, then rename),
+/// readable by everyone: a reader or a crash never sees half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    serde_json::to_writer_pretty(&mut temp, doc)?;
-    temp.write_all(b"\n")?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
+        format!(
+            "creating a temporary file in {}: choose a writable place with --output",
+            dir.display()
+        )
+    })?;
+    temp.write_all(bytes)?;
     temp.as_file().sync_all()?;
     use std::os::unix::fs::PermissionsExt;
     temp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o644))?;
     temp.persist(path)
-        .with_context(|| format!("renaming the result into {}", path.display()))?;
+        .with_context(|| format!("renaming the new file into {}", path.display()))?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ pub mod futex;
 pub mod pidfd;
 pub mod sched;
 pub mod shm;
+pub mod trace;
 pub mod uring;
 
 use nix::errno::Errno;

@@ -7,6 +7,7 @@
 //! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
 
 pub mod burst;
+pub mod break_on;
 pub mod intervals;
 pub mod load;
 pub mod publisher;

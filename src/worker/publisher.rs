@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, bail};
 
 use super::WorkerContext;
+use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use crate::protocol::{Counters, Hygiene, Role, SeriesReport};
 use crate::queue::{FLAG_WARMUP, Message};
@@ -32,6 +33,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     let mut fanout = Recorder::new(spec.threshold_ns, outliers);
     let mut timer = Recorder::new(spec.threshold_ns, outliers);
     let mut counters = Counters::default();
+    let mut break_on = BreakOn::new(&spec, crate::result::BreakSeries::SendCall, region)?;
 
     waker
         .refresh(region)
@@ -130,6 +132,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
             send.record(at_ns, first_call_ns);
             fanout.record(at_ns, last_end_ns - first_start_ns);
             timer.record(at_ns, woke_ns - deadline_ns);
+            break_on.check(first_call_ns, message.seq, at_ns);
             counters.messages += 1;
             slot.messages.store(counters.messages, Ordering::Relaxed);
             slot.longest_ns
@@ -172,6 +175,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     );
     context.report.hygiene = hygiene(usage_before.unwrap_or(usage_after), usage_after);
     context.report.counters = counters;
+    context.report.break_event = break_on.event;
     context.report.series = [&send, &fanout, &timer]
         .iter()
         .zip(SERIES)

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use io_uring::types::{SubmitArgs, Timespec};
 
 use super::WorkerContext;
+use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use crate::protocol::{Counters, Role, SeriesReport};
 use crate::queue::{Cursor, FLAG_WARMUP};
@@ -37,6 +38,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let mut other = Recorder::new(spec.threshold_ns, outliers);
     let mut counters = Counters::default();
     let mut tracker = SeqTracker::default();
+    let mut break_on = BreakOn::new(&spec, crate::result::BreakSeries::Delivery, region)?;
 
     let mut ring = if W::USES_RING {
         let (ring, ring_setup) =
@@ -154,7 +156,9 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
                 counters.late += 1;
             } else {
                 counters.messages += 1;
-                delivery.record(message.send_ns.saturating_sub(measure_start_ns), latency_ns);
+                let at_ns = message.send_ns.saturating_sub(measure_start_ns);
+                delivery.record(at_ns, latency_ns);
+                break_on.check(latency_ns, message.seq, at_ns);
             }
         });
         if woken {
@@ -245,6 +249,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     context.report.hygiene =
         super::publisher::hygiene(usage_before.unwrap_or(usage_after), usage_after);
     context.report.counters = counters;
+    context.report.break_event = break_on.event;
     context.report.series = [&delivery, &other]
         .iter()
         .zip(SERIES)

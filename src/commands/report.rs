@@ -1,0 +1,83 @@
+//! `rtsoak report RESULT...`: load saved results and render them in one output format, on
+//! stdout or into a file or directory. Never measures: every figure comes from the saved JSON.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::exit::Outcome;
+use crate::export;
+use crate::result::store::{load, write_atomic};
+
+/// Render `results` as `format`.
+pub fn report(results: &[PathBuf], format: &str, output: Option<&Path>) -> anyhow::Result<Outcome> {
+    let format = export::by_name(format).with_context(|| {
+        format!(
+            "unknown format `{format}`: choose one of {}",
+            export::names().join(", ")
+        )
+    })?;
+    let docs = results
+        .iter()
+        .map(|path| load(path).map(|doc| (path, doc)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    match output {
+        None => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            for (_, doc) in &docs {
+                stdout.write_all(&(format.render)(doc))?;
+            }
+        }
+        Some(path) if docs.len() == 1 && !path.is_dir() => {
+            write_atomic(path, &(format.render)(&docs[0].1))?;
+            eprintln!("Wrote {}", path.display());
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!(
+                    "creating the output directory {}: choose another with --output",
+                    dir.display()
+                )
+            })?;
+            let mut used: Vec<String> = Vec::new();
+            for (path, doc) in &docs {
+                let name = unique(
+                    format!("{}-{}", result_name(path), format.file_name),
+                    &mut used,
+                );
+                let file = dir.join(name);
+                write_atomic(&file, &(format.render)(doc))?;
+                eprintln!("Wrote {}", file.display());
+            }
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A short name for a result: its directory's name (`20261130T120000Z-compare`).
+fn result_name(path: &Path) -> String {
+    let dir = if path.is_dir() {
+        Some(path)
+    } else {
+        path.parent()
+    };
+    dir.and_then(Path::file_name)
+        .or_else(|| path.file_stem())
+        .map_or_else(
+            || "result".to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+}
+
+/// `name`, or `name` with a number in front if an earlier result took it.
+fn unique(name: String, used: &mut Vec<String>) -> String {
+    let mut candidate = name.clone();
+    let mut n = 2;
+    while used.contains(&candidate) {
+        candidate = format!("{n}-{name}");
+        n += 1;
+    }
+    used.push(candidate.clone());
+    candidate
+}

@@ -1,0 +1,142 @@
+//! HdrHistogram interval log (the Java `HistogramLogWriter` format, version 1.3): header lines
+//! (`#[Histogram log format version 1.3]`, `#[StartTime: ...]`, `#[BaseTime: ...]`, the legend),
+//! then one line per interval, run and series, tagged `<transport>/<series>`:
+//! `Tag=futex/delivery,<start s>,<length s>,<max ms>,<base64 V2+DEFLATE histogram>`.
+//!
+//! The histograms are the result's own interval histograms, copied as saved (they are already
+//! in the log's compressed encoding), so adding a tag's lines gives the run histogram exactly.
+//! Times are seconds since the invocation's start; a run's intervals are placed at its
+//! wall-clock start (whole seconds, as saved) plus the warm-up. The `hdrhistogram` crate's
+//! writer writes neither the version line nor the legend, and would re-encode every histogram,
+//! hence this small writer; its output is read back by the crate's parser and by the Python
+//! `hdrhistogram` package in the tests.
+
+use std::fmt::Write;
+
+use super::REPORTED_SERIES;
+use crate::result::ResultDoc;
+use crate::stats::decode_histogram;
+
+/// Divisor of the max column: ns to ms, the Java writer's default.
+const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
+
+/// Render `doc`'s interval histograms as an interval log.
+pub fn render(doc: &ResultDoc) -> String {
+    let base_s = epoch_seconds(&doc.started_at).unwrap_or(0.0);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "#rtsoak {} {}: latencies in ns; tags are <transport>/<series>",
+        doc.tool.version, doc.command
+    );
+    let _ = writeln!(out, "#[Histogram log format version 1.3]");
+    let _ = writeln!(
+        out,
+        "#[StartTime: {base_s:.3} (seconds since epoch), {}]",
+        doc.started_at
+    );
+    let _ = writeln!(out, "#[BaseTime: {base_s:.3} (seconds since epoch)]");
+    let _ = writeln!(
+        out,
+        "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+    );
+    for run in &doc.runs {
+        let run_start_s = epoch_seconds(&run.started_at).map_or(0.0, |s| s - base_s)
+            + doc.plan.warmup_ns as f64 / 1e9;
+        for interval in &run.intervals {
+            for name in REPORTED_SERIES {
+                let Some(series) = interval.series.get(name) else {
+                    continue;
+                };
+                // The max column is the histogram's (as the Java writer's), not the exact max.
+                let max_ns = decode_histogram(&series.histogram).map_or(0, |h| h.max());
+                let _ = writeln!(
+                    out,
+                    "Tag={}/{},{:.3},{:.3},{:.3},{}",
+                    run.transport,
+                    name,
+                    run_start_s + interval.start_ns as f64 / 1e9,
+                    interval.length_ns as f64 / 1e9,
+                    max_ns as f64 / MAX_VALUE_UNIT_RATIO,
+                    series.histogram
+                );
+            }
+        }
+    }
+    out
+}
+
+/// An RFC 3339 time as seconds since the epoch.
+fn epoch_seconds(text: &str) -> Option<f64> {
+    let time = humantime::parse_rfc3339_weak(text).ok()?;
+    Some(
+        time.duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs_f64(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    use super::*;
+    use crate::export::fixture::two_round_doc;
+    use crate::stats::new_histogram;
+
+    #[test]
+    fn the_interval_log_has_the_java_header_lines_and_one_tag_per_transport_and_series() {
+        insta::assert_snapshot!(render(&two_round_doc()));
+    }
+
+    #[test]
+    fn the_crates_log_parser_reads_back_every_tag_with_the_runs_counts_and_max() {
+        let doc = two_round_doc();
+        let text = render(&doc);
+        let mut per_tag: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+        let mut start_time = None;
+        for entry in IntervalLogIterator::new(text.as_bytes()) {
+            match entry.expect("every line parses") {
+                LogEntry::StartTime(t) => start_time = Some(t),
+                LogEntry::BaseTime(_) => {}
+                LogEntry::Interval(interval) => {
+                    let tag = interval.tag().expect("every interval is tagged").as_str();
+                    let histogram = decode_histogram(interval.encoded_histogram()).unwrap();
+                    per_tag
+                        .entry(tag.to_string())
+                        .or_insert_with(new_histogram)
+                        .add(&histogram)
+                        .unwrap();
+                }
+            }
+        }
+        assert!(start_time.is_some());
+        let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+        for run in &doc.runs {
+            for name in REPORTED_SERIES {
+                if let Some(series) = run.series.get(name) {
+                    expected
+                        .entry(format!("{}/{name}", run.transport))
+                        .or_insert_with(new_histogram)
+                        .add(decode_histogram(&series.histogram).unwrap())
+                        .unwrap();
+                }
+            }
+        }
+        assert_eq!(
+            per_tag.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>()
+        );
+        for (tag, histogram) in &per_tag {
+            assert_eq!(histogram.len(), expected[tag].len(), "{tag}");
+            assert_eq!(histogram.max(), expected[tag].max(), "{tag}");
+        }
+    }
+
+    #[test]
+    fn the_python_hdrhistogram_package_decodes_the_log_to_the_same_counts_and_max() {
+        crate::export::python_check::hdr_log(&two_round_doc(), &render(&two_round_doc()));
+    }
+}

@@ -1,0 +1,185 @@
+//! One transport's runs of a comparison (one per round) merged into one set of figures: the
+//! histograms are added and the percentiles read from the sum; count, min, max and
+//! over-threshold are combined exactly. Percentiles are never averaged.
+//!
+//! Pure: reads a [`ResultDoc`], writes nothing. Every exporter that reports per transport goes
+//! through [`by_transport`], so the figures agree across formats.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::{ResultDoc, RunResult, RunStatus};
+use crate::stats::{Integrity, SampleStats, Summary, decode_histogram, new_histogram};
+
+/// One transport's runs, merged.
+#[derive(Debug, Clone)]
+pub struct TransportRuns<'a> {
+    /// Registry name.
+    pub transport: &'a str,
+    /// Its runs, in the order run (round 1 first).
+    pub runs: Vec<&'a RunResult>,
+    /// The worst status among the runs.
+    pub status: RunStatus,
+    /// Integrity counts added over the runs.
+    pub integrity: Integrity,
+    /// Per series name: the merged histogram and its summary.
+    pub series: BTreeMap<String, MergedSeries>,
+}
+
+/// One series merged over runs.
+#[derive(Debug, Clone)]
+pub struct MergedSeries {
+    /// Figures of the merged histogram; count, min, max, over-threshold exact.
+    pub summary: Summary,
+    /// The sum of the runs' histograms (ns).
+    pub histogram: Histogram<u64>,
+}
+
+/// Every transport of `doc` in the order it first ran, with its runs merged. A histogram that
+/// does not decode (a hand-edited file) leaves that run out of the series' merge rather than
+/// failing the whole report; its exact counters still count.
+pub fn by_transport(doc: &ResultDoc) -> Vec<TransportRuns<'_>> {
+    let mut order: Vec<&str> = Vec::new();
+    for run in &doc.runs {
+        if !order.contains(&run.transport.as_str()) {
+            order.push(&run.transport);
+        }
+    }
+    order
+        .into_iter()
+        .map(|transport| {
+            let runs: Vec<&RunResult> = doc
+                .runs
+                .iter()
+                .filter(|r| r.transport == transport)
+                .collect();
+            merge(transport, runs)
+        })
+        .collect()
+}
+
+fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
+    let mut histograms: BTreeMap<String, (Histogram<u64>, SampleStats)> = BTreeMap::new();
+    let mut integrity = Integrity::default();
+    for run in &runs {
+        add_integrity(&mut integrity, &run.integrity);
+        for (name, series) in &run.series {
+            let (histogram, stats) = histograms
+                .entry(name.clone())
+                .or_insert_with(|| (new_histogram(), SampleStats::default()));
+            if let Ok(decoded) = decode_histogram(&series.histogram) {
+                let _ = histogram.add(&decoded);
+            }
+            stats.merge(&SampleStats {
+                count: series.summary.count,
+                min_ns: series.summary.min_ns,
+                max_ns: series.summary.max_ns,
+                over_threshold: series.summary.over_threshold,
+            });
+        }
+    }
+    let series = histograms
+        .into_iter()
+        .map(|(name, (histogram, stats))| {
+            let summary = Summary::new(&histogram, &stats);
+            (name, MergedSeries { summary, histogram })
+        })
+        .collect();
+    TransportRuns {
+        transport,
+        status: worst_status(&runs),
+        runs,
+        integrity,
+        series,
+    }
+}
+
+fn add_integrity(total: &mut Integrity, run: &Integrity) {
+    total.sent += run.sent;
+    total.delivered += run.delivered;
+    total.lost += run.lost;
+    total.late += run.late;
+    total.overrun += run.overrun;
+    total.duplicated += run.duplicated;
+    total.reordered += run.reordered;
+}
+
+/// Failed beats interrupted beats completed; unsupported only when nothing ran.
+fn worst_status(runs: &[&RunResult]) -> RunStatus {
+    let rank = |status: RunStatus| match status {
+        RunStatus::Unsupported => 0,
+        RunStatus::Completed => 1,
+        RunStatus::Interrupted => 2,
+        RunStatus::Failed => 3,
+    };
+    runs.iter()
+        .map(|r| r.status)
+        .max_by_key(|s| rank(*s))
+        .unwrap_or(RunStatus::Unsupported)
+}
+
+impl TransportRuns<'_> {
+    /// The merged summary of a series (zeros if no run recorded it).
+    pub fn summary(&self, name: &str) -> Summary {
+        self.series.get(name).map(|s| s.summary).unwrap_or_default()
+    }
+
+    /// Runs that measured something (not unsupported).
+    pub fn measured_runs(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.status != RunStatus::Unsupported)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::two_round_doc;
+
+    #[test]
+    fn rounds_of_one_transport_merge_into_one_row_in_first_run_order() {
+        let doc = two_round_doc();
+        let merged = by_transport(&doc);
+        let names: Vec<&str> = merged.iter().map(|m| m.transport).collect();
+        assert_eq!(names, ["futex", "eventfd", "signalfd"]);
+        assert_eq!(merged[0].runs.len(), 2);
+        assert_eq!(merged[0].measured_runs(), 2);
+        assert_eq!(
+            merged[0].integrity.sent,
+            doc.runs[0].integrity.sent + doc.runs[3].integrity.sent
+        );
+    }
+
+    #[test]
+    fn merged_percentiles_come_from_the_summed_histogram_not_an_average() {
+        let doc = two_round_doc();
+        let futex = &by_transport(&doc)[0];
+        let delivery = futex.summary("delivery");
+        let (a, b) = (
+            doc.runs[0].series["delivery"].summary,
+            doc.runs[3].series["delivery"].summary,
+        );
+        assert_eq!(delivery.count, a.count + b.count);
+        assert_eq!(delivery.max_ns, a.max_ns.max(b.max_ns));
+        assert_eq!(delivery.over_threshold, a.over_threshold + b.over_threshold);
+        // The fixture's rounds differ: round 1 fast, round 2 slow. The merged median is the
+        // median of all samples, which no average of the two medians gives.
+        assert_ne!(delivery.p50_ns, (a.p50_ns + b.p50_ns) / 2);
+        assert_eq!(
+            delivery.p50_ns,
+            futex.series["delivery"].histogram.value_at_quantile(0.5)
+        );
+    }
+
+    #[test]
+    fn a_failed_round_makes_the_transport_failed_and_unsupported_stays_unsupported() {
+        let doc = two_round_doc();
+        let merged = by_transport(&doc);
+        assert_eq!(merged[1].status, RunStatus::Failed);
+        assert_eq!(merged[2].status, RunStatus::Unsupported);
+        assert_eq!(merged[2].measured_runs(), 0);
+    }
+}

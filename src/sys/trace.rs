@@ -1,0 +1,137 @@
+//! ftrace through tracefs, for `--break-on`: find the tracefs mount, write a line into the trace
+//! buffer (`trace_marker`) and switch tracing off (`tracing_on` = 0), as cyclictest's `-b` does,
+//! so the kernel trace around a latency spike is kept for the user to read.
+//!
+//! Opening happens before a measuring loop; [`Trace::mark_and_stop`] is two `write(2)` calls on
+//! open fds and never allocates. Never changes which tracers are enabled: that is the user's
+//! setup.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where tracefs is mounted, in the order looked at: its own mount, then under debugfs.
+pub const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// tracefs is not there or not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// Neither directory has a `trace_marker`.
+    #[error(
+        "--break-on needs tracefs, and neither {} nor {} has a trace_marker; mount it with \
+         `mount -t tracefs nodev /sys/kernel/tracing` (kernel built with CONFIG_FTRACE), or \
+         drop --break-on",
+        TRACEFS_DIRS[0], TRACEFS_DIRS[1]
+    )]
+    NotMounted,
+    /// A file is there but cannot be opened for writing.
+    #[error("--break-on cannot open {}: {source}; run as root, or drop --break-on", .path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The tracefs directory under `root` (`/` on the live machine).
+pub fn find_tracefs(root: &Path) -> Result<PathBuf, TraceError> {
+    TRACEFS_DIRS
+        .iter()
+        .map(|dir| root.join(dir.trim_start_matches('/')))
+        .find(|dir| dir.join("trace_marker").exists())
+        .ok_or(TraceError::NotMounted)
+}
+
+/// Open fds on `trace_marker` and `tracing_on`.
+#[derive(Debug)]
+pub struct Trace {
+    marker: File,
+    tracing_on: File,
+}
+
+fn open(path: PathBuf) -> Result<File, TraceError> {
+    OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .map_err(|source| TraceError::Open { path, source })
+}
+
+impl Trace {
+    /// Open the two files of the tracefs directory `dir`.
+    pub fn open(dir: &Path) -> Result<Self, TraceError> {
+        Ok(Trace {
+            marker: open(dir.join("trace_marker"))?,
+            tracing_on: open(dir.join("tracing_on"))?,
+        })
+    }
+
+    /// Switch tracing on (before a run, so the marker and the events before it are recorded).
+    pub fn start(&self) -> std::io::Result<()> {
+        (&self.tracing_on).write_all(b"1")
+    }
+
+    /// Write `line` into the trace buffer, then switch tracing off. Returns whether each
+    /// worked: (marked, stopped). The marker fails (EBADF) when tracing is already off.
+    pub fn mark_and_stop(&self, line: &[u8]) -> (bool, bool) {
+        let marked = (&self.marker).write_all(line).is_ok();
+        let stopped = (&self.tracing_on).write_all(b"0").is_ok();
+        (marked, stopped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_tracefs(at: &str) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join(at);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("trace_marker"), "").unwrap();
+        std::fs::write(dir.join("tracing_on"), "1").unwrap();
+        root
+    }
+
+    #[test]
+    fn tracefs_is_found_at_its_own_mount_first_then_under_debugfs() {
+        let root = fake_tracefs("sys/kernel/debug/tracing");
+        assert_eq!(
+            find_tracefs(root.path()).unwrap(),
+            root.path().join("sys/kernel/debug/tracing")
+        );
+        std::fs::create_dir_all(root.path().join("sys/kernel/tracing")).unwrap();
+        std::fs::write(root.path().join("sys/kernel/tracing/trace_marker"), "").unwrap();
+        assert_eq!(
+            find_tracefs(root.path()).unwrap(),
+            root.path().join("sys/kernel/tracing")
+        );
+    }
+
+    #[test]
+    fn no_tracefs_is_an_error_saying_how_to_mount_it() {
+        let root = tempfile::tempdir().unwrap();
+        let text = find_tracefs(root.path()).unwrap_err().to_string();
+        assert!(
+            text.contains("mount -t tracefs nodev /sys/kernel/tracing"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_break_writes_the_marker_then_switches_tracing_off() {
+        let root = fake_tracefs("sys/kernel/tracing");
+        let dir = find_tracefs(root.path()).unwrap();
+        let trace = Trace::open(&dir).unwrap();
+        assert_eq!(trace.mark_and_stop(b"rtsoak break\n"), (true, true));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("trace_marker")).unwrap(),
+            "rtsoak break\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tracing_on")).unwrap(),
+            "0"
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! `compare` in rounds, `report` on what it saved, exports in the result directory, a killed
+//! coordinator, and `--break-on` with the kernel's tracefs. Behaviour only: no latency figure
+//! is asserted (this VM's timer jitter is large).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{alive, load, rtsoak, rtsoak_path, skip};
+use rtsoak::result::RunStatus;
+
+/// These soaks share the machine's two CPUs at real-time priority: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The data rows of the first table printed (the header and title excluded).
+fn merged_rows(table: &str) -> Vec<Vec<String>> {
+    table
+        .lines()
+        .skip(2)
+        .take_while(|line| *line != "Per round:")
+        .map(|line| line.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn a_two_round_compare_fills_every_column_and_report_reprints_the_same_table() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let compare = rtsoak()
+        .args([
+            "compare",
+            "-q",
+            "--profile",
+            "ci",
+            "--duration",
+            "1s",
+            "--rounds",
+            "2",
+            "--export",
+            "markdown,hdr-log,cyclictest,prometheus,hgrm",
+            "-o",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let table = String::from_utf8(compare.stdout).unwrap();
+    assert!(
+        compare.status.success(),
+        "{table}\n{}",
+        String::from_utf8_lossy(&compare.stderr)
+    );
+
+    let doc = load(dir.path());
+    let order: Vec<(&str, u32)> = doc
+        .runs
+        .iter()
+        .map(|r| (r.transport.as_str(), r.round))
+        .collect();
+    let transports = ["futex", "msg-ring", "eventfd", "signalfd"];
+    let expected: Vec<(&str, u32)> = [1, 2]
+        .into_iter()
+        .flat_map(|round| transports.map(|t| (t, round)))
+        .collect();
+    assert_eq!(order, expected, "interleaved: A B C D, A B C D");
+    assert!(doc.runs.iter().all(|r| r.status == RunStatus::Completed));
+
+    let rows = merged_rows(&table);
+    assert_eq!(rows.len(), 4, "{table}");
+    for (row, transport) in rows.iter().zip(transports) {
+        assert_eq!(
+            row.len(),
+            15,
+            "every column of {transport} is filled: {row:?}"
+        );
+        assert_eq!(row[0], transport);
+        assert_eq!(row[2], "2", "two runs merged");
+        assert!(row.iter().all(|cell| cell != "-"), "{row:?}");
+    }
+    assert!(table.contains("Per round:"), "{table}");
+
+    let report = rtsoak().arg("report").arg(dir.path()).output().unwrap();
+    assert!(report.status.success());
+    assert_eq!(
+        String::from_utf8(report.stdout).unwrap(),
+        table,
+        "report reprints the table from the saved JSON, byte for byte"
+    );
+    for file in [
+        "table.md",
+        "intervals.hlog",
+        "histogram.txt",
+        "rtsoak.prom",
+        "percentiles.hgrm",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(!text.is_empty(), "{file}");
+    }
+}
+
+#[test]
+fn report_writes_a_format_to_a_file_and_refuses_what_is_not_a_result() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args([
+            "run",
+            "-q",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "--duration",
+            "1s",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let out = dir.path().join("metrics.prom");
+    rtsoak()
+        .args(["report", "--format", "prometheus", "-o"])
+        .arg(&out)
+        .arg(dir.path().join("result.json"))
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("rtsoak_messages_sent{transport=\"eventfd\"}"),
+        "{text}"
+    );
+
+    let not_a_result = dir.path().join("metrics.prom");
+    let refused = rtsoak().arg("report").arg(&not_a_result).output().unwrap();
+    assert_eq!(refused.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not JSON"));
+    rtsoak()
+        .args(["report", "--format", "pdf"])
+        .arg(dir.path())
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn killing_the_coordinator_during_the_third_run_leaves_the_first_two_saved() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(rtsoak_path())
+        .args(["compare", "-q", "--profile", "ci", "--duration", "2s", "-o"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let result = dir.path().join("result.json");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while saved_runs(&result) < 2 {
+        assert!(Instant::now() < deadline, "two runs were never saved");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The third run is starting or under way: kill the coordinator outright.
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = child.id() as i32;
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let doc = load(dir.path());
+    assert_eq!(doc.runs.len(), 2);
+    assert!(doc.runs.iter().all(|r| r.status == RunStatus::Completed));
+    assert!(doc.finished_at.is_none(), "the invocation never finished");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while worker_of(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!worker_of(pid), "no worker outlives its coordinator");
+}
+
+fn saved_runs(path: &Path) -> usize {
+    rtsoak::result::store::load(path).map_or(0, |doc| doc.runs.len())
+}
+
+/// True if a process whose parent was `pid` (a worker) is still alive.
+fn worker_of(pid: i32) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|child| alive(*child))
+        .any(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let after = stat.rsplit_once(')')?.1.to_string();
+                    after.split_whitespace().nth(1)?.parse::<i32>().ok()
+                })
+                == Some(pid)
+        })
+}
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+#[test]
+fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let tracing_on = Path::new(TRACEFS).join("tracing_on");
+    let args = |dir: &Path| {
+        let mut command = rtsoak();
+        command
+            .args([
+                "run",
+                "-q",
+                "-t",
+                "eventfd",
+                "--profile",
+                "ci",
+                "--duration",
+                "1s",
+            ])
+            .args(["--break-on", "1", "-o"])
+            .arg(dir);
+        command
+    };
+    let Ok(before) = std::fs::read_to_string(&tracing_on) else {
+        let out = args(dir.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(5));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("mount -t tracefs"), "{stderr}");
+        assert!(!dir.path().join("result.json").exists(), "nothing ran");
+        skip("tracefs is not mounted: checked the error only (.ci/run mounts it)");
+        return;
+    };
+    std::fs::write(Path::new(TRACEFS).join("trace"), "").unwrap(); // empty the buffer
+    // A delivery always takes longer than 1 us: the break fires on the first measured message.
+    let out = args(dir.path()).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    let event = run.break_event.expect("the break is recorded");
+    assert!(event.value_ns > 1_000);
+    assert!(event.marker_written && event.trace_stopped && !event.continued);
+    assert_eq!(run.status, RunStatus::Interrupted);
+    assert_eq!(run.reason.as_deref(), Some("stopped by --break-on"));
+    assert!(
+        run.integrity.sent < 1_900,
+        "the run stopped early: {:?}",
+        run.integrity
+    );
+    assert_eq!(run.integrity.lost, 0);
+    assert_eq!(std::fs::read_to_string(&tracing_on).unwrap().trim(), "0");
+    let trace = std::fs::read_to_string(Path::new(TRACEFS).join("trace")).unwrap();
+    // Publisher and subscriber may both cross 1 us; the result names the one whose marker the
+    // buffer kept (tracing is off after the first).
+    let marker = format!(
+        "rtsoak break: {} {} ns > 1000 ns, seq {}",
+        event.series.name(),
+        event.value_ns,
+        event.seq
+    );
+    assert!(
+        trace.contains(&marker),
+        "{marker} not in the trace buffer:\n{trace}"
+    );
+    std::fs::write(&tracing_on, before.trim()).unwrap();
+}
