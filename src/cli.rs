@@ -41,11 +41,18 @@ pub enum Command {
         #[command(flatten)]
         soak: SoakArgs,
     },
-    /// Report which transports this kernel supports, and why not where it does not.
+    /// Check the system for real-time measurement (kernel, isolation, interrupts, tasks,
+    /// frequency, idle states, privileges) and report which transports this kernel supports.
     Probe {
-        /// Print JSON instead of a table.
+        /// Print the whole check and the transport matrix as JSON.
         #[arg(long)]
         json: bool,
+        /// RT CPUs to judge, publisher then subscriber (default: the profile's choice here).
+        #[arg(long, value_parser = parse_cpus)]
+        rt_cpus: Option<CpuList>,
+        /// Profile whose CPU layout and RT policy are judged.
+        #[arg(short, long, default_value = "default")]
+        profile: String,
     },
     /// List the built-in profiles, or print one.
     Profiles {
@@ -103,6 +110,9 @@ pub struct SoakArgs {
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
+    #[arg(long)]
+    pub no_cpu_dma_latency: bool,
 }
 
 /// `--policy` values.
