@@ -23,7 +23,11 @@ struct ProbeReport<'a> {
 
 /// Check the system for the RT CPUs the profile would pick here (or `rt_cpus`) and print the
 /// verdicts, the matrix and the summary.
-pub fn probe(json: bool, rt_cpus: Option<Vec<usize>>, profile_name: &str) -> anyhow::Result<Outcome> {
+pub fn probe(
+    json: bool,
+    rt_cpus: Option<Vec<usize>>,
+    profile_name: &str,
+) -> anyhow::Result<Outcome> {
     let root = SysRoot::system();
     let host = host_facts(&root);
     let (name, profile) = profile::load(profile_name)?;

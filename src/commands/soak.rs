@@ -1,7 +1,7 @@
 //! `rtsoak run` and `rtsoak compare`: profile → plan → support check → one run per transport
 //! (result saved after each) → table, caveats and exit code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -10,9 +10,11 @@ use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::plan::RunPlan;
+use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, save};
 use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
+use crate::sys::cpu_dma_latency;
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::{export, transport};
 
@@ -27,7 +29,24 @@ pub fn soak(
     let plan = resolve_plan(args, transports, &host)?;
     let result_path = prepare_output(command, args)?;
     let stop = StopFlag::install()?;
-    warn_about_privileges(&plan);
+    let support = crate::commands::probe::support_matrix();
+    let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
+    let system_check = preflight::check(
+        &SysRoot::system(),
+        &RtCpus::from_plan(&plan),
+        &privileges,
+        &support,
+    );
+    warn_about_privileges(&plan, &privileges);
+    // Held (if it could be) until this function returns, whichever way it does.
+    let (_dma_hold, dma_record) = cpu_dma_latency::hold(
+        Path::new(cpu_dma_latency::PATH),
+        plan.hold_cpu_dma_latency,
+        0,
+    );
+    if let (true, Some(reason)) = (dma_record.requested, &dma_record.not_held_because) {
+        eprintln!("Warning: {reason}; CPUs may enter deep idle states during the runs.");
+    }
     place_coordinator(&plan);
 
     let mut doc = ResultDoc {
@@ -39,10 +58,12 @@ pub fn soak(
         finished_at: None,
         interrupted: false,
         host,
-        support: crate::commands::probe::support_matrix(),
+        support,
         caveats: Vec::new(),
         plan,
         runs: Vec::new(),
+        system_check: Some(system_check),
+        cpu_dma_latency: Some(dma_record),
     };
     let mut progress = Progress::new(doc.plan.transports.len(), !quiet);
     for name in doc.plan.transports.clone() {
@@ -92,6 +113,7 @@ fn resolve_plan(
         policy: args.policy.map(Into::into),
         ring_setup: args.ring_setup.map(Into::into),
         futex_wake: args.futex_wake.map(Into::into),
+        hold_cpu_dma_latency: args.no_cpu_dma_latency.then_some(false),
     };
     let topology = CpuTopology {
         online: host.online_cpus(),
@@ -137,23 +159,17 @@ fn place_coordinator(plan: &RunPlan) {
     }
 }
 
-/// Memory an RT worker locks: its binary, stacks, rings, histograms (measured: 6-11 MiB).
-const WORKER_LOCK_BYTES: usize = 16 << 20;
-
-/// Say before the first run, loudly, what the workers will not get. They run regardless, and
-/// the result records what each one actually had.
-fn warn_about_privileges(plan: &RunPlan) {
-    if plan.rt.policy.is_realtime()
-        && let Err(error) =
-            crate::sys::sched::try_policy(plan.rt.policy, plan.rt.publisher_priority)
-    {
+/// Say before the first run, loudly, what the workers will not get (found by trying, in
+/// `privileges`). They run regardless, and the result records what each one actually had.
+fn warn_about_privileges(plan: &RunPlan, privileges: &Privileges) {
+    if let Some(error) = &privileges.rt_priority.error {
         eprintln!(
             "Warning: no real-time priority ({error}); the RT pair will run SCHED_OTHER and the \
              result will say so. Run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of {}.",
             plan.rt.publisher_priority.max(plan.rt.subscriber_priority)
         );
     }
-    if let Err(error) = crate::sys::sched::try_lock(WORKER_LOCK_BYTES) {
+    if let Some(error) = &privileges.memory_lock.error {
         eprintln!(
             "Warning: cannot lock {} MiB of memory ({error}); workers may run unlocked and \
              page-fault. Run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=).",

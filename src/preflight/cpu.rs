@@ -63,7 +63,10 @@ fn governor(inputs: &Inputs) -> Finding {
         format!(
             "`for c in {}; do echo performance > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done` \
              (or `cpupower -c {} frequency-set -g performance`)",
-            cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" "),
+            cpus.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
             cpulist::format(&cpus)
         ),
         Some(format!(
@@ -144,6 +147,9 @@ fn smt(inputs: &Inputs) -> Finding {
         shared.join("; "),
         "keep the siblings idle (isolate them too, and run nothing there), or turn SMT off: \
          `echo off > /sys/devices/system/cpu/smt/control` (at boot: `nosmt`)",
-        Some("the RT CPUs share cores with other CPUs (SMT): a sibling's work slows them".to_string()),
+        Some(
+            "the RT CPUs share cores with other CPUs (SMT): a sibling's work slows them"
+                .to_string(),
+        ),
     )
 }

@@ -211,7 +211,10 @@ fn interrupts(inputs: &Inputs) -> Vec<Finding> {
         return vec![Finding::ok(
             id,
             "interrupts",
-            format!("no numbered interrupt may be delivered to RT {}", cpus_named(&pair)),
+            format!(
+                "no numbered interrupt may be delivered to RT {}",
+                cpus_named(&pair)
+            ),
         )];
     }
     let housekeeping = inputs.housekeeping();
@@ -310,7 +313,11 @@ fn user_tasks(inputs: &Inputs) -> Finding {
             processes.len(),
             tasks.len(),
             cpus_named(&pair),
-            named_list(processes.iter().map(|(pid, comm)| format!("{comm} ({pid})")))
+            named_list(
+                processes
+                    .iter()
+                    .map(|(pid, comm)| format!("{comm} ({pid})"))
+            )
         ),
         if housekeeping.is_empty() {
             "use a machine with CPUs to spare for everything else".to_string()
@@ -342,7 +349,10 @@ fn kernel_threads(inputs: &Inputs) -> Finding {
         return Finding::ok(
             id,
             "kernel threads",
-            format!("no unbound kernel thread may run on RT {}; {bound_note}", cpus_named(&pair)),
+            format!(
+                "no unbound kernel thread may run on RT {}; {bound_note}",
+                cpus_named(&pair)
+            ),
         );
     }
     Finding::bad(

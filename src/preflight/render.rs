@@ -97,7 +97,11 @@ const SAME_ID_SHOWN: usize = 5;
 fn verdicts(out: &mut String, check: &SystemCheck) {
     let mut shown: Vec<(&str, usize)> = Vec::new();
     // Transports have their own table below.
-    for finding in check.findings.iter().filter(|f| !f.id.starts_with("transport.")) {
+    for finding in check
+        .findings
+        .iter()
+        .filter(|f| !f.id.starts_with("transport."))
+    {
         let total = check.by_id(&finding.id).count();
         let seen = match shown.iter_mut().find(|(id, _)| *id == finding.id) {
             Some((_, n)) => {
@@ -144,7 +148,9 @@ fn matrix(out: &mut String, support: &[TransportSupport]) {
         let (state, text) = if entry.support.is_supported() {
             (
                 "supported",
-                transport::by_name(&entry.transport).map_or("", |t| t.about()).to_string(),
+                transport::by_name(&entry.transport)
+                    .map_or("", |t| t.about())
+                    .to_string(),
             )
         } else {
             ("UNSUPPORTED", entry.support.reason())

@@ -32,6 +32,25 @@ pub struct Profile {
     pub cpus: CpuSection,
     /// Scheduling and io_uring setup of the RT pair.
     pub rt: RtSection,
+    /// What rtsoak sets on the system for the duration of a run.
+    pub system: SystemSection,
+}
+
+/// `[system]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemSection {
+    /// Hold `/dev/cpu_dma_latency` open at 0 during `run`/`compare`, keeping CPUs out of deep
+    /// idle states.
+    pub hold_cpu_dma_latency: bool,
+}
+
+impl Default for SystemSection {
+    fn default() -> Self {
+        SystemSection {
+            hold_cpu_dma_latency: true,
+        }
+    }
 }
 
 /// `[run]`: durations carry their unit in the key name, as integers.
@@ -166,6 +185,8 @@ pub struct Overrides {
     pub policy: Option<Policy>,
     pub ring_setup: Option<RingSetup>,
     pub futex_wake: Option<FutexWake>,
+    /// `false` from `--no-cpu-dma-latency`.
+    pub hold_cpu_dma_latency: Option<bool>,
 }
 
 /// What the resolver needs to know about the machine (the sysinfo module fills it).

@@ -185,6 +185,9 @@ pub fn resolve(
         ring_setup: ov.ring_setup.unwrap_or(profile.rt.ring_setup),
         futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
         layout_notes,
+        hold_cpu_dma_latency: ov
+            .hold_cpu_dma_latency
+            .unwrap_or(profile.system.hold_cpu_dma_latency),
     })
 }
 

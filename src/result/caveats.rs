@@ -1,13 +1,67 @@
 //! "What this result is worth": the conditions a reader of the figures must know, derived from
-//! the host facts, the plan and what each RT worker recorded about itself. Pure: it reads a
-//! result document and says nothing it cannot point to in it.
+//! the system check recorded with the result (or, in results written before there was one, the
+//! host facts), the plan, what was held on `/dev/cpu_dma_latency`, and what each RT worker
+//! recorded about itself. Pure: it reads a result document and says nothing it cannot point to
+//! in it.
 
 use super::ResultDoc;
 use crate::cpulist;
+use crate::preflight::{Level, SystemCheck};
 use crate::protocol::Role;
 
 /// Every caveat of `doc`, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
+    let mut caveats = match &doc.system_check {
+        Some(check) => from_check(doc, check),
+        None => from_host(doc),
+    };
+    caveats.extend(doc.plan.layout_notes.iter().cloned());
+    if let Some(hold) = &doc.cpu_dma_latency
+        && hold.held_us.is_none()
+        && deep_idle_states(doc)
+        && let Some(reason) = &hold.not_held_because
+    {
+        caveats.push(format!(
+            "{} was not held ({reason}): the RT CPUs could enter deep idle states and wakeups \
+             pay their exit latency",
+            hold.path
+        ));
+    }
+    for note in worker_notes(doc) {
+        if !caveats.contains(&note) {
+            caveats.push(note);
+        }
+    }
+    caveats
+}
+
+/// The check's summary, less its idle-state line when `/dev/cpu_dma_latency` was held (that is
+/// what keeps the CPUs out of those states during the run).
+fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<String> {
+    let held = doc
+        .cpu_dma_latency
+        .as_ref()
+        .is_some_and(|hold| hold.held_us.is_some());
+    let idle_line = check
+        .by_id("cpu.idle")
+        .find_map(|finding| finding.worth.clone());
+    check
+        .worth
+        .iter()
+        .filter(|line| !(held && Some(*line) == idle_line.as_ref()))
+        .cloned()
+        .collect()
+}
+
+/// Whether the check found enabled deep idle states on the RT CPUs (unknown counts as yes).
+fn deep_idle_states(doc: &ResultDoc) -> bool {
+    doc.system_check
+        .as_ref()
+        .is_none_or(|check| check.by_id("cpu.idle").any(|f| f.level != Level::Ok))
+}
+
+/// The caveats results had before the system check: RT kernel and isolation from host facts.
+fn from_host(doc: &ResultDoc) -> Vec<String> {
     let mut caveats = Vec::new();
     let host = &doc.host;
     if !host.preempt_rt {
@@ -29,15 +83,18 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             cpulist::format(&not_isolated)
         ));
     }
-    caveats.extend(doc.plan.layout_notes.iter().cloned());
-    let mut seen = Vec::new();
+    caveats
+}
+
+/// What the RT workers recorded about their own setup, each distinct note once.
+fn worker_notes(doc: &ResultDoc) -> Vec<String> {
+    let mut notes = Vec::new();
     for worker in doc.runs.iter().flat_map(|run| &run.workers) {
         let role = match worker.role {
             Role::Publisher => "publisher",
             Role::Subscriber => "subscriber",
         };
         let setup = &worker.setup;
-        let mut notes = Vec::new();
         if let Some(error) = &setup.policy_error {
             notes.push(format!(
                 "the RT {role} ran {} priority {} instead of {} {}: {error}",
@@ -49,12 +106,7 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
                 "the RT {role}'s memory was not locked, so page faults can add latency: {error}"
             ));
         }
-        for note in notes {
-            if !seen.contains(&note) {
-                seen.push(note.clone());
-                caveats.push(note);
-            }
-        }
     }
-    caveats
+    notes.dedup();
+    notes
 }

@@ -50,7 +50,9 @@ pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
 /// end in a comma.
 pub fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
     let mut lines = interrupts.lines();
-    let cpu_columns = lines.next().map_or(0, |header| header.split_whitespace().count());
+    let cpu_columns = lines
+        .next()
+        .map_or(0, |header| header.split_whitespace().count());
     lines
         .filter_map(|line| {
             let (number, rest) = line.trim_start().split_once(':')?;

@@ -91,7 +91,12 @@ pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let comm = stat.get(open + 1..close)?.to_string();
-    let flags = stat.get(close + 1..)?.split_whitespace().nth(6)?.parse().ok()?;
+    let flags = stat
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(6)?
+        .parse()
+        .ok()?;
     Some((comm, flags))
 }
 
@@ -99,7 +104,9 @@ pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
 pub fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
     pids(root, "/proc")
         .into_iter()
-        .filter(|pid| root.read_trimmed(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance"))
+        .filter(|pid| {
+            root.read_trimmed(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
+        })
         .collect()
 }
 
