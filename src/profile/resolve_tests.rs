@@ -370,10 +370,13 @@ fn overrides_win_over_profile_values() {
         policy: Some(Policy::Rr),
         ring_setup: Some(RingSetup::CoopTaskrun),
         futex_wake: Some(FutexWake::IoUring),
+        hold_cpu_dma_latency: Some(false),
     };
     let (_, profile) = load("ci").unwrap();
+    assert!(profile.system.hold_cpu_dma_latency);
     let plan = resolve("ci", &profile, &ov, &jetson(), KNOWN).unwrap();
     assert_eq!(plan.transports, vec!["msg-ring"]);
+    assert!(!plan.hold_cpu_dma_latency);
     assert_eq!(plan.duration_ns, 60_000_000_000);
     assert_eq!(plan.warmup_ns, 0);
     assert_eq!(plan.period_ns, 1_000_000);

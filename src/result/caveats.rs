@@ -110,3 +110,105 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
     notes.dedup();
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preflight::{Privileges, RtCpus, Trial, check};
+    use crate::profile::{CpuTopology, Overrides};
+    use crate::result::{ResultDoc, Tool};
+    use crate::sys::cpu_dma_latency::CpuDmaLatency;
+    use crate::sysinfo::{SysRoot, host_facts};
+
+    /// A result with no runs on the VM fixture, its default plan and its system check.
+    fn vm_doc(held: Option<bool>) -> ResultDoc {
+        let root = SysRoot::at(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sys/vm-2cpu"
+        ));
+        let host = host_facts(&root);
+        let (name, profile) = crate::profile::load("default").unwrap();
+        let topology = CpuTopology {
+            online: host.online_cpus(),
+            isolated: host.isolated_cpus(),
+        };
+        let plan = crate::profile::resolve(
+            &name,
+            &profile,
+            &Overrides::default(),
+            &topology,
+            &crate::transport::names(),
+        )
+        .unwrap();
+        let granted = Trial::granted("everything");
+        let privileges = Privileges {
+            rt_priority: granted.clone(),
+            memory_lock: granted.clone(),
+            pidfd_getfd: granted,
+        };
+        let system_check = check(&root, &RtCpus::from_plan(&plan), &privileges, &[]);
+        ResultDoc {
+            schema_version: crate::result::SCHEMA_VERSION,
+            tool: Tool::current(),
+            command: "run".into(),
+            argv: Vec::new(),
+            started_at: String::new(),
+            finished_at: None,
+            interrupted: false,
+            host,
+            plan,
+            caveats: Vec::new(),
+            support: Vec::new(),
+            runs: Vec::new(),
+            system_check: Some(system_check),
+            cpu_dma_latency: held.map(|held| CpuDmaLatency {
+                path: "/dev/cpu_dma_latency".into(),
+                requested: true,
+                held_us: held.then_some(0),
+                not_held_because: (!held).then(|| "permission denied".to_string()),
+            }),
+        }
+    }
+
+    #[test]
+    fn the_checks_summary_comes_first_then_the_layout_notes() {
+        let doc = vm_doc(Some(true));
+        let caveats = caveats(&doc);
+        assert!(caveats[0].starts_with("not a PREEMPT_RT kernel (6.18.44-fc-v669)"));
+        assert!(
+            caveats.contains(
+                &"RT CPUs 0-1 not isolated (isolcpus=/nohz_full=): other tasks and interrupts may \
+              run there"
+                    .to_string()
+            )
+        );
+        assert_eq!(caveats.last(), doc.plan.layout_notes.last());
+    }
+
+    #[test]
+    fn deep_idle_states_matter_only_when_cpu_dma_latency_was_not_held() {
+        let held = caveats(&vm_doc(Some(true)));
+        assert!(!held.iter().any(|c| c.contains("idle states")), "{held:#?}");
+        let refused = caveats(&vm_doc(Some(false)));
+        assert!(
+            refused
+                .iter()
+                .any(|c| c.contains("deep idle states, kept off only"))
+        );
+        assert!(
+            refused.iter().any(|c| {
+                c.starts_with("/dev/cpu_dma_latency was not held (permission denied)")
+            })
+        );
+    }
+
+    #[test]
+    fn a_result_without_a_system_check_keeps_the_host_based_caveats() {
+        let mut doc = vm_doc(None);
+        doc.system_check = None;
+        let caveats = caveats(&doc);
+        assert!(caveats[0].starts_with("not a PREEMPT_RT kernel"));
+        assert!(caveats[1].starts_with("RT CPUs 0-1 not isolated"));
+        assert!(!caveats.iter().any(|c| c.contains("was not held")));
+    }
+}
