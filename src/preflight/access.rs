@@ -60,7 +60,7 @@ fn trial(id: &str, subject: &str, trial: &Trial, remedy: &str, worth: &str) -> F
             id,
             Level::Problem,
             subject,
-            format!("refused: {} failed: {error}", trial.tried),
+            format!("refused: {}: {error}", trial.tried),
             remedy,
             Some(worth.to_string()),
         ),
