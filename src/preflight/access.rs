@@ -34,9 +34,7 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     findings.extend(inputs.support.iter().map(|entry| {
         let id = format!("transport.{}", entry.transport);
         if entry.support.is_supported() {
-            let mut ok = Finding::ok("", entry.transport.clone(), "supported");
-            ok.id = id;
-            return ok;
+            return Finding::ok(id, entry.transport.clone(), "supported");
         }
         let needs = transport::by_name(&entry.transport).map_or("", |t| t.needs());
         Finding {

@@ -72,9 +72,9 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn ok(id: &str, subject: impl Into<String>, detail: impl Into<String>) -> Self {
+    fn ok(id: impl Into<String>, subject: impl Into<String>, detail: impl Into<String>) -> Self {
         Finding {
-            id: id.to_string(),
+            id: id.into(),
             level: Level::Ok,
             subject: subject.into(),
             detail: detail.into(),
