@@ -104,6 +104,9 @@ pub struct SoakArgs {
     /// How the futex transport wakes.
     #[arg(long, value_enum)]
     pub futex_wake: Option<FutexWakeArg>,
+    /// A quiet baseline: no noise, whatever the profile says.
+    #[arg(long)]
+    pub no_noise: bool,
     /// Result directory (default: `rtsoak-results/<UTC time>-<command>`).
     #[arg(short, long)]
     pub output: Option<PathBuf>,

@@ -113,6 +113,8 @@ pub struct RunPlan {
     pub ring_setup: RingSetup,
     /// How the `futex` transport wakes.
     pub futex_wake: FutexWake,
+    /// Everything that competes with the RT pair, on `noise_cpus`.
+    pub noise: NoisePlan,
     /// Things about the layout a reader of the result must know (for example "noise shares
     /// CPU 1 with the RT subscriber: only 2 CPUs online").
     pub layout_notes: Vec<String>,
@@ -120,6 +122,104 @@ pub struct RunPlan {
     /// Results written before this key existed read as `false`: they held nothing.
     #[serde(default)]
     pub hold_cpu_dma_latency: bool,
+}
+
+/// The noise of a run: lower-priority queue participants that come and go, real-time busy
+/// bursts, and system and interrupt load, all pinned to the noise CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoisePlan {
+    /// False: a quiet baseline (`--no-noise`); nothing below runs.
+    pub enabled: bool,
+    /// Noise publishers and subscribers on the RT pair's queue and transport objects.
+    pub queue: QueueNoisePlan,
+    /// Real-time busy bursts.
+    pub bursts: BurstPlan,
+    /// System and interrupt load generators.
+    pub load: LoadPlan,
+    /// An external load command as an argv (run pinned to the noise CPUs, never by a shell).
+    pub external: Vec<String>,
+}
+
+/// Lower-priority publishers and subscribers that keep joining and leaving.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueNoisePlan {
+    /// Noise publishers alive at once.
+    pub publishers: u32,
+    /// Noise subscribers alive at once.
+    pub subscribers: u32,
+    /// Their scheduling policy.
+    pub policy: Policy,
+    /// Their priority (below the RT pair's).
+    pub priority: u8,
+    /// Period of a noise publisher.
+    pub period_ns: u64,
+    /// Shortest life of one noise process.
+    pub lifetime_min_ns: u64,
+    /// Longest life of one noise process.
+    pub lifetime_max_ns: u64,
+}
+
+/// Busy-looping real-time threads, one per noise CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BurstPlan {
+    /// False: no bursts.
+    pub enabled: bool,
+    /// Their SCHED_FIFO priority (50 by default: above the RT pair, as interrupt threads are).
+    pub priority: u8,
+    /// Shortest burst.
+    pub min_ns: u64,
+    /// Longest burst.
+    pub max_ns: u64,
+    /// Busy time never exceeds this share of each thread's time, percent.
+    pub duty_cap_percent: u8,
+}
+
+/// System and interrupt load generators; 0 turns one off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadPlan {
+    /// hackbench-style sender/receiver pairs over pipes and sockets (scheduler load).
+    pub sched_pairs: u32,
+    /// Loopback TCP streams (network softirqs).
+    pub net_streams: u32,
+    /// Threads mapping, touching and unmapping memory (page faults, TLB-shootdown IPIs).
+    pub mm_threads: u32,
+    /// Short periodic timers firing (hrtimer interrupts).
+    pub timers: u32,
+    /// Threads writing a file and calling fsync (block I/O and its interrupts).
+    pub file_writers: u32,
+}
+
+impl NoisePlan {
+    /// No noise at all.
+    pub fn off() -> Self {
+        NoisePlan {
+            enabled: false,
+            queue: QueueNoisePlan {
+                publishers: 0,
+                subscribers: 0,
+                policy: Policy::Other,
+                priority: 0,
+                period_ns: 200_000,
+                lifetime_min_ns: 50_000_000,
+                lifetime_max_ns: 500_000_000,
+            },
+            bursts: BurstPlan {
+                enabled: false,
+                priority: 50,
+                min_ns: 20_000,
+                max_ns: 1_000_000,
+                duty_cap_percent: 50,
+            },
+            load: LoadPlan {
+                sched_pairs: 0,
+                net_streams: 0,
+                mm_threads: 0,
+                timers: 0,
+                file_writers: 0,
+            },
+            external: Vec::new(),
+        }
+    }
 }
 
 impl RunPlan {

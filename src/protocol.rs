@@ -32,6 +32,34 @@ pub enum Role {
     Publisher,
     /// The real-time subscriber's io_uring event loop.
     Subscriber,
+    /// A lower-priority publisher on the same queue and transport objects; lives a while.
+    NoisePublisher,
+    /// A lower-priority subscriber on the same queue and transport objects; lives a while.
+    NoiseSubscriber,
+    /// Real-time busy bursts, one thread per noise CPU.
+    Burst,
+    /// System and interrupt load generators.
+    Load,
+}
+
+impl Role {
+    /// True for the queue-noise roles, which live for `lifetime_ns` and are not measured as the
+    /// RT pair is.
+    pub fn is_queue_noise(self) -> bool {
+        matches!(self, Role::NoisePublisher | Role::NoiseSubscriber)
+    }
+
+    /// The name used in results and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Publisher => "RT publisher",
+            Role::Subscriber => "RT subscriber",
+            Role::NoisePublisher => "noise publisher",
+            Role::NoiseSubscriber => "noise subscriber",
+            Role::Burst => "burst",
+            Role::Load => "load",
+        }
+    }
 }
 
 /// Everything a worker needs, typed. Times in ns.
@@ -74,6 +102,16 @@ pub struct WorkerSpec {
     pub futex_wake: FutexWake,
     /// The coordinator's pid (to die with it, and to grant it fd access).
     pub coordinator_pid: i32,
+    /// Queue noise: how long this process lives, ns (0: until the run stops).
+    pub lifetime_ns: u64,
+    /// Whether to `mlockall` (the RT pair does; noise does not need to).
+    pub lock_memory: bool,
+    /// Burst workers: what to run.
+    pub bursts: Option<crate::plan::BurstPlan>,
+    /// Load workers: what to run.
+    pub load: Option<crate::plan::LoadPlan>,
+    /// Load workers: where the file writers may write (the result directory).
+    pub scratch_dir: Option<std::path::PathBuf>,
 }
 
 /// What a worker achieved in becoming real-time. Recorded by the worker itself.
@@ -174,10 +212,45 @@ pub struct Counters {
     pub reordered: u64,
     /// Subscriber: messages from other (noise) publishers delivered.
     pub other_messages: u64,
+    /// Publisher: wake calls that failed because the target had just left the queue (a
+    /// membership race, not an error).
+    pub departed_wakes: u64,
+    /// Noise subscriber: messages published while it was a member that it never received.
+    pub member_misses: u64,
+}
+
+/// What a burst worker did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BurstReport {
+    /// Busy threads (one per noise CPU).
+    pub threads: u32,
+    /// Bursts run, all threads.
+    pub bursts: u64,
+    /// Time spent busy, all threads, ns.
+    pub busy_ns: u64,
+    /// Time the threads ran (busy plus gaps), all threads, ns.
+    pub elapsed_ns: u64,
+    /// Longest single burst, ns.
+    pub longest_ns: u64,
+    /// Highest busy share of any one thread over its run, percent.
+    pub max_duty_percent: f64,
+    /// The cap it ran under, percent.
+    pub duty_cap_percent: u8,
+}
+
+/// What one load generator did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadCount {
+    /// Threads it ran.
+    pub threads: u32,
+    /// Operations done (see `unit`).
+    pub operations: u64,
+    /// What one operation is (`round trips`, `bytes`, `map-touch-unmap cycles`, ...).
+    pub unit: String,
 }
 
 /// The final report of a worker.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerReport {
     /// Process id.
     pub pid: i32,
@@ -189,6 +262,10 @@ pub struct WorkerReport {
     pub counters: Counters,
     /// Latency series by name (`send_call`, `fanout`, `timer`, `delivery`, ...).
     pub series: Vec<(String, SeriesReport)>,
+    /// Burst worker: what it did.
+    pub bursts: Option<BurstReport>,
+    /// Load worker: what each generator did, by name.
+    pub load: std::collections::BTreeMap<String, LoadCount>,
     /// Why the worker stopped early, if it did.
     pub error: Option<String>,
 }

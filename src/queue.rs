@@ -130,6 +130,8 @@ pub struct Cursor {
     hole_count: usize,
     /// Messages overwritten before this reader could read them.
     pub overrun: u64,
+    /// Messages handed out so far.
+    pub taken: u64,
 }
 
 impl Cursor {
@@ -140,6 +142,7 @@ impl Cursor {
             holes: [0; MAX_HOLES],
             hole_count: 0,
             overrun: 0,
+            taken: 0,
         }
     }
 
@@ -156,7 +159,18 @@ impl Cursor {
     /// Hand every message now readable to `deliver`, oldest first (filled holes first).
     /// Returns how many were delivered.
     #[inline]
-    pub fn drain(&mut self, queue: &Queue, mut deliver: impl FnMut(&Message)) -> u64 {
+    pub fn drain(&mut self, queue: &Queue, deliver: impl FnMut(&Message)) -> u64 {
+        self.drain_to(queue, u64::MAX, deliver)
+    }
+
+    /// As [`Cursor::drain`], but never past position `limit`.
+    #[inline]
+    pub fn drain_to(
+        &mut self,
+        queue: &Queue,
+        limit: u64,
+        mut deliver: impl FnMut(&Message),
+    ) -> u64 {
         let mut delivered = 0;
         let mut i = 0;
         while i < self.hole_count {
@@ -173,7 +187,7 @@ impl Cursor {
                 Peek::NotYet => i += 1,
             }
         }
-        let head = queue.head();
+        let head = queue.head().min(limit);
         while self.next < head {
             if head - self.next > QUEUE_SLOTS as u64 {
                 let oldest_kept = head - QUEUE_SLOTS as u64;
@@ -196,6 +210,7 @@ impl Cursor {
             }
             self.next += 1;
         }
+        self.taken += delivered;
         delivered
     }
 
@@ -236,6 +251,21 @@ mod tests {
             cursor.drain(&queue, |m| seen.push(m.seq));
             assert_eq!(seen, (0..10).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn draining_to_a_limit_stops_there_and_counts_what_was_taken() {
+        let queue = new_queue();
+        for seq in 0..6 {
+            queue.publish(&message(seq));
+        }
+        let mut cursor = Cursor::at(1);
+        let mut seen = Vec::new();
+        cursor.drain_to(&queue, 4, |m| seen.push(m.seq));
+        assert_eq!(seen, vec![1, 2, 3]);
+        assert_eq!(cursor.taken, 3);
+        cursor.drain(&queue, |m| seen.push(m.seq));
+        assert_eq!(cursor.taken, 5);
     }
 
     #[test]

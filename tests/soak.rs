@@ -92,6 +92,7 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
             let cpu = match worker.role {
                 Role::Publisher => doc.plan.rt.publisher_cpu,
                 Role::Subscriber => doc.plan.rt.subscriber_cpu,
+                other => panic!("only the RT pair is listed among workers, not {other:?}"),
             };
             assert_eq!(worker.setup.cpus_observed, [cpu], "pinned to its CPU");
             if is_root() {
@@ -206,7 +207,7 @@ fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
     )
     .unwrap();
     let script = format!(
-        "ulimit -l 64 && exec {} run -q -t futex --profile ci --duration 1s -o {}",
+        "ulimit -l 1024 && exec {} run -q -t futex --profile ci --duration 1s -o {}",
         rtsoak_path().display(),
         dir.path().display()
     );
@@ -223,7 +224,7 @@ fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
     assert!(stderr.contains("Warning: "), "warns loudly: {stderr}");
     let doc = load(dir.path());
     let run = &doc.runs[0];
@@ -252,7 +253,7 @@ fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
     );
 }
 
-/// The pids of every process in process group `pgid`.
+/// The pids of every live (not yet dead: zombies excluded) process in process group `pgid`.
 fn group_members(pgid: i32) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
@@ -261,8 +262,8 @@ fn group_members(pgid: i32) -> Vec<i32> {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
                 .and_then(|stat| {
-                    let after = stat.rsplit_once(')')?.1;
-                    after.split_whitespace().nth(2)?.parse::<i32>().ok()
+                    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+                    (fields.first() != Some(&"Z")).then(|| fields.get(2)?.parse::<i32>().ok())?
                 })
                 == Some(pgid)
         })

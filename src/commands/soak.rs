@@ -27,6 +27,7 @@ pub fn soak(
 ) -> anyhow::Result<Outcome> {
     let host = host_facts(&SysRoot::system());
     let plan = resolve_plan(args, transports, &host)?;
+    check_external_command(&plan)?;
     let result_path = prepare_output(command, args)?;
     let stop = StopFlag::install()?;
     let support = crate::commands::probe::support_matrix();
@@ -38,6 +39,7 @@ pub fn soak(
         &support,
     );
     warn_about_privileges(&plan, &privileges);
+    warn_about_throttling(&plan, &host);
     // Held (if it could be) until this function returns, whichever way it does.
     let (_dma_hold, dma_record) = cpu_dma_latency::hold(
         Path::new(cpu_dma_latency::PATH),
@@ -74,7 +76,13 @@ pub fn soak(
             Some(entry) if !entry.support.is_supported() => {
                 unsupported(&name, entry.support.reason())
             }
-            _ => run_one(&doc.plan, &name, &stop, &mut progress)?,
+            _ => run_one(
+                &doc.plan,
+                &name,
+                result_dir(&result_path),
+                &stop,
+                &mut progress,
+            )?,
         };
         doc.runs.push(run);
         doc.caveats = caveats(&doc);
@@ -114,6 +122,7 @@ fn resolve_plan(
         ring_setup: args.ring_setup.map(Into::into),
         futex_wake: args.futex_wake.map(Into::into),
         hold_cpu_dma_latency: args.no_cpu_dma_latency.then_some(false),
+        no_noise: args.no_noise,
     };
     let topology = CpuTopology {
         online: host.online_cpus(),
@@ -159,6 +168,42 @@ fn place_coordinator(plan: &RunPlan) {
     }
 }
 
+/// Refuse a missing external noise command before anything runs.
+fn check_external_command(plan: &RunPlan) -> anyhow::Result<()> {
+    let Some(program) = plan.noise.external.first().filter(|_| plan.noise.enabled) else {
+        return Ok(());
+    };
+    if crate::coordinator::noise::find_program(program).is_none() {
+        return Err(profile::ProfileError::Invalid {
+            key: "noise.load.external".into(),
+            value: format!("{:?}", plan.noise.external),
+            allowed: format!(
+                "a program that exists: `{program}` is not in PATH; install it, give its full \
+                 path, or set external = []"
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// With RT throttling off, nothing but the duty-cycle cap stops FIFO bursts from owning a CPU.
+fn warn_about_throttling(plan: &RunPlan, host: &HostFacts) {
+    let bursts = &plan.noise.bursts;
+    if plan.noise.enabled
+        && bursts.enabled
+        && host.sched_rt_runtime_us == Some(-1)
+        && bursts.duty_cap_percent > 50
+    {
+        eprintln!(
+            "Warning: RT throttling is off (kernel.sched_rt_runtime_us = -1) and FIFO {} bursts may \
+             keep each noise CPU busy {}% of the time: kernel threads on those CPUs can starve. \
+             Lower noise.bursts.duty_cap_percent, or turn throttling back on.",
+            bursts.priority, bursts.duty_cap_percent
+        );
+    }
+}
+
 /// Say before the first run, loudly, what the workers will not get (found by trying, in
 /// `privileges`). They run regardless, and the result records what each one actually had.
 fn warn_about_privileges(plan: &RunPlan, privileges: &Privileges) {
@@ -185,8 +230,14 @@ fn unsupported(transport: &str, reason: String) -> RunResult {
         reason: Some(reason),
         started_at: timestamp(),
         measured_ns: 0,
+        cpu_busy_percent: Default::default(),
         workers: Vec::new(),
+        noise: Default::default(),
     })
+}
+
+fn result_dir(result_path: &std::path::Path) -> &std::path::Path {
+    result_path.parent().unwrap_or(std::path::Path::new("."))
 }
 
 /// The exit code a finished document earns.

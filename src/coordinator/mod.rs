@@ -4,6 +4,7 @@
 //! left behind into a [`RunResult`]. It never leaves a worker behind: every path out of
 //! [`run_one`] kills and reaps the workers it started, and the workers die with it if it dies.
 
+pub mod noise;
 mod progress;
 pub use progress::Progress;
 mod spawn;
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use self::noise::NoiseManager;
 use self::spawn::{Spawned, spawn};
 use self::stop::StopFlag;
 use crate::plan::RunPlan;
@@ -24,6 +26,7 @@ use crate::region::{
 use crate::result::build::WorkerOutput;
 use crate::result::{RunInputs, RunResult, RunStatus, build_run, timestamp};
 use crate::sys::clock::now_ns;
+use crate::sysinfo::cpustat;
 
 /// Time a worker gets to set itself up and report `READY`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -31,27 +34,46 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 const START_LEAD_NS: u64 = 50_000_000;
 /// Slack beyond the planned end before the coordinator declares a worker hung.
 const HANG_SLACK_NS: u64 = 10_000_000_000;
-/// Supervision tick.
-const TICK: Duration = Duration::from_millis(50);
+/// Supervision tick: short, because queue noise is replaced on it.
+const TICK: Duration = Duration::from_millis(10);
 
-/// Run one transport under `plan`. Errors are for setup failures before any worker ran; once
-/// workers run, every outcome (including failures) comes back as a result.
+/// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
+/// directory). Errors are for setup failures before any worker ran; once workers run, every
+/// outcome (including failures) comes back as a result.
 pub fn run_one(
     plan: &RunPlan,
     transport: &str,
+    scratch_dir: &std::path::Path,
     stop: &StopFlag,
     progress: &mut Progress,
 ) -> anyhow::Result<RunResult> {
     let started_at = timestamp();
     let region = SharedRegion::create().context("creating the shared region")?;
     let mut workers: Vec<Spawned> = Vec::new();
-    let outcome = drive(plan, transport, &region, &mut workers, stop, progress);
+    let mut noise = NoiseManager::new(plan, transport, &region, scratch_dir);
+    let outcome = drive(
+        plan,
+        transport,
+        &region,
+        &mut workers,
+        &mut noise,
+        stop,
+        progress,
+    );
     // Whatever happened, no worker outlives this function.
+    region
+        .get()
+        .control
+        .phase
+        .store(phase::STOP, Ordering::Release);
+    let noise = noise.finish();
     let exits = reap(&region, &mut workers);
-    let (status, reason, measured_ns) = match outcome {
-        Ok(done) => done,
-        Err(error) => (RunStatus::Failed, Some(format!("{error:#}")), 0),
-    };
+    let done = outcome.unwrap_or_else(|error| Driven {
+        status: RunStatus::Failed,
+        reason: Some(format!("{error:#}")),
+        measured_ns: 0,
+        cpu_busy_percent: Default::default(),
+    });
     let outputs = workers
         .iter_mut()
         .zip(exits)
@@ -64,11 +86,13 @@ pub fn run_one(
         .collect();
     let mut result = build_run(RunInputs {
         transport: transport.to_string(),
-        status,
-        reason,
+        status: done.status,
+        reason: done.reason,
         started_at,
-        measured_ns,
+        measured_ns: done.measured_ns,
+        cpu_busy_percent: done.cpu_busy_percent,
         workers: outputs,
+        noise,
     });
     if result.status == RunStatus::Completed
         && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
@@ -79,24 +103,39 @@ pub fn run_one(
     Ok(result)
 }
 
-/// Start, run and stop the workers. Returns status, reason and the measured time covered.
+/// How the supervised part of a run went.
+struct Driven {
+    status: RunStatus,
+    reason: Option<String>,
+    /// Measured time covered, ns.
+    measured_ns: u64,
+    /// Busy share of each CPU from the first period to the end, percent.
+    cpu_busy_percent: std::collections::BTreeMap<usize, f64>,
+}
+
+/// Start, run and stop the workers.
 fn drive(
     plan: &RunPlan,
     transport: &str,
     region: &SharedRegion,
     workers: &mut Vec<Spawned>,
+    noise: &mut NoiseManager,
     stop: &StopFlag,
     progress: &mut Progress,
-) -> anyhow::Result<(RunStatus, Option<String>, u64)> {
+) -> anyhow::Result<Driven> {
     let r = region.get();
     workers.push(spawn(spec(plan, transport, Role::Subscriber), region)?);
     wait_ready(region, workers, RT_SUBSCRIBER_SLOT, stop)?;
     workers.push(spawn(spec(plan, transport, Role::Publisher), region)?);
     wait_ready(region, workers, RT_PUBLISHER_SLOT, stop)?;
+    // Noise starts before the first period, so the warm-up already runs under it.
+    noise.start().context("starting the noise")?;
 
     let start_ns = now_ns() + START_LEAD_NS;
     let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
     let planned_end_ns = measure_start_ns + plan.measured_periods() * plan.period_ns;
+    let root = crate::sysinfo::SysRoot::system();
+    let ticks_before = cpustat::read(&root);
     r.control.start_ns.store(start_ns, Ordering::Release);
     r.control.phase.store(phase::RUN, Ordering::Release);
     progress.run_started(transport, measure_start_ns, planned_end_ns);
@@ -106,6 +145,7 @@ fn drive(
     let mut reason = None;
     loop {
         std::thread::sleep(TICK);
+        noise.tick();
         let now = now_ns();
         progress.tick(r, now);
         if r.phase() != phase::STOP {
@@ -143,16 +183,22 @@ fn drive(
         }
     }
     progress.run_finished(r);
+    let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(&root));
     let measured_ns = now_ns()
         .min(planned_end_ns)
         .saturating_sub(measure_start_ns);
-    Ok((status, reason, measured_ns))
+    Ok(Driven {
+        status,
+        reason,
+        measured_ns,
+        cpu_busy_percent,
+    })
 }
 
 fn slot_of(role: Role) -> usize {
     match role {
         Role::Publisher => RT_PUBLISHER_SLOT,
-        Role::Subscriber => RT_SUBSCRIBER_SLOT,
+        _ => RT_SUBSCRIBER_SLOT,
     }
 }
 
@@ -160,7 +206,7 @@ fn slot_of(role: Role) -> usize {
 fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
     let (cpu, priority) = match role {
         Role::Publisher => (plan.rt.publisher_cpu, plan.rt.publisher_priority),
-        Role::Subscriber => (plan.rt.subscriber_cpu, plan.rt.subscriber_priority),
+        _ => (plan.rt.subscriber_cpu, plan.rt.subscriber_priority),
     };
     WorkerSpec {
         role,
@@ -181,6 +227,11 @@ fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
         ring_setup: plan.ring_setup,
         futex_wake: plan.futex_wake,
         coordinator_pid: std::process::id() as i32,
+        lifetime_ns: 0,
+        lock_memory: true,
+        bursts: None,
+        load: None,
+        scratch_dir: None,
     }
 }
 

@@ -20,6 +20,7 @@ pub fn render(doc: &ResultDoc) -> String {
         format!("deliveries>{threshold}us"),
         "longest delivery us".to_string(),
         "lost".to_string(),
+        "noise".to_string(),
         "status".to_string(),
     ];
     let mut rows: Vec<Vec<String>> = vec![header.to_vec()];
@@ -40,6 +41,7 @@ pub fn render(doc: &ResultDoc) -> String {
                 "-".into(),
                 "-".into(),
                 "-".into(),
+                "-".into(),
                 status,
             ]);
             continue;
@@ -54,6 +56,7 @@ pub fn render(doc: &ResultDoc) -> String {
             delivery.over_threshold.to_string(),
             us(delivery.max_ns),
             run.integrity.lost.to_string(),
+            if run.noise.ran() { "on" } else { "off" }.to_string(),
             status,
         ]);
     }

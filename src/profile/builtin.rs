@@ -5,10 +5,14 @@
 const BUILTINS: &[(&str, &str)] = &[
     ("default", include_str!("../../profiles/default.toml")),
     ("ci", include_str!("../../profiles/ci.toml")),
+    (
+        "jetson-orin-nano",
+        include_str!("../../profiles/jetson-orin-nano.toml"),
+    ),
 ];
 
 /// The names alone; kept beside `BUILTINS` and checked against it by a test.
-const NAMES: &[&str] = &["default", "ci"];
+const NAMES: &[&str] = &["default", "ci", "jetson-orin-nano"];
 
 /// Names of the built-in profiles, `default` first.
 pub fn builtin_names() -> &'static [&'static str] {

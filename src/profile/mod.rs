@@ -7,6 +7,7 @@
 
 mod builtin;
 mod layout;
+mod noise;
 mod resolve;
 
 use std::path::PathBuf;
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::{FutexWake, Policy, RingSetup};
 
 pub use builtin::{builtin_names, builtin_text};
+pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
 pub use resolve::resolve;
 
 /// One profile as written in TOML. Every key is optional; a missing key takes the default
@@ -32,6 +34,8 @@ pub struct Profile {
     pub cpus: CpuSection,
     /// Scheduling and io_uring setup of the RT pair.
     pub rt: RtSection,
+    /// What competes with the RT pair.
+    pub noise: NoiseSection,
     /// What rtsoak sets on the system for the duration of a run.
     pub system: SystemSection,
 }
@@ -185,6 +189,8 @@ pub struct Overrides {
     pub policy: Option<Policy>,
     pub ring_setup: Option<RingSetup>,
     pub futex_wake: Option<FutexWake>,
+    /// `--no-noise`: a quiet baseline whatever the profile says.
+    pub no_noise: bool,
     /// `false` from `--no-cpu-dma-latency`.
     pub hold_cpu_dma_latency: Option<bool>,
 }
@@ -284,8 +290,8 @@ mod tests {
 
     #[test]
     fn an_unknown_section_is_an_error_naming_it() {
-        let text = parse("x", "[noise]\nburst = 1\n").unwrap_err().to_string();
-        assert!(text.contains("noise"), "{text}");
+        let text = parse("x", "[turbo]\nburst = 1\n").unwrap_err().to_string();
+        assert!(text.contains("turbo"), "{text}");
     }
 
     #[test]

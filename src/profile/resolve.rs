@@ -164,6 +164,14 @@ pub fn resolve(
         &mut layout_notes,
     )?;
 
+    let noise = super::noise::resolve_noise(
+        &profile.noise,
+        ov.no_noise,
+        (policy, publisher_priority, subscriber_priority),
+        noise_cpus.contains(&publisher_cpu) || noise_cpus.contains(&subscriber_cpu),
+        &mut layout_notes,
+    )?;
+
     Ok(RunPlan {
         profile: name.to_string(),
         transports,
@@ -184,6 +192,7 @@ pub fn resolve(
         noise_cpus,
         ring_setup: ov.ring_setup.unwrap_or(profile.rt.ring_setup),
         futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
+        noise,
         layout_notes,
         hold_cpu_dma_latency: ov
             .hold_cpu_dma_latency

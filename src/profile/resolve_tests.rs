@@ -39,27 +39,28 @@ fn invalid_key(err: ProfileError) -> String {
 }
 
 #[test]
-fn every_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair() {
-    for name in builtin_names() {
+fn every_auto_layout_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair() {
+    for name in builtin_names().iter().filter(|n| **n != "jetson-orin-nano") {
         let (name, profile) = load(name).unwrap();
         let plan = resolve(&name, &profile, &Overrides::default(), &two_cpus(), KNOWN).unwrap();
         assert_eq!(plan.profile, name);
         assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (0, 1));
         assert_eq!(plan.noise_cpus, vec![0, 1]);
         assert_eq!(
-            plan.layout_notes,
-            vec![
-                "only 2 CPUs online: noise and the coordinator share CPUs with the RT pair; \
-                 latencies include that interference"
-            ]
+            plan.layout_notes[0],
+            "only 2 CPUs online: noise and the coordinator share CPUs with the RT pair; \
+             latencies include that interference"
         );
+        for note in &plan.layout_notes[1..] {
+            assert!(note.contains("bursts outrank the RT pair"), "{note}");
+        }
         assert_eq!(plan.transports, KNOWN);
     }
 }
 
 #[test]
-fn every_builtin_puts_the_rt_pair_on_the_isolated_cpus_of_the_reference_board() {
-    for name in builtin_names() {
+fn every_auto_layout_builtin_puts_the_rt_pair_on_the_isolated_cpus_of_the_reference_board() {
+    for name in builtin_names().iter().filter(|n| **n != "jetson-orin-nano") {
         let (name, profile) = load(name).unwrap();
         let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
         assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (4, 5));
@@ -283,9 +284,10 @@ fn noise_overlapping_the_rt_pair_is_allowed_with_a_note() {
     .unwrap();
     assert_eq!(plan.noise_cpus, vec![0, 1, 2, 3, 4]);
     assert_eq!(
-        plan.layout_notes,
-        vec!["noise CPUs 0-4 include RT CPU 4: latencies include that interference"]
+        plan.layout_notes[0],
+        "noise CPUs 0-4 include RT CPU 4: latencies include that interference"
     );
+    assert!(plan.layout_notes[1].contains("FIFO 50 bursts outrank the RT pair"));
 }
 
 #[test]
@@ -371,12 +373,14 @@ fn overrides_win_over_profile_values() {
         ring_setup: Some(RingSetup::CoopTaskrun),
         futex_wake: Some(FutexWake::IoUring),
         hold_cpu_dma_latency: Some(false),
+        no_noise: true,
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
     let plan = resolve("ci", &profile, &ov, &jetson(), KNOWN).unwrap();
     assert_eq!(plan.transports, vec!["msg-ring"]);
     assert!(!plan.hold_cpu_dma_latency);
+    assert!(!plan.noise.enabled, "--no-noise wins over the profile");
     assert_eq!(plan.duration_ns, 60_000_000_000);
     assert_eq!(plan.warmup_ns, 0);
     assert_eq!(plan.period_ns, 1_000_000);
@@ -414,4 +418,37 @@ fn command_line_rt_cpus_must_be_exactly_two_and_online() {
         "{err}"
     );
     assert_eq!(invalid_key(err), "cpus.subscriber");
+}
+
+#[test]
+fn the_jetson_profile_is_the_seed_setup_and_refuses_a_smaller_machine() {
+    let (name, profile) = load("jetson-orin-nano").unwrap();
+    let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
+    assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (4, 5));
+    assert_eq!(plan.noise_cpus, vec![0, 1]);
+    assert_eq!(
+        (plan.rt.policy, plan.rt.publisher_priority),
+        (Policy::Fifo, 40)
+    );
+    assert_eq!(
+        (plan.period_ns, plan.duration_ns),
+        (500_000, 600_000_000_000)
+    );
+    assert_eq!(
+        (plan.noise.queue.period_ns, plan.noise.queue.priority),
+        (200_000, 20)
+    );
+    assert_eq!(
+        (
+            plan.noise.bursts.priority,
+            plan.noise.bursts.min_ns,
+            plan.noise.bursts.max_ns
+        ),
+        (50, 20_000, 1_000_000)
+    );
+    assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
+    let error = resolve(&name, &profile, &Overrides::default(), &two_cpus(), KNOWN)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("cpus.publisher"), "{error}");
 }

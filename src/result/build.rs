@@ -36,15 +36,33 @@ pub struct RunInputs {
     pub started_at: String,
     /// Measured time covered, ns.
     pub measured_ns: u64,
-    /// The workers.
+    /// Busy share of each CPU during the run, percent.
+    pub cpu_busy_percent: BTreeMap<usize, f64>,
+    /// The RT workers.
     pub workers: Vec<WorkerOutput>,
+    /// The noise, folded.
+    pub noise: NoiseOutcome,
 }
 
-fn series_names(role: Role) -> &'static [&'static str] {
+/// Names of a worker's series in a result, in the order its interval frames number them.
+/// Queue noise records the same series as the RT pair; they are kept under their own names.
+pub fn series_names(role: Role) -> &'static [&'static str] {
     match role {
         Role::Publisher => &publisher::SERIES,
         Role::Subscriber => &subscriber::SERIES,
+        Role::NoisePublisher => &["noise_send_call", "noise_fanout", "noise_timer"],
+        Role::NoiseSubscriber => &["noise_own_delivery", "noise_delivery"],
+        Role::Burst | Role::Load => &[],
     }
+}
+
+/// Queue noise folded over every noise process of a run.
+#[derive(Debug, Default)]
+pub struct NoiseOutcome {
+    /// What the noise did.
+    pub activity: super::NoiseActivity,
+    /// Merged histograms and exact counters of the noise series that are reported.
+    pub series: BTreeMap<String, (Histogram<u64>, SampleStats)>,
 }
 
 /// Assemble a run result.
@@ -128,8 +146,22 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         });
     }
 
+    for (name, (histogram, stats)) in &inputs.noise.series {
+        series.insert(
+            name.clone(),
+            Series {
+                summary: Summary::new(histogram, stats),
+                histogram: encode_histogram(histogram),
+                outliers: Vec::new(),
+                outliers_dropped: 0,
+            },
+        );
+    }
+
     RunResult {
         integrity: integrity(&workers),
+        noise: inputs.noise.activity,
+        cpu_busy_percent: inputs.cpu_busy_percent,
         transport: inputs.transport,
         status: inputs.status,
         reason: inputs.reason,

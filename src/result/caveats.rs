@@ -91,6 +91,7 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
         let role = match worker.role {
             Role::Publisher => "publisher",
             Role::Subscriber => "subscriber",
+            other => other.name(),
         };
         let setup = &worker.setup;
         if let Some(error) = &setup.policy_error {

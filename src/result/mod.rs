@@ -16,7 +16,7 @@ pub use caveats::caveats;
 
 use crate::plan::{RingSetup, RunPlan};
 use crate::preflight::SystemCheck;
-use crate::protocol::{Counters, Hygiene, Role, RtSetup};
+use crate::protocol::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
 use crate::stats::{Integrity, Outlier, SampleStats, Summary};
 use crate::sys::cpu_dma_latency::CpuDmaLatency;
 use crate::sysinfo::HostFacts;
@@ -121,13 +121,76 @@ pub struct RunResult {
     pub ring_setup: Option<RingSetup>,
     /// Messages sent, delivered, lost, ...
     pub integrity: Integrity,
-    /// Latency series by name: `send_call`, `fanout`, `timer` (publisher), `delivery`,
-    /// `other_delivery` (subscriber).
+    /// Latency series by name: `send_call`, `fanout`, `timer` (RT publisher), `delivery`,
+    /// `other_delivery` (RT subscriber), `noise_send_call`, `noise_delivery` (queue noise).
     pub series: BTreeMap<String, Series>,
     /// Per-interval histograms, to place a spike in time.
     pub intervals: Vec<Interval>,
-    /// Each worker as it recorded itself.
+    /// Each RT worker as it recorded itself.
     pub workers: Vec<WorkerRecord>,
+    /// What the noise did during this run (all zero with `--no-noise`).
+    pub noise: NoiseActivity,
+    /// Busy share of each CPU from the first period to the end of the run, percent (from
+    /// `/proc/stat`): where the load actually went.
+    pub cpu_busy_percent: BTreeMap<usize, f64>,
+}
+
+/// Everything the noise of one run actually did, so a quiet run can never pass for a noisy one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseActivity {
+    /// Whether noise was planned for this run.
+    pub enabled: bool,
+    /// CPUs the noise was pinned to.
+    pub cpus: Vec<usize>,
+    /// CPUs noise workers were seen running on.
+    pub cpus_observed: Vec<usize>,
+    /// Queue noise: the lower-priority publishers and subscribers.
+    pub queue: QueueNoiseActivity,
+    /// Busy bursts (absent when off).
+    pub bursts: Option<BurstReport>,
+    /// Load generators that ran, by name.
+    pub load: BTreeMap<String, LoadCount>,
+    /// The external load command, if one ran.
+    pub external: Option<ExternalActivity>,
+    /// Noise workers that failed: how many, and the first few errors.
+    pub failures: u64,
+    /// Up to ten distinct failure messages.
+    pub errors: Vec<String>,
+}
+
+/// What the queue noise did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueNoiseActivity {
+    /// Noise publisher processes started.
+    pub publishers_started: u64,
+    /// Noise publisher processes that ended.
+    pub publishers_stopped: u64,
+    /// Noise subscriber processes started.
+    pub subscribers_started: u64,
+    /// Noise subscriber processes that ended.
+    pub subscribers_stopped: u64,
+    /// Messages the noise publishers sent.
+    pub messages_sent: u64,
+    /// Messages the noise subscribers received.
+    pub messages_received: u64,
+    /// Messages published while a noise subscriber was a member that it never received
+    /// (should be 0: every member gets every message).
+    pub member_misses: u64,
+    /// Noise publishers' failed wake calls.
+    pub wake_errors: u64,
+    /// Noise publishers' wakes of subscribers that had just left (a membership race).
+    pub departed_wakes: u64,
+}
+
+/// The external load command and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExternalActivity {
+    /// The argv it ran with.
+    pub argv: Vec<String>,
+    /// Its pid.
+    pub pid: i32,
+    /// How it ended (`exit status: 0`, `signal: 15 (SIGTERM)` when rtsoak stopped it, ...).
+    pub exit: String,
 }
 
 /// One latency series over the whole measured phase.
@@ -182,6 +245,17 @@ pub struct WorkerRecord {
     pub exit: String,
     /// The error it reported, if any.
     pub error: Option<String>,
+}
+
+impl NoiseActivity {
+    /// True when the noise did something: a process started, a burst ran, a load operation
+    /// completed, or the external command ran.
+    pub fn ran(&self) -> bool {
+        self.queue.publishers_started + self.queue.subscribers_started > 0
+            || self.bursts.is_some_and(|b| b.bursts > 0)
+            || self.load.values().any(|l| l.operations > 0)
+            || self.external.is_some()
+    }
 }
 
 impl ResultDoc {

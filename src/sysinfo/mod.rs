@@ -10,6 +10,7 @@
 //! [`irqs`], processes and threads in [`tasks`].
 
 pub mod cpus;
+pub mod cpustat;
 pub mod irqs;
 pub mod kernel;
 pub mod tasks;

@@ -93,6 +93,10 @@ impl Waker for EventfdWaker {
         self.targets.len()
     }
 
+    fn departed(&self, region: &Region, index: usize) -> bool {
+        self.targets.departed(region, index)
+    }
+
     #[inline]
     fn wake(&mut self, index: usize, _message: &Message) -> Result<(), Errno> {
         let target = self.targets.get_mut(index);

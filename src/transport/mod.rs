@@ -122,6 +122,11 @@ pub trait Waker {
     fn settle(&mut self) -> Result<(), Errno> {
         Ok(())
     }
+    /// After a failed wake of target `index`: true if that subscriber has left the queue since
+    /// the targets were refreshed (a membership race, not a transport error).
+    fn departed(&self, _region: &Region, _index: usize) -> bool {
+        false
+    }
 }
 
 /// What one completion on the subscriber's ring meant.

@@ -101,6 +101,10 @@ impl Waker for MsgRingWaker {
         self.targets.len()
     }
 
+    fn departed(&self, region: &Region, index: usize) -> bool {
+        self.targets.departed(region, index)
+    }
+
     #[inline]
     fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno> {
         let target = self.targets.get_mut(index).ring.as_raw_fd();

@@ -134,6 +134,10 @@ impl Waker for SignalWaker {
         self.targets.len()
     }
 
+    fn departed(&self, region: &Region, index: usize) -> bool {
+        self.targets.departed(region, index)
+    }
+
     #[inline]
     fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno> {
         let pidfd = self.targets.get_mut(index).as_raw_fd();

@@ -78,6 +78,15 @@ impl<T> Targets<T> {
         self.count == 0
     }
 
+    /// True if the member behind target `index` has left (or been replaced) since the refresh.
+    pub fn departed(&self, region: &Region, index: usize) -> bool {
+        let slot = self.order[index] as usize;
+        let member = &region.members[slot];
+        let generation = self.slots[slot].as_ref().map(|(g, _)| *g);
+        member.state.load(Ordering::Acquire) != member_state::ACTIVE
+            || Some(member.generation.load(Ordering::Acquire)) != generation
+    }
+
     /// Target number `index` in wake order.
     #[inline]
     pub fn get_mut(&mut self, index: usize) -> &mut T {
@@ -86,5 +95,81 @@ impl<T> Targets<T> {
             .as_mut()
             .expect("ordered targets are present")
             .1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::region::SharedRegion;
+
+    /// Opens record which (pid, fd) they were asked for.
+    fn refresh(targets: &mut Targets<(i32, i32)>, region: &Region, opened: &mut Vec<i32>) {
+        targets
+            .refresh(region, |pid, fd| {
+                opened.push(pid);
+                Ok((pid, fd))
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn membership_changes_are_picked_up_and_only_new_members_are_opened() {
+        let shared = SharedRegion::create().unwrap();
+        let region = shared.get();
+        let mut targets = Targets::default();
+        let mut opened = Vec::new();
+        region.join(0, 100, 7, 0);
+        refresh(&mut targets, region, &mut opened);
+        assert_eq!((targets.len(), opened.as_slice()), (1, &[100][..]));
+
+        region.join(3, 300, 9, 0);
+        region.join(1, 200, 8, 0);
+        refresh(&mut targets, region, &mut opened);
+        assert_eq!(opened, [100, 200, 300], "only the newcomers were opened");
+        let order: Vec<i32> = (0..targets.len()).map(|i| targets.get_mut(i).0).collect();
+        assert_eq!(
+            order,
+            [100, 200, 300],
+            "membership order, the RT subscriber first"
+        );
+
+        region.leave(1);
+        refresh(&mut targets, region, &mut opened);
+        let order: Vec<i32> = (0..targets.len()).map(|i| targets.get_mut(i).0).collect();
+        assert_eq!(order, [100, 300]);
+        assert_eq!(opened.len(), 3, "a departure opens nothing");
+    }
+
+    #[test]
+    fn a_slot_taken_over_by_a_new_subscriber_is_reopened_and_the_old_target_is_departed() {
+        let shared = SharedRegion::create().unwrap();
+        let region = shared.get();
+        let mut targets = Targets::default();
+        let mut opened = Vec::new();
+        region.join(0, 100, 7, 0);
+        region.join(1, 200, 8, 0);
+        refresh(&mut targets, region, &mut opened);
+        assert!(!targets.departed(region, 1));
+        region.leave(1);
+        assert!(targets.departed(region, 1), "left since the refresh");
+        region.join(1, 201, 8, 0);
+        assert!(targets.departed(region, 1), "replaced since the refresh");
+        refresh(&mut targets, region, &mut opened);
+        assert_eq!(opened, [100, 200, 201]);
+        assert_eq!(targets.get_mut(1).0, 201);
+        assert!(!targets.departed(region, 1));
+    }
+
+    #[test]
+    fn without_a_change_of_epoch_nothing_is_reread() {
+        let shared = SharedRegion::create().unwrap();
+        let region = shared.get();
+        let mut targets = Targets::default();
+        let mut opened = Vec::new();
+        region.join(0, 100, 7, 0);
+        refresh(&mut targets, region, &mut opened);
+        refresh(&mut targets, region, &mut opened);
+        assert_eq!(opened, [100]);
     }
 }

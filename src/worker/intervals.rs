@@ -25,10 +25,12 @@ impl Intervals {
         }
     }
 
-    /// True when `now_ns` lies past the current interval.
+    /// True when `now_ns` lies past the current interval. An interval length of 0 means one
+    /// interval for the whole run (queue noise ships one frame when it exits).
     #[inline]
     pub fn due(&self, now_ns: u64) -> bool {
-        now_ns >= self.measure_start_ns + (u64::from(self.current) + 1) * self.interval_ns
+        self.interval_ns != 0
+            && now_ns >= self.measure_start_ns + (u64::from(self.current) + 1) * self.interval_ns
     }
 
     /// Ship the current interval of every recorder and move to the interval holding `now_ns`.
@@ -51,7 +53,10 @@ impl Intervals {
         recorders: &mut [&mut Recorder],
     ) {
         let start = self.measure_start_ns + u64::from(self.current) * self.interval_ns;
-        let length = end_ns.saturating_sub(start).min(self.interval_ns);
+        let mut length = end_ns.saturating_sub(start);
+        if self.interval_ns != 0 {
+            length = length.min(self.interval_ns);
+        }
         self.ship(stream, recorders, length);
     }
 

@@ -6,7 +6,9 @@
 //! Dynamic dispatch happens exactly once, here (`&dyn Transport`); each transport's
 //! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
 
+pub mod burst;
 pub mod intervals;
+pub mod load;
 pub mod publisher;
 pub mod realtime;
 pub mod subscriber;
@@ -128,7 +130,9 @@ fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
         )
     })?;
     match context.spec.role {
-        Role::Publisher => transport.publish(context),
-        Role::Subscriber => transport.subscribe(context),
+        Role::Publisher | Role::NoisePublisher => transport.publish(context),
+        Role::Subscriber | Role::NoiseSubscriber => transport.subscribe(context),
+        Role::Burst => burst::run(context),
+        Role::Load => load::run(context),
     }
 }

@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 
 use super::WorkerContext;
 use super::intervals::Intervals;
-use crate::protocol::{Counters, Hygiene, SeriesReport};
+use crate::protocol::{Counters, Hygiene, Role, SeriesReport};
 use crate::queue::{FLAG_WARMUP, Message};
 use crate::region::{phase, worker_state};
 use crate::stats::Recorder;
@@ -36,7 +36,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     waker
         .refresh(region)
         .context("reaching the RT subscriber (is it running?)")?;
-    if waker.targets() == 0 {
+    if waker.targets() == 0 && spec.role == Role::Publisher {
         bail!("no subscriber to wake: the RT subscriber is not a member of the queue");
     }
     slot.state.store(worker_state::READY, Ordering::Release);
@@ -46,8 +46,19 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     if region.phase() == phase::STOP {
         return Ok(());
     }
-    let start_ns = region.control.start_ns.load(Ordering::Acquire);
-    let total_periods = spec.warmup_periods + spec.measured_periods;
+    // The RT publisher keeps the run's clock; a noise publisher starts its own periods when it
+    // is born and lives its lifetime.
+    let noise = spec.role == Role::NoisePublisher;
+    let start_ns = if noise {
+        now_ns()
+    } else {
+        region.control.start_ns.load(Ordering::Acquire)
+    };
+    let total_periods = if noise && spec.lifetime_ns > 0 {
+        spec.lifetime_ns / spec.period_ns
+    } else {
+        spec.warmup_periods + spec.measured_periods
+    };
     let mut intervals = Intervals::new(
         start_ns + spec.warmup_periods * spec.period_ns,
         spec.interval_ns,
@@ -100,7 +111,13 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
                 first_call_ns = after_ns - before_ns;
             }
             last_end_ns = after_ns;
-            counters.wake_errors += u64::from(result.is_err());
+            if result.is_err() {
+                if index > 0 && waker.departed(region, index) {
+                    counters.departed_wakes += 1;
+                } else {
+                    counters.wake_errors += 1;
+                }
+            }
         }
         if waker.settle().is_err() {
             counters.wake_errors += 1;

@@ -31,16 +31,18 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
     let (policy, priority) = sched::current_policy();
     setup.policy = policy;
     setup.priority = priority;
-    match sched::lock_memory() {
-        Ok(()) => setup.memory_locked = true,
-        Err(error) => {
-            setup.memory_lock_error = Some(format!(
-                "{error}: run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=)"
-            ))
+    if spec.lock_memory {
+        match sched::lock_memory() {
+            Ok(()) => setup.memory_locked = true,
+            Err(error) => {
+                setup.memory_lock_error = Some(format!(
+                    "{error}: run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=)"
+                ))
+            }
         }
+        sched::prefault_stack();
     }
-    sched::prefault_stack();
-    if spec.role == Role::Subscriber {
+    if matches!(spec.role, Role::Subscriber | Role::NoiseSubscriber) {
         // Publishers reach our ring or eventfd with pidfd_getfd, which Yama's ptrace_scope=1
         // allows only to an ancestor we name; they are all the coordinator's descendants.
         let _ = sched::allow_fd_access_from(spec.coordinator_pid);

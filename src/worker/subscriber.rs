@@ -11,7 +11,7 @@ use io_uring::types::{SubmitArgs, Timespec};
 
 use super::WorkerContext;
 use super::intervals::Intervals;
-use crate::protocol::{Counters, SeriesReport};
+use crate::protocol::{Counters, Role, SeriesReport};
 use crate::queue::{Cursor, FLAG_WARMUP};
 use crate::region::{RT_PUBLISHER_SLOT, phase, worker_state};
 use crate::stats::{Recorder, SeqTracker};
@@ -42,6 +42,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         uring::build(spec.ring_setup).context("creating the subscriber's ring")?;
     context.report.setup.ring_setup = Some(ring_setup);
     let mut cursor = Cursor::at(region.queue.head());
+    let joined_at = cursor.position();
     region.join(
         spec.member,
         std::process::id() as i32,
@@ -62,6 +63,14 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let mut usage_before = None;
     let mut stop_seen_ns = 0u64;
     let mut running = false;
+    // A noise subscriber lives its lifetime, then leaves; the RT subscriber stays to the end.
+    let noise = spec.role == Role::NoiseSubscriber;
+    let born_ns = now_ns();
+    let end_of_life_ns = if noise && spec.lifetime_ns > 0 {
+        born_ns + spec.lifetime_ns
+    } else {
+        u64::MAX
+    };
 
     loop {
         let waited = ring.submitter().submit_with_args(1, &args);
@@ -93,7 +102,11 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         if !running && region.phase() != phase::SETUP {
             running = true;
             slot.state.store(worker_state::RUNNING, Ordering::Release);
-            let start_ns = region.control.start_ns.load(Ordering::Acquire);
+            let start_ns = if noise {
+                born_ns
+            } else {
+                region.control.start_ns.load(Ordering::Acquire)
+            };
             intervals = Some(Intervals::new(
                 start_ns + spec.warmup_periods * spec.period_ns,
                 spec.interval_ns,
@@ -151,6 +164,12 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             );
         }
 
+        if noise {
+            if woke_ns >= end_of_life_ns || region.phase() == phase::STOP {
+                break;
+            }
+            continue;
+        }
         // Done when stopped and every message the publisher sent has been seen, or when what is
         // still missing has had the whole delivery timeout to arrive.
         if region.phase() == phase::STOP {
@@ -170,6 +189,21 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     }
 
     region.leave(spec.member);
+    if noise {
+        // Every message published while we were a member must be ours: take what is left up
+        // to the moment we left, then count what never came (holes still being written are in
+        // flight, not missing).
+        let left_at = region.queue.head();
+        let woke_ns = now_ns();
+        cursor.drain_to(&region.queue, left_at, |message| {
+            counters.other_messages += 1;
+            other.record(0, woke_ns.saturating_sub(message.send_ns));
+        });
+        let published = left_at.saturating_sub(joined_at);
+        counters.member_misses = published
+            .saturating_sub(cursor.taken)
+            .saturating_sub(cursor.pending_holes() as u64);
+    }
     let end_ns = now_ns();
     let usage_after = sched::usage();
     sched::current_cpu_into(&mut context.report.setup.cpus_observed);

@@ -1,0 +1,413 @@
+//! The noise of one run, as the coordinator manages it: the burst and load workers that last the
+//! whole run, the queue-noise publishers and subscribers that each live a random 50–500 ms and
+//! are replaced when they exit (so membership keeps changing), and the external load command.
+//! Every noise process is pinned to the noise CPUs, and none outlives [`NoiseManager::finish`].
+//!
+//! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped.
+
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::spawn::{Spawned, spawn};
+use crate::plan::{Policy, RunPlan};
+use crate::protocol::{Role, WorkerSpec, read_stream};
+use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
+use crate::result::ExternalActivity;
+use crate::result::build::{NoiseOutcome, series_names};
+use crate::stats::{SampleStats, new_histogram};
+
+/// Worker slot of the burst worker.
+const BURST_SLOT: usize = 2;
+/// Worker slot of the load worker.
+const LOAD_SLOT: usize = 3;
+/// First worker slot of queue noise.
+const FIRST_QUEUE_SLOT: usize = 4;
+/// Noise series kept in the result (the others a noise worker records are dropped).
+const REPORTED: [&str; 2] = ["noise_send_call", "noise_delivery"];
+/// How long noise gets to finish on its own after the run stops.
+const GRACE: Duration = Duration::from_secs(2);
+/// Distinct failure messages kept.
+const MAX_ERRORS: usize = 10;
+
+/// One queue-noise position: a publisher or subscriber that is replaced when it exits.
+struct Seat {
+    role: Role,
+    worker_slot: usize,
+    member: usize,
+    worker: Option<Spawned>,
+}
+
+/// The noise of one run.
+pub struct NoiseManager<'a> {
+    plan: &'a RunPlan,
+    transport: &'a str,
+    region: &'a SharedRegion,
+    scratch_dir: PathBuf,
+    seats: Vec<Seat>,
+    fixed: Vec<Spawned>,
+    external: Option<Child>,
+    next_publisher_id: u32,
+    spawning: bool,
+    rng: fastrand::Rng,
+    outcome: NoiseOutcome,
+}
+
+impl<'a> NoiseManager<'a> {
+    /// Noise for `plan` (nothing happens until [`NoiseManager::start`]).
+    pub fn new(
+        plan: &'a RunPlan,
+        transport: &'a str,
+        region: &'a SharedRegion,
+        scratch_dir: &Path,
+    ) -> Self {
+        let queue = &plan.noise.queue;
+        let mut seats = Vec::new();
+        let roles = std::iter::repeat_n(Role::NoisePublisher, queue.publishers as usize).chain(
+            std::iter::repeat_n(Role::NoiseSubscriber, queue.subscribers as usize),
+        );
+        let mut member = RT_MEMBER;
+        for (i, role) in roles.enumerate() {
+            if role == Role::NoiseSubscriber {
+                member += 1;
+            }
+            seats.push(Seat {
+                role,
+                worker_slot: FIRST_QUEUE_SLOT + i,
+                member,
+                worker: None,
+            });
+        }
+        let mut outcome = NoiseOutcome::default();
+        outcome.activity.enabled = plan.noise.enabled;
+        outcome.activity.cpus = plan.noise_cpus.clone();
+        NoiseManager {
+            plan,
+            transport,
+            region,
+            scratch_dir: scratch_dir.to_path_buf(),
+            seats: if plan.noise.enabled {
+                seats
+            } else {
+                Vec::new()
+            },
+            fixed: Vec::new(),
+            external: None,
+            next_publisher_id: 1,
+            spawning: false,
+            rng: fastrand::Rng::new(),
+            outcome,
+        }
+    }
+
+    /// Start every noise source.
+    pub fn start(&mut self) -> anyhow::Result<()> {
+        let noise = &self.plan.noise;
+        if !noise.enabled {
+            return Ok(());
+        }
+        if noise.bursts.enabled && !self.plan.noise_cpus.is_empty() {
+            let mut spec = self.spec(Role::Burst, BURST_SLOT, 0);
+            spec.bursts = Some(noise.bursts.clone());
+            self.fixed.push(spawn(spec, self.region)?);
+        }
+        let load = &noise.load;
+        if load.sched_pairs + load.net_streams + load.mm_threads + load.timers + load.file_writers
+            > 0
+        {
+            let mut spec = self.spec(Role::Load, LOAD_SLOT, 0);
+            spec.load = Some(load.clone());
+            spec.scratch_dir = Some(self.scratch_dir.clone());
+            self.fixed.push(spawn(spec, self.region)?);
+        }
+        if !noise.external.is_empty() {
+            self.external = Some(self.start_external()?);
+        }
+        self.spawning = true;
+        self.tick();
+        Ok(())
+    }
+
+    /// Reap queue noise that has lived its life, fold what it did, and replace it.
+    pub fn tick(&mut self) {
+        for i in 0..self.seats.len() {
+            let exited = match &mut self.seats[i].worker {
+                Some(worker) => matches!(worker.child.try_wait(), Ok(Some(_))),
+                None => true,
+            };
+            if !exited {
+                continue;
+            }
+            let (role, member) = (self.seats[i].role, self.seats[i].member);
+            if let Some(worker) = self.seats[i].worker.take() {
+                self.retire(role, member, worker);
+            }
+            // Replacements only while the run runs: once it stops, a newcomer would find the
+            // RT pair gone.
+            if self.spawning && self.region.get().phase() != crate::region::phase::STOP {
+                self.seat(i);
+            }
+        }
+    }
+
+    /// Stop everything, reap everything, and return what the noise did.
+    pub fn finish(mut self) -> NoiseOutcome {
+        self.spawning = false;
+        let deadline = Instant::now() + GRACE;
+        let mut seats = std::mem::take(&mut self.seats);
+        for seat in &mut seats {
+            if let Some(mut worker) = seat.worker.take() {
+                wait_until(&mut worker.child, deadline);
+                self.retire(seat.role, seat.member, worker);
+            }
+        }
+        for mut worker in std::mem::take(&mut self.fixed) {
+            wait_until(&mut worker.child, deadline);
+            self.fold(worker);
+        }
+        if let Some(child) = self.external.take() {
+            self.stop_external(child);
+        }
+        self.outcome.activity.cpus_observed.sort_unstable();
+        self.outcome
+    }
+
+    /// Start the queue-noise process for seat `i`.
+    fn seat(&mut self, i: usize) {
+        let (role, worker_slot, member) = {
+            let seat = &self.seats[i];
+            (seat.role, seat.worker_slot, seat.member)
+        };
+        let queue = &self.plan.noise.queue;
+        let mut spec = self.spec(role, worker_slot, member);
+        spec.lifetime_ns = self.rng.u64(queue.lifetime_min_ns..=queue.lifetime_max_ns);
+        spec.policy = queue.policy;
+        spec.priority = queue.priority;
+        spec.period_ns = queue.period_ns;
+        spec.publisher_id = match role {
+            Role::NoisePublisher => {
+                self.next_publisher_id += 1;
+                self.next_publisher_id
+            }
+            // Track no single publisher: every message is "other" to a noise subscriber.
+            _ => u32::MAX,
+        };
+        self.region.get().workers[worker_slot]
+            .state
+            .store(worker_state::EMPTY, Ordering::Release);
+        match spawn(spec, self.region) {
+            Ok(worker) => {
+                let activity = &mut self.outcome.activity.queue;
+                match role {
+                    Role::NoisePublisher => activity.publishers_started += 1,
+                    _ => activity.subscribers_started += 1,
+                }
+                self.seats[i].worker = Some(worker);
+            }
+            Err(error) => self.failed(format!("starting a {}: {error:#}", role.name())),
+        }
+    }
+
+    /// A spec for a noise worker; callers adjust what differs by role.
+    fn spec(&self, role: Role, slot: usize, member: usize) -> WorkerSpec {
+        let plan = self.plan;
+        WorkerSpec {
+            role,
+            slot,
+            member,
+            publisher_id: 0,
+            transport: self.transport.to_string(),
+            cpus: plan.noise_cpus.clone(),
+            policy: Policy::Other,
+            priority: 0,
+            period_ns: plan.noise.queue.period_ns,
+            warmup_periods: 0,
+            measured_periods: 0,
+            threshold_ns: plan.threshold_ns,
+            // One histogram per process, shipped when it exits.
+            interval_ns: 0,
+            delivery_timeout_ns: plan.delivery_timeout_ns,
+            outliers_max: 0,
+            ring_setup: plan.ring_setup,
+            futex_wake: plan.futex_wake,
+            coordinator_pid: std::process::id() as i32,
+            lifetime_ns: 0,
+            lock_memory: false,
+            bursts: None,
+            load: None,
+            scratch_dir: None,
+        }
+    }
+
+    /// A queue-noise process ended: make sure it left the queue, then fold its report.
+    fn retire(&mut self, role: Role, member: usize, worker: Spawned) {
+        if role == Role::NoiseSubscriber {
+            let slot = &self.region.get().members[member];
+            if slot.state.load(Ordering::Acquire) == member_state::ACTIVE {
+                // It died without leaving: take it out so publishers stop waking it.
+                self.region.get().leave(member);
+            }
+            self.outcome.activity.queue.subscribers_stopped += 1;
+        } else {
+            self.outcome.activity.queue.publishers_stopped += 1;
+        }
+        self.fold(worker);
+    }
+
+    /// Fold what one noise worker reported into the outcome.
+    fn fold(&mut self, mut worker: Spawned) {
+        let role = worker.spec.role;
+        let stream = match read_stream(&mut worker.report) {
+            Ok(stream) => stream,
+            Err(error) => {
+                return self.failed(format!("reading a {} report: {error:#}", role.name()));
+            }
+        };
+        let names = series_names(role);
+        for frame in &stream.intervals {
+            let Some(name) = names
+                .get(frame.series as usize)
+                .filter(|n| REPORTED.contains(n))
+            else {
+                continue;
+            };
+            let (histogram, stats) = self
+                .outcome
+                .series
+                .entry(name.to_string())
+                .or_insert_with(|| (new_histogram(), SampleStats::default()));
+            let _ = histogram.add(&frame.histogram);
+            stats.merge(&frame.stats);
+        }
+        let Some(report) = stream.report else {
+            return self.failed(format!(
+                "a {} (pid {}) left no report",
+                role.name(),
+                worker.child.id()
+            ));
+        };
+        if let Some(error) = report.error {
+            self.failed(format!("{}: {error}", role.name()));
+        }
+        let activity = &mut self.outcome.activity;
+        for cpu in report.setup.cpus_observed {
+            if !activity.cpus_observed.contains(&cpu) {
+                activity.cpus_observed.push(cpu);
+            }
+        }
+        let c = report.counters;
+        match role {
+            Role::NoisePublisher => {
+                activity.queue.messages_sent += c.messages;
+                activity.queue.wake_errors += c.wake_errors;
+                activity.queue.departed_wakes += c.departed_wakes;
+            }
+            Role::NoiseSubscriber => {
+                activity.queue.messages_received += c.other_messages;
+                activity.queue.member_misses += c.member_misses;
+            }
+            Role::Burst => {
+                let mut bursts = report.bursts.unwrap_or_default();
+                bursts.duty_cap_percent = self.plan.noise.bursts.duty_cap_percent;
+                activity.bursts = Some(bursts);
+            }
+            Role::Load => activity.load = report.load,
+            Role::Publisher | Role::Subscriber => {}
+        }
+    }
+
+    fn failed(&mut self, message: String) {
+        let activity = &mut self.outcome.activity;
+        activity.failures += 1;
+        if activity.errors.len() < MAX_ERRORS && !activity.errors.contains(&message) {
+            activity.errors.push(message);
+        }
+    }
+
+    /// Start the external command: its own process group (so it and its children can be
+    /// stopped together), pinned to the noise CPUs, dying with the coordinator, output to a log
+    /// in the result directory. Never through a shell.
+    fn start_external(&self) -> anyhow::Result<Child> {
+        let argv = &self.plan.noise.external;
+        let log = File::create(self.scratch_dir.join("external-noise.log"))
+            .context("creating external-noise.log in the result directory")?;
+        let mut set = nix::sched::CpuSet::new();
+        for &cpu in &self.plan.noise_cpus {
+            set.set(cpu)?;
+        }
+        let mut command = Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        // SAFETY: the hook runs between fork and exec and only makes async-signal-safe system
+        // calls (setpgid, prctl, sched_setaffinity) on data prepared before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                nix::unistd::setpgid(nix::unistd::Pid::from_raw(0), nix::unistd::Pid::from_raw(0))?;
+                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)?;
+                Ok(())
+            });
+        }
+        command
+            .spawn()
+            .with_context(|| format!("starting the external noise command {argv:?}"))
+    }
+
+    /// Stop the external command's process group: SIGTERM, then SIGKILL after the grace time.
+    fn stop_external(&mut self, mut child: Child) {
+        let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGTERM);
+        let status = wait_until(&mut child, Instant::now() + GRACE);
+        let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let exit = match status {
+            Some(status) => match status.signal() {
+                Some(signal) => {
+                    format!("stopped by rtsoak at the end of the run (signal {signal})")
+                }
+                None => status.to_string(),
+            },
+            None => "killed by rtsoak after ignoring SIGTERM".to_string(),
+        };
+        self.outcome.activity.external = Some(ExternalActivity {
+            argv: self.plan.noise.external.clone(),
+            pid: child.id() as i32,
+            exit,
+        });
+    }
+}
+
+/// Wait for `child` until `deadline`, then kill it; always reaps. Returns its status if it ended
+/// on its own.
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// Find `program` the way `execvp` would, to refuse a missing external command before any run.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return path.is_file().then_some(path);
+    }
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}

@@ -1,0 +1,498 @@
+//! The `[noise]` section: what competes with the RT pair, and how it resolves into a
+//! [`NoisePlan`]. Every generator is selectable and sized here; every range is checked.
+//!
+//! Owns: the noise keys, their defaults and their allowed values. Never reads the system.
+
+use serde::{Deserialize, Serialize};
+
+use super::ProfileError;
+use super::resolve::invalid;
+use crate::plan::{BurstPlan, LoadPlan, NoisePlan, Policy, QueueNoisePlan};
+
+/// `[noise]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NoiseSection {
+    /// False: no noise at all (as `--no-noise`).
+    pub enabled: bool,
+    /// `[noise.queue]`.
+    pub queue: QueueNoiseSection,
+    /// `[noise.bursts]`.
+    pub bursts: BurstSection,
+    /// `[noise.load]`.
+    pub load: LoadSection,
+}
+
+impl Default for NoiseSection {
+    fn default() -> Self {
+        NoiseSection {
+            enabled: true,
+            queue: QueueNoiseSection::default(),
+            bursts: BurstSection::default(),
+            load: LoadSection::default(),
+        }
+    }
+}
+
+/// `[noise.queue]`: lower-priority publishers and subscribers on the RT pair's queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueueNoiseSection {
+    /// Noise publishers alive at once.
+    pub publishers: u32,
+    /// Noise subscribers alive at once.
+    pub subscribers: u32,
+    /// `fifo`, `rr` or `other`.
+    pub policy: Policy,
+    /// Below both RT priorities; absent = 20 for real-time policies, 0 for `other`.
+    pub priority: Option<u8>,
+    /// Noise publisher period, microseconds.
+    pub period_us: u64,
+    /// Shortest life of a noise process, milliseconds.
+    pub lifetime_min_ms: u64,
+    /// Longest life of a noise process, milliseconds.
+    pub lifetime_max_ms: u64,
+}
+
+impl Default for QueueNoiseSection {
+    fn default() -> Self {
+        QueueNoiseSection {
+            publishers: 2,
+            subscribers: 2,
+            policy: Policy::Fifo,
+            priority: None,
+            period_us: 200,
+            lifetime_min_ms: 50,
+            lifetime_max_ms: 500,
+        }
+    }
+}
+
+/// `[noise.bursts]`: SCHED_FIFO busy loops, one thread per noise CPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BurstSection {
+    /// False: no bursts.
+    pub enabled: bool,
+    /// SCHED_FIFO priority.
+    pub priority: u8,
+    /// Shortest burst, microseconds.
+    pub min_us: u64,
+    /// Longest burst, microseconds.
+    pub max_us: u64,
+    /// Cap on each thread's busy share, percent.
+    pub duty_cap_percent: u8,
+}
+
+impl Default for BurstSection {
+    fn default() -> Self {
+        BurstSection {
+            enabled: true,
+            priority: 50,
+            min_us: 20,
+            max_us: 1000,
+            duty_cap_percent: 50,
+        }
+    }
+}
+
+/// `[noise.load]`: system and interrupt load; 0 turns a generator off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoadSection {
+    /// hackbench-style pipe/socket sender-receiver pairs.
+    pub sched_pairs: u32,
+    /// Loopback TCP streams.
+    pub net_streams: u32,
+    /// mmap/touch/munmap threads.
+    pub mm_threads: u32,
+    /// Periodic short timers.
+    pub timers: u32,
+    /// Write + fsync threads.
+    pub file_writers: u32,
+    /// External command as an argv, e.g. `["stress-ng", "--cpu", "2"]`; empty = none.
+    pub external: Vec<String>,
+}
+
+impl Default for LoadSection {
+    fn default() -> Self {
+        LoadSection {
+            sched_pairs: 1,
+            net_streams: 1,
+            mm_threads: 1,
+            timers: 4,
+            file_writers: 1,
+            external: Vec::new(),
+        }
+    }
+}
+
+/// Most noise publishers or subscribers alive at once (the shared region's slots).
+pub const MAX_QUEUE_NOISE: u32 = 16;
+/// Most threads of one load generator.
+pub const MAX_LOAD: u32 = 64;
+
+fn in_range(
+    key: &str,
+    value: u64,
+    (low, high): (u64, u64),
+    unit: &str,
+) -> Result<u64, ProfileError> {
+    if (low..=high).contains(&value) {
+        Ok(value)
+    } else {
+        Err(invalid(
+            key,
+            value.to_string(),
+            format!("{low}..={high}{unit}"),
+        ))
+    }
+}
+
+/// Resolve `[noise]`. `rt_priorities` are the RT pair's; queue noise must stay below both.
+/// `disabled` is `--no-noise`; `shares_rt_cpus` says the noise CPUs include an RT CPU.
+pub fn resolve_noise(
+    section: &NoiseSection,
+    disabled: bool,
+    rt_priorities: (Policy, u8, u8),
+    shares_rt_cpus: bool,
+    notes: &mut Vec<String>,
+) -> Result<NoisePlan, ProfileError> {
+    let q = &section.queue;
+    let publishers = in_range(
+        "noise.queue.publishers",
+        q.publishers.into(),
+        (0, MAX_QUEUE_NOISE.into()),
+        "",
+    )? as u32;
+    let subscribers = in_range(
+        "noise.queue.subscribers",
+        q.subscribers.into(),
+        (0, MAX_QUEUE_NOISE.into()),
+        "",
+    )? as u32;
+    let priority = queue_priority(q, rt_priorities)?;
+    let period_us = in_range(
+        "noise.queue.period_us",
+        q.period_us,
+        (50, 1_000_000),
+        " (microseconds)",
+    )?;
+    let lifetime_min_ms = in_range(
+        "noise.queue.lifetime_min_ms",
+        q.lifetime_min_ms,
+        (10, 600_000),
+        " (milliseconds)",
+    )?;
+    let lifetime_max_ms = in_range(
+        "noise.queue.lifetime_max_ms",
+        q.lifetime_max_ms,
+        (lifetime_min_ms, 600_000),
+        " (milliseconds), and not below noise.queue.lifetime_min_ms",
+    )?;
+
+    let b = &section.bursts;
+    let burst_priority = in_range("noise.bursts.priority", b.priority.into(), (1, 99), "")? as u8;
+    let min_us = in_range(
+        "noise.bursts.min_us",
+        b.min_us,
+        (1, 100_000),
+        " (microseconds)",
+    )?;
+    let max_us = in_range(
+        "noise.bursts.max_us",
+        b.max_us,
+        (min_us, 100_000),
+        " (microseconds), and not below noise.bursts.min_us",
+    )?;
+    let duty = in_range(
+        "noise.bursts.duty_cap_percent",
+        b.duty_cap_percent.into(),
+        (1, 95),
+        " (percent)",
+    )? as u8;
+
+    let l = &section.load;
+    let load = LoadPlan {
+        sched_pairs: in_range(
+            "noise.load.sched_pairs",
+            l.sched_pairs.into(),
+            (0, MAX_LOAD.into()),
+            "",
+        )? as u32,
+        net_streams: in_range(
+            "noise.load.net_streams",
+            l.net_streams.into(),
+            (0, MAX_LOAD.into()),
+            "",
+        )? as u32,
+        mm_threads: in_range(
+            "noise.load.mm_threads",
+            l.mm_threads.into(),
+            (0, MAX_LOAD.into()),
+            "",
+        )? as u32,
+        timers: in_range(
+            "noise.load.timers",
+            l.timers.into(),
+            (0, MAX_LOAD.into()),
+            "",
+        )? as u32,
+        file_writers: in_range(
+            "noise.load.file_writers",
+            l.file_writers.into(),
+            (0, MAX_LOAD.into()),
+            "",
+        )? as u32,
+    };
+    if let Some(program) = l.external.first()
+        && program.trim().is_empty()
+    {
+        return Err(invalid(
+            "noise.load.external",
+            format!("{:?}", l.external),
+            "an argv whose first element names a program, e.g. [\"stress-ng\", \"--cpu\", \"2\"]"
+                .into(),
+        ));
+    }
+
+    if disabled || !section.enabled {
+        let mut off = NoisePlan::off();
+        off.queue.policy = q.policy;
+        return Ok(off);
+    }
+    if shares_rt_cpus
+        && b.enabled
+        && burst_priority > rt_priorities.1.min(rt_priorities.2)
+        && rt_priorities.0.is_realtime()
+    {
+        notes.push(format!(
+            "FIFO {burst_priority} bursts outrank the RT pair: on any CPU the two share, the RT pair \
+             waits for them (as it would for interrupt threads)"
+        ));
+    }
+    Ok(NoisePlan {
+        enabled: true,
+        queue: QueueNoisePlan {
+            publishers,
+            subscribers,
+            policy: q.policy,
+            priority,
+            period_ns: period_us * 1_000,
+            lifetime_min_ns: lifetime_min_ms * 1_000_000,
+            lifetime_max_ns: lifetime_max_ms * 1_000_000,
+        },
+        bursts: BurstPlan {
+            enabled: b.enabled,
+            priority: burst_priority,
+            min_ns: min_us * 1_000,
+            max_ns: max_us * 1_000,
+            duty_cap_percent: duty,
+        },
+        load,
+        external: l.external.clone(),
+    })
+}
+
+/// Queue noise priority: below both RT workers' when both are real-time.
+fn queue_priority(
+    q: &QueueNoiseSection,
+    (rt_policy, publisher, subscriber): (Policy, u8, u8),
+) -> Result<u8, ProfileError> {
+    let key = "noise.queue.priority";
+    let value = match (q.policy.is_realtime(), q.priority) {
+        (true, None) => 20,
+        (true, Some(p @ 1..=99)) => p,
+        (true, Some(p)) => {
+            return Err(invalid(
+                key,
+                p.to_string(),
+                "1..=99 for a real-time policy".into(),
+            ));
+        }
+        (false, None | Some(0)) => return Ok(0),
+        (false, Some(p)) => {
+            return Err(invalid(
+                key,
+                p.to_string(),
+                "0 or no value for policy `other`".into(),
+            ));
+        }
+    };
+    let rt_floor = publisher.min(subscriber);
+    if rt_policy.is_realtime() && value >= rt_floor {
+        return Err(invalid(
+            key,
+            value.to_string(),
+            format!(
+                "below the RT pair's priority ({rt_floor}): queue noise is the lower-priority side"
+            ),
+        ));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(section: &NoiseSection) -> Result<NoisePlan, ProfileError> {
+        resolve_noise(
+            section,
+            false,
+            (Policy::Fifo, 40, 40),
+            false,
+            &mut Vec::new(),
+        )
+    }
+
+    #[test]
+    fn the_defaults_are_the_seed_setup() {
+        let plan = resolve(&NoiseSection::default()).unwrap();
+        assert!(plan.enabled);
+        assert_eq!((plan.queue.publishers, plan.queue.subscribers), (2, 2));
+        assert_eq!((plan.queue.policy, plan.queue.priority), (Policy::Fifo, 20));
+        assert_eq!(plan.queue.period_ns, 200_000);
+        assert_eq!(
+            (plan.queue.lifetime_min_ns, plan.queue.lifetime_max_ns),
+            (50_000_000, 500_000_000)
+        );
+        assert_eq!(
+            (plan.bursts.priority, plan.bursts.min_ns, plan.bursts.max_ns),
+            (50, 20_000, 1_000_000)
+        );
+        assert_eq!(plan.bursts.duty_cap_percent, 50);
+    }
+
+    #[test]
+    fn no_noise_turns_everything_off() {
+        let plan = resolve_noise(
+            &NoiseSection::default(),
+            true,
+            (Policy::Fifo, 40, 40),
+            false,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert!(!plan.enabled);
+    }
+
+    #[test]
+    fn queue_noise_must_stay_below_the_rt_pair() {
+        let mut section = NoiseSection::default();
+        section.queue.priority = Some(40);
+        let error = resolve(&section).unwrap_err().to_string();
+        assert!(
+            error.contains("noise.queue.priority") && error.contains("below the RT pair"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn sched_other_queue_noise_takes_no_priority() {
+        let mut section = NoiseSection::default();
+        section.queue.policy = Policy::Other;
+        assert_eq!(resolve(&section).unwrap().queue.priority, 0);
+        section.queue.priority = Some(5);
+        assert!(
+            resolve(&section)
+                .unwrap_err()
+                .to_string()
+                .contains("noise.queue.priority")
+        );
+    }
+
+    #[test]
+    fn the_duty_cycle_cap_cannot_reach_a_full_cpu() {
+        let mut section = NoiseSection::default();
+        section.bursts.duty_cap_percent = 100;
+        let error = resolve(&section).unwrap_err().to_string();
+        assert!(
+            error.contains("noise.bursts.duty_cap_percent") && error.contains("1..=95"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn ranges_that_run_backwards_are_refused() {
+        let mut section = NoiseSection::default();
+        section.bursts.min_us = 500;
+        section.bursts.max_us = 100;
+        assert!(
+            resolve(&section)
+                .unwrap_err()
+                .to_string()
+                .contains("noise.bursts.max_us")
+        );
+        let mut section = NoiseSection::default();
+        section.queue.lifetime_min_ms = 600;
+        assert!(
+            resolve(&section)
+                .unwrap_err()
+                .to_string()
+                .contains("noise.queue.lifetime_max_ms")
+        );
+    }
+
+    #[test]
+    fn too_many_queue_participants_or_load_threads_are_refused() {
+        let mut section = NoiseSection::default();
+        section.queue.publishers = 17;
+        assert!(
+            resolve(&section)
+                .unwrap_err()
+                .to_string()
+                .contains("noise.queue.publishers")
+        );
+        let mut section = NoiseSection::default();
+        section.load.timers = 65;
+        assert!(
+            resolve(&section)
+                .unwrap_err()
+                .to_string()
+                .contains("noise.load.timers")
+        );
+    }
+
+    #[test]
+    fn an_external_command_needs_a_program() {
+        let mut section = NoiseSection::default();
+        section.load.external = vec![" ".into()];
+        assert!(
+            resolve(&section)
+                .unwrap_err()
+                .to_string()
+                .contains("noise.load.external")
+        );
+    }
+
+    #[test]
+    fn bursts_above_the_rt_pair_on_its_cpus_are_noted() {
+        let mut notes = Vec::new();
+        resolve_noise(
+            &NoiseSection::default(),
+            false,
+            (Policy::Fifo, 40, 40),
+            true,
+            &mut notes,
+        )
+        .unwrap();
+        assert!(
+            notes.iter().any(|n| n.contains("FIFO 50 bursts outrank")),
+            "{notes:?}"
+        );
+        let mut notes = Vec::new();
+        resolve_noise(
+            &NoiseSection::default(),
+            false,
+            (Policy::Fifo, 40, 40),
+            false,
+            &mut notes,
+        )
+        .unwrap();
+        assert!(
+            notes.is_empty(),
+            "bursts on other CPUs are the intended noise: {notes:?}"
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! File I/O: write 64 KiB and `fsync`, again and again, to a scratch file in the result
+//! directory (never elsewhere), starting over every 16 MiB; removed when the run stops.
+
+use std::fs::OpenOptions;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::stopping;
+use crate::region::Region;
+
+const CHUNK: usize = 64 * 1024;
+const WRAP_BYTES: u64 = 16 << 20;
+
+/// One writer; returns bytes written and synced.
+pub fn run(region: &Region, scratch: &Path, index: usize) -> u64 {
+    let path = scratch.join(format!(".rtsoak-noise-{}-{index}.tmp", std::process::id()));
+    let Ok(mut file) = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&path)
+    else {
+        return 0;
+    };
+    let chunk = vec![0x3cu8; CHUNK];
+    let mut bytes = 0u64;
+    let mut offset = 0u64;
+    while !stopping(region) {
+        if file.write_all(&chunk).is_err() || file.sync_data().is_err() {
+            break;
+        }
+        bytes += CHUNK as u64;
+        offset += CHUNK as u64;
+        if offset >= WRAP_BYTES {
+            offset = 0;
+            let _ = file.set_len(0);
+            let _ = file.seek(SeekFrom::Start(0));
+        }
+    }
+    drop(file);
+    let _ = std::fs::remove_file(&path);
+    bytes
+}

@@ -1,0 +1,276 @@
+//! Noise as a user relies on it: every kind runs and says what it did, queue noise churns and
+//! every member gets every message, `--no-noise` is silent, and no noise process outlives the
+//! run, even when the coordinator is killed.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{load, rtsoak, rtsoak_path};
+use rtsoak::result::RunStatus;
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[test]
+fn every_noise_kind_runs_and_reports_what_it_did() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args([
+            "compare",
+            "-q",
+            "--profile",
+            "ci",
+            "-t",
+            "signalfd,futex",
+            "--duration",
+            "3s",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    for run in &doc.runs {
+        let noise = &run.noise;
+        let who = &run.transport;
+        assert_eq!(run.status, RunStatus::Completed, "{who}: {:?}", run.reason);
+        assert!(noise.enabled && noise.ran(), "{who}");
+        let q = noise.queue;
+        // 2 publishers and 2 subscribers living 50-500 ms each over ~3.2 s.
+        assert!(
+            q.publishers_started >= 8 && q.subscribers_started >= 8,
+            "{who}: churns: {q:?}"
+        );
+        assert_eq!(
+            q.publishers_started, q.publishers_stopped,
+            "{who}: every noise process ended"
+        );
+        assert_eq!(q.subscribers_started, q.subscribers_stopped, "{who}");
+        assert!(
+            q.messages_sent > 10_000 && q.messages_received > 10_000,
+            "{who}: {q:?}"
+        );
+        assert_eq!(
+            q.member_misses, 0,
+            "{who}: every member got every message published to it"
+        );
+        assert_eq!(q.wake_errors, 0, "{who}: {q:?}");
+        assert_eq!(
+            run.series["other_delivery"].summary.count, q.messages_sent,
+            "{who}: the RT subscriber received every noise message"
+        );
+        assert_eq!(
+            run.series["noise_send_call"].summary.count, q.messages_sent,
+            "{who}"
+        );
+        assert_eq!(
+            run.series["noise_delivery"].summary.count, q.messages_received,
+            "{who}"
+        );
+        let bursts = noise.bursts.expect("bursts ran");
+        assert_eq!(bursts.threads as usize, doc.plan.noise_cpus.len());
+        assert!(
+            bursts.bursts > 100 && bursts.busy_ns > 0,
+            "{who}: {bursts:?}"
+        );
+        assert!(
+            bursts.max_duty_percent <= f64::from(bursts.duty_cap_percent),
+            "{who}: the duty-cycle cap holds: {bursts:?}"
+        );
+        for generator in ["sched", "net", "mm", "timers", "file_io"] {
+            let count = &noise.load[generator];
+            assert!(
+                count.operations > 0,
+                "{who}: {generator} did nothing: {count:?}"
+            );
+        }
+        for cpu in &noise.cpus_observed {
+            assert!(
+                doc.plan.noise_cpus.contains(cpu),
+                "{who}: noise ran on CPU {cpu}, outside its CPUs"
+            );
+        }
+        assert_eq!(noise.failures, 0, "{who}: {:?}", noise.errors);
+        assert_eq!(
+            run.integrity.lost, 0,
+            "{who}: the RT pair lost nothing under noise"
+        );
+        assert!(!run.cpu_busy_percent.is_empty());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".rtsoak-noise"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "file noise cleaned up after itself: {leftovers:?}"
+    );
+}
+
+#[test]
+fn no_noise_is_a_quiet_baseline() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args([
+            "run",
+            "-q",
+            "--profile",
+            "ci",
+            "-t",
+            "eventfd",
+            "--duration",
+            "1s",
+            "--no-noise",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    assert!(!doc.plan.noise.enabled);
+    assert!(!run.noise.enabled && !run.noise.ran());
+    assert_eq!(run.noise.queue, Default::default());
+    assert!(run.noise.bursts.is_none() && run.noise.load.is_empty());
+    assert!(!run.series.contains_key("noise_send_call"));
+    assert_eq!(run.series["other_delivery"].summary.count, 0);
+}
+
+#[test]
+fn an_external_command_is_pinned_and_stopped_with_the_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("external.toml");
+    std::fs::write(
+        &profile,
+        "[noise.bursts]\nenabled = false\n[noise.load]\nexternal = [\"sleep\", \"1000\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    rtsoak()
+        .args([
+            "run",
+            "-q",
+            "-t",
+            "eventfd",
+            "--duration",
+            "1s",
+            "--warmup",
+            "0s",
+            "--profile",
+        ])
+        .arg(&profile)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = load(&out);
+    let external = doc.runs[0]
+        .noise
+        .external
+        .clone()
+        .expect("the external command ran");
+    assert_eq!(external.argv, ["sleep", "1000"]);
+    assert!(
+        external.exit.contains("stopped by rtsoak"),
+        "{}",
+        external.exit
+    );
+    assert!(
+        !common::alive(external.pid),
+        "the external command was stopped"
+    );
+}
+
+#[test]
+fn a_missing_external_command_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("missing.toml");
+    std::fs::write(
+        &profile,
+        "[noise.load]\nexternal = [\"no-such-stressor-xyz\"]\n",
+    )
+    .unwrap();
+    rtsoak()
+        .args(["run", "-q", "-t", "eventfd", "--profile"])
+        .arg(&profile)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no-such-stressor-xyz"))
+        .stderr(predicates::str::contains("noise.load.external"));
+}
+
+/// The pids of every live (not yet dead: zombies excluded) process in process group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+                    (fields.first() != Some(&"Z")).then(|| fields.get(2)?.parse::<i32>().ok())?
+                })
+                == Some(pgid)
+        })
+        .collect()
+}
+
+#[test]
+fn killing_the_coordinator_takes_every_worker_and_noise_process_with_it() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(rtsoak_path())
+        .args([
+            "run",
+            "-q",
+            "-t",
+            "msg-ring",
+            "--profile",
+            "ci",
+            "--duration",
+            "10s",
+            "-o",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = child.id() as i32;
+    // Let the RT pair, bursts, load and queue noise all start.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while group_members(pgid).len() < 6 {
+        assert!(
+            Instant::now() < deadline,
+            "the run never started its workers"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(group_members(pgid).len() >= 6);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while !group_members(pgid).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        group_members(pgid),
+        Vec::<i32>::new(),
+        "every worker died within a second"
+    );
+}
