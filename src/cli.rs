@@ -41,11 +41,18 @@ pub enum Command {
         #[command(flatten)]
         soak: SoakArgs,
     },
-    /// Report which transports this kernel supports, and why not where it does not.
+    /// Check the system for real-time measurement (kernel, isolation, interrupts, tasks,
+    /// frequency, idle states, privileges) and report which transports this kernel supports.
     Probe {
-        /// Print JSON instead of a table.
+        /// Print the whole check and the transport matrix as JSON.
         #[arg(long)]
         json: bool,
+        /// RT CPUs to judge, publisher then subscriber (default: the profile's choice here).
+        #[arg(long, value_parser = parse_cpus)]
+        rt_cpus: Option<CpuList>,
+        /// Profile whose CPU layout and RT policy are judged.
+        #[arg(short, long, default_value = "default")]
+        profile: String,
     },
     /// Re-render saved results (a result.json or its directory) in any output format.
     Report {
@@ -133,6 +140,9 @@ pub struct SoakArgs {
     /// After `--break-on` fires, carry on measuring (tracing stays off).
     #[arg(long, requires = "break_on")]
     pub break_on_continue: bool,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
+    #[arg(long)]
+    pub no_cpu_dma_latency: bool,
 }
 
 /// `--policy` values.

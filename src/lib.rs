@@ -13,6 +13,7 @@ pub mod cpulist;
 pub mod exit;
 pub mod export;
 pub mod plan;
+pub mod preflight;
 pub mod profile;
 pub mod protocol;
 pub mod queue;

@@ -131,6 +131,10 @@ pub struct RunPlan {
     /// Things about the layout a reader of the result must know (for example "noise shares
     /// CPU 1 with the RT subscriber: only 2 CPUs online").
     pub layout_notes: Vec<String>,
+    /// Hold `/dev/cpu_dma_latency` at 0 during the runs (`system.hold_cpu_dma_latency`).
+    /// Results written before this key existed read as `false`: they held nothing.
+    #[serde(default)]
+    pub hold_cpu_dma_latency: bool,
 }
 
 /// The noise of a run: lower-priority queue participants that come and go, real-time busy

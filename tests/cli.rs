@@ -20,14 +20,15 @@ fn help_documents_the_exit_codes() {
 fn probe_json_lists_every_transport_with_its_support() {
     let output = rtsoak().args(["probe", "--json"]).output().unwrap();
     assert!(output.status.success());
-    let matrix: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let matrix = report["support"].as_array().unwrap();
     let names: Vec<&str> = matrix
         .iter()
         .map(|e| e["transport"].as_str().unwrap())
         .collect();
     assert_eq!(names, rtsoak::transport::names());
     assert!(names.contains(&"eventfd-multishot") && names.contains(&"futex-syscall"));
-    for entry in &matrix {
+    for entry in matrix {
         let status = entry["support"]["status"].as_str().unwrap();
         assert!(status == "supported" || status == "unsupported", "{entry}");
     }

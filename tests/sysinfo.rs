@@ -127,7 +127,7 @@ fn an_old_rt_kernel_is_recognised_by_its_version_string_alone() {
         nohz_full: vec![],
         sched_rt_runtime_us: Some(-1),
         sched_rt_period_us: Some(1_000_000),
-        clocksource: some("tsc"),
+        clocksource: some("hpet"),
         io_uring_disabled: None,
     };
     assert_eq!(facts, expected);
@@ -252,4 +252,81 @@ fn device_tree_strings_lose_their_trailing_nul() {
         root.read_trimmed("/proc/device-tree/model"),
         some("NVIDIA Jetson Orin Nano Developer Kit")
     );
+}
+
+fn root(name: &str) -> SysRoot {
+    SysRoot::at(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sys")
+            .join(name),
+    )
+}
+
+#[test]
+fn interrupts_allowed_on_given_cpus_are_found_with_their_names() {
+    use rtsoak::sysinfo::irqs::{Irq, irqs_allowed_on};
+    let old = root("old-kernel-6cpu");
+    assert_eq!(
+        irqs_allowed_on(&old, &[4, 5]),
+        vec![Irq {
+            irq: 45,
+            name: some("eth0"),
+            affinity: vec![0, 1, 2, 3, 4, 5],
+        }],
+        "irq 16 (0-3) stays off CPUs 4-5"
+    );
+    assert_eq!(irqs_allowed_on(&old, &[0]).len(), 2);
+    assert!(irqs_allowed_on(&root("rt-board-6cpu"), &[4, 5]).is_empty());
+}
+
+#[test]
+fn tasks_allowed_on_given_cpus_are_found_and_kernel_threads_told_apart() {
+    use rtsoak::sysinfo::tasks::tasks_allowed_on;
+    let tasks = tasks_allowed_on(&root("old-kernel-6cpu"), &[4, 5], None);
+    let seen: Vec<(i32, &str, bool)> = tasks
+        .iter()
+        .map(|t| (t.pid, t.comm.as_str(), t.kernel_thread))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, "systemd", false),
+            (44, "ksoftirqd/4", true),
+            (60, "kworker/u12:0", true),
+            (812, "irqbalance", false),
+        ]
+    );
+    assert!(tasks[1].is_per_cpu_kernel_thread());
+    assert!(!tasks[2].is_per_cpu_kernel_thread());
+    let without_systemd = tasks_allowed_on(&root("old-kernel-6cpu"), &[4, 5], Some(1));
+    assert_eq!(without_systemd.len(), 3, "the excluded pid is skipped");
+}
+
+#[test]
+fn irqbalance_is_found_by_its_comm() {
+    use rtsoak::sysinfo::tasks::irqbalance_pids;
+    assert_eq!(irqbalance_pids(&root("old-kernel-6cpu")), vec![812]);
+    assert!(irqbalance_pids(&root("rt-board-6cpu")).is_empty());
+}
+
+#[test]
+fn timer_migration_is_read_and_absent_where_the_kernel_lacks_it() {
+    assert_eq!(kernel::timer_migration(&root("rt-board-6cpu")), Some(0));
+    assert_eq!(kernel::timer_migration(&root("vm-2cpu")), Some(1));
+    assert_eq!(kernel::timer_migration(&root("old-kernel-6cpu")), None);
+}
+
+#[test]
+fn idle_states_carry_whether_they_were_disabled() {
+    use rtsoak::sysinfo::cpus::idle_state_details;
+    let states = idle_state_details(&root("rt-board-6cpu"), 4);
+    let seen: Vec<(&str, bool)> = states
+        .iter()
+        .map(|s| (s.name.as_str(), s.disabled))
+        .collect();
+    assert_eq!(seen, [("WFI", false), ("c7", true)]);
+    let vm = idle_state_details(&root("vm-2cpu"), 1);
+    assert_eq!(vm[1].name, "haltpoll idle");
+    assert!(!vm[1].disabled);
+    assert!(idle_state_details(&root("old-kernel-6cpu"), 4).is_empty());
 }

@@ -17,7 +17,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Compare { transports, soak } => {
             soak::soak("compare", transports, &soak, cli.quiet)
         }
-        Command::Probe { json } => probe::probe(json),
+        Command::Probe {
+            json,
+            rt_cpus,
+            profile,
+        } => probe::probe(json, rt_cpus.map(|l| l.0), &profile),
         Command::Report {
             results,
             format,

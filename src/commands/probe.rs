@@ -1,33 +1,57 @@
-//! `rtsoak probe`: the transport support matrix with the reason for each unsupported one.
+//! `rtsoak probe`: the system check for the CPUs a run would use, and the transport support
+//! matrix with the reason for each unsupported one.
+
+use serde::Serialize;
 
 use crate::exit::Outcome;
+use crate::preflight::{self, Privileges, RtCpus, SystemCheck};
+use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::TransportSupport;
-use crate::transport::REGISTRY;
+use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::transport::{self, REGISTRY};
 
-/// Probe every registry transport and print the matrix.
-pub fn probe(json: bool) -> anyhow::Result<Outcome> {
-    let (_, profile) = crate::profile::load("default")?;
-    let support = support_matrix(&profile.abi);
+/// What `rtsoak probe --json` prints.
+#[derive(Debug, Serialize)]
+struct ProbeReport<'a> {
+    /// The machine.
+    host: &'a HostFacts,
+    /// The whole check.
+    system_check: &'a SystemCheck,
+    /// Every registry transport with its support.
+    support: &'a [TransportSupport],
+}
+
+/// Check the system for the RT CPUs the profile would pick here (or `rt_cpus`) and print the
+/// verdicts, the matrix and the summary.
+pub fn probe(
+    json: bool,
+    rt_cpus: Option<Vec<usize>>,
+    profile_name: &str,
+) -> anyhow::Result<Outcome> {
+    let root = SysRoot::system();
+    let host = host_facts(&root);
+    let (name, profile) = profile::load(profile_name)?;
+    let overrides = Overrides {
+        rt_cpus,
+        ..Overrides::default()
+    };
+    let topology = CpuTopology {
+        online: host.online_cpus(),
+        isolated: host.isolated_cpus(),
+    };
+    let plan = profile::resolve(&name, &profile, &overrides, &topology, &transport::names())?;
+    let support = support_matrix(&plan.abi);
+    let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
+    let check = preflight::check(&root, &RtCpus::from_plan(&plan), &privileges, &support);
     if json {
-        println!("{}", serde_json::to_string_pretty(&support)?);
-        return Ok(Outcome::Pass);
-    }
-    let width = REGISTRY.iter().map(|t| t.name().len()).max().unwrap_or(0);
-    for (transport, entry) in REGISTRY.iter().zip(&support) {
-        println!(
-            "{:<width$}  {:<11}  {}",
-            transport.name(),
-            if entry.support.is_supported() {
-                "supported"
-            } else {
-                "UNSUPPORTED"
-            },
-            if entry.support.is_supported() {
-                transport.about().to_string()
-            } else {
-                entry.support.reason()
-            }
-        );
+        let report = ProbeReport {
+            host: &host,
+            system_check: &check,
+            support: &support,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", preflight::render::render(&check, &host, &support));
     }
     Ok(Outcome::Pass)
 }

@@ -10,9 +10,11 @@ use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::plan::RunPlan;
+use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, save, write_atomic};
 use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
+use crate::sys::cpu_dma_latency;
 use crate::sys::trace::{Trace, find_tracefs};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::{export, transport};
@@ -33,8 +35,25 @@ pub fn soak(
     let result_dir = prepare_output(command, args)?;
     let result_path = result_dir.join(RESULT_FILE);
     let stop = StopFlag::install()?;
-    warn_about_privileges(&plan);
+    let support = crate::commands::probe::support_matrix(&plan.abi);
+    let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
+    let system_check = preflight::check(
+        &SysRoot::system(),
+        &RtCpus::from_plan(&plan),
+        &privileges,
+        &support,
+    );
+    warn_about_privileges(&plan, &privileges);
     warn_about_throttling(&plan, &host);
+    // Held (if it could be) until this function returns, whichever way it does.
+    let (_dma_hold, dma_record) = cpu_dma_latency::hold(
+        Path::new(cpu_dma_latency::PATH),
+        plan.hold_cpu_dma_latency,
+        0,
+    );
+    if let (true, Some(reason)) = (dma_record.requested, &dma_record.not_held_because) {
+        eprintln!("Warning: {reason}; CPUs may enter deep idle states during the runs.");
+    }
     place_coordinator(&plan);
     if let Some(trace) = &trace {
         trace
@@ -51,10 +70,12 @@ pub fn soak(
         finished_at: None,
         interrupted: false,
         host,
-        support: crate::commands::probe::support_matrix(&plan.abi),
+        support,
         caveats: Vec::new(),
         plan,
         runs: Vec::new(),
+        system_check: Some(system_check),
+        cpu_dma_latency: Some(dma_record),
     };
     let supported: Vec<String> = doc
         .plan
@@ -158,6 +179,7 @@ fn resolve_plan(
         policy: args.policy.map(Into::into),
         ring_setup: args.ring_setup.map(Into::into),
         futex_wake: args.futex_wake.map(Into::into),
+        hold_cpu_dma_latency: args.no_cpu_dma_latency.then_some(false),
         no_noise: args.no_noise,
     };
     let topology = CpuTopology {
@@ -240,23 +262,17 @@ fn warn_about_throttling(plan: &RunPlan, host: &HostFacts) {
     }
 }
 
-/// Memory an RT worker locks: its binary, stacks, rings, histograms (measured: 6-11 MiB).
-const WORKER_LOCK_BYTES: usize = 16 << 20;
-
-/// Say before the first run, loudly, what the workers will not get. They run regardless, and
-/// the result records what each one actually had.
-fn warn_about_privileges(plan: &RunPlan) {
-    if plan.rt.policy.is_realtime()
-        && let Err(error) =
-            crate::sys::sched::try_policy(plan.rt.policy, plan.rt.publisher_priority)
-    {
+/// Say before the first run, loudly, what the workers will not get (found by trying, in
+/// `privileges`). They run regardless, and the result records what each one actually had.
+fn warn_about_privileges(plan: &RunPlan, privileges: &Privileges) {
+    if let Some(error) = &privileges.rt_priority.error {
         eprintln!(
             "Warning: no real-time priority ({error}); the RT pair will run SCHED_OTHER and the \
              result will say so. Run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of {}.",
             plan.rt.publisher_priority.max(plan.rt.subscriber_priority)
         );
     }
-    if let Err(error) = crate::sys::sched::try_lock(WORKER_LOCK_BYTES) {
+    if let Some(error) = &privileges.memory_lock.error {
         eprintln!(
             "Warning: cannot lock {} MiB of memory ({error}); workers may run unlocked and \
              page-fault. Run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=).",

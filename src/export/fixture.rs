@@ -185,6 +185,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         futex_wake: FutexWake::Syscall,
         noise: crate::plan::NoisePlan::off(),
         abi: Default::default(),
+        hold_cpu_dma_latency: true,
         break_on_ns: Some(200_000),
         break_on_continue: true,
         layout_notes: Vec::new(),
@@ -225,6 +226,8 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         caveats: vec!["RT CPUs 4-5 share a core with CPU 3 (fixture caveat)".to_string()],
         plan,
         runs,
+        system_check: None,
+        cpu_dma_latency: None,
     }
 }
 

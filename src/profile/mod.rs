@@ -38,6 +38,25 @@ pub struct Profile {
     pub noise: NoiseSection,
     /// Assumed constants of unmerged kernel patches, for patched kernels.
     pub abi: crate::abi::PatchedAbi,
+    /// What rtsoak sets on the system for the duration of a run.
+    pub system: SystemSection,
+}
+
+/// `[system]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemSection {
+    /// Hold `/dev/cpu_dma_latency` open at 0 during `run`/`compare`, keeping CPUs out of deep
+    /// idle states.
+    pub hold_cpu_dma_latency: bool,
+}
+
+impl Default for SystemSection {
+    fn default() -> Self {
+        SystemSection {
+            hold_cpu_dma_latency: true,
+        }
+    }
 }
 
 /// `[run]`: durations carry their unit in the key name, as integers.
@@ -178,6 +197,8 @@ pub struct Overrides {
     pub futex_wake: Option<FutexWake>,
     /// `--no-noise`: a quiet baseline whatever the profile says.
     pub no_noise: bool,
+    /// `false` from `--no-cpu-dma-latency`.
+    pub hold_cpu_dma_latency: Option<bool>,
 }
 
 /// What the resolver needs to know about the machine (the sysinfo module fills it).

@@ -231,6 +231,9 @@ pub fn resolve(
         break_on_ns: None,
         break_on_continue: false,
         layout_notes,
+        hold_cpu_dma_latency: ov
+            .hold_cpu_dma_latency
+            .unwrap_or(profile.system.hold_cpu_dma_latency),
     })
 }
 

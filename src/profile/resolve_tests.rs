@@ -375,11 +375,14 @@ fn overrides_win_over_profile_values() {
         policy: Some(Policy::Rr),
         ring_setup: Some(RingSetup::CoopTaskrun),
         futex_wake: Some(FutexWake::IoUring),
+        hold_cpu_dma_latency: Some(false),
         no_noise: true,
     };
     let (_, profile) = load("ci").unwrap();
+    assert!(profile.system.hold_cpu_dma_latency);
     let plan = resolve("ci", &profile, &ov, &jetson(), KNOWN).unwrap();
     assert_eq!(plan.transports, vec!["msg-ring"]);
+    assert!(!plan.hold_cpu_dma_latency);
     assert!(!plan.noise.enabled, "--no-noise wins over the profile");
     assert_eq!(plan.duration_ns, 60_000_000_000);
     assert_eq!(plan.rounds, 3);

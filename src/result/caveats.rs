@@ -1,13 +1,65 @@
 //! "What this result is worth": the conditions a reader of the figures must know, derived from
-//! the host facts, the plan and what each RT worker recorded about itself. Pure: it reads a
-//! result document and says nothing it cannot point to in it.
+//! the system check recorded with the result (or, in results written before there was one, the
+//! host facts), the plan, what was held on `/dev/cpu_dma_latency`, and what each RT worker
+//! recorded about itself. Pure: it reads a result document and says nothing it cannot point to
+//! in it.
 
 use super::ResultDoc;
 use crate::cpulist;
+use crate::preflight::{Level, SystemCheck};
 use crate::protocol::Role;
 
 /// Every caveat of `doc`, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
+    let mut caveats = match &doc.system_check {
+        Some(check) => from_check(doc, check),
+        None => from_host(doc),
+    };
+    caveats.extend(doc.plan.layout_notes.iter().cloned());
+    if let Some(hold) = &doc.cpu_dma_latency
+        && hold.held_us.is_none()
+        && deep_idle_states(doc)
+        && let Some(reason) = &hold.not_held_because
+    {
+        caveats.push(format!(
+            "{} was not held ({reason}): the RT CPUs could enter deep idle states and wakeups \
+             pay their exit latency",
+            hold.path
+        ));
+    }
+    for note in worker_notes(doc) {
+        if !caveats.contains(&note) {
+            caveats.push(note);
+        }
+    }
+    caveats
+}
+
+/// The check's summary, less its idle-state line when the result records the
+/// `/dev/cpu_dma_latency` hold: held, the CPUs stayed out of those states; not held, the hold's
+/// own caveat says so with the reason.
+fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<String> {
+    let held = doc.cpu_dma_latency.is_some();
+    let idle_line = check
+        .by_id("cpu.idle")
+        .find_map(|finding| finding.worth.clone());
+    check
+        .worth
+        .iter()
+        .filter(|line| !(held && Some(*line) == idle_line.as_ref()))
+        .cloned()
+        .collect()
+}
+
+/// Whether the check found enabled deep idle states on the RT CPUs (unknown counts as yes).
+fn deep_idle_states(doc: &ResultDoc) -> bool {
+    doc.system_check
+        .as_ref()
+        .is_none_or(|check| check.by_id("cpu.idle").any(|f| f.level != Level::Ok))
+}
+
+/// The caveats results had before the system check: RT kernel and isolation from host facts.
+fn from_host(doc: &ResultDoc) -> Vec<String> {
     let mut caveats = Vec::new();
     let host = &doc.host;
     if !host.preempt_rt {
@@ -29,8 +81,12 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             cpulist::format(&not_isolated)
         ));
     }
-    caveats.extend(doc.plan.layout_notes.iter().cloned());
-    let mut seen = Vec::new();
+    caveats
+}
+
+/// What the RT workers recorded about their own setup, each distinct note once.
+fn worker_notes(doc: &ResultDoc) -> Vec<String> {
+    let mut notes = Vec::new();
     for worker in doc.runs.iter().flat_map(|run| &run.workers) {
         let role = match worker.role {
             Role::Publisher => "publisher",
@@ -38,7 +94,6 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             other => other.name(),
         };
         let setup = &worker.setup;
-        let mut notes = Vec::new();
         if let Some(error) = &setup.policy_error {
             notes.push(format!(
                 "the RT {role} ran {} priority {} instead of {} {}: {error}",
@@ -50,12 +105,109 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
                 "the RT {role}'s memory was not locked, so page faults can add latency: {error}"
             ));
         }
-        for note in notes {
-            if !seen.contains(&note) {
-                seen.push(note.clone());
-                caveats.push(note);
-            }
+    }
+    notes.dedup();
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preflight::{Privileges, RtCpus, Trial, check};
+    use crate::profile::{CpuTopology, Overrides};
+    use crate::result::{ResultDoc, Tool};
+    use crate::sys::cpu_dma_latency::CpuDmaLatency;
+    use crate::sysinfo::{SysRoot, host_facts};
+
+    /// A result with no runs on the VM fixture, its default plan and its system check.
+    fn vm_doc(held: Option<bool>) -> ResultDoc {
+        let root = SysRoot::at(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sys/vm-2cpu"
+        ));
+        let host = host_facts(&root);
+        let (name, profile) = crate::profile::load("default").unwrap();
+        let topology = CpuTopology {
+            online: host.online_cpus(),
+            isolated: host.isolated_cpus(),
+        };
+        let plan = crate::profile::resolve(
+            &name,
+            &profile,
+            &Overrides::default(),
+            &topology,
+            &crate::transport::names(),
+        )
+        .unwrap();
+        let granted = Trial::granted("everything");
+        let privileges = Privileges {
+            rt_priority: granted.clone(),
+            memory_lock: granted.clone(),
+            pidfd_getfd: granted,
+        };
+        let system_check = check(&root, &RtCpus::from_plan(&plan), &privileges, &[]);
+        ResultDoc {
+            schema_version: crate::result::SCHEMA_VERSION,
+            tool: Tool::current(),
+            command: "run".into(),
+            argv: Vec::new(),
+            started_at: String::new(),
+            finished_at: None,
+            interrupted: false,
+            host,
+            plan,
+            caveats: Vec::new(),
+            support: Vec::new(),
+            runs: Vec::new(),
+            system_check: Some(system_check),
+            cpu_dma_latency: held.map(|held| CpuDmaLatency {
+                path: "/dev/cpu_dma_latency".into(),
+                requested: true,
+                held_us: held.then_some(0),
+                not_held_because: (!held).then(|| "permission denied".to_string()),
+            }),
         }
     }
-    caveats
+
+    #[test]
+    fn the_checks_summary_comes_first_then_the_layout_notes() {
+        let doc = vm_doc(Some(true));
+        let caveats = caveats(&doc);
+        assert!(caveats[0].starts_with("not a PREEMPT_RT kernel (6.18.44-fc-v669)"));
+        assert!(
+            caveats.contains(
+                &"RT CPUs 0-1 not isolated (isolcpus=/nohz_full=): other tasks and interrupts may \
+              run there"
+                    .to_string()
+            )
+        );
+        assert_eq!(caveats.last(), doc.plan.layout_notes.last());
+    }
+
+    #[test]
+    fn deep_idle_states_matter_only_when_cpu_dma_latency_was_not_held() {
+        let held = caveats(&vm_doc(Some(true)));
+        assert!(!held.iter().any(|c| c.contains("idle states")), "{held:#?}");
+        let refused = caveats(&vm_doc(Some(false)));
+        let idle: Vec<&String> = refused
+            .iter()
+            .filter(|c| c.contains("idle states"))
+            .collect();
+        assert_eq!(idle.len(), 1, "one line, the hold's own: {refused:#?}");
+        assert!(
+            refused.iter().any(|c| {
+                c.starts_with("/dev/cpu_dma_latency was not held (permission denied)")
+            })
+        );
+    }
+
+    #[test]
+    fn a_result_without_a_system_check_keeps_the_host_based_caveats() {
+        let mut doc = vm_doc(None);
+        doc.system_check = None;
+        let caveats = caveats(&doc);
+        assert!(caveats[0].starts_with("not a PREEMPT_RT kernel"));
+        assert!(caveats[1].starts_with("RT CPUs 0-1 not isolated"));
+        assert!(!caveats.iter().any(|c| c.contains("was not held")));
+    }
 }

@@ -16,8 +16,10 @@ pub use build::{RunInputs, build_run};
 pub use caveats::caveats;
 
 use crate::plan::{RingSetup, RunPlan};
+use crate::preflight::SystemCheck;
 use crate::protocol::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
 use crate::stats::{Integrity, Outlier, SampleStats, Summary};
+use crate::sys::cpu_dma_latency::CpuDmaLatency;
 use crate::sysinfo::HostFacts;
 use crate::transport::Support;
 
@@ -52,6 +54,13 @@ pub struct ResultDoc {
     pub support: Vec<TransportSupport>,
     /// One entry per transport run, in the order run.
     pub runs: Vec<RunResult>,
+    /// The system check made before the first run, in full (absent in results written before
+    /// rtsoak had one).
+    #[serde(default)]
+    pub system_check: Option<SystemCheck>,
+    /// What was held on `/dev/cpu_dma_latency` for the whole invocation, or why nothing was.
+    #[serde(default)]
+    pub cpu_dma_latency: Option<CpuDmaLatency>,
 }
 
 /// Name and version of the tool that wrote a result.

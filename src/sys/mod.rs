@@ -5,6 +5,7 @@
 //! `libc`; a failed call becomes a [`SysError`] naming the call and the errno, never a panic.
 
 pub mod clock;
+pub mod cpu_dma_latency;
 pub mod futex;
 pub mod pidfd;
 pub mod sched;

@@ -66,15 +66,53 @@ pub fn cpu_facts(root: &SysRoot, cpu: usize, online: &[usize]) -> CpuFacts {
 /// `cpuidle/stateN/name`, ordered by N numerically (`state10` after `state9`).
 fn idle_states(root: &SysRoot, cpu_dir: &str) -> Vec<String> {
     let idle_dir = format!("{cpu_dir}/cpuidle");
+    state_numbers(root, &idle_dir)
+        .into_iter()
+        .filter_map(|n| root.read_trimmed(&format!("{idle_dir}/state{n}/name")))
+        .collect()
+}
+
+/// The N of every `stateN` directory, sorted numerically.
+fn state_numbers(root: &SysRoot, idle_dir: &str) -> Vec<usize> {
     let mut states: Vec<usize> = root
-        .list_dir(&idle_dir)
+        .list_dir(idle_dir)
         .iter()
         .filter_map(|entry| entry.strip_prefix("state")?.parse().ok())
         .collect();
     states.sort_unstable();
     states
+}
+
+/// One cpuidle state of one CPU, as the system checks need it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdleState {
+    /// N of `cpuidle/stateN`; 0 is the shallowest (`POLL` on x86, `WFI` on arm64).
+    pub index: usize,
+    /// `name`
+    pub name: String,
+    /// `latency`: exit latency in microseconds, if the kernel states it.
+    pub exit_latency_us: Option<u64>,
+    /// `disable` is `1`: the state was turned off by hand.
+    pub disabled: bool,
+}
+
+/// Every cpuidle state of `cpu` with its exit latency and whether it is disabled, in state
+/// order; empty without cpuidle.
+pub fn idle_state_details(root: &SysRoot, cpu: usize) -> Vec<IdleState> {
+    let idle_dir = format!("{CPU_DIR}/cpu{cpu}/cpuidle");
+    state_numbers(root, &idle_dir)
         .into_iter()
-        .filter_map(|n| root.read_trimmed(&format!("{idle_dir}/state{n}/name")))
+        .map(|index| {
+            let dir = format!("{idle_dir}/state{index}");
+            IdleState {
+                index,
+                name: root
+                    .read_trimmed(&format!("{dir}/name"))
+                    .unwrap_or_else(|| format!("state{index}")),
+                exit_latency_us: super::parsed(root, &format!("{dir}/latency")),
+                disabled: root.read_trimmed(&format!("{dir}/disable")).as_deref() == Some("1"),
+            }
+        })
         .collect()
 }
 

@@ -6,11 +6,14 @@
 //! (`None` or an empty list), because small development machines lack half of these files.
 //!
 //! [`SysRoot`] is the only way in; [`host_facts`] gathers everything a result records.
-//! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`].
+//! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`], interrupts in
+//! [`irqs`], processes and threads in [`tasks`].
 
 pub mod cpus;
 pub mod cpustat;
+pub mod irqs;
 pub mod kernel;
+pub mod tasks;
 
 use std::path::{Path, PathBuf};
 
@@ -54,6 +57,11 @@ impl SysRoot {
             text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
                 .to_string(),
         )
+    }
+
+    /// The target of a symbolic link (`/proc/self` names our pid); `None` if it is not one.
+    pub fn read_link(&self, path: &str) -> Option<PathBuf> {
+        std::fs::read_link(self.path(path)).ok()
     }
 
     pub fn exists(&self, path: &str) -> bool {
@@ -163,6 +171,6 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
 }
 
 /// A number in a file; `None` if missing or not a number.
-fn parsed<T: std::str::FromStr>(root: &SysRoot, path: &str) -> Option<T> {
+pub(crate) fn parsed<T: std::str::FromStr>(root: &SysRoot, path: &str) -> Option<T> {
     root.read_trimmed(path)?.parse().ok()
 }

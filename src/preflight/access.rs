@@ -1,0 +1,66 @@
+//! What this process may do (privileges found by trying) and which transports the kernel
+//! carries (the support matrix, taken as input so an old kernel can be described by a value).
+
+use super::{Finding, Inputs, Level, Trial};
+use crate::transport;
+
+pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
+    let privileges = inputs.privileges;
+    let mut findings = vec![
+        trial(
+            "privileges.rt-priority",
+            "RT priority",
+            &privileges.rt_priority,
+            "run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO at least the RT pair's \
+             priority (`ulimit -r`, systemd `LimitRTPRIO=`)",
+            "no real-time priority: the RT pair runs SCHED_OTHER",
+        ),
+        trial(
+            "privileges.memlock",
+            "memory lock",
+            &privileges.memory_lock,
+            "run as root, or raise RLIMIT_MEMLOCK (`ulimit -l`, systemd `LimitMEMLOCK=`)",
+            "memory cannot be locked: the RT workers may page-fault",
+        ),
+        trial(
+            "privileges.pidfd-getfd",
+            "pidfd_getfd",
+            &privileges.pidfd_getfd,
+            "use a kernel with pidfd_getfd (Linux 5.6) and no seccomp filter refusing it \
+             (containers often have one: allow pidfd_open and pidfd_getfd)",
+            "pidfd_getfd is refused: msg-ring and eventfd cannot reach the subscriber",
+        ),
+    ];
+    findings.extend(inputs.support.iter().map(|entry| {
+        let id = format!("transport.{}", entry.transport);
+        if entry.support.is_supported() {
+            return Finding::ok(id, entry.transport.clone(), "supported");
+        }
+        let needs = transport::by_name(&entry.transport).map_or("", |t| t.needs());
+        Finding {
+            id,
+            level: Level::Warning,
+            subject: entry.transport.clone(),
+            detail: format!("unsupported: {}", entry.support.reason()),
+            remedy: Some(format!(
+                "needs {needs}; `compare` skips it and says so, or use a kernel that has it"
+            )),
+            worth: None,
+        }
+    }));
+    findings
+}
+
+fn trial(id: &str, subject: &str, trial: &Trial, remedy: &str, worth: &str) -> Finding {
+    match &trial.error {
+        None => Finding::ok(id, subject, format!("granted ({})", trial.tried)),
+        Some(error) => Finding::bad(
+            id,
+            Level::Problem,
+            subject,
+            format!("refused: {}: {error}", trial.tried),
+            remedy,
+            Some(worth.to_string()),
+        ),
+    }
+}
