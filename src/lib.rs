@@ -5,6 +5,7 @@
 //! `stats` over a `queue` and a `transport`; their reports become a `result`, which `export`
 //! renders.
 
+pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod coordinator;

@@ -1,5 +1,6 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
+mod bench;
 mod probe;
 mod profiles;
 mod soak;
@@ -18,6 +19,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         }
         Command::Probe { json } => probe::probe(json),
         Command::Profiles { show } => profiles::profiles(show.as_deref()),
+        Command::Bench { bench } => bench::bench(bench, cli.quiet),
         Command::Worker => std::process::exit(crate::worker::main()),
     }
 }

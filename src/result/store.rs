@@ -14,6 +14,12 @@ pub const RESULT_FILE: &str = "result.json";
 
 /// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
 pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
+    save_json(doc, path)
+}
+
+/// Write any document to `path` as pretty JSON, atomically, readable by everyone (the bench
+/// results use it too).
+pub fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
