@@ -147,3 +147,93 @@ pub fn describe_rounds(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Validates 2 completions per cycle; its result turns wrong from cycle `bad_from`, and it
+    /// breaks (a timeout) at cycle `break_at`.
+    struct Fake {
+        cycle: u32,
+        bad_from: u32,
+        break_at: u32,
+    }
+
+    impl Workload for Fake {
+        fn ops_per_cycle(&self) -> u64 {
+            1
+        }
+        fn checks_per_cycle(&self) -> u64 {
+            2
+        }
+        fn cycle(&mut self, tally: &mut Tally) -> bool {
+            self.cycle += 1;
+            if self.cycle >= self.break_at {
+                tally.call_failed(libc::ETIME);
+                return false;
+            }
+            let result = if self.cycle >= self.bad_from { -11 } else { 0 };
+            tally.expect(0, result, 0);
+            tally.expect(1, 1, 1);
+            true
+        }
+    }
+
+    fn plan() -> RoundPlan {
+        RoundPlan {
+            warmup_rounds: 1,
+            rounds: 2,
+            cycles: 4,
+        }
+    }
+
+    fn pinned_cpu() -> usize {
+        let cpu = current_cpu() as usize;
+        crate::sys::sched::pin_to(&[cpu]).unwrap();
+        cpu
+    }
+
+    #[test]
+    fn rounds_of_a_clean_workload_are_valid_and_warmup_comes_first() {
+        let cpu = pinned_cpu();
+        let mut fake = Fake {
+            cycle: 0,
+            bad_from: u32::MAX,
+            break_at: u32::MAX,
+        };
+        let raw = run_rounds(&mut fake, plan(), cpu);
+        let rounds = describe_rounds(&raw, plan(), 1, 2);
+        assert_eq!(rounds.len(), 3);
+        assert!(rounds[0].warmup && !rounds[1].warmup && !rounds[2].warmup);
+        for round in &rounds {
+            assert!(round.valid, "{round:#?}");
+            assert_eq!(round.ops, 4);
+            assert_eq!(round.checks.completions, 8);
+            assert_eq!(round.ns_per_op, round.elapsed_ns as f64 / 4.0);
+        }
+    }
+
+    #[test]
+    fn a_wrong_result_or_a_broken_cycle_invalidates_the_round_and_says_why() {
+        let cpu = pinned_cpu();
+        let mut fake = Fake {
+            cycle: 0,
+            bad_from: 3,
+            break_at: 100,
+        };
+        let rounds = describe_rounds(&run_rounds(&mut fake, plan(), cpu), plan(), 1, 2);
+        assert_eq!(rounds[0].checks.failed, ["results"]);
+        assert_eq!(rounds[0].checks.bad_results, 2);
+
+        let mut fake = Fake {
+            cycle: 0,
+            bad_from: u32::MAX,
+            break_at: 3,
+        };
+        let round = &describe_rounds(&run_rounds(&mut fake, plan(), cpu), plan(), 1, 2)[0];
+        assert_eq!(round.cycles, 2, "the round stops at the broken cycle");
+        assert_eq!(round.checks.failed, ["cycles", "completions", "timeout"]);
+        assert!(!round.valid);
+    }
+}

@@ -23,10 +23,14 @@ pub fn render_doc(doc: &BenchDoc) -> String {
     };
     let _ = writeln!(
         out,
-        "bench {}: k={} {} words, ring {}, CPU {:?} {} {}, kernel {kernel} ({rt})",
+        "bench {}: k={}{}, ring {}, CPU {:?} {} {}, kernel {kernel} ({rt})",
         doc.bench,
         c.k,
-        if c.shared { "shared" } else { "private" },
+        match (doc.bench.starts_with("futex"), c.shared) {
+            (false, _) => "",
+            (true, true) => " shared words",
+            (true, false) => " private words",
+        },
         doc.setup
             .ring_setup
             .map(|r| r.name())
