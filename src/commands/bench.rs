@@ -380,7 +380,7 @@ fn compare_results(paths: &[PathBuf], gates: &Gates, json: bool) -> anyhow::Resu
             "kernels": docs.iter().map(|d| d.host.kernel_release.clone()).collect::<Vec<_>>(),
             "gates": gates,
             "series": rows.iter().map(|(name, c)| serde_json::json!({"series": name, "comparison": c})).collect::<Vec<_>>(),
-            "verdict": verdict.name(),
+            "verdict": verdict,
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
