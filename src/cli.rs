@@ -73,6 +73,11 @@ pub enum Command {
         #[arg(long)]
         show: Option<String>,
     },
+    /// Per-operation microbenchmarks (ns per futex wait/wake pair, ...) and their A/B/A comparison.
+    Bench {
+        #[command(subcommand)]
+        bench: crate::bench::args::BenchCommand,
+    },
     /// Internal: a worker process started by the coordinator.
     #[command(hide = true)]
     Worker,

@@ -6,6 +6,7 @@
 //! renders.
 
 pub mod abi;
+pub mod bench;
 pub mod cli;
 pub mod commands;
 pub mod coordinator;

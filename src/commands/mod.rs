@@ -1,5 +1,6 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
+mod bench;
 mod probe;
 mod profiles;
 mod report;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             output,
         } => report::report(&results, &format, output.as_deref()),
         Command::Profiles { show } => profiles::profiles(show.as_deref()),
+        Command::Bench { bench } => bench::bench(bench, cli.quiet),
         Command::Worker => std::process::exit(crate::worker::main()),
     }
 }

@@ -17,6 +17,13 @@ pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
     write_atomic(path, &crate::export::json::render(doc))
 }
 
+/// Write any document to `path` as pretty JSON, atomically (the bench results use it).
+pub fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(doc)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
 /// Write `bytes` to `path` atomically (temporary file in the same directory, then rename),
 /// readable by everyone: a reader or a crash never sees half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

@@ -1,6 +1,7 @@
-//! futex(2) wakes on a word in shared memory. The word is shared between processes (a memfd
-//! mapping), so every call here is non-private: a `FUTEX_PRIVATE_FLAG` wake would silently miss
-//! waiters in other processes (kernel-notes, pitfall 6).
+//! futex(2) and futex2 wakes. The soak's word is shared between processes (a memfd mapping), so
+//! its wake ([`wake_shared`]) is non-private: a `FUTEX_PRIVATE_FLAG` wake would silently miss
+//! waiters in other processes (kernel-notes, pitfall 6). The microbenchmarks also need private
+//! wakes ([`wake`]) and the futex2 `futex_wake(2)` ([`futex2_wake`]).
 
 use std::sync::atomic::AtomicU32;
 
@@ -8,6 +9,8 @@ use nix::errno::Errno;
 
 /// futex2 flag: the word is 32 bits (mandatory for the io_uring futex opcodes).
 pub const FUTEX2_SIZE_U32: u32 = 0x02;
+/// futex2 flag: the word is private to this process (keyed by mm, not by page).
+pub const FUTEX2_PRIVATE: u32 = libc::FUTEX_PRIVATE_FLAG as u32;
 /// Wake or wait regardless of bitset.
 pub const FUTEX_BITSET_MATCH_ANY: u64 = 0xffff_ffff;
 
@@ -25,6 +28,66 @@ pub fn wake_shared(word: &AtomicU32, count: i32) -> Result<u32, Errno> {
             std::ptr::null::<libc::timespec>(),
             std::ptr::null::<u32>(),
             0u32,
+        )
+    };
+    if woken < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(woken as u32)
+    }
+}
+
+/// `futex(word, FUTEX_WAKE[_PRIVATE], count)`: wake up to `count` waiters, returning how many
+/// woke. `private` must match the waiters' flag or the wake silently finds nobody.
+#[inline]
+pub fn wake(word: &AtomicU32, count: i32, private: bool) -> Result<u32, Errno> {
+    let op = if private {
+        libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG
+    } else {
+        libc::FUTEX_WAKE
+    };
+    // SAFETY: as in `wake_shared`: the address is only a key, the other pointers are unused.
+    let woken = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op,
+            count,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+    if woken < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(woken as u32)
+    }
+}
+
+/// The `futex_wake(2)` syscall number (futex2, Linux 6.7). libc 0.2.191 exports
+/// `SYS_futex_waitv` (449) for x86_64 and aarch64 but not `SYS_futex_wake`; since Linux 5.1
+/// (syscall 424 onwards) every architecture but alpha, ia64 and the mips ABIs shares one
+/// numbering, where `futex_wake` is 454 (`futex_wait` 455, `futex_requeue` 456). Both targets
+/// rtsoak builds for use that table, so the number is fixed here for them only.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub const SYS_FUTEX_WAKE: libc::c_long = 454;
+
+/// `futex_wake(word, mask, count, flags)` (futex2): wake up to `count` waiters whose bitset
+/// intersects `mask`, returning how many woke. `flags` must hold [`FUTEX2_SIZE_U32`] and, for a
+/// private word, [`FUTEX2_PRIVATE`]. `ENOSYS` before Linux 6.7.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline]
+pub fn futex2_wake(word: &AtomicU32, mask: u64, count: i32, flags: u32) -> Result<u32, Errno> {
+    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; futex_wake
+    // uses its address only as a key and takes no other pointers.
+    let woken = unsafe {
+        libc::syscall(
+            SYS_FUTEX_WAKE,
+            word.as_ptr(),
+            mask as libc::c_ulong,
+            count as libc::c_int,
+            flags as libc::c_uint,
         )
     };
     if woken < 0 {
@@ -56,4 +119,35 @@ pub fn wait_shared(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Result<(
         )
     };
     if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wake_on_a_word_nobody_waits_on_wakes_nobody() {
+        let word = AtomicU32::new(0);
+        assert_eq!(wake(&word, 1, true), Ok(0));
+        assert_eq!(wake(&word, 1, false), Ok(0));
+    }
+
+    #[test]
+    fn futex2_wake_without_a_size_flag_is_refused() {
+        let word = AtomicU32::new(0);
+        match futex2_wake(&word, FUTEX_BITSET_MATCH_ANY, 1, FUTEX2_PRIVATE) {
+            // ENOSYS: a kernel before 6.7 has no futex2 wake; nothing else to check there.
+            Err(Errno::ENOSYS) => eprintln!("SKIPPED: futex_wake(2) needs Linux 6.7"),
+            other => assert_eq!(other, Err(Errno::EINVAL)),
+        }
+        match futex2_wake(
+            &word,
+            FUTEX_BITSET_MATCH_ANY,
+            1,
+            FUTEX2_SIZE_U32 | FUTEX2_PRIVATE,
+        ) {
+            Err(Errno::ENOSYS) => {}
+            other => assert_eq!(other, Ok(0)),
+        }
+    }
 }

@@ -13,9 +13,19 @@ pub const CQ_ENTRIES: u32 = 1024;
 
 /// Build a ring with `requested` setup flags. Returns the ring and the flags it really has.
 pub fn build(requested: RingSetup) -> Result<(IoUring, RingSetup), SysError> {
+    build_sized(requested, RING_ENTRIES, CQ_ENTRIES)
+}
+
+/// [`build`] with `entries` submission slots and `cq_entries` completion slots (the
+/// microbenchmarks submit a whole cycle's requests at once).
+pub fn build_sized(
+    requested: RingSetup,
+    entries: u32,
+    cq_entries: u32,
+) -> Result<(IoUring, RingSetup), SysError> {
     let attempt = |setup: RingSetup| {
         let mut builder = IoUring::builder();
-        builder.setup_cqsize(CQ_ENTRIES);
+        builder.setup_cqsize(cq_entries);
         match setup {
             RingSetup::DeferTaskrun => {
                 builder.setup_single_issuer().setup_defer_taskrun();
@@ -25,7 +35,7 @@ pub fn build(requested: RingSetup) -> Result<(IoUring, RingSetup), SysError> {
             }
             RingSetup::None => {}
         }
-        builder.build(RING_ENTRIES)
+        builder.build(entries)
     };
     match attempt(requested) {
         Ok(ring) => Ok((ring, requested)),

@@ -1,0 +1,89 @@
+//! `futex-wait-wake` (seed 000): one ring, K cacheline-separated futex words. A cycle queues K
+//! `IORING_OP_FUTEX_WAIT` (user data 0..K) then K `IORING_OP_FUTEX_WAKE` (user data K..2K), submits
+//! them in one call and reaps exactly 2K completions: every wait must return 0 and every wake 1.
+//! One operation is one wait/wake pair.
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+use super::checks::Tally;
+use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::words::Words;
+use super::{BenchConfig, Workload};
+use crate::plan::RingSetup;
+use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
+
+/// The bench's state: words, ring and the 2K prepared requests.
+pub struct FutexWaitWake {
+    ring: IoUring,
+    words: Words,
+    entries: Vec<squeue::Entry>,
+    k: u64,
+    timeout: types::Timespec,
+}
+
+impl FutexWaitWake {
+    /// Prepare K words and their requests on a ring with `config.ring_setup`.
+    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+        let k = config.k as usize;
+        let words = Words::new(k, config.shared)?;
+        let (ring, setup) = super::ring::build(config.ring_setup, 2 * k)?;
+        let flags = words.futex2_flags();
+        let mut entries = Vec::with_capacity(2 * k);
+        for i in 0..k {
+            entries.push(
+                opcode::FutexWait::new(words.addr(i), 0, FUTEX_BITSET_MATCH_ANY, flags)
+                    .build()
+                    .user_data(i as u64),
+            );
+        }
+        for i in 0..k {
+            entries.push(
+                opcode::FutexWake::new(words.addr(i), 1, FUTEX_BITSET_MATCH_ANY, flags)
+                    .build()
+                    .user_data((k + i) as u64),
+            );
+        }
+        let bench = FutexWaitWake {
+            ring,
+            words,
+            entries,
+            k: k as u64,
+            timeout: completion_timeout(),
+        };
+        Ok((bench, setup))
+    }
+}
+
+impl Workload for FutexWaitWake {
+    fn ops_per_cycle(&self) -> u64 {
+        self.k
+    }
+
+    fn checks_per_cycle(&self) -> u64 {
+        2 * self.k
+    }
+
+    #[inline(always)]
+    fn cycle(&mut self, tally: &mut Tally) -> bool {
+        // SAFETY: the entries point at `self.words`, which lives as long as the ring, and every
+        // cycle reaps all its completions (a broken round is drained in `after_round`).
+        if !unsafe { push_all(&mut self.ring, &self.entries, tally) } {
+            return false;
+        }
+        let k = self.k;
+        submit_and_drain(&mut self.ring, 2 * k, &self.timeout, tally, |t, ud, res| {
+            t.expect(ud, i64::from(res), if ud < k { 0 } else { 1 })
+        })
+    }
+
+    fn after_round(&mut self, tally: &mut Tally) {
+        if tally.timeouts > 0 || tally.call_errors > 0 {
+            // A lost wake leaves waits armed: wake them all and reap, so the next round starts
+            // clean.
+            for i in 0..self.k as usize {
+                let _ = wake(self.words.word(i), i32::MAX, self.words.is_private());
+            }
+            drain_leftovers(&mut self.ring);
+        }
+    }
+}

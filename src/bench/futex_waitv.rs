@@ -1,0 +1,131 @@
+//! `futex-waitv` (seed 001): V vectors of W cacheline-separated words. A cycle queues V
+//! `IORING_OP_FUTEX_WAITV` (user data 0..V) then one `IORING_OP_FUTEX_WAKE` per vector on its
+//! element `wake_index` (user data V..2V), submits them in one call and reaps exactly 2V
+//! completions: every waitv must return `wake_index` (the index of the word that woke it) and
+//! every wake 1. After the timed cycles an untimed pass wakes every other word of every vector
+//! with `futex_wake(2)` and expects nobody: a completed waitv must leave no waiter behind.
+//! One operation is one waitv/wake pair.
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+use super::checks::Tally;
+use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::words::Words;
+use super::{BenchConfig, Workload};
+use crate::plan::RingSetup;
+use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
+
+/// The bench's state.
+pub struct FutexWaitv {
+    ring: IoUring,
+    words: Words,
+    /// V × W wait descriptors, vector v at `v * W`; the WAITV requests point into it.
+    _vectors: Box<[types::FutexWaitV]>,
+    entries: Vec<squeue::Entry>,
+    vectors: u64,
+    width: usize,
+    wake_index: usize,
+    timeout: types::Timespec,
+}
+
+impl FutexWaitv {
+    /// Prepare the words, the descriptors and the 2V requests.
+    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+        let vectors = config.vectors.unwrap_or(8) as usize;
+        let width = config.width.unwrap_or(8) as usize;
+        let wake_index = config.wake_index.unwrap_or(3) as usize;
+        let words = Words::new(vectors * width, config.shared)?;
+        let (ring, setup) = super::ring::build(config.ring_setup, 2 * vectors)?;
+        let flags = words.futex2_flags();
+        let descriptors: Box<[types::FutexWaitV]> = (0..vectors * width)
+            .map(|i| {
+                types::FutexWaitV::new()
+                    .val(0)
+                    .uaddr(words.addr(i) as u64)
+                    .flags(flags)
+            })
+            .collect();
+        let mut entries = Vec::with_capacity(2 * vectors);
+        for v in 0..vectors {
+            let first = descriptors[v * width..].as_ptr();
+            entries.push(
+                opcode::FutexWaitV::new(first, width as u32)
+                    .build()
+                    .user_data(v as u64),
+            );
+        }
+        for v in 0..vectors {
+            let word = words.addr(v * width + wake_index);
+            entries.push(
+                opcode::FutexWake::new(word, 1, FUTEX_BITSET_MATCH_ANY, flags)
+                    .build()
+                    .user_data((vectors + v) as u64),
+            );
+        }
+        let bench = FutexWaitv {
+            ring,
+            words,
+            _vectors: descriptors,
+            entries,
+            vectors: vectors as u64,
+            width,
+            wake_index,
+            timeout: completion_timeout(),
+        };
+        Ok((bench, setup))
+    }
+}
+
+impl Workload for FutexWaitv {
+    fn ops_per_cycle(&self) -> u64 {
+        self.vectors
+    }
+
+    fn checks_per_cycle(&self) -> u64 {
+        2 * self.vectors
+    }
+
+    #[inline(always)]
+    fn cycle(&mut self, tally: &mut Tally) -> bool {
+        // SAFETY: the entries point at `self._vectors` and `self.words`, which live as long as
+        // the ring; every cycle reaps all its completions (a broken round is drained after).
+        if !unsafe { push_all(&mut self.ring, &self.entries, tally) } {
+            return false;
+        }
+        let (vectors, woken_index) = (self.vectors, self.wake_index as i64);
+        submit_and_drain(
+            &mut self.ring,
+            2 * vectors,
+            &self.timeout,
+            tally,
+            |t, ud, res| {
+                t.expect(
+                    ud,
+                    i64::from(res),
+                    if ud < vectors { woken_index } else { 1 },
+                )
+            },
+        )
+    }
+
+    fn after_round(&mut self, tally: &mut Tally) {
+        let flags = self.words.futex2_flags();
+        let mut residual = 0;
+        for v in 0..self.vectors as usize {
+            for j in (0..self.width).filter(|&j| j != self.wake_index) {
+                let word = self.words.word(v * self.width + j);
+                match futex2_wake(word, FUTEX_BITSET_MATCH_ANY, i32::MAX, flags) {
+                    Ok(woken) => residual += u64::from(woken),
+                    Err(errno) => tally.call_failed(errno as i32),
+                }
+            }
+        }
+        tally.residual_waiters = Some(residual);
+        if tally.timeouts > 0 || tally.call_errors > 0 || residual > 0 {
+            for i in 0..self.vectors as usize * self.width {
+                let _ = wake(self.words.word(i), i32::MAX, self.words.is_private());
+            }
+            drain_leftovers(&mut self.ring);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! `msg-ring`: the per-message cost of the msg-ring transport's send and receive on one CPU. A
+//! sending ring queues K `IORING_OP_MSG_RING` into a receiving ring (user data K..2K on the
+//! sender, payload 0..K), reaps the K sender completions (each must return 0), then the
+//! receiving ring reaps the K messages (each must carry result [`TAG`]). One operation is one
+//! message sent and received.
+
+use std::os::fd::AsRawFd;
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+use super::checks::Tally;
+use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::{BenchConfig, Workload};
+use crate::plan::RingSetup;
+
+/// The result every message carries to the receiver.
+pub const TAG: i32 = 0x5eed;
+
+/// The bench's state.
+pub struct MsgRing {
+    sender: IoUring,
+    receiver: IoUring,
+    entries: Vec<squeue::Entry>,
+    k: u64,
+    timeout: types::Timespec,
+}
+
+impl MsgRing {
+    /// Two rings and K prepared messages from one to the other.
+    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+        let k = config.k as usize;
+        let (receiver, setup) = super::ring::build(config.ring_setup, k)?;
+        let (sender, _) = super::ring::build(config.ring_setup, k)?;
+        let target = types::Fd(receiver.as_raw_fd());
+        let entries = (0..k)
+            .map(|i| {
+                opcode::MsgRingData::new(target, TAG, i as u64, None)
+                    .build()
+                    .user_data((k + i) as u64)
+            })
+            .collect();
+        let bench = MsgRing {
+            sender,
+            receiver,
+            entries,
+            k: k as u64,
+            timeout: completion_timeout(),
+        };
+        Ok((bench, setup))
+    }
+}
+
+impl Workload for MsgRing {
+    fn ops_per_cycle(&self) -> u64 {
+        self.k
+    }
+
+    fn checks_per_cycle(&self) -> u64 {
+        2 * self.k
+    }
+
+    #[inline(always)]
+    fn cycle(&mut self, tally: &mut Tally) -> bool {
+        // SAFETY: MSG_RING data requests point at no memory; the target ring outlives them.
+        if !unsafe { push_all(&mut self.sender, &self.entries, tally) } {
+            return false;
+        }
+        let k = self.k;
+        submit_and_drain(&mut self.sender, k, &self.timeout, tally, |t, ud, res| {
+            t.expect(ud, i64::from(res), 0)
+        }) && submit_and_drain(&mut self.receiver, k, &self.timeout, tally, |t, ud, res| {
+            t.expect(ud, i64::from(res), i64::from(TAG))
+        })
+    }
+
+    fn after_round(&mut self, tally: &mut Tally) {
+        if tally.timeouts > 0 || tally.call_errors > 0 {
+            drain_leftovers(&mut self.sender);
+            drain_leftovers(&mut self.receiver);
+        }
+    }
+}
