@@ -115,7 +115,11 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
         series,
         intervals: if measured { intervals } else { Vec::new() },
         workers: Vec::new(),
-        noise: if measured { noise() } else { Default::default() },
+        noise: if measured {
+            noise()
+        } else {
+            Default::default()
+        },
         cpu_busy_percent: if measured {
             [(0, 61.5), (1, 58.0), (2, 0.4), (3, 0.3), (4, 4.1), (5, 3.9)].into()
         } else {

@@ -6,8 +6,8 @@
 //! Dynamic dispatch happens exactly once, here (`&dyn Transport`); each transport's
 //! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
 
-pub mod burst;
 pub mod break_on;
+pub mod burst;
 pub mod intervals;
 pub mod load;
 pub mod publisher;
