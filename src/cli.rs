@@ -119,9 +119,10 @@ pub struct SoakArgs {
     /// Scheduling policy of both RT workers.
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// Setup flags of the subscriber's ring.
-    #[arg(long, value_enum)]
-    pub ring_setup: Option<RingSetupArg>,
+    /// Setup flags of the subscriber's ring; several (comma-separated) compare each as its own
+    /// row, e.g. `defer-taskrun,coop-taskrun,none`.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub ring_setup: Option<Vec<RingSetupArg>>,
     /// How the futex transport wakes.
     #[arg(long, value_enum)]
     pub futex_wake: Option<FutexWakeArg>,

@@ -115,6 +115,10 @@ pub struct RunPlan {
     pub noise_cpus: Vec<usize>,
     /// Subscriber ring setup flags as requested.
     pub ring_setup: RingSetup,
+    /// When a comparison runs several ring setups: all of them, in order (each transport runs
+    /// once per setup and is reported as its own row). Empty otherwise.
+    #[serde(default)]
+    pub ring_setup_variants: Vec<RingSetup>,
     /// How the `futex` transport wakes.
     pub futex_wake: FutexWake,
     /// Everything that competes with the RT pair, on `noise_cpus`.
@@ -240,6 +244,15 @@ fn one_round() -> u32 {
 }
 
 impl RunPlan {
+    /// The ring setups each transport runs under: the variants, or just `ring_setup`.
+    pub fn ring_setups(&self) -> Vec<RingSetup> {
+        if self.ring_setup_variants.is_empty() {
+            vec![self.ring_setup]
+        } else {
+            self.ring_setup_variants.clone()
+        }
+    }
+
     /// Measured time of one run (one transport in one round).
     pub fn round_duration_ns(&self) -> u64 {
         self.duration_ns / u64::from(self.rounds.max(1))

@@ -84,8 +84,9 @@ pub fn soak(
         .filter(|name| unsupported_reason(&doc, name).is_none())
         .cloned()
         .collect();
+    let setups = doc.plan.ring_setups();
     let mut progress = Progress::new(
-        supported.len() * doc.plan.rounds as usize,
+        supported.len() * setups.len() * doc.plan.rounds as usize,
         doc.plan.rounds,
         doc.plan.warmup_ns + doc.plan.round_duration_ns(),
         !quiet,
@@ -98,11 +99,23 @@ pub fn soak(
     }
     'rounds: for round in 1..=doc.plan.rounds {
         progress.set_round(round);
-        for name in &supported {
+        for (name, setup) in supported
+            .iter()
+            .flat_map(|name| setups.iter().map(move |setup| (name, *setup)))
+        {
             if stop.is_set() {
                 break 'rounds;
             }
-            let mut run = run_one(&doc.plan, name, &result_dir, &stop, &mut progress)?;
+            // Each ring setup of a variant comparison is a run of its own, with its own row.
+            let plan = RunPlan {
+                ring_setup: setup,
+                ..doc.plan.clone()
+            };
+            let mut run = run_one(&plan, name, &result_dir, &stop, &mut progress)?;
+            if setups.len() > 1 {
+                run.ring_setup_requested = Some(setup);
+                run.transport = format!("{name} ({})", setup.name());
+            }
             run.round = round;
             let broke = run.break_event.is_some_and(|event| !event.continued);
             doc.runs.push(run);
@@ -177,7 +190,10 @@ fn resolve_plan(
         noise_cpus: args.noise_cpus.clone().map(|l| l.0),
         priority: args.priority,
         policy: args.policy.map(Into::into),
-        ring_setup: args.ring_setup.map(Into::into),
+        ring_setup: args
+            .ring_setup
+            .as_ref()
+            .map(|list| list.iter().map(|&setup| setup.into()).collect()),
         futex_wake: args.futex_wake.map(Into::into),
         hold_cpu_dma_latency: args.no_cpu_dma_latency.then_some(false),
         no_noise: args.no_noise,

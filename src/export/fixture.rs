@@ -99,6 +99,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
     let measured = status != RunStatus::Unsupported;
     RunResult {
         transport: transport.to_string(),
+        ring_setup_requested: None,
         round,
         status,
         reason: None,
@@ -186,6 +187,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         },
         noise_cpus: vec![0, 1, 2, 3],
         ring_setup: RingSetup::DeferTaskrun,
+        ring_setup_variants: Vec::new(),
         futex_wake: FutexWake::Syscall,
         noise: crate::plan::NoisePlan::off(),
         abi: Default::default(),

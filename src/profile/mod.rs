@@ -147,6 +147,33 @@ pub struct CpuSection {
     pub noise: CpuListChoice,
 }
 
+/// `rt.ring_setup`: one setup, or a list to compare (`["defer-taskrun", "coop-taskrun"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged, expecting = "a ring setup name or a list of them")]
+pub enum RingSetupChoice {
+    /// One setup for every run.
+    One(RingSetup),
+    /// Each transport runs once per setup, reported as separate rows.
+    Many(Vec<RingSetup>),
+}
+
+impl RingSetupChoice {
+    /// The setups, in order, duplicates dropped.
+    pub fn to_vec(&self) -> Vec<RingSetup> {
+        let all = match self {
+            RingSetupChoice::One(one) => vec![*one],
+            RingSetupChoice::Many(many) => many.clone(),
+        };
+        let mut unique = Vec::new();
+        for setup in all {
+            if !unique.contains(&setup) {
+                unique.push(setup);
+            }
+        }
+        unique
+    }
+}
+
 /// `[rt]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -159,8 +186,8 @@ pub struct RtSection {
     /// RT subscriber priority; absent = 40 for `fifo`/`rr`, 0 for `other`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subscriber_priority: Option<u8>,
-    /// io_uring setup flags of the subscriber's ring.
-    pub ring_setup: RingSetup,
+    /// io_uring setup flags of the subscriber's ring; a list compares each as its own row.
+    pub ring_setup: RingSetupChoice,
     /// How the `futex` transport wakes.
     pub futex_wake: FutexWake,
 }
@@ -171,7 +198,7 @@ impl Default for RtSection {
             policy: Policy::Fifo,
             publisher_priority: None,
             subscriber_priority: None,
-            ring_setup: RingSetup::DeferTaskrun,
+            ring_setup: RingSetupChoice::One(RingSetup::DeferTaskrun),
             futex_wake: FutexWake::Syscall,
         }
     }
@@ -193,7 +220,8 @@ pub struct Overrides {
     /// Priority of both RT workers.
     pub priority: Option<u8>,
     pub policy: Option<Policy>,
-    pub ring_setup: Option<RingSetup>,
+    /// One or several ring setups (several: every transport runs once per setup).
+    pub ring_setup: Option<Vec<RingSetup>>,
     pub futex_wake: Option<FutexWake>,
     /// `--no-noise`: a quiet baseline whatever the profile says.
     pub no_noise: bool,

@@ -185,6 +185,18 @@ pub fn resolve(
         ));
     }
 
+    let ring_setups = match &ov.ring_setup {
+        Some(list) => super::RingSetupChoice::Many(list.clone()).to_vec(),
+        None => profile.rt.ring_setup.to_vec(),
+    };
+    if ring_setups.is_empty() {
+        return Err(invalid(
+            "rt.ring_setup",
+            "[]".to_string(),
+            "a ring setup name or a non-empty list of: defer-taskrun, coop-taskrun, none"
+                .to_string(),
+        ));
+    }
     let mut layout_notes = Vec::new();
     let (policy, publisher_priority, subscriber_priority) =
         scheduling(profile, ov, &mut layout_notes)?;
@@ -224,7 +236,12 @@ pub fn resolve(
             subscriber_priority,
         },
         noise_cpus,
-        ring_setup: ov.ring_setup.unwrap_or(profile.rt.ring_setup),
+        ring_setup: ring_setups[0],
+        ring_setup_variants: if ring_setups.len() > 1 {
+            ring_setups
+        } else {
+            Vec::new()
+        },
         futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
         noise,
         abi: profile.abi,

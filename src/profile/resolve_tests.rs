@@ -373,7 +373,7 @@ fn overrides_win_over_profile_values() {
         noise_cpus: Some(vec![1, 0]),
         priority: Some(80),
         policy: Some(Policy::Rr),
-        ring_setup: Some(RingSetup::CoopTaskrun),
+        ring_setup: Some(vec![RingSetup::CoopTaskrun]),
         futex_wake: Some(FutexWake::IoUring),
         hold_cpu_dma_latency: Some(false),
         no_noise: true,
@@ -496,4 +496,32 @@ fn a_command_line_rounds_wins_and_is_named_as_such_when_wrong() {
         ..Default::default()
     };
     assert!(error_text("", &ov, &jetson()).contains("0 (from the command line)"));
+}
+
+#[test]
+fn a_list_of_ring_setups_becomes_variants_in_order_without_duplicates() {
+    let plan = resolve_text(
+        "[rt]\nring_setup = [\"none\", \"defer-taskrun\", \"none\"]\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert_eq!(plan.ring_setup, RingSetup::None);
+    assert_eq!(
+        plan.ring_setups(),
+        vec![RingSetup::None, RingSetup::DeferTaskrun]
+    );
+    let one = resolve_text(
+        "[rt]\nring_setup = \"coop-taskrun\"\n",
+        &Overrides::default(),
+        &jetson(),
+    )
+    .unwrap();
+    assert!(
+        one.ring_setup_variants.is_empty(),
+        "one setup is no comparison"
+    );
+    assert_eq!(one.ring_setups(), vec![RingSetup::CoopTaskrun]);
+    let error = error_text("[rt]\nring_setup = []\n", &Overrides::default(), &jetson());
+    assert!(error.contains("rt.ring_setup"), "{error}");
 }

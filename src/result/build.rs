@@ -159,6 +159,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     }
 
     RunResult {
+        ring_setup_requested: None,
         integrity: integrity(&workers),
         noise: inputs.noise.activity,
         cpu_busy_percent: inputs.cpu_busy_percent,

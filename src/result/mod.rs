@@ -113,6 +113,10 @@ pub struct RunResult {
     /// Which round of the comparison (from 1); every transport runs once per round.
     #[serde(default = "first_round")]
     pub round: u32,
+    /// With several ring setups compared: the setup this run asked for (its `transport` then
+    /// reads `name (setup)`, so each setup is its own row). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_setup_requested: Option<RingSetup>,
     /// How it ended.
     pub status: RunStatus,
     /// Why it did not complete, if it did not.
