@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Check what rtsoak reported inside a PREEMPT_RT VM (files brought out by scripts/rt-vm-test).
+
+Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] DIR
+
+DIR holds probe.json, probe.exit, result.json (an `rtsoak compare`), compare.exit and
+payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
+futex is reported unsupported for lack of IORING_OP_FUTEX_WAIT and skipped, the others run
+(Debian 12, 6.1 RT). Behaviour only: latencies under emulation mean nothing and are never
+checked. Prints one line per check; exits 1 if any failed. Python 3 standard library only.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+TRANSPORTS = ["futex", "msg-ring", "eventfd", "signalfd"]
+# The Jetson Orin Nano layout the VM boots with.
+ISOLATED_CPUS = [4, 5]
+ONLINE_CPUS = [0, 1, 2, 3, 4, 5]
+NOISE_CPUS = {0, 1}
+FUTEX_FEATURE = "IORING_OP_FUTEX_WAIT"
+
+
+class Checker:
+    """Collects check outcomes; every check prints a line."""
+
+    def __init__(self, label):
+        self.label = label
+        self.failures = 0
+
+    def check(self, ok, what, detail=""):
+        mark = "ok  " if ok else "FAIL"
+        suffix = f" ({detail})" if detail and not ok else ""
+        print(f"  {mark} {what}{suffix}")
+        if not ok:
+            self.failures += 1
+        return ok
+
+
+def read_json(path, checker):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        checker.check(False, f"{path.name} is readable JSON", str(error))
+        return None
+
+
+def read_exit(path):
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def expected_supported(expect):
+    if expect == "all":
+        return set(TRANSPORTS)
+    return set(TRANSPORTS) - {"futex"}
+
+
+def check_exits(directory, c):
+    for name in ["payload", "probe", "compare"]:
+        code = read_exit(directory / f"{name}.exit")
+        c.check(code == 0, f"{name} exited 0 inside the VM", f"exit status {code}")
+
+
+def check_probe(probe, expect, c):
+    by_name = {entry["transport"]: entry["support"] for entry in probe}
+    c.check(sorted(by_name) == sorted(TRANSPORTS), "probe lists the four transports",
+            f"listed {sorted(by_name)}")
+    for name in TRANSPORTS:
+        support = by_name.get(name, {})
+        if name in expected_supported(expect):
+            c.check(support.get("status") == "supported", f"probe: {name} supported", str(support))
+        else:
+            c.check(support.get("status") == "unsupported"
+                    and FUTEX_FEATURE in str(support.get("feature")),
+                    f"probe: {name} unsupported, naming {FUTEX_FEATURE}", str(support))
+
+
+def check_host(host, c):
+    c.check(host.get("preempt_rt") is True, "host.preempt_rt is true",
+            f"preempt_rt={host.get('preempt_rt')}, version={host.get('kernel_version')}")
+    c.check(host.get("isolated") == ISOLATED_CPUS, "host.isolated is CPUs 4-5",
+            f"isolated={host.get('isolated')}")
+    c.check(host.get("nohz_full") == ISOLATED_CPUS, "host.nohz_full is CPUs 4-5",
+            f"nohz_full={host.get('nohz_full')}")
+    c.check(host.get("online") == ONLINE_CPUS, "host.online is CPUs 0-5",
+            f"online={host.get('online')}")
+    c.check(host.get("arch") == "x86_64" or bool(host.get("arch")), "host.arch is set",
+            f"arch={host.get('arch')}")
+
+
+def check_plan(plan, c):
+    rt = plan.get("rt", {})
+    c.check(rt.get("publisher_cpu") == 4 and rt.get("subscriber_cpu") == 5,
+            "plan: RT publisher on CPU 4, subscriber on CPU 5",
+            f"publisher_cpu={rt.get('publisher_cpu')}, subscriber_cpu={rt.get('subscriber_cpu')}")
+    c.check(rt.get("policy") == "fifo", "plan: RT policy fifo", f"policy={rt.get('policy')}")
+
+
+def check_rt_workers(run, plan, c):
+    """Every RT worker ran SCHED_FIFO at its priority on its CPU, as the worker recorded."""
+    rt = plan["rt"]
+    wanted = {
+        "publisher": (rt["publisher_cpu"], rt["publisher_priority"]),
+        "subscriber": (rt["subscriber_cpu"], rt["subscriber_priority"]),
+    }
+    workers = [w for w in run.get("workers", []) if w.get("role") in wanted]
+    roles = sorted(w["role"] for w in workers)
+    name = run["transport"]
+    c.check(roles == ["publisher", "subscriber"], f"{name}: one RT publisher and one RT subscriber",
+            f"roles {roles}")
+    for worker in workers:
+        cpu, priority = wanted[worker["role"]]
+        setup = worker.get("setup", {})
+        c.check(setup.get("policy") == "fifo" and setup.get("priority") == priority,
+                f"{name}: {worker['role']} ran SCHED_FIFO {priority}",
+                f"policy={setup.get('policy')}, priority={setup.get('priority')}, "
+                f"error={setup.get('policy_error')}")
+        c.check(setup.get("cpus_observed") == [cpu],
+                f"{name}: {worker['role']} seen only on CPU {cpu}",
+                f"cpus_requested={setup.get('cpus_requested')}, "
+                f"cpus_observed={setup.get('cpus_observed')}")
+        c.check(setup.get("memory_locked") is True, f"{name}: {worker['role']} memory locked",
+                str(setup.get("memory_lock_error")))
+
+
+def integer_leaves(value, key=""):
+    """(key, value) for every integer under value, CPU lists excluded."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [(key, value)]
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() if "cpus" not in k for leaf in integer_leaves(v, k)]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in integer_leaves(v, key)]
+    return []
+
+
+def check_noise(runs, c):
+    """Noise ran on CPUs 0-1, when this rtsoak reports noise at all."""
+    completed = [run for run in runs if run.get("status") == "completed"]
+    if not any("noise" in run for run in completed):
+        print("  noise check skipped: this rtsoak has no noise yet")
+        return
+    for run in completed:
+        name = run["transport"]
+        noise = run.get("noise")
+        if not c.check(isinstance(noise, dict), f"{name}: the run reports its noise", str(noise)):
+            continue
+        c.check(noise.get("enabled") is True, f"{name}: noise enabled", str(noise.get("enabled")))
+        observed = set(noise.get("cpus_observed") or [])
+        c.check(bool(observed) and observed <= NOISE_CPUS, f"{name}: noise ran only on CPUs 0-1",
+                f"cpus={noise.get('cpus')}, cpus_observed={sorted(observed)}")
+        counts = integer_leaves(noise)
+        c.check(any(value > 0 for _, value in counts), f"{name}: noise counted some activity",
+                f"counts {counts}")
+
+
+def check_result(result, expect, c):
+    c.check(result.get("schema_version") == 1, "result schema_version 1",
+            str(result.get("schema_version")))
+    c.check(result.get("interrupted") is False and result.get("finished_at") is not None,
+            "the comparison finished, not interrupted")
+    check_host(result.get("host", {}), c)
+    plan = result.get("plan", {})
+    check_plan(plan, c)
+    check_probe(result.get("support", []), expect, c)
+    runs = {run.get("transport"): run for run in result.get("runs", [])}
+    c.check(sorted(runs) == sorted(TRANSPORTS), "one run per transport", f"runs {sorted(runs)}")
+    for name in TRANSPORTS:
+        run = runs.get(name)
+        if run is None:
+            continue
+        if name not in expected_supported(expect):
+            c.check(run.get("status") == "unsupported" and FUTEX_FEATURE in str(run.get("reason")),
+                    f"{name}: skipped as unsupported, naming {FUTEX_FEATURE}",
+                    f"status={run.get('status')}, reason={run.get('reason')}")
+            continue
+        c.check(run.get("status") == "completed", f"{name}: run completed",
+                f"status={run.get('status')}, reason={run.get('reason')}")
+        integrity = run.get("integrity", {})
+        sent, delivered = integrity.get("sent", 0), integrity.get("delivered", -1)
+        c.check(sent > 0 and delivered == sent and integrity.get("lost") == 0,
+                f"{name}: every message delivered ({delivered}/{sent})", str(integrity))
+        if "rt" in plan:
+            check_rt_workers(run, plan, c)
+    check_noise(list(runs.values()), c)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--expect", choices=["all", "no-futex"], required=True,
+                        help="all: every transport supported (6.12 RT); no-futex: 6.1 RT")
+    parser.add_argument("--kernel", default="", help="kernel name for the report")
+    parser.add_argument("directory", type=Path)
+    args = parser.parse_args()
+
+    c = Checker(args.kernel or str(args.directory))
+    print(f"checks for {c.label} (expect {args.expect}):")
+    check_exits(args.directory, c)
+    probe = read_json(args.directory / "probe.json", c)
+    if probe is not None:
+        check_probe(probe, args.expect, c)
+    result = read_json(args.directory / "result.json", c)
+    if result is not None:
+        check_result(result, args.expect, c)
+    verdict = "PASS" if c.failures == 0 else f"FAIL ({c.failures} checks failed)"
+    print(f"{c.label}: {verdict}")
+    return 0 if c.failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
