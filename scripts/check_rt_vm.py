@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check what rtsoak reported inside a PREEMPT_RT VM (files brought out by scripts/rt-vm-test).
 
-Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] DIR
+Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] [--arch x86_64|aarch64] DIR
 
 DIR holds probe.json, probe.exit, result.json (an `rtsoak compare`), compare.exit and
 payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
@@ -80,7 +80,7 @@ def check_probe(probe, expect, c):
                     f"probe: {name} unsupported, naming {FUTEX_FEATURE}", str(support))
 
 
-def check_host(host, c):
+def check_host(host, arch, c):
     c.check(host.get("preempt_rt") is True, "host.preempt_rt is true",
             f"preempt_rt={host.get('preempt_rt')}, version={host.get('kernel_version')}")
     c.check(host.get("isolated") == ISOLATED_CPUS, "host.isolated is CPUs 4-5",
@@ -89,8 +89,7 @@ def check_host(host, c):
             f"nohz_full={host.get('nohz_full')}")
     c.check(host.get("online") == ONLINE_CPUS, "host.online is CPUs 0-5",
             f"online={host.get('online')}")
-    c.check(host.get("arch") == "x86_64" or bool(host.get("arch")), "host.arch is set",
-            f"arch={host.get('arch')}")
+    c.check(host.get("arch") == arch, f"host.arch is {arch}", f"arch={host.get('arch')}")
 
 
 def check_plan(plan, c):
@@ -161,12 +160,15 @@ def check_noise(runs, c):
                 f"counts {counts}")
 
 
-def check_result(result, expect, c):
+def check_result(result, expect, c, arch="x86_64"):
     c.check(result.get("schema_version") == 1, "result schema_version 1",
             str(result.get("schema_version")))
     c.check(result.get("interrupted") is False and result.get("finished_at") is not None,
             "the comparison finished, not interrupted")
-    check_host(result.get("host", {}), c)
+    check_host(result.get("host", {}), arch, c)
+    caveats = result.get("caveats", [])
+    c.check(not any("PREEMPT_RT" in caveat or "not isolated" in caveat for caveat in caveats),
+            "no caveat says the kernel is not RT or the RT CPUs are not isolated", str(caveats))
     plan = result.get("plan", {})
     check_plan(plan, c)
     check_probe(result.get("support", []), expect, c)
@@ -197,6 +199,7 @@ def main():
     parser.add_argument("--expect", choices=["all", "no-futex"], required=True,
                         help="all: every transport supported (6.12 RT); no-futex: 6.1 RT")
     parser.add_argument("--kernel", default="", help="kernel name for the report")
+    parser.add_argument("--arch", default="x86_64", help="the VM's architecture (uname -m)")
     parser.add_argument("directory", type=Path)
     args = parser.parse_args()
 
@@ -208,7 +211,7 @@ def main():
         check_probe(probe, args.expect, c)
     result = read_json(args.directory / "result.json", c)
     if result is not None:
-        check_result(result, args.expect, c)
+        check_result(result, args.expect, c, args.arch)
     verdict = "PASS" if c.failures == 0 else f"FAIL ({c.failures} checks failed)"
     print(f"{c.label}: {verdict}")
     return 0 if c.failures == 0 else 1

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # VM_* results are read by the sourcing script
 # scripts/lib/vm.sh: boot a Debian kernel under qemu with a busybox initramfs and bring files back.
 #
 # Sourced by scripts/rt-vm-test (and meant for other VM tests, e.g. an aarch64 one). It owns:
@@ -127,7 +127,8 @@ EOF
 # (without exiting) when the mirror cannot be reached, so a caller may fall back to its cache.
 vm_apt_update() {
     vm_apt_setup "$@"
-    timeout 300 apt-get "${VM_APT[@]}" -q update >&2
+    # Error-Mode=any: a list that failed to download is an error, not a warning.
+    timeout 300 apt-get "${VM_APT[@]}" -o APT::Update::Error-Mode=any -q update >&2
 }
 
 # vm_apt_depends_image META: the versioned linux-image package a metapackage depends on.
@@ -160,7 +161,7 @@ vm_fetch_kernel() {
     meta="linux-image-$flavour-$deb_arch"
     apt_dir="$cache/apt/$suite-$deb_arch"
     if vm_apt_update "$apt_dir" "$suite" "$arch"; then
-        package=$(vm_apt_depends_image "$meta")
+        package=$(vm_apt_depends_image "$meta") || package=""
         [[ -n $package ]] || vm_download_failed "$meta in Debian $suite: the mirror lists no versioned kernel for it"
         echo "$package" >"$apt_dir/kernel-package"
     elif [[ -s $apt_dir/kernel-package ]]; then
@@ -211,7 +212,7 @@ vm_fetch_busybox() {
         rm -rf "$dir.tmp"
         file "$dir/busybox" | grep -q 'statically linked' ||
             vm_die "$dir/busybox is not a static executable ($(file -b "$dir/busybox")): delete $dir and run again"
-        echo "$(basename "$deb")" >"$dir/busybox.ok"
+        basename "$deb" >"$dir/busybox.ok"
     fi
     VM_BUSYBOX="$dir/busybox"
 }
