@@ -11,6 +11,15 @@
 # it matters. Failures to fetch anything from the network exit with VM_EXIT_DOWNLOAD (75) and a
 # line starting "DOWNLOAD FAILED", so a caller (and CI) can tell them from a failing test.
 
+#
+# A test composes them like this (scripts/rt-vm-test is the x86_64 one):
+#   vm_ensure_tools qemu-system-aarch64:qemu-system-arm cpio:cpio xz:xz-utils
+#   vm_fetch_kernel "$CACHE" trixie aarch64 rt      # sets VM_KERNEL, VM_KERNEL_MODULES
+#   vm_fetch_busybox "$CACHE" trixie aarch64        # sets VM_BUSYBOX
+#   vm_make_initramfs initrd.gz aarch64 payload.sh my-static-binary
+#   vm_boot aarch64 "$VM_KERNEL" initrd.gz out/ serial.log 600 isolcpus=4,5
+#   # the payload's files are now in out/, its exit status in out/payload.exit
+
 VM_EXIT_DOWNLOAD=75
 
 # --- messages ---------------------------------------------------------------------------------
