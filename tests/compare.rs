@@ -40,6 +40,8 @@ fn a_two_round_compare_fills_every_column_and_report_reprints_the_same_table() {
             "-q",
             "--profile",
             "ci",
+            "-t",
+            "futex,msg-ring,eventfd,signalfd",
             "--duration",
             "1s",
             "--rounds",
@@ -153,7 +155,15 @@ fn killing_the_coordinator_during_the_third_run_leaves_the_first_two_saved() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(rtsoak_path())
-        .args(["compare", "-q", "--profile", "ci", "--duration", "2s", "-o"])
+        .args([
+            "compare",
+            "-q",
+            "--profile",
+            "ci",
+            "-t",
+            "futex,msg-ring,eventfd,signalfd",
+        ])
+        .args(["--duration", "2s", "-o"])
         .arg(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -137,7 +137,14 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
 
         waiter.before_drain();
         let delivered = cursor.drain(&region.queue, |message| {
-            let latency_ns = woke_ns.saturating_sub(message.send_ns);
+            // A message published while we drain was stamped after our wakeup: it is observed
+            // now, not at the wakeup (which would make its latency negative).
+            let observed_ns = if message.send_ns > woke_ns {
+                now_ns()
+            } else {
+                woke_ns
+            };
+            let latency_ns = observed_ns.saturating_sub(message.send_ns);
             if message.publisher_id != spec.publisher_id {
                 counters.other_messages += 1;
                 other.record(message.send_ns.saturating_sub(measure_start_ns), latency_ns);

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Check what rtsoak reported inside a PREEMPT_RT VM (files brought out by scripts/rt-vm-test).
+
+Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] [--arch x86_64|aarch64] DIR
+
+DIR holds probe.json, probe.exit, result.json (an `rtsoak compare`), compare.exit and
+payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
+futex is reported unsupported for lack of IORING_OP_FUTEX_WAIT and skipped, the others run
+(Debian 12, 6.1 RT). Behaviour only: latencies under emulation mean nothing and are never
+checked. Prints one line per check; exits 1 if any failed. Python 3 standard library only.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+# The four mainline transports the issue names, then the two mainline baselines; every one of
+# them must run and deliver every message where the kernel supports it.
+MAINLINE = ["futex", "msg-ring", "eventfd", "signalfd"]
+BASELINES = ["eventfd-multishot", "futex-syscall"]
+TRANSPORTS = MAINLINE + BASELINES
+# Transports that need unmerged kernel patches: listed as unsupported on Debian's kernels.
+UNMERGED = ["persistent-futex", "doorbell"]
+# The Jetson Orin Nano layout the VM boots with.
+ISOLATED_CPUS = [4, 5]
+ONLINE_CPUS = [0, 1, 2, 3, 4, 5]
+NOISE_CPUS = {0, 1}
+FUTEX_FEATURE = "IORING_OP_FUTEX_WAIT"
+
+
+class Checker:
+    """Collects check outcomes; every check prints a line."""
+
+    def __init__(self, label):
+        self.label = label
+        self.failures = 0
+
+    def check(self, ok, what, detail=""):
+        mark = "ok  " if ok else "FAIL"
+        suffix = f" ({detail})" if detail and not ok else ""
+        print(f"  {mark} {what}{suffix}")
+        if not ok:
+            self.failures += 1
+        return ok
+
+
+def read_json(path, checker):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        checker.check(False, f"{path.name} is readable JSON", str(error))
+        return None
+
+
+def read_exit(path):
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def expected_supported(expect):
+    if expect == "all":
+        return set(TRANSPORTS)
+    return set(TRANSPORTS) - {"futex"}
+
+
+def check_exits(directory, c):
+    for name in ["payload", "probe", "compare"]:
+        code = read_exit(directory / f"{name}.exit")
+        c.check(code == 0, f"{name} exited 0 inside the VM", f"exit status {code}")
+
+
+def check_probe(probe, expect, c):
+    by_name = {entry["transport"]: entry["support"] for entry in probe}
+    c.check(sorted(by_name) == sorted(TRANSPORTS + UNMERGED), "probe lists every transport",
+            f"listed {sorted(by_name)}")
+    for name in UNMERGED:
+        support = by_name.get(name, {})
+        c.check(support.get("status") == "unsupported" and support.get("errno"),
+                f"probe: {name} unsupported, with the failed call's errno", str(support))
+    for name in TRANSPORTS:
+        support = by_name.get(name, {})
+        if name in expected_supported(expect):
+            c.check(support.get("status") == "supported", f"probe: {name} supported", str(support))
+        else:
+            c.check(support.get("status") == "unsupported"
+                    and FUTEX_FEATURE in str(support.get("feature")),
+                    f"probe: {name} unsupported, naming {FUTEX_FEATURE}", str(support))
+
+
+def check_host(host, arch, c):
+    c.check(host.get("preempt_rt") is True, "host.preempt_rt is true",
+            f"preempt_rt={host.get('preempt_rt')}, version={host.get('kernel_version')}")
+    c.check(host.get("isolated") == ISOLATED_CPUS, "host.isolated is CPUs 4-5",
+            f"isolated={host.get('isolated')}")
+    c.check(host.get("nohz_full") == ISOLATED_CPUS, "host.nohz_full is CPUs 4-5",
+            f"nohz_full={host.get('nohz_full')}")
+    c.check(host.get("online") == ONLINE_CPUS, "host.online is CPUs 0-5",
+            f"online={host.get('online')}")
+    c.check(host.get("arch") == arch, f"host.arch is {arch}", f"arch={host.get('arch')}")
+
+
+def check_plan(plan, c):
+    rt = plan.get("rt", {})
+    c.check(rt.get("publisher_cpu") == 4 and rt.get("subscriber_cpu") == 5,
+            "plan: RT publisher on CPU 4, subscriber on CPU 5",
+            f"publisher_cpu={rt.get('publisher_cpu')}, subscriber_cpu={rt.get('subscriber_cpu')}")
+    c.check(rt.get("policy") == "fifo", "plan: RT policy fifo", f"policy={rt.get('policy')}")
+
+
+def check_rt_workers(run, plan, c):
+    """Every RT worker ran SCHED_FIFO at its priority on its CPU, as the worker recorded."""
+    rt = plan["rt"]
+    wanted = {
+        "publisher": (rt["publisher_cpu"], rt["publisher_priority"]),
+        "subscriber": (rt["subscriber_cpu"], rt["subscriber_priority"]),
+    }
+    workers = [w for w in run.get("workers", []) if w.get("role") in wanted]
+    roles = sorted(w["role"] for w in workers)
+    name = run["transport"]
+    c.check(roles == ["publisher", "subscriber"], f"{name}: one RT publisher and one RT subscriber",
+            f"roles {roles}")
+    for worker in workers:
+        cpu, priority = wanted[worker["role"]]
+        setup = worker.get("setup", {})
+        c.check(setup.get("policy") == "fifo" and setup.get("priority") == priority,
+                f"{name}: {worker['role']} ran SCHED_FIFO {priority}",
+                f"policy={setup.get('policy')}, priority={setup.get('priority')}, "
+                f"error={setup.get('policy_error')}")
+        c.check(setup.get("cpus_observed") == [cpu],
+                f"{name}: {worker['role']} seen only on CPU {cpu}",
+                f"cpus_requested={setup.get('cpus_requested')}, "
+                f"cpus_observed={setup.get('cpus_observed')}")
+        c.check(setup.get("memory_locked") is True, f"{name}: {worker['role']} memory locked",
+                str(setup.get("memory_lock_error")))
+
+
+def check_noise(runs, c):
+    """Every kind of noise ran, and only on CPUs 0-1."""
+    completed = [run for run in runs if run.get("status") == "completed"]
+    for run in completed:
+        name = run["transport"]
+        noise = run.get("noise")
+        if not c.check(isinstance(noise, dict), f"{name}: the run reports its noise", str(noise)):
+            continue
+        c.check(noise.get("enabled") is True, f"{name}: noise enabled", str(noise.get("enabled")))
+        observed = set(noise.get("cpus_observed") or [])
+        c.check(bool(observed) and observed <= NOISE_CPUS, f"{name}: noise ran only on CPUs 0-1",
+                f"cpus={noise.get('cpus')}, cpus_observed={sorted(observed)}")
+        queue = noise.get("queue") or {}
+        c.check(queue.get("publishers_started", 0) > 0 and queue.get("subscribers_started", 0) > 0
+                and queue.get("messages_sent", 0) > 0,
+                f"{name}: queue noise churned and published", str(queue))
+        c.check(queue.get("member_misses", -1) == 0,
+                f"{name}: every noise subscriber got every message published to it", str(queue))
+        bursts = noise.get("bursts") or {}
+        c.check(bursts.get("bursts", 0) > 0 and bursts.get("busy_ns", 0) > 0,
+                f"{name}: FIFO bursts ran", str(bursts))
+        load = noise.get("load") or {}
+        c.check(bool(load) and all(g.get("operations", 0) > 0 for g in load.values()),
+                f"{name}: every load generator did work", str(load))
+        busy = run.get("cpu_busy_percent") or {}
+        c.check(bool(busy), f"{name}: per-CPU busy time recorded", str(busy))
+
+
+def check_result(result, expect, c, arch="x86_64"):
+    c.check(result.get("schema_version") == 1, "result schema_version 1",
+            str(result.get("schema_version")))
+    c.check(result.get("interrupted") is False and result.get("finished_at") is not None,
+            "the comparison finished, not interrupted")
+    check_host(result.get("host", {}), arch, c)
+    caveats = result.get("caveats", [])
+    c.check(not any("PREEMPT_RT" in caveat or "not isolated" in caveat for caveat in caveats),
+            "no caveat says the kernel is not RT or the RT CPUs are not isolated", str(caveats))
+    plan = result.get("plan", {})
+    check_plan(plan, c)
+    check_probe(result.get("support", []), expect, c)
+    runs = {run.get("transport"): run for run in result.get("runs", [])}
+    c.check(sorted(runs) == sorted(TRANSPORTS + UNMERGED), "one run per transport",
+            f"runs {sorted(runs)}")
+    for name in UNMERGED:
+        run = runs.get(name, {})
+        c.check(run.get("status") == "unsupported", f"{name}: skipped as unsupported",
+                f"status={run.get('status')}, reason={run.get('reason')}")
+    for name in TRANSPORTS:
+        run = runs.get(name)
+        if run is None:
+            continue
+        if name not in expected_supported(expect):
+            c.check(run.get("status") == "unsupported" and FUTEX_FEATURE in str(run.get("reason")),
+                    f"{name}: skipped as unsupported, naming {FUTEX_FEATURE}",
+                    f"status={run.get('status')}, reason={run.get('reason')}")
+            continue
+        c.check(run.get("status") == "completed", f"{name}: run completed",
+                f"status={run.get('status')}, reason={run.get('reason')}")
+        integrity = run.get("integrity", {})
+        sent, delivered = integrity.get("sent", 0), integrity.get("delivered", -1)
+        c.check(sent > 0 and delivered == sent and integrity.get("lost") == 0,
+                f"{name}: every message delivered ({delivered}/{sent})", str(integrity))
+        if "rt" in plan:
+            check_rt_workers(run, plan, c)
+    check_noise(list(runs.values()), c)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--expect", choices=["all", "no-futex"], required=True,
+                        help="all: every transport supported (6.12 RT); no-futex: 6.1 RT")
+    parser.add_argument("--kernel", default="", help="kernel name for the report")
+    parser.add_argument("--arch", default="x86_64", help="the VM's architecture (uname -m)")
+    parser.add_argument("directory", type=Path)
+    args = parser.parse_args()
+
+    c = Checker(args.kernel or str(args.directory))
+    print(f"checks for {c.label} (expect {args.expect}):")
+    check_exits(args.directory, c)
+    probe = read_json(args.directory / "probe.json", c)
+    if probe is not None:
+        check_probe(probe, args.expect, c)
+    result = read_json(args.directory / "result.json", c)
+    if result is not None:
+        check_result(result, args.expect, c, args.arch)
+    verdict = "PASS" if c.failures == 0 else f"FAIL ({c.failures} checks failed)"
+    print(f"{c.label}: {verdict}")
+    return 0 if c.failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

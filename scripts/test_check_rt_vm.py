@@ -1,0 +1,201 @@
+"""Self-test of check_rt_vm.py: a good VM result passes, and each way rtsoak can misbehave fails.
+
+Run: python3 -m unittest discover -s scripts -p 'test_*.py'
+"""
+
+import contextlib
+import copy
+import io
+import json
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import check_rt_vm
+
+
+def worker(role, cpu):
+    return {
+        "role": role,
+        "setup": {"cpus_requested": [cpu], "cpus_observed": [cpu], "policy": "fifo",
+                  "priority": 40, "policy_error": None, "memory_locked": True},
+    }
+
+
+def noise(cpus_observed=(0, 1), publishers_started=12):
+    return {
+        "enabled": True, "cpus": [0, 1], "cpus_observed": list(cpus_observed),
+        "queue": {"publishers_started": publishers_started, "subscribers_started": 11,
+                  "messages_sent": 9000, "messages_received": 17000, "member_misses": 0},
+        "bursts": {"bursts": 800, "busy_ns": 90_000_000},
+        "load": {"sched": {"operations": 5}, "timers": {"operations": 7}},
+    }
+
+
+def run(transport):
+    return {
+        "transport": transport, "status": "completed", "reason": None,
+        "integrity": {"sent": 100, "delivered": 100, "lost": 0},
+        "workers": [worker("subscriber", 5), worker("publisher", 4)],
+        "noise": noise(),
+        "cpu_busy_percent": {"0": 80.0, "1": 78.5, "4": 3.0, "5": 2.5},
+    }
+
+
+def good_result(expect):
+    support = [{"transport": t, "support": {"status": "supported"}}
+               for t in check_rt_vm.TRANSPORTS]
+    support += [{"transport": t, "support": {"status": "unsupported", "feature": "unmerged",
+                                             "probe": "io_uring_register", "errno": "EINVAL"}}
+                for t in check_rt_vm.UNMERGED]
+    runs = [run(t) for t in check_rt_vm.TRANSPORTS]
+    runs += [{"transport": t, "status": "unsupported", "workers": [], "reason": "unmerged",
+              "integrity": {"sent": 0, "delivered": 0, "lost": 0}} for t in check_rt_vm.UNMERGED]
+    if expect == "no-futex":
+        unsupported = {"status": "unsupported", "feature": "IORING_OP_FUTEX_WAIT",
+                       "probe": "io_uring opcode probe", "errno": None}
+        support[0]["support"] = unsupported
+        runs[0] = {"transport": "futex", "status": "unsupported", "workers": [],
+                   "reason": "needs IORING_OP_FUTEX_WAIT: io_uring opcode probe says this "
+                             "kernel lacks it",
+                   "integrity": {"sent": 0, "delivered": 0, "lost": 0}}
+    return {
+        "schema_version": 1, "interrupted": False, "finished_at": "2026-11-30T12:00:00Z",
+        "host": {"preempt_rt": True, "isolated": [4, 5], "nohz_full": [4, 5],
+                 "online": [0, 1, 2, 3, 4, 5], "arch": "x86_64"},
+        "caveats": [],
+        "plan": {"rt": {"publisher_cpu": 4, "subscriber_cpu": 5, "policy": "fifo",
+                        "publisher_priority": 40, "subscriber_priority": 40}},
+        "support": support,
+        "runs": runs,
+    }
+
+
+def run_main(directory):
+    """check_rt_vm.main() on a directory, quietly; its exit status."""
+    argv = sys.argv
+    sys.argv = ["check_rt_vm.py", "--expect", "all", str(directory)]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return check_rt_vm.main()
+    finally:
+        sys.argv = argv
+
+
+def failures(result, expect="all"):
+    checker = check_rt_vm.Checker("test")
+    with contextlib.redirect_stdout(io.StringIO()):
+        check_rt_vm.check_result(result, expect, checker)
+    return checker.failures
+
+
+class CheckRtVm(unittest.TestCase):
+    def test_a_good_612_result_passes(self):
+        self.assertEqual(failures(good_result("all")), 0)
+
+    def test_a_good_61_result_with_futex_skipped_passes(self):
+        self.assertEqual(failures(good_result("no-futex"), "no-futex"), 0)
+
+    def test_a_612_kernel_without_futex_fails(self):
+        self.assertGreater(failures(good_result("no-futex"), "all"), 0)
+
+    def test_futex_supported_where_it_must_not_be_fails(self):
+        self.assertGreater(failures(good_result("all"), "no-futex"), 0)
+
+    def test_a_non_rt_kernel_fails(self):
+        result = good_result("all")
+        result["host"]["preempt_rt"] = False
+        self.assertEqual(failures(result), 1)
+
+    def test_an_rt_pair_off_the_isolated_cpus_fails(self):
+        result = good_result("all")
+        result["plan"]["rt"]["publisher_cpu"] = 2
+        self.assertGreater(failures(result), 0)
+
+    def test_a_worker_that_ran_sched_other_fails(self):
+        result = good_result("all")
+        result["runs"][1]["workers"][0]["setup"]["policy"] = "other"
+        self.assertEqual(failures(result), 1)
+
+    def test_a_worker_at_the_wrong_priority_fails(self):
+        result = good_result("all")
+        result["runs"][2]["workers"][1]["setup"]["priority"] = 39
+        self.assertEqual(failures(result), 1)
+
+    def test_a_worker_seen_on_another_cpu_fails(self):
+        result = good_result("all")
+        result["runs"][3]["workers"][0]["setup"]["cpus_observed"] = [5, 3]
+        self.assertEqual(failures(result), 1)
+
+    def test_a_lost_message_fails(self):
+        result = good_result("all")
+        result["runs"][0]["integrity"] = {"sent": 100, "delivered": 99, "lost": 1}
+        self.assertEqual(failures(result), 1)
+
+    def test_a_run_that_sent_nothing_fails(self):
+        result = good_result("all")
+        result["runs"][0]["integrity"] = {"sent": 0, "delivered": 0, "lost": 0}
+        self.assertEqual(failures(result), 1)
+
+    def test_a_missing_run_fails(self):
+        result = good_result("all")
+        del result["runs"][2]
+        self.assertGreater(failures(result), 0)
+
+    def test_an_interrupted_comparison_fails(self):
+        result = good_result("all")
+        result["interrupted"] = True
+        self.assertEqual(failures(result), 1)
+
+    def test_noise_seen_outside_cpus_0_and_1_fails(self):
+        result = good_result("all")
+        for entry in result["runs"]:
+            if entry["status"] == "completed":
+                entry["noise"] = noise(cpus_observed=(0, 3))
+        self.assertEqual(failures(result), len(check_rt_vm.TRANSPORTS))
+
+    def test_queue_noise_that_never_started_fails(self):
+        result = good_result("all")
+        for entry in result["runs"]:
+            if entry["status"] == "completed":
+                entry["noise"] = noise(publishers_started=0)
+        self.assertEqual(failures(result), len(check_rt_vm.TRANSPORTS))
+
+    def test_a_run_without_noise_fails(self):
+        result = good_result("all")
+        del result["runs"][0]["noise"]
+        self.assertEqual(failures(result), 1)
+
+    def test_an_unmerged_transport_that_ran_fails(self):
+        result = good_result("all")
+        result["runs"][-1]["status"] = "completed"
+        self.assertGreater(failures(result), 0)
+
+    def test_a_vm_directory_with_nothing_in_it_fails(self):
+        with tempfile.TemporaryDirectory() as directory:
+            self.assertEqual(run_main(directory), 1)
+
+    def test_a_complete_vm_directory_passes(self):
+        result = good_result("all")
+        with tempfile.TemporaryDirectory() as name:
+            directory = Path(name)
+            (directory / "result.json").write_text(json.dumps(result))
+            (directory / "probe.json").write_text(json.dumps(copy.deepcopy(result["support"])))
+            for step in ["payload", "probe", "compare"]:
+                (directory / f"{step}.exit").write_text("0\n")
+            self.assertEqual(run_main(directory), 0)
+
+    def test_a_failed_compare_inside_the_vm_fails(self):
+        result = good_result("all")
+        with tempfile.TemporaryDirectory() as name:
+            directory = Path(name)
+            (directory / "result.json").write_text(json.dumps(result))
+            (directory / "probe.json").write_text(json.dumps(result["support"]))
+            for step, code in [("payload", 0), ("probe", 0), ("compare", 4)]:
+                (directory / f"{step}.exit").write_text(f"{code}\n")
+            self.assertEqual(run_main(directory), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
