@@ -39,8 +39,11 @@ def main() -> None:
     plotting.add_output_argument(parser)
     args = parser.parse_args()
 
-    results = load_results(args.results)
-    series_names = [name.strip() for name in args.series.split(",") if name.strip()]
+    print(render(load_results(args.results), plotting.parse_series(args.series), args.output_dir))
+
+
+def render(results, series_names, output_dir) -> str:
+    """Write histogram.png and .svg into output_dir; return the table of the plotted figures."""
     several = len(results) > 1
     lines = []  # (label, colour, transport data)
     for result in results:
@@ -76,8 +79,8 @@ def main() -> None:
             ax.legend(fontsize="small")
     axes[0][0].set_ylabel("samples per bin (log scale)")
     figure_fig.suptitle("Latency histogram per transport")
-    plotting.save_figure(figure_fig, args.output_dir, "histogram")
-    print(format_table(["label", "series", "count", "over_threshold", "max_us"], rows))
+    plotting.save_figure(figure_fig, output_dir, "histogram")
+    return format_table(["label", "series", "count", "over_threshold", "max_us"], rows)
 
 
 if __name__ == "__main__":

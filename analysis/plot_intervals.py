@@ -51,8 +51,11 @@ def main() -> None:
     plotting.add_output_argument(parser)
     args = parser.parse_args()
 
-    result = load_result(args.result)
-    series_names = [name.strip() for name in args.series.split(",") if name.strip()]
+    print(render(load_result(args.result), plotting.parse_series(args.series), args.output_dir))
+
+
+def render(result, series_names, output_dir) -> str:
+    """Write intervals.png and .svg into output_dir; return the table of the plotted intervals."""
     fig, axes = plotting.plt.subplots(
         2, len(series_names), figsize=(5.5 * len(series_names), 7), squeeze=False, sharex=True, layout="constrained"
     )
@@ -91,8 +94,8 @@ def main() -> None:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize="small")
     fig.suptitle(f"Spikes over time ({result.label})")
-    plotting.save_figure(fig, args.output_dir, "intervals")
-    print(format_table(["label", "series", "interval", "start_s", "count", "over_threshold", "max_us"], rows))
+    plotting.save_figure(fig, output_dir, "intervals")
+    return format_table(["label", "series", "interval", "start_s", "count", "over_threshold", "max_us"], rows)
 
 
 if __name__ == "__main__":

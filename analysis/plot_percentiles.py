@@ -42,6 +42,30 @@ def curve(series):
     return positions, series.value_at_quantiles_ns(quantiles) / 1000.0
 
 
+def draw_curve(ax, series, color, label, linestyle="-") -> None:
+    """The percentile curve of a series, a dotted link to its exact maximum, and that maximum."""
+    positions, latencies_us = curve(series)
+    ax.plot(positions, latencies_us, color=color, linewidth=1.5, linestyle=linestyle, label=label)
+    ax.plot([positions[-1], MAX_POSITION], [latencies_us[-1], series.max_ns / 1000.0], color=color, linestyle=":")
+    ax.plot([MAX_POSITION], [series.max_ns / 1000.0], marker="o", color=color)
+
+
+def style_percentile_axes(ax, title: str) -> None:
+    """Log axes, x ticks labelled with percentiles and "max", units on the latency axis."""
+    ax.set_xscale("log")
+    plotting.log_axis_us(ax.yaxis)
+    ax.set_xlim(1, MAX_POSITION * 2)
+    ticks = [quantile_position(q) for q in TICK_QUANTILES] + [MAX_POSITION]
+    ax.set_xticks(ticks, [percentile_label(q) for q in TICK_QUANTILES] + ["max"], rotation=30)
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("latency (us, log scale)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small", loc="upper left")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+", metavar="RESULT", help="result.json or the directory holding it")
@@ -51,8 +75,11 @@ def main() -> None:
     plotting.add_output_argument(parser)
     args = parser.parse_args()
 
-    results = load_results(args.results)
-    series_names = [name.strip() for name in args.series.split(",") if name.strip()]
+    print(render(load_results(args.results), plotting.parse_series(args.series), args.output_dir))
+
+
+def render(results, series_names, output_dir) -> str:
+    """Write percentiles.png and .svg into output_dir; return the table of the plotted figures."""
     several = len(results) > 1
     fig, axes = plotting.plt.subplots(1, len(series_names), figsize=(5.5 * len(series_names), 4.8), squeeze=False, layout="constrained")
     rows = []
@@ -66,10 +93,7 @@ def main() -> None:
                     continue
                 color = plotting.color_for_label(transport.transport, index, several)
                 index += 1
-                positions, latencies_us = curve(series)
-                ax.plot(positions, latencies_us, color=color, linewidth=1.5, label=f"{label} (n={series.count})")
-                ax.plot([positions[-1], MAX_POSITION], [latencies_us[-1], series.max_ns / 1000.0], color=color, linestyle=":")
-                ax.plot([MAX_POSITION], [series.max_ns / 1000.0], marker="o", color=color)
+                draw_curve(ax, series, color, f"{label} (n={series.count})")
                 printed = series.value_at_quantiles_ns(PRINTED_QUANTILES)
                 rows.append(
                     [label, name, series.count]
@@ -78,22 +102,11 @@ def main() -> None:
                 )
         for result_threshold in sorted({r.threshold_ns for r in results if r.threshold_ns is not None}):
             plotting.mark_threshold(ax, result_threshold, orientation="horizontal")
-        ax.set_xscale("log")
-        plotting.log_axis_us(ax.yaxis)
-        ax.set_xlim(1, MAX_POSITION * 2)
-        ticks = [quantile_position(q) for q in TICK_QUANTILES] + [MAX_POSITION]
-        ax.set_xticks(ticks, [percentile_label(q) for q in TICK_QUANTILES] + ["max"], rotation=30)
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("percentile")
-        ax.set_ylabel("latency (us, log scale)")
-        ax.set_title(series_title(name))
-        ax.grid(True, alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize="small", loc="upper left")
+        style_percentile_axes(ax, series_title(name))
     fig.suptitle("Latency by percentile")
-    plotting.save_figure(fig, args.output_dir, "percentiles")
+    plotting.save_figure(fig, output_dir, "percentiles")
     headers = ["label", "series", "count"] + [f"p{percentile_label(q)[:-1]}_us" for q in PRINTED_QUANTILES]
-    print(format_table(headers + ["max_us", "hdr_max_us"], rows))
+    return format_table(headers + ["max_us", "hdr_max_us"], rows)
 
 
 if __name__ == "__main__":

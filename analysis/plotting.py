@@ -79,6 +79,14 @@ def add_output_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def parse_series(text: str) -> list[str]:
+    """'send_call,delivery' -> ['send_call', 'delivery']."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise SystemExit("error: --series names no series; give e.g. --series send_call,delivery")
+    return names
+
+
 def run_main(main) -> None:
     """Run a script's main; a bad result file ends with its message and exit code 2, no traceback."""
     try:

@@ -261,13 +261,13 @@ def format_us(value_ns) -> str:
     return f"{value_ns / NS_PER_US:.3f}"
 
 
-def format_table(headers: list[str], rows: list[list]) -> str:
-    """A plain text table, columns separated by two spaces, first column left-aligned."""
+def format_table(headers: list[str], rows: list[list], left_columns: int = 2) -> str:
+    """A plain text table, columns separated by two spaces; the first left_columns are names."""
     cells = [headers] + [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = []
     for row in cells:
-        parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        parts = [c.ljust(w) if i < left_columns else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
 
