@@ -20,10 +20,11 @@ BINS_PER_DECADE = 20
 
 def log_bin_edges_us(series_list) -> np.ndarray:
     """Log-spaced bin edges covering every recorded value of the plotted series."""
-    values = [s.recorded[0] for s in series_list if len(s.recorded[0])]
+    values = [s.recorded[0][s.recorded[0] > 0] for s in series_list]
+    values = [v for v in values if len(v)]
     if not values:
         return np.array([1.0, 10.0])
-    low_us = max(min(v.min() for v in values) / 1000.0, 0.01)
+    low_us = max(min(v.min() for v in values) / 1000.0, 0.001)
     high_us = max(v.max() for v in values) / 1000.0
     low_decade, high_decade = np.floor(np.log10(low_us)), np.ceil(np.log10(high_us * 1.0001))
     count = int((high_decade - low_decade) * BINS_PER_DECADE) + 1
@@ -63,12 +64,21 @@ def render(results, series_names, output_dir) -> str:
             )
             if not len(values_ns):
                 continue
-            binned, _ = np.histogram(values_ns / 1000.0, bins=edges, weights=counts)
+            # A 0 ns sample has no place on a log axis: it is counted in the lowest bin.
+            binned, _ = np.histogram(np.clip(values_ns / 1000.0, edges[0], edges[-1]), bins=edges, weights=counts)
             color = plotting.color_for_label(label.split(" @ ")[0], index, several)
             ax.stairs(binned, edges, color=color, linewidth=1.4, label=f"{label} (n={series.count})")
         thresholds = {r.threshold_ns for r in results if r.threshold_ns is not None}
         for threshold_ns in sorted(thresholds):
             plotting.mark_threshold(ax, threshold_ns)
+        # The x range is the data's (and the threshold's), not the empty bins around it.
+        shown_us = [t / 1000.0 for t in thresholds]
+        for _, series, _ in plotted:
+            values_us = series.recorded[0] / 1000.0
+            if len(values_us):
+                shown_us += [max(values_us[0], edges[0]), values_us[-1]]
+        if shown_us:
+            ax.set_xlim(min(shown_us) / 1.3, max(shown_us) * 1.3)
         plotting.log_axis_us(ax.xaxis)
         ax.set_yscale("log")
         ax.set_ylim(bottom=0.5)

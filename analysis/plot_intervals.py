@@ -71,7 +71,8 @@ def render(result, series_names, output_dir) -> str:
             style = "-" if "round" not in label or label.endswith("round 1") else "--"
             middles = [p[1] for p in points]
             maxima_us = [p[3].get("max_ns", 0) / 1000.0 if p[3].get("count") else float("nan") for p in points]
-            overs = [p[3].get("over_threshold", 0) for p in points]
+            # An interval without samples (the short one after the end) says nothing: no point.
+            overs = [p[3].get("over_threshold", 0) if p[3].get("count") else float("nan") for p in points]
             max_ax.plot(middles, maxima_us, style, marker="o", markersize=3, color=color, label=label)
             over_ax.plot(middles, overs, style, marker="o", markersize=3, color=color, label=label)
             for start_s, _, interval_index, stats in points:

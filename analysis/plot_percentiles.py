@@ -39,7 +39,9 @@ def curve(series):
     top_position = quantile_position(last_quantile)
     positions = np.logspace(0, np.log10(max(top_position, 1.0)), CURVE_POINTS)
     quantiles = 1.0 - 1.0 / positions
-    return positions, series.value_at_quantiles_ns(quantiles) / 1000.0
+    latencies_us = series.value_at_quantiles_ns(quantiles) / 1000.0
+    # A 0 ns sample (the clock's resolution) has no place on a log axis; leave it out of the line.
+    return positions, np.where(latencies_us > 0, latencies_us, np.nan)
 
 
 def draw_curve(ax, series, color, label, linestyle="-") -> None:

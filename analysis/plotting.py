@@ -8,6 +8,7 @@ itself (rtsoak_results does) or decide what a plot shows.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -43,10 +44,20 @@ def us_formatter() -> FuncFormatter:
 
 
 def log_axis_us(axis) -> None:
-    """A log-scaled latency axis labelled in plain microseconds (no 10^n notation)."""
-    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
+    """A log-scaled latency axis labelled in plain microseconds (no 10^n notation).
+
+    Call it after plotting: 2 and 5 between the decades are labelled only when the axis spans
+    at most two decades, where the decades alone would leave it almost unlabelled.
+    """
+    axes = axis.axes
+    is_x = axis is axes.xaxis
+    axes.set_xscale("log") if is_x else axes.set_yscale("log")
+    low, high = axes.get_xlim() if is_x else axes.get_ylim()
+    few_decades = low > 0 and math.log10(high / low) <= 2.2
     axis.set_major_formatter(us_formatter())
-    axis.set_minor_formatter(FuncFormatter(lambda value, _pos: f"{value:g}" if str(f"{value:g}")[0] in "25" else ""))
+    axis.set_minor_formatter(
+        FuncFormatter(lambda value, _pos: f"{value:g}" if few_decades and f"{value:g}"[0] in "25" else "")
+    )
 
 
 def mark_threshold(ax, threshold_ns, orientation: str = "vertical") -> None:
