@@ -17,9 +17,6 @@ from plot_percentiles import draw_curve, style_percentile_axes
 from rtsoak_results import HEADLINE_SERIES, format_table, load_result, series_title
 from summary_table import COLUMNS, result_rows
 
-NUMERIC_KEYS = [key for key, _ in COLUMNS if key not in ("transport", "noise", "status")]
-
-
 def change_text(before: str, after: str) -> str:
     try:
         before_value, after_value = float(before), float(after)
@@ -79,7 +76,7 @@ def render(baseline, new, output_dir) -> str:
     fig, axes = plotting.plt.subplots(2, len(HEADLINE_SERIES), figsize=(11, 9), squeeze=False, layout="constrained")
     for column, name in enumerate(HEADLINE_SERIES):
         ax = axes[0][column]
-        for index, (result, style, role) in enumerate(((baseline, "--", "baseline"), (new, "-", "new"))):
+        for result, style, role in ((baseline, "--", "baseline"), (new, "-", "new")):
             for position, transport in enumerate(result.measured_transports()):
                 series = transport.get(name)
                 if series.count:

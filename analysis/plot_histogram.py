@@ -46,11 +46,11 @@ def main() -> None:
 def render(results, series_names, output_dir) -> str:
     """Write histogram.png and .svg into output_dir; return the table of the plotted figures."""
     several = len(results) > 1
-    lines = []  # (label, colour, transport data)
+    lines = []  # (legend label, TransportData, Result)
     for result in results:
         for transport in result.measured_transports():
             lines.append((run_label(transport, result, several), transport, result))
-    figure_fig, axes = plotting.plt.subplots(
+    fig, axes = plotting.plt.subplots(
         1, len(series_names), figsize=(5.5 * len(series_names), 4.5), squeeze=False, sharey=True, layout="constrained"
     )
     rows = []
@@ -88,8 +88,8 @@ def render(results, series_names, output_dir) -> str:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="small")
     axes[0][0].set_ylabel("samples per bin (log scale)")
-    figure_fig.suptitle("Latency histogram per transport")
-    plotting.save_figure(figure_fig, output_dir, "histogram")
+    fig.suptitle("Latency histogram per transport")
+    plotting.save_figure(fig, output_dir, "histogram")
     return format_table(["label", "series", "count", "over_threshold", "max_us"], rows)
 
 

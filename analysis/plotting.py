@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -77,7 +78,10 @@ def save_figure(fig, output_dir: Path, name: str) -> list[Path]:
     paths = []
     for extension in ("png", "svg"):
         path = output_dir / f"{name}.{extension}"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+        # Drawn beside and renamed into place: an interrupted script never leaves half an image.
+        partial = output_dir / f".{name}.{extension}.partial"
+        fig.savefig(partial, format=extension, dpi=110, bbox_inches="tight")
+        os.replace(partial, path)
         paths.append(path)
         print(f"wrote {path}", file=sys.stderr)
     plt.close(fig)

@@ -54,6 +54,7 @@ class SeriesData:
     """One latency series of one transport, merged over every round of that transport."""
 
     name: str
+    source: str = ""  # "file: transport", for error messages
     histograms_b64: list[str] = field(default_factory=list)
     count: int = 0
     min_ns: int | None = None
@@ -77,7 +78,13 @@ class SeriesData:
         """The merged histogram of every round (None when no round recorded one)."""
         merged = None
         for encoded in self.histograms_b64:
-            decoded = HdrHistogram.decode(encoded)
+            try:
+                decoded = HdrHistogram.decode(encoded)
+            except Exception as error:  # hdrh raises bare Exceptions, zlib and base64 errors alike
+                raise ResultError(
+                    f"{self.source}: the {self.name} histogram cannot be decoded ({error}); "
+                    "the result is damaged: regenerate it with rtsoak"
+                ) from error
             if merged is None:
                 merged = decoded
             else:
@@ -138,7 +145,7 @@ class TransportData:
     series: dict[str, SeriesData] = field(default_factory=dict)
     runs: list[dict] = field(default_factory=list)
 
-    def add_run(self, run: dict) -> None:
+    def add_run(self, run: dict, source: str) -> None:
         self.runs.append(run)
         self.rounds.append(run.get("round"))
         self.statuses.append(str(run.get("status", "unknown")))
@@ -150,7 +157,7 @@ class TransportData:
         if isinstance(noise, dict) and "enabled" in noise:
             self.noise.append(bool(noise["enabled"]))
         for name, series in (run.get("series") or {}).items():
-            self.series.setdefault(name, SeriesData(name)).add_run_series(series)
+            self.series.setdefault(name, SeriesData(name, f"{source}: {self.transport}")).add_run_series(series)
 
     def get(self, name: str) -> SeriesData:
         """The series, or an empty one when no run recorded it (absent series plot as empty)."""
@@ -206,7 +213,7 @@ class Result:
         grouped: dict[str, TransportData] = {}
         for run in self.runs:
             name = str(run.get("transport", "?"))
-            grouped.setdefault(name, TransportData(name)).add_run(run)
+            grouped.setdefault(name, TransportData(name)).add_run(run, str(self.path))
         return grouped
 
     def measured_transports(self) -> list[TransportData]:

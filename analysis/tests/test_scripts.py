@@ -27,8 +27,9 @@ def summary(data, transport, series):
     return run["series"][series]["summary"]
 
 
-def us_to_ns(text: str) -> float:
-    return float(text) * 1000.0
+def us_to_ns(text: str) -> int:
+    """The scripts print microseconds with three decimals: exact nanoseconds."""
+    return round(float(text) * 1000.0)
 
 
 def within_hdr_precision(value_ns: float, exact_ns: int) -> bool:
@@ -208,6 +209,16 @@ def test_an_unknown_schema_version_is_refused(real_data, tmp_path):
     completed = run_script("report.py", write_result(data, tmp_path / "future"), "-o", tmp_path, expect_code=2)
     assert "schema_version 99" in completed.stderr
     assert not (tmp_path / "report.html").exists()
+
+
+def test_a_damaged_histogram_is_refused_naming_the_transport_and_series(real_data, tmp_path):
+    data = copy.deepcopy(real_data)
+    run = measured_runs(data)[0]
+    run["series"]["delivery"]["histogram"] = "not a histogram"
+    completed = run_script("plot_histogram.py", write_result(data, tmp_path / "damaged"), "-o", tmp_path, expect_code=2)
+    assert f"{run['transport']}: the delivery histogram cannot be decoded" in completed.stderr
+    assert "regenerate it with rtsoak" in completed.stderr and "Traceback" not in completed.stderr
+    assert not (tmp_path / "histogram.png").exists()
 
 
 def test_a_file_that_is_not_json_is_refused(tmp_path):
