@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Side by side of two results (baseline vs new): percentile curves and longest latencies.
+
+Top row: each transport's percentile curve, baseline dashed, new solid, same colour. Bottom row:
+the longest send call and delivery per transport, baseline and new bars side by side. Writes
+compare.png and compare.svg and prints, per transport and figure, baseline, new and the change.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import plotting
+from plot_percentiles import draw_curve, style_percentile_axes
+from rtsoak_results import HEADLINE_SERIES, format_table, load_result, series_title
+from summary_table import COLUMNS, result_rows
+
+def change_text(before: str, after: str) -> str:
+    try:
+        before_value, after_value = float(before), float(after)
+    except ValueError:
+        return "" if before == after else "changed"
+    delta = after_value - before_value
+    if before_value == 0:
+        return f"{delta:+g}"
+    return f"{delta:+g} ({delta / before_value * 100:+.0f}%)"
+
+
+def comparison_rows(baseline, new) -> list[list]:
+    """(transport, figure, baseline, new, change) for every transport in either result."""
+    before = {row["transport"]: row for row in result_rows(baseline)}
+    after = {row["transport"]: row for row in result_rows(new)}
+    rows = []
+    for transport in list(before) + [t for t in after if t not in before]:
+        for key, _title in COLUMNS[1:]:
+            old_value = str(before.get(transport, {}).get(key, "-"))
+            new_value = str(after.get(transport, {}).get(key, "-"))
+            rows.append([transport, key, old_value, new_value, change_text(old_value, new_value)])
+    return rows
+
+
+def draw_longest_bars(ax, baseline, new, name) -> None:
+    transports = list(baseline.transports) + [t for t in new.transports if t not in baseline.transports]
+    positions = np.arange(len(transports))
+    for offset, result, label, hatch in ((-0.2, baseline, "baseline", "//"), (0.2, new, "new", None)):
+        longest_us = [
+            result.transports[t].get(name).max_ns / 1000.0 if t in result.transports else 0 for t in transports
+        ]
+        colors = [plotting.transport_color(t, i) for i, t in enumerate(transports)]
+        bars = ax.bar(positions + offset, longest_us, width=0.4, color=colors, hatch=hatch, edgecolor="black",
+                      alpha=0.55 if hatch else 0.95, label=f"{label}: {result.label}")
+        ax.bar_label(bars, fmt="%.0f", fontsize="x-small")
+    plotting.mark_threshold(ax, new.threshold_ns, orientation="horizontal")
+    ax.set_xticks(positions, transports)
+    plotting.log_axis_us(ax.yaxis)
+    ax.set_ylabel("longest (us, log scale)")
+    ax.set_title(f"{series_title(name)}: longest, baseline (hatched) vs new")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("baseline", metavar="BASELINE", help="the reference result.json or its directory")
+    parser.add_argument("new", metavar="NEW", help="the result to compare with it")
+    plotting.add_output_argument(parser)
+    args = parser.parse_args()
+
+    print(render(load_result(args.baseline), load_result(args.new), args.output_dir))
+
+
+def render(baseline, new, output_dir) -> str:
+    """Write compare.png and .svg into output_dir; return the figure-by-figure comparison."""
+    fig, axes = plotting.plt.subplots(2, len(HEADLINE_SERIES), figsize=(11, 9), squeeze=False, layout="constrained")
+    for column, name in enumerate(HEADLINE_SERIES):
+        ax = axes[0][column]
+        for result, style, role in ((baseline, "--", "baseline"), (new, "-", "new")):
+            for position, transport in enumerate(result.measured_transports()):
+                series = transport.get(name)
+                if series.count:
+                    color = plotting.transport_color(transport.transport, position)
+                    draw_curve(ax, series, color, f"{transport.transport} {role}", linestyle=style)
+        style_percentile_axes(ax, f"{series_title(name)}: baseline dashed, new solid")
+        draw_longest_bars(axes[1][column], baseline, new, name)
+    fig.suptitle(f"{baseline.label} (baseline) vs {new.label} (new)")
+    plotting.save_figure(fig, output_dir, "compare")
+    return format_table(["transport", "figure", "baseline", "new", "change"], comparison_rows(baseline, new))
+
+
+if __name__ == "__main__":
+    plotting.run_main(main)

@@ -1,0 +1,228 @@
+"""Every analysis script runs on a real rtsoak result, draws its images, and prints figures that
+agree with rtsoak's own summary of the same result: counts and over-threshold counts exactly,
+maxima within HdrHistogram precision (0.1 %)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from conftest import assert_images, edited_copy, measured_runs, parse_table, run_script, write_result
+
+HEADLINE = ("send_call", "delivery")
+HDR_PRECISION = 0.001
+SCRIPTS = (
+    "plot_histogram.py",
+    "plot_percentiles.py",
+    "plot_intervals.py",
+    "plot_trend.py",
+    "compare_results.py",
+    "report.py",
+)
+
+
+def summary(data, transport, series):
+    run = next(r for r in data["runs"] if r["transport"] == transport)
+    return run["series"][series]["summary"]
+
+
+def us_to_ns(text: str) -> int:
+    """The scripts print microseconds with three decimals: exact nanoseconds."""
+    return round(float(text) * 1000.0)
+
+
+def within_hdr_precision(value_ns: float, exact_ns: int) -> bool:
+    return abs(value_ns - exact_ns) <= max(exact_ns * HDR_PRECISION, 1.0)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_script_explains_itself_with_help(script):
+    assert "usage:" in run_script(script, "--help").stdout
+
+
+def test_the_real_run_measured_at_least_one_transport(real_data):
+    assert measured_runs(real_data), "rtsoak measured no transport; the other tests would prove nothing"
+
+
+def test_histogram_prints_rtsoak_counts_exactly_and_maxima_within_hdr_precision(real_result, real_data, tmp_path):
+    rows = parse_table(run_script("plot_histogram.py", real_result, "-o", tmp_path).stdout)
+    assert_images(tmp_path, "histogram")
+    measured = measured_runs(real_data)
+    assert len(rows) == len(measured) * len(HEADLINE)
+    for row in rows:
+        exact = summary(real_data, row["label"], row["series"])
+        assert int(row["count"]) == exact["count"]
+        assert int(row["over_threshold"]) == exact["over_threshold"]
+        assert within_hdr_precision(us_to_ns(row["max_us"]), exact["max_ns"]), row
+
+
+def test_percentiles_agree_with_rtsoak_summary(real_result, real_data, tmp_path):
+    rows = parse_table(run_script("plot_percentiles.py", real_result, "-o", tmp_path).stdout)
+    assert_images(tmp_path, "percentiles")
+    assert rows, "no curve was plotted"
+    for row in rows:
+        exact = summary(real_data, row["label"], row["series"])
+        assert int(row["count"]) == exact["count"]
+        assert us_to_ns(row["max_us"]) == exact["max_ns"]
+        assert within_hdr_precision(us_to_ns(row["hdr_max_us"]), exact["max_ns"])
+        for column, key in (("p50_us", "p50_ns"), ("p99_us", "p99_ns"), ("p99.9_us", "p99_9_ns"), ("p99.99_us", "p99_99_ns")):
+            assert within_hdr_precision(us_to_ns(row[column]), exact[key]), (row, column)
+
+
+def test_interval_figures_add_up_to_the_run_summary(real_result, real_data, tmp_path):
+    rows = parse_table(run_script("plot_intervals.py", real_result, "-o", tmp_path).stdout)
+    assert_images(tmp_path, "intervals")
+    for run in measured_runs(real_data):
+        for series in HEADLINE:
+            mine = [r for r in rows if r["label"] == run["transport"] and r["series"] == series]
+            exact = run["series"][series]["summary"]
+            with_series = [i for i in run["intervals"] if series in i["series"]]
+            assert len(mine) == len(with_series) >= 2
+            assert sum(int(r["count"]) for r in mine) == exact["count"]
+            assert sum(int(r["over_threshold"]) for r in mine) == exact["over_threshold"]
+            assert max(us_to_ns(r["max_us"]) for r in mine) == exact["max_ns"]
+
+
+def thirty_nights(real_data, directory):
+    """30 synthetic nights edited from the real result: night n has maxima x(1 + n/10), n more over."""
+    start = datetime(2026, 1, 1, 2, 0, tzinfo=timezone.utc)
+    paths = []
+    for night in range(30):
+        started_at = (start + timedelta(days=night)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        variant = edited_copy(real_data, started_at, 1 + night / 10, night)
+        paths.append(write_result(variant, directory / f"night-{night:02d}"))
+    return paths
+
+
+def test_trend_plots_thirty_nights_with_the_edited_figures(real_data, tmp_path):
+    paths = thirty_nights(real_data, tmp_path / "nights")
+    rows = parse_table(run_script("plot_trend.py", *reversed(paths), "--baseline", paths[3], "-o", tmp_path).stdout)
+    assert_images(tmp_path, "trend")
+    measured = measured_runs(real_data)
+    assert len(rows) == 30 * len(measured) * len(HEADLINE)
+    for night in (0, 17, 29):
+        night_rows = [r for r in rows if r["started_at"].startswith(f"2026-01-{night + 1:02d}")]
+        for row in night_rows:
+            exact = summary(real_data, row["transport"], row["series"])
+            over = exact["over_threshold"] + night
+            assert int(row["over_threshold"]) == over
+            assert float(row["per_million"]) == pytest.approx(over * 1e6 / exact["count"], abs=0.05)
+            assert us_to_ns(row["max_us"]) == int(exact["max_ns"] * (1 + night / 10))
+
+
+def test_trend_rows_come_in_time_order_whatever_the_argument_order(real_data, tmp_path):
+    paths = thirty_nights(real_data, tmp_path / "nights")[:5]
+    rows = parse_table(run_script("plot_trend.py", paths[3], paths[0], paths[4], "-o", tmp_path).stdout)
+    for transport, series in {(r["transport"], r["series"]) for r in rows}:
+        stamps = [r["started_at"] for r in rows if (r["transport"], r["series"]) == (transport, series)]
+        assert len(stamps) == 3 and stamps == sorted(stamps)
+
+
+def test_compare_shows_baseline_and_new_side_by_side(real_result, real_data, tmp_path):
+    new = write_result(edited_copy(real_data, real_data["started_at"], 2.0, 5), tmp_path / "new")
+    rows = parse_table(run_script("compare_results.py", real_result, new, "-o", tmp_path).stdout, max_columns=5)
+    assert_images(tmp_path, "compare")
+    for run in measured_runs(real_data):
+        exact = run["series"]["delivery"]["summary"]
+        figure = {r["figure"]: r for r in rows if r["transport"] == run["transport"]}
+        assert int(figure["messages"]["baseline"]) == int(figure["messages"]["new"]) == run["integrity"]["sent"]
+        assert int(figure["deliveries_over"]["baseline"]) == exact["over_threshold"]
+        assert int(figure["deliveries_over"]["new"]) == exact["over_threshold"] + 5
+        assert us_to_ns(figure["longest_delivery_us"]["new"]) == int(exact["max_ns"] * 2)
+        assert figure["deliveries_over"]["change"].startswith("+5")
+
+
+def test_report_is_one_phone_readable_page_with_the_table_and_every_plot(real_result, real_data, tmp_path):
+    completed = run_script("report.py", real_result, "--baseline", real_result, "-o", tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert 'name="viewport"' in page and "max-width: 100%" in page and "@media (max-width: 600px)" in page
+    for name in ("histogram", "percentiles", "intervals", "compare"):
+        assert_images(tmp_path / "report", name)
+        assert f'src="{name}.png"' in page
+    rows = {r["transport"]: r for r in parse_table(completed.stdout, max_columns=None)}
+    for run in measured_runs(real_data):
+        send = run["series"]["send_call"]["summary"]
+        row = rows[run["transport"]]
+        assert int(row["messages"]) == run["integrity"]["sent"]
+        assert int(row["sends_over"]) == send["over_threshold"]
+        assert us_to_ns(row["longest_send_us"]) == send["max_ns"]
+        assert us_to_ns(row["send_p99_9_us"]) == pytest.approx(send["p99_9_ns"], rel=HDR_PRECISION)
+        assert int(row["lost"]) == run["integrity"]["lost"]
+        assert f">{run['transport']}<" in page
+
+
+def with_rounds(real_data, rounds: int) -> dict:
+    """The real result as if compare had run every transport `rounds` times (same figures each)."""
+    data = copy.deepcopy(real_data)
+    data["runs"] = []
+    for number in range(1, rounds + 1):
+        for run in copy.deepcopy(real_data["runs"]):
+            run["round"] = number
+            data["runs"].append(run)
+    return data
+
+
+def test_rounds_of_a_transport_merge_their_histograms_and_counts(real_data, tmp_path):
+    path = write_result(with_rounds(real_data, 3), tmp_path / "rounds")
+    rows = parse_table(run_script("plot_histogram.py", path, "-o", tmp_path).stdout)
+    for row in rows:
+        exact = summary(real_data, row["label"], row["series"])
+        assert int(row["count"]) == 3 * exact["count"]
+        assert int(row["over_threshold"]) == 3 * exact["over_threshold"]
+        assert within_hdr_precision(us_to_ns(row["max_us"]), exact["max_ns"])
+
+
+def test_intervals_label_each_round_of_a_transport(real_data, tmp_path):
+    path = write_result(with_rounds(real_data, 2), tmp_path / "rounds")
+    stdout = run_script("plot_intervals.py", path, "-o", tmp_path).stdout
+    transport = measured_runs(real_data)[0]["transport"]
+    assert f"{transport} round 1" in stdout and f"{transport} round 2" in stdout
+
+
+def test_scripts_tolerate_noise_fields_unknown_fields_and_absent_series(real_data, tmp_path):
+    data = copy.deepcopy(real_data)
+    data["something_new"] = {"added": "later"}
+    for run in data["runs"]:
+        run["noise"] = {"enabled": True, "kind": "future"}
+        run["series"]["noise_send_call"] = copy.deepcopy(run["series"]["send_call"])
+        run["series"].pop("delivery")
+        for interval in run["intervals"]:
+            interval["series"].pop("delivery")
+    path = write_result(data, tmp_path / "noisy")
+    for script in ("plot_histogram.py", "plot_percentiles.py", "plot_intervals.py", "plot_trend.py"):
+        run_script(script, path, "-o", tmp_path)
+    run_script("compare_results.py", path, path, "-o", tmp_path)
+    rows = parse_table(run_script("report.py", path, "-o", tmp_path / "report").stdout)
+    assert rows and all(row["noise"] == "on" for row in rows)
+    assert all(int(row["deliveries_over"]) == 0 for row in rows)
+
+
+def test_a_missing_file_is_refused_with_what_to_do(tmp_path):
+    completed = run_script("plot_histogram.py", tmp_path / "nothing.json", expect_code=2)
+    assert "cannot read it" in completed.stderr and "pass a result.json" in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_an_unknown_schema_version_is_refused(real_data, tmp_path):
+    data = dict(real_data, schema_version=99)
+    completed = run_script("report.py", write_result(data, tmp_path / "future"), "-o", tmp_path, expect_code=2)
+    assert "schema_version 99" in completed.stderr
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_a_damaged_histogram_is_refused_naming_the_transport_and_series(real_data, tmp_path):
+    data = copy.deepcopy(real_data)
+    run = measured_runs(data)[0]
+    run["series"]["delivery"]["histogram"] = "not a histogram"
+    completed = run_script("plot_histogram.py", write_result(data, tmp_path / "damaged"), "-o", tmp_path, expect_code=2)
+    assert f"{run['transport']}: the delivery histogram cannot be decoded" in completed.stderr
+    assert "regenerate it with rtsoak" in completed.stderr and "Traceback" not in completed.stderr
+    assert not (tmp_path / "histogram.png").exists()
+
+
+def test_a_file_that_is_not_json_is_refused(tmp_path):
+    bad = tmp_path / "result.json"
+    bad.write_text("{ half a result")
+    completed = run_script("plot_percentiles.py", bad, expect_code=2)
+    assert "not JSON" in completed.stderr
