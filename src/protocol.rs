@@ -166,6 +166,9 @@ pub struct Hygiene {
     pub involuntary_switches: u64,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,
+    /// Heap allocations during the measured phase (should be 0: the loops allocate nothing).
+    #[serde(default)]
+    pub allocations: u64,
 }
 
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
@@ -326,13 +329,16 @@ impl ReportWriter {
             buffer: Vec::new(),
         };
         // Serialize a histogram holding the highest trackable value once: this grows the
-        // serializer's scratch space and our buffer to their largest possible size.
+        // serializer's scratch space to its largest possible size (it reserves room for every
+        // count up to the highest recorded value). Our own buffer gets room for the largest
+        // possible frame: the V2 header and up to 9 bytes per count.
         let mut widest = crate::stats::new_histogram();
         widest.saturating_record(crate::stats::HIGHEST_NS);
         let _ = writer.serializer.serialize(&widest, &mut writer.buffer);
-        let needed = writer.buffer.len() * 2 + FRAME_HEADER + INTERVAL_HEADER;
-        writer.buffer.reserve(needed);
+        const V2_HEADER: usize = 40;
+        let largest = FRAME_HEADER + INTERVAL_HEADER + V2_HEADER + 9 * widest.distinct_values();
         writer.buffer.clear();
+        writer.buffer.reserve(largest);
         writer
     }
 
