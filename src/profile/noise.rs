@@ -509,6 +509,7 @@ mod tests {
         );
     }
 
+    #[test]
     fn bursts_keep_off_the_rt_cpus_unless_told_otherwise() {
         let resolve = |section: &NoiseSection, noise: &[usize], notes: &mut Vec<String>| {
             resolve_noise(
