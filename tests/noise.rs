@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{load, rtsoak, rtsoak_path};
+use common::{group_members, load, rtsoak, rtsoak_path};
 use rtsoak::result::RunStatus;
 
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -209,23 +209,6 @@ fn a_missing_external_command_is_refused_before_anything_runs() {
         .code(2)
         .stderr(predicates::str::contains("no-such-stressor-xyz"))
         .stderr(predicates::str::contains("noise.load.external"));
-}
-
-/// The pids of every live (not yet dead: zombies excluded) process in process group `pgid`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-                    (fields.first() != Some(&"Z")).then(|| fields.get(2)?.parse::<i32>().ok())?
-                })
-                == Some(pgid)
-        })
-        .collect()
 }
 
 #[test]

@@ -14,27 +14,11 @@ pub const FUTEX2_PRIVATE: u32 = libc::FUTEX_PRIVATE_FLAG as u32;
 /// Wake or wait regardless of bitset.
 pub const FUTEX_BITSET_MATCH_ANY: u64 = 0xffff_ffff;
 
-/// `futex(word, FUTEX_WAKE, count)`: wake up to `count` waiters, returning how many woke.
+/// `futex(word, FUTEX_WAKE, count)` on a word shared between processes: wake up to `count`
+/// waiters, returning how many woke.
 #[inline]
 pub fn wake_shared(word: &AtomicU32, count: i32) -> Result<u32, Errno> {
-    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; FUTEX_WAKE
-    // only uses its address as a key and reads nothing else through the unused arguments.
-    let woken = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE,
-            count,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-    if woken < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(woken as u32)
-    }
+    wake(word, count, false)
 }
 
 /// `futex(word, FUTEX_WAKE[_PRIVATE], count)`: wake up to `count` waiters, returning how many
@@ -46,7 +30,8 @@ pub fn wake(word: &AtomicU32, count: i32, private: bool) -> Result<u32, Errno> {
     } else {
         libc::FUTEX_WAKE
     };
-    // SAFETY: as in `wake_shared`: the address is only a key, the other pointers are unused.
+    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; FUTEX_WAKE
+    // only uses its address as a key and reads nothing else through the unused arguments.
     let woken = unsafe {
         libc::syscall(
             libc::SYS_futex,

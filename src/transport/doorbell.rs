@@ -13,6 +13,7 @@ use anyhow::Context;
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
+use super::sender::RingSender;
 use super::targets::RemoteFd;
 use super::{Completion, Support, Targets, Transport, Waiter, Waker};
 use crate::abi::PatchedAbi;
@@ -63,13 +64,11 @@ impl Transport for Doorbell {
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let (ring, _) = build(context.spec.ring_setup)?;
         let waker = DoorbellWaker {
-            ring,
+            sender: RingSender::new(context.spec.ring_setup)?,
             targets: Targets::default(),
             abi: context.spec.abi.doorbell,
             bits: 1u64 << (context.spec.publisher_id % 64),
-            in_flight: 0,
         };
         publisher::run(context, waker)
     }
@@ -91,12 +90,11 @@ fn registration_call(abi: &Abi) -> String {
 }
 
 struct DoorbellWaker {
-    ring: IoUring,
+    sender: RingSender,
     targets: Targets<RemoteFd>,
     abi: Abi,
     /// This publisher's bit.
     bits: u64,
-    in_flight: usize,
 }
 
 impl Waker for DoorbellWaker {
@@ -117,29 +115,11 @@ impl Waker for DoorbellWaker {
         let target = self.targets.get_mut(index).fd.as_raw_fd();
         let ring = ring_sqe(&self.abi, target, self.bits, index as u64);
         // SAFETY: a doorbell ring reads nothing from our memory beyond the SQE itself.
-        unsafe { self.ring.submission().push(&ring) }.map_err(|_| Errno::EBUSY)?;
-        self.in_flight += 1;
-        self.ring
-            .submit()
-            .map(drop)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+        unsafe { self.sender.send(&ring) }
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
-        if self.in_flight == 0 {
-            return Ok(());
-        }
-        self.ring
-            .submit_and_wait(self.in_flight)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
-        let mut result = Ok(());
-        for cqe in self.ring.completion() {
-            self.in_flight -= 1;
-            if cqe.result() < 0 {
-                result = Err(Errno::from_raw(-cqe.result()));
-            }
-        }
-        result
+        self.sender.settle()
     }
 }
 

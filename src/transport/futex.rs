@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
+use super::sender::RingSender;
 use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, Waker, push};
 use crate::plan::FutexWake;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared};
-use crate::sys::uring::{OpcodeSupport, build};
+use crate::sys::uring::OpcodeSupport;
 use crate::sys::{SysError, uring};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
@@ -59,9 +60,9 @@ impl Transport for Futex {
         let word = &context.region().futex_word.0;
         let waker = FutexWaker {
             word,
-            ring: match context.spec.futex_wake {
+            sender: match context.spec.futex_wake {
                 FutexWake::Syscall => None,
-                FutexWake::IoUring => Some(build(context.spec.ring_setup)?.0),
+                FutexWake::IoUring => Some(RingSender::new(context.spec.ring_setup)?),
             },
         };
         publisher::run(context, waker)
@@ -103,7 +104,8 @@ fn trial() -> Result<(), SysError> {
 /// `futex-syscall`, whose subscribers wait on the same word without io_uring.
 pub(super) struct FutexWaker<'r> {
     pub(super) word: &'r AtomicU32,
-    pub(super) ring: Option<IoUring>,
+    /// `None`: wake with `futex(2)`; else with `IORING_OP_FUTEX_WAKE` from this ring.
+    pub(super) sender: Option<RingSender>,
 }
 
 impl Waker for FutexWaker<'_> {
@@ -118,9 +120,9 @@ impl Waker for FutexWaker<'_> {
     #[inline]
     fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
         self.word.fetch_add(1, Ordering::SeqCst);
-        match &mut self.ring {
+        match &mut self.sender {
             None => wake_shared(self.word, i32::MAX).map(drop),
-            Some(ring) => {
+            Some(sender) => {
                 let wake = opcode::FutexWake::new(
                     self.word.as_ptr(),
                     i32::MAX as u64,
@@ -130,29 +132,13 @@ impl Waker for FutexWaker<'_> {
                 .build()
                 .user_data(0);
                 // SAFETY: the word lives in the shared region, mapped for the worker's life.
-                unsafe { ring.submission().push(&wake) }.map_err(|_| Errno::EBUSY)?;
-                ring.submit()
-                    .map(drop)
-                    .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+                unsafe { sender.send(&wake) }
             }
         }
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
-        let Some(ring) = &mut self.ring else {
-            return Ok(());
-        };
-        // FUTEX_WAKE completes inline; with DEFER_TASKRUN the CQE is only flushed on entering
-        // the kernel to wait, so wait for it (it is already there: this does not sleep).
-        ring.submit_and_wait(1)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
-        let mut result = Ok(());
-        for cqe in ring.completion() {
-            if cqe.result() < 0 {
-                result = Err(Errno::from_raw(-cqe.result()));
-            }
-        }
-        result
+        self.sender.as_mut().map_or(Ok(()), RingSender::settle)
     }
 }
 

@@ -42,7 +42,7 @@ impl Transport for FutexSyscall {
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let word = &context.region().futex_word.0;
-        publisher::run(context, FutexWaker { word, ring: None })
+        publisher::run(context, FutexWaker { word, sender: None })
     }
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {

@@ -16,6 +16,7 @@ mod futex;
 mod futex_syscall;
 mod msg_ring;
 mod persistent_futex;
+mod sender;
 mod signalfd;
 mod targets;
 

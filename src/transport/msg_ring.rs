@@ -11,11 +11,12 @@ use std::os::fd::AsRawFd;
 use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
 
+use super::sender::RingSender;
 use super::targets::RemoteFd;
 use super::{Completion, Support, Targets, Transport, Waiter, Waker};
 use crate::queue::Message;
 use crate::region::Region;
-use crate::sys::uring::{OpcodeSupport, build};
+use crate::sys::uring::OpcodeSupport;
 use crate::sys::{SysError, pidfd};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
@@ -48,12 +49,10 @@ impl Transport for MsgRing {
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let (ring, _) = build(context.spec.ring_setup)?;
         let waker = MsgRingWaker {
-            ring,
+            sender: RingSender::new(context.spec.ring_setup)?,
             targets: Targets::default(),
             token: context.spec.coordinator_pid,
-            in_flight: 0,
         };
         publisher::run(context, waker)
     }
@@ -73,11 +72,10 @@ pub(super) fn pidfd_trial() -> Result<(), SysError> {
 }
 
 pub(super) struct MsgRingWaker {
-    ring: IoUring,
+    sender: RingSender,
     targets: Targets<RemoteFd>,
     /// Carried as the CQE result, so a subscriber can tell the run's messages from strangers'.
     token: i32,
-    in_flight: usize,
 }
 
 impl Waker for MsgRingWaker {
@@ -100,29 +98,11 @@ impl Waker for MsgRingWaker {
             .build()
             .user_data(index as u64);
         // SAFETY: MSG_RING with data reads nothing from our memory beyond the SQE itself.
-        unsafe { self.ring.submission().push(&send) }.map_err(|_| Errno::EBUSY)?;
-        self.in_flight += 1;
-        self.ring
-            .submit()
-            .map(drop)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+        unsafe { self.sender.send(&send) }
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
-        if self.in_flight == 0 {
-            return Ok(());
-        }
-        self.ring
-            .submit_and_wait(self.in_flight)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
-        let mut result = Ok(());
-        for cqe in self.ring.completion() {
-            self.in_flight -= 1;
-            if cqe.result() < 0 {
-                result = Err(Errno::from_raw(-cqe.result()));
-            }
-        }
-        result
+        self.sender.settle()
     }
 }
 

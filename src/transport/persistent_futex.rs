@@ -14,6 +14,7 @@ use anyhow::Context;
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
+use super::sender::RingSender;
 use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, Waker, push};
 use crate::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
@@ -60,10 +61,10 @@ impl Transport for PersistentFutex {
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let abi = context.spec.abi.persistent_futex;
         let word = &context.region().futex_word.0;
-        let (ring, _) = build(context.spec.ring_setup)?;
-        register_word(&abi, ring.as_raw_fd(), word.as_ptr())
+        let sender = RingSender::new(context.spec.ring_setup)?;
+        register_word(&abi, sender.ring().as_raw_fd(), word.as_ptr())
             .map_err(|errno| anyhow::anyhow!("{}: {errno}", registration_call(&abi)))?;
-        publisher::run(context, RegisteredWaker { word, ring, abi })
+        publisher::run(context, RegisteredWaker { word, sender, abi })
     }
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
@@ -123,7 +124,7 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
 /// Bump the word and wake registered slot 0 from the publisher's ring.
 struct RegisteredWaker<'r> {
     word: &'r AtomicU32,
-    ring: IoUring,
+    sender: RingSender,
     abi: Abi,
 }
 
@@ -141,24 +142,11 @@ impl Waker for RegisteredWaker<'_> {
         self.word.fetch_add(1, Ordering::SeqCst);
         let wake = wake_sqe(&self.abi, 0, 0);
         // SAFETY: a registered wake reads no user memory; the slot was registered at setup.
-        unsafe { self.ring.submission().push(&wake) }.map_err(|_| Errno::EBUSY)?;
-        self.ring
-            .submit()
-            .map(drop)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+        unsafe { self.sender.send(&wake) }
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
-        self.ring
-            .submit_and_wait(1)
-            .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
-        let mut result = Ok(());
-        for cqe in self.ring.completion() {
-            if cqe.result() < 0 {
-                result = Err(Errno::from_raw(-cqe.result()));
-            }
-        }
-        result
+        self.sender.settle()
     }
 }
 

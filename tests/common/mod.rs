@@ -37,3 +37,20 @@ pub fn skip(reason: &str) {
 pub fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
+
+/// The pids of every live (not yet dead: zombies excluded) process in process group `pgid`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+                    (fields.first() != Some(&"Z")).then(|| fields.get(2)?.parse::<i32>().ok())?
+                })
+                == Some(pgid)
+        })
+        .collect()
+}
