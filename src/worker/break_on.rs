@@ -116,19 +116,10 @@ impl Line {
         self.len += take;
     }
 
-    /// Append `value` in decimal.
-    fn number(&mut self, mut value: u64) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (value % 10) as u8;
-            value /= 10;
-            if value == 0 {
-                break;
-            }
-        }
-        self.push(&digits[at..]);
+    /// Append `value` in decimal (itoa formats into a stack buffer: no allocation).
+    fn number(&mut self, value: u64) {
+        let mut digits = itoa::Buffer::new();
+        self.push(digits.format(value).as_bytes());
     }
 
     fn bytes(&self) -> &[u8] {
