@@ -76,6 +76,7 @@ pub fn soak(
         runs: Vec::new(),
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
+        verdict: None,
     };
     let supported: Vec<String> = doc
         .plan
