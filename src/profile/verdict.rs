@@ -122,4 +122,17 @@ mod tests {
             .to_string();
         assert!(text.contains("max_latency_us"), "{text}");
     }
+
+    #[test]
+    fn the_nightly_profile_sets_every_limit_and_requires_a_real_rt_setup() {
+        let (_, profile) = crate::profile::load("nightly").unwrap();
+        let limits = resolve_limits(&profile.verdict).unwrap();
+        assert_eq!(limits.max_send_call_ns, Some(100_000));
+        assert_eq!(limits.max_delivery_ns, Some(200_000));
+        assert_eq!(limits.max_over_threshold_per_million, Some(1));
+        assert_eq!(limits.max_lost, 0);
+        assert_eq!(limits.min_messages, Some(1_000_000));
+        assert!(limits.require_preempt_rt && limits.require_rt_priority);
+        assert!(limits.require_isolated_cpus);
+    }
 }

@@ -131,7 +131,7 @@ fn percentiles_of_short_runs_are_not_judged() {
 }
 
 #[test]
-fn the_maximum_needs_to_double_and_grow_by_fifty_us() {
+fn the_maximum_needs_to_double_grow_by_fifty_us_and_cross_the_threshold() {
     let rules = DiffRules::default();
     // 150 → 290 us: under 2x.
     let d = diff("b", &doc(1000, 1, 150_000), &doc(1000, 1, 290_000), &rules);
