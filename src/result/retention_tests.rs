@@ -84,7 +84,7 @@ fn keep_days_removes_older_results_but_never_the_current_one() {
         keep: None,
         keep_days: Some(7),
     };
-    assert_eq!(prune(p, &recent, &retention, now).unwrap(), [old.clone()]);
+    assert_eq!(prune(p, &recent, &retention, now).unwrap(), [old]);
     // Even a current result older than the limit stays.
     let later = now + 30 * DAY;
     assert!(prune(p, &recent, &retention, later).unwrap().is_empty());
