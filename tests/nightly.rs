@@ -399,3 +399,25 @@ fn under_systemd_each_transport_gets_one_journal_line() {
     assert!(lines[0].contains("messages, sends>100us"), "{}", lines[0]);
     assert!(stderr.contains("rtsoak verdict: "), "{stderr}");
 }
+
+#[test]
+fn keep_with_an_explicit_output_directory_prunes_nothing_and_says_so() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = profile(dir.path(), "quiet", "");
+    // An rtsoak result beside the --output directory: what --keep 1 would remove there.
+    let older = dir.path().join("20261101T000000Z-run");
+    std::fs::create_dir(&older).unwrap();
+    std::fs::write(older.join("result.json"), r#"{"tool": {"name": "rtsoak"}}"#).unwrap();
+    let out = dir.path().join("mine");
+    let (_, stderr) = run(
+        &quiet,
+        &["--no-noise", "--keep", "1", "-o", out.to_str().unwrap()],
+    );
+    assert!(
+        stderr.contains("with --output nothing was pruned"),
+        "{stderr}"
+    );
+    assert!(older.exists());
+    assert!(!dir.path().join("latest").exists());
+}

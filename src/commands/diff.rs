@@ -12,8 +12,9 @@ use crate::result::store::{RESULT_FILE, load, write_atomic};
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
 pub fn diff(baseline: &Path, new: &Path, json: bool) -> anyhow::Result<Outcome> {
-    let old = load(baseline).context("loading the baseline")?;
-    let doc = load(new).context("loading the new result")?;
+    let hint = "give a result.json or the result directory holding one";
+    let old = load(baseline).with_context(|| format!("loading the baseline ({hint})"))?;
+    let doc = load(new).with_context(|| format!("loading the new result ({hint})"))?;
     let result = compare(
         &baseline.display().to_string(),
         &old,

@@ -106,13 +106,20 @@ fn keep(result_dir: &Path, args: &NightlyArgs) -> anyhow::Result<()> {
         .file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| stamp_of(n).is_some());
-    if named {
-        update_latest(parent, result_dir)?;
-    }
     let retention = Retention {
         keep: args.keep.map(|n| n as usize),
         keep_days: args.keep_days,
     };
+    if !named {
+        if retention != Retention::default() {
+            eprintln!(
+                "Warning: --keep and --keep-days prune timestamped result directories; with \
+                 --output nothing was pruned. Use --results-dir DIR instead of --output."
+            );
+        }
+        return Ok(());
+    }
+    update_latest(parent, result_dir)?;
     if retention != Retention::default() {
         for removed in prune(parent, result_dir, &retention, SystemTime::now())? {
             eprintln!("Removed old result {} (retention)", removed.display());
