@@ -214,3 +214,78 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
         Outcome::Pass
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::one_run_doc;
+    use crate::result::diff::{Diff, Figure, Finding};
+
+    fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
+        let mut doc = one_run_doc();
+        doc.runs[0].integrity.lost = lost;
+        doc.plan.verdict.min_messages = breach.then_some(u64::MAX);
+        let mut verdict = verdict(&doc);
+        if regression {
+            verdict = verdict.with_baseline(Diff {
+                baseline: "b".into(),
+                baseline_started_at: String::new(),
+                rules: DiffRules::default(),
+                regression: true,
+                findings: vec![Finding {
+                    transport: "eventfd".into(),
+                    series: Some("delivery".into()),
+                    figure: Figure::Max,
+                    baseline: 100_000.0,
+                    new: 900_000.0,
+                    p_value: None,
+                    regression: true,
+                    reason: "longest rose".into(),
+                }],
+            });
+        }
+        doc.verdict = Some(verdict);
+        doc
+    }
+
+    #[test]
+    fn exit_codes_follow_the_documented_precedence() {
+        assert_eq!(outcome(&judged(0, false, false)), Outcome::Pass);
+        assert_eq!(outcome(&judged(0, true, false)), Outcome::ThresholdBreach);
+        assert_eq!(outcome(&judged(0, true, true)), Outcome::Regression);
+        assert_eq!(outcome(&judged(3, true, true)), Outcome::LostMessages);
+        let mut failed = judged(3, true, true);
+        failed.runs[0].status = RunStatus::Failed;
+        assert_eq!(outcome(&failed), Outcome::SystemError);
+        failed.interrupted = true;
+        assert_eq!(outcome(&failed), Outcome::Interrupted);
+    }
+
+    #[test]
+    fn lost_messages_within_max_lost_do_not_exit_4() {
+        let mut doc = one_run_doc();
+        doc.runs[0].integrity.lost = 2;
+        doc.plan.verdict.max_lost = 2;
+        doc.verdict = Some(verdict(&doc));
+        assert_eq!(outcome(&doc), Outcome::Pass);
+    }
+
+    #[test]
+    fn the_verdict_lines_name_every_breach_and_regression() {
+        let doc = judged(0, true, true);
+        let lines = verdict_lines(doc.verdict.as_ref().unwrap());
+        assert_eq!(
+            lines[0],
+            "rtsoak verdict: FAIL (1 breach, 1 regression(s) against b)"
+        );
+        assert!(
+            lines[1].starts_with("  breach: eventfd: 2001 messages sent"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "  regression: eventfd delivery max: longest rose");
+        assert_eq!(
+            lines[3],
+            "  regression against the baseline b: eventfd delivery max"
+        );
+    }
+}
