@@ -73,6 +73,22 @@ pub enum Command {
         #[arg(long)]
         show: Option<String>,
     },
+    /// Compare a result with a baseline per transport and series: over-threshold rates (exact
+    /// test for rare counts, alpha 0.01), p99.9, p99.99 and the maximum; exit 3 on a regression.
+    Diff {
+        /// The baseline result (a result.json or its directory).
+        baseline: PathBuf,
+        /// The new result.
+        new: PathBuf,
+        /// Print the comparison as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage the baseline that `diff` and `--baseline` compare against.
+    Baseline {
+        #[command(subcommand)]
+        command: BaselineCommand,
+    },
     /// Per-operation microbenchmarks (ns per futex wait/wake pair, ...) and their A/B/A comparison.
     Bench {
         #[command(subcommand)]
@@ -149,6 +165,44 @@ pub struct SoakArgs {
     /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
     #[arg(long)]
     pub no_cpu_dma_latency: bool,
+    #[command(flatten)]
+    pub nightly: NightlyArgs,
+}
+
+/// Options for scheduled runs: the baseline, where results go and how many are kept, metrics.
+#[derive(Debug, Args)]
+pub struct NightlyArgs {
+    /// Compare the result with this baseline (a result.json or its directory, e.g. one made by
+    /// `rtsoak baseline promote`); a regression exits 3. A missing baseline is a warning.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<PathBuf>,
+    /// Put the timestamped result directory in DIR (default `rtsoak-results`), and point
+    /// `DIR/latest` at it.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub results_dir: Option<PathBuf>,
+    /// Keep only the newest N result directories beside this one (rtsoak's own only).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep: Option<u64>,
+    /// Remove result directories beside this one started more than D days ago.
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_days: Option<u64>,
+    /// Write the metrics and the verdict, in Prometheus text format, to
+    /// `DIR/rtsoak-<profile>.prom` atomically (the node_exporter textfile directory).
+    #[arg(long, value_name = "DIR")]
+    pub textfile_dir: Option<PathBuf>,
+}
+
+/// `rtsoak baseline` sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum BaselineCommand {
+    /// Make a result the baseline: copy its result.json into DIR atomically.
+    Promote {
+        /// The result to promote (a result.json or its directory, e.g. `.../latest`).
+        result: PathBuf,
+        /// Baseline directory (created if missing).
+        #[arg(long, default_value = "rtsoak-baseline", value_name = "DIR")]
+        to: PathBuf,
+    },
 }
 
 /// `--policy` values.

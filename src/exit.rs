@@ -9,7 +9,7 @@ pub enum Outcome {
     ThresholdBreach = 1,
     /// 2: bad command line or profile.
     Usage = 2,
-    /// 3: worse than the baseline (reserved for `diff` and `--baseline`).
+    /// 3: worse than the baseline (`diff`, `--baseline`).
     Regression = 3,
     /// 4: a run lost messages.
     LostMessages = 4,
@@ -35,4 +35,5 @@ Exit codes:
   3    regression against the baseline
   4    messages were lost
   5    a run failed, or the system refused something rtsoak needs
-  130  interrupted by a signal (the result is saved, marked interrupted)";
+  130  interrupted by a signal (the result is saved, marked interrupted)
+When several apply, the first in this order wins: 130, 2 and 5, 4, 3, 1, 0.";

@@ -139,6 +139,35 @@ pub struct RunPlan {
     /// Results written before this key existed read as `false`: they held nothing.
     #[serde(default)]
     pub hold_cpu_dma_latency: bool,
+    /// Pass/fail limits (`[verdict]`); results written before verdicts existed read as "judge
+    /// lost messages only".
+    #[serde(default)]
+    pub verdict: Limits,
+}
+
+/// Pass/fail limits from the profile's `[verdict]` section, resolved: latencies in ns, `None` =
+/// not judged. Judged on each transport's merged rounds by `result::verdict`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Limits {
+    /// Longest RT send call allowed.
+    pub max_send_call_ns: Option<u64>,
+    /// Longest RT delivery allowed.
+    pub max_delivery_ns: Option<u64>,
+    /// Send calls, and separately deliveries, over the threshold allowed per transport.
+    pub max_over_threshold: Option<u64>,
+    /// The same as a rate: over-threshold samples per million samples of the series.
+    pub max_over_threshold_per_million: Option<u64>,
+    /// Lost messages allowed per transport.
+    pub max_lost: u64,
+    /// Fewest messages a transport must have sent for its figures to count.
+    pub min_messages: Option<u64>,
+    /// The kernel must be PREEMPT_RT.
+    pub require_preempt_rt: bool,
+    /// Every RT worker must have obtained the real-time policy and priority it asked for.
+    pub require_rt_priority: bool,
+    /// Both RT CPUs must be isolated (`/sys/devices/system/cpu/isolated`).
+    pub require_isolated_cpus: bool,
 }
 
 /// The noise of a run: lower-priority queue participants that come and go, real-time busy

@@ -1,6 +1,8 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
 mod bench;
+mod diff;
+mod nightly;
 mod probe;
 mod profiles;
 mod report;
@@ -29,6 +31,14 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             output,
         } => report::report(&results, &format, output.as_deref()),
         Command::Profiles { show } => profiles::profiles(show.as_deref()),
+        Command::Diff {
+            baseline,
+            new,
+            json,
+        } => diff::diff(&baseline, &new, json),
+        Command::Baseline {
+            command: crate::cli::BaselineCommand::Promote { result, to },
+        } => diff::promote(&result, &to),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
         Command::Worker => std::process::exit(crate::worker::main()),
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::SoakArgs;
+use crate::commands::nightly;
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
@@ -32,6 +33,7 @@ pub fn soak(
     plan.break_on_ns = args.break_on;
     plan.break_on_continue = args.break_on_continue;
     let trace = prepare_break_on(&plan)?;
+    let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
     let result_path = result_dir.join(RESULT_FILE);
     let stop = StopFlag::install()?;
@@ -76,6 +78,7 @@ pub fn soak(
         runs: Vec::new(),
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
+        verdict: None,
     };
     let supported: Vec<String> = doc
         .plan
@@ -129,6 +132,7 @@ pub fn soak(
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     doc.caveats = caveats(&doc);
+    doc.verdict = Some(nightly::judge(&doc, baseline.as_ref()));
     save(&doc, &result_path)?;
     write_exports(&doc, &result_dir, &args.export)?;
 
@@ -138,7 +142,8 @@ pub fn soak(
         print!("{}", export::table::render(&doc));
     }
     eprintln!("Result saved to {}", result_path.display());
-    Ok(outcome(&doc))
+    nightly::finish(&doc, &result_dir, &args.nightly);
+    Ok(nightly::outcome(&doc))
 }
 
 fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
@@ -217,7 +222,7 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
         Some(dir) => dir.clone(),
         None => {
             let stamp = timestamp().replace([':', '-'], "");
-            PathBuf::from("rtsoak-results").join(format!("{stamp}-{command}"))
+            nightly::results_parent(&args.nightly).join(format!("{stamp}-{command}"))
         }
     };
     std::fs::create_dir_all(&dir).with_context(|| {
@@ -308,19 +313,4 @@ fn unsupported(transport: &str, reason: String) -> RunResult {
         workers: Vec::new(),
         noise: Default::default(),
     })
-}
-
-/// The exit code a finished document earns.
-pub fn outcome(doc: &ResultDoc) -> Outcome {
-    if doc.interrupted {
-        Outcome::Interrupted
-    } else if doc.lost_messages() {
-        Outcome::LostMessages
-    } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
-        Outcome::SystemError
-    } else if doc.runs.iter().any(|r| r.break_event.is_some()) {
-        Outcome::ThresholdBreach
-    } else {
-        Outcome::Pass
-    }
 }

@@ -195,6 +195,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         break_on_ns: Some(200_000),
         break_on_continue: true,
         layout_notes: Vec::new(),
+        verdict: Default::default(),
     }
 }
 
@@ -234,6 +235,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         runs,
         system_check: None,
         cpu_dma_latency: None,
+        verdict: None,
     }
 }
 

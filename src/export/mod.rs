@@ -14,6 +14,7 @@ pub mod json;
 pub mod markdown;
 pub mod prometheus;
 pub mod table;
+pub mod textfile;
 
 #[cfg(test)]
 pub(crate) mod fixture;

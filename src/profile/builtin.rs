@@ -9,10 +9,11 @@ const BUILTINS: &[(&str, &str)] = &[
         "jetson-orin-nano",
         include_str!("../../profiles/jetson-orin-nano.toml"),
     ),
+    ("nightly", include_str!("../../profiles/nightly.toml")),
 ];
 
 /// The names alone; kept beside `BUILTINS` and checked against it by a test.
-const NAMES: &[&str] = &["default", "ci", "jetson-orin-nano"];
+const NAMES: &[&str] = &["default", "ci", "jetson-orin-nano", "nightly"];
 
 /// Names of the built-in profiles, `default` first.
 pub fn builtin_names() -> &'static [&'static str] {

@@ -9,6 +9,7 @@ mod builtin;
 mod layout;
 mod noise;
 mod resolve;
+mod verdict;
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ use crate::plan::{FutexWake, Policy, RingSetup};
 pub use builtin::{builtin_names, builtin_text};
 pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
 pub use resolve::resolve;
+pub use verdict::VerdictSection;
 
 /// One profile as written in TOML. Every key is optional; a missing key takes the default
 /// documented in `profiles/README.md`.
@@ -40,6 +42,8 @@ pub struct Profile {
     pub abi: crate::abi::PatchedAbi,
     /// What rtsoak sets on the system for the duration of a run.
     pub system: SystemSection,
+    /// Pass/fail limits judged on each transport's figures.
+    pub verdict: VerdictSection,
 }
 
 /// `[system]`.

@@ -217,6 +217,8 @@ pub fn resolve(
         &mut layout_notes,
     )?;
 
+    let verdict = super::verdict::resolve_limits(&profile.verdict)?;
+
     Ok(RunPlan {
         profile: name.to_string(),
         transports,
@@ -251,6 +253,7 @@ pub fn resolve(
         hold_cpu_dma_latency: ov
             .hold_cpu_dma_latency
             .unwrap_or(profile.system.hold_cpu_dma_latency),
+        verdict,
     })
 }
 

@@ -166,6 +166,7 @@ mod tests {
                 held_us: held.then_some(0),
                 not_held_because: (!held).then(|| "permission denied".to_string()),
             }),
+            verdict: None,
         }
     }
 

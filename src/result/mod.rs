@@ -5,8 +5,11 @@
 
 pub mod build;
 mod caveats;
+pub mod diff;
 pub mod merge;
+pub mod retention;
 pub mod store;
+pub mod verdict;
 
 use std::collections::BTreeMap;
 
@@ -61,6 +64,10 @@ pub struct ResultDoc {
     /// What was held on `/dev/cpu_dma_latency` for the whole invocation, or why nothing was.
     #[serde(default)]
     pub cpu_dma_latency: Option<CpuDmaLatency>,
+    /// The pass/fail verdict against `plan.verdict` (and the baseline, with `--baseline`),
+    /// written when the invocation ends (absent while in progress and in older results).
+    #[serde(default)]
+    pub verdict: Option<verdict::Verdict>,
 }
 
 /// Name and version of the tool that wrote a result.

@@ -7,6 +7,7 @@
 mod encode;
 mod histogram;
 mod integrity;
+pub mod rate_test;
 mod summary;
 
 pub use encode::{decode_histogram, encode_histogram};

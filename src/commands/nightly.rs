@@ -1,0 +1,291 @@
+//! What `run` and `compare` do for scheduled runs once the measuring is over: judge the result
+//! (limits and baseline), say so on stderr (one line per transport under systemd, then the
+//! verdict), write the node_exporter textfile, point `latest` at the result, prune old results,
+//! and choose the exit code. The judging itself is the pure `result::verdict` and
+//! `result::diff`; this module only loads, prints and writes.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context;
+
+use crate::cli::NightlyArgs;
+use crate::exit::Outcome;
+use crate::result::diff::{DiffRules, diff};
+use crate::result::merge::by_transport;
+use crate::result::retention::{Retention, prune, stamp_of, update_latest};
+use crate::result::store::{load, write_atomic};
+use crate::result::verdict::{Verdict, verdict};
+use crate::result::{ResultDoc, RunStatus};
+
+/// A loaded baseline and the name it is reported under.
+pub struct Baseline {
+    name: String,
+    doc: ResultDoc,
+}
+
+/// Load `--baseline` before anything runs, so a broken baseline fails fast. A baseline that
+/// does not exist yet (the first night) is a warning: the run goes on uncompared.
+pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
+    let Some(path) = &args.baseline else {
+        return Ok(None);
+    };
+    if !path.exists() {
+        eprintln!(
+            "Warning: no baseline at {} yet; this result is not compared. Make one with \
+             `rtsoak baseline promote RESULT --to {}`.",
+            path.display(),
+            path.display()
+        );
+        return Ok(None);
+    }
+    let doc = load(path).with_context(|| {
+        format!(
+            "loading the baseline {}: promote a valid result with `rtsoak baseline promote`, \
+             or drop --baseline",
+            path.display()
+        )
+    })?;
+    Ok(Some(Baseline {
+        name: path.display().to_string(),
+        doc,
+    }))
+}
+
+/// Default parent of the timestamped result directories.
+pub fn results_parent(args: &NightlyArgs) -> PathBuf {
+    args.results_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("rtsoak-results"))
+}
+
+/// The verdict of a finished document: its limits, then the baseline comparison.
+pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
+    let judged = verdict(doc);
+    match baseline {
+        Some(b) => judged.with_baseline(diff(&b.name, &b.doc, doc, &DiffRules::default())),
+        None => judged,
+    }
+}
+
+/// After the result is saved: the stderr report, the textfile, `latest` and retention. What
+/// fails here is a warning: the result is saved and its verdict stands.
+pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs) {
+    if std::env::var_os("JOURNAL_STREAM").is_some() {
+        for line in transport_lines(doc) {
+            eprintln!("{line}");
+        }
+    }
+    if let Some(verdict) = &doc.verdict {
+        for line in verdict_lines(verdict) {
+            eprintln!("{line}");
+        }
+    }
+    if let Some(dir) = &args.textfile_dir {
+        let path = dir.join(crate::export::textfile::file_name(doc));
+        let text = crate::export::textfile::render(doc);
+        if let Err(error) = write_atomic(&path, text.as_bytes()) {
+            eprintln!(
+                "Warning: writing the metrics to {}: {error:#}; check --textfile-dir",
+                path.display()
+            );
+        }
+    }
+    if let Err(error) = keep(result_dir, args) {
+        eprintln!("Warning: {error:#}");
+    }
+}
+
+/// Point `latest` at an rtsoak-named result directory and prune its siblings.
+fn keep(result_dir: &Path, args: &NightlyArgs) -> anyhow::Result<()> {
+    let parent = result_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let named = result_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| stamp_of(n).is_some());
+    let retention = Retention {
+        keep: args.keep.map(|n| n as usize),
+        keep_days: args.keep_days,
+    };
+    if !named {
+        if retention != Retention::default() {
+            eprintln!(
+                "Warning: --keep and --keep-days prune timestamped result directories; with \
+                 --output nothing was pruned. Use --results-dir DIR instead of --output."
+            );
+        }
+        return Ok(());
+    }
+    update_latest(parent, result_dir)?;
+    if retention != Retention::default() {
+        for removed in prune(parent, result_dir, &retention, SystemTime::now())? {
+            eprintln!("Removed old result {} (retention)", removed.display());
+        }
+    }
+    Ok(())
+}
+
+/// One line per transport, for the journal.
+pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
+    let threshold_us = doc.plan.threshold_ns as f64 / 1e3;
+    by_transport(doc)
+        .iter()
+        .map(|t| {
+            if t.status == RunStatus::Unsupported {
+                return format!("rtsoak {}: unsupported on this kernel", t.transport);
+            }
+            let (send, delivery) = (t.summary("send_call"), t.summary("delivery"));
+            format!(
+                "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
+                 deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",
+                t.transport,
+                t.integrity.sent,
+                send.over_threshold,
+                send.max_ns as f64 / 1e3,
+                delivery.over_threshold,
+                delivery.max_ns as f64 / 1e3,
+                t.integrity.lost,
+                t.status
+            )
+        })
+        .collect()
+}
+
+/// The verdict line, then one line per breach and per regression.
+pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
+    let regressions = verdict
+        .baseline
+        .as_ref()
+        .map_or(0, |d| d.regressions().count());
+    let mut lines = vec![format!(
+        "rtsoak verdict: {} ({} breach{}, {})",
+        if verdict.pass { "PASS" } else { "FAIL" },
+        verdict.breaches.len(),
+        if verdict.breaches.len() == 1 {
+            ""
+        } else {
+            "es"
+        },
+        match &verdict.baseline {
+            Some(diff) => format!("{regressions} regression(s) against {}", diff.baseline),
+            None => "no baseline".to_string(),
+        }
+    )];
+    lines.extend(
+        verdict
+            .breaches
+            .iter()
+            .map(|b| format!("  breach: {}", b.message)),
+    );
+    if let Some(diff) = &verdict.baseline {
+        lines.extend(
+            diff.regressions()
+                .map(|f| format!("  regression: {}: {}", f.label(), f.reason)),
+        );
+        lines.push(format!("  {}", diff.summary_line()));
+    }
+    lines
+}
+
+/// The exit code a finished document earns. Precedence: interrupted, then a failed run (the
+/// figures are incomplete, and a dead worker also loses messages), then lost messages, then a
+/// regression, then a breached limit or `--break-on`, then pass.
+pub fn outcome(doc: &ResultDoc) -> Outcome {
+    let lost = match &doc.verdict {
+        Some(verdict) => verdict.lost_messages(),
+        None => doc.lost_messages(),
+    };
+    if doc.interrupted {
+        Outcome::Interrupted
+    } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
+        Outcome::SystemError
+    } else if lost {
+        Outcome::LostMessages
+    } else if doc.verdict.as_ref().is_some_and(Verdict::regression) {
+        Outcome::Regression
+    } else if doc.runs.iter().any(|r| r.break_event.is_some())
+        || doc.verdict.as_ref().is_some_and(|v| !v.breaches.is_empty())
+    {
+        Outcome::ThresholdBreach
+    } else {
+        Outcome::Pass
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::one_run_doc;
+    use crate::result::diff::{Diff, Figure, Finding};
+
+    fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
+        let mut doc = one_run_doc();
+        doc.runs[0].integrity.lost = lost;
+        doc.plan.verdict.min_messages = breach.then_some(u64::MAX);
+        let mut verdict = verdict(&doc);
+        if regression {
+            verdict = verdict.with_baseline(Diff {
+                baseline: "b".into(),
+                baseline_started_at: String::new(),
+                rules: DiffRules::default(),
+                regression: true,
+                findings: vec![Finding {
+                    transport: "eventfd".into(),
+                    series: Some("delivery".into()),
+                    figure: Figure::Max,
+                    baseline: 100_000.0,
+                    new: 900_000.0,
+                    p_value: None,
+                    regression: true,
+                    reason: "longest rose".into(),
+                }],
+            });
+        }
+        doc.verdict = Some(verdict);
+        doc
+    }
+
+    #[test]
+    fn exit_codes_follow_the_documented_precedence() {
+        assert_eq!(outcome(&judged(0, false, false)), Outcome::Pass);
+        assert_eq!(outcome(&judged(0, true, false)), Outcome::ThresholdBreach);
+        assert_eq!(outcome(&judged(0, true, true)), Outcome::Regression);
+        assert_eq!(outcome(&judged(3, true, true)), Outcome::LostMessages);
+        let mut failed = judged(3, true, true);
+        failed.runs[0].status = RunStatus::Failed;
+        assert_eq!(outcome(&failed), Outcome::SystemError);
+        failed.interrupted = true;
+        assert_eq!(outcome(&failed), Outcome::Interrupted);
+    }
+
+    #[test]
+    fn lost_messages_within_max_lost_do_not_exit_4() {
+        let mut doc = one_run_doc();
+        doc.runs[0].integrity.lost = 2;
+        doc.plan.verdict.max_lost = 2;
+        doc.verdict = Some(verdict(&doc));
+        assert_eq!(outcome(&doc), Outcome::Pass);
+    }
+
+    #[test]
+    fn the_verdict_lines_name_every_breach_and_regression() {
+        let doc = judged(0, true, true);
+        let lines = verdict_lines(doc.verdict.as_ref().unwrap());
+        assert_eq!(
+            lines[0],
+            "rtsoak verdict: FAIL (1 breach, 1 regression(s) against b)"
+        );
+        assert!(
+            lines[1].starts_with("  breach: eventfd: 2001 messages sent"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "  regression: eventfd delivery max: longest rose");
+        assert_eq!(
+            lines[3],
+            "  regression against the baseline b: eventfd delivery max"
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! The node_exporter textfile for fleet monitoring: the Prometheus text of a result, every
+//! sample labelled with the profile (several profiles on one node write one file each without
+//! clashing series), plus the verdict as gauges. Pure; the soak command writes it atomically.
+
+use std::fmt::Write;
+
+use super::prometheus;
+use crate::result::ResultDoc;
+
+/// `rtsoak-<profile>.prom`: the profile name (a file path's stem) with anything but letters,
+/// digits, `-` and `_` replaced by `_`.
+pub fn file_name(doc: &ResultDoc) -> String {
+    format!("rtsoak-{}.prom", profile_label(doc))
+}
+
+fn profile_label(doc: &ResultDoc) -> String {
+    let profile = &doc.plan.profile;
+    let stem = std::path::Path::new(profile)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(profile);
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The textfile: the Prometheus text with a `profile` label on every sample, then the verdict.
+pub fn render(doc: &ResultDoc) -> String {
+    let profile = profile_label(doc);
+    let mut out = String::new();
+    let text = prometheus::render(doc) + &verdict_metrics(doc);
+    for line in text.lines() {
+        if line.starts_with('#') || line.is_empty() {
+            out.push_str(line);
+        } else {
+            match (line.find('{'), line.find(' ')) {
+                (Some(brace), Some(space)) if brace < space => {
+                    out.push_str(&line[..=brace]);
+                    let _ = write!(out, "profile=\"{profile}\",");
+                    out.push_str(&line[brace + 1..]);
+                }
+                (_, Some(space)) => {
+                    out.push_str(&line[..space]);
+                    let _ = write!(out, "{{profile=\"{profile}\"}}");
+                    out.push_str(&line[space..]);
+                }
+                _ => out.push_str(line),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `rtsoak_verdict_pass`, `rtsoak_verdict_breaches` and, with a baseline, `rtsoak_regression`.
+fn verdict_metrics(doc: &ResultDoc) -> String {
+    let Some(verdict) = &doc.verdict else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut gauge = |name: &str, help: &str, value: usize| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        let _ = writeln!(out, "{name} {value}");
+    };
+    gauge(
+        "rtsoak_verdict_pass",
+        "1 if no [verdict] limit was breached and nothing regressed against the baseline.",
+        usize::from(verdict.pass),
+    );
+    gauge(
+        "rtsoak_verdict_breaches",
+        "Limits of the profile's [verdict] section that were breached.",
+        verdict.breaches.len(),
+    );
+    if let Some(diff) = &verdict.baseline {
+        gauge(
+            "rtsoak_regression",
+            "1 if a figure regressed against the baseline (rtsoak diff).",
+            usize::from(diff.regression),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::fixture::two_round_doc;
+
+    fn doc() -> ResultDoc {
+        let mut doc = two_round_doc();
+        doc.plan.profile = "/etc/rtsoak/night ly.toml".to_string();
+        doc.verdict = Some(crate::result::verdict::verdict(&doc));
+        doc
+    }
+
+    #[test]
+    fn the_file_is_named_after_the_profile() {
+        assert_eq!(file_name(&doc()), "rtsoak-night_ly.prom");
+        assert_eq!(file_name(&two_round_doc()), "rtsoak-ci.prom");
+    }
+
+    #[test]
+    fn every_sample_carries_the_profile_label_and_the_verdict_is_published() {
+        let text = render(&doc());
+        let lines = text.lines().map(|l| Ok(l.to_string()));
+        let scrape = prometheus_parse::Scrape::parse(lines).expect("the text parses");
+        assert!(!scrape.samples.is_empty());
+        for sample in &scrape.samples {
+            assert_eq!(
+                sample.labels.get("profile"),
+                Some("night_ly"),
+                "{}",
+                sample.metric
+            );
+        }
+        let value = |name: &str| {
+            scrape
+                .samples
+                .iter()
+                .find(|s| s.metric == name)
+                .map(|s| s.value.clone())
+        };
+        let verdict = doc().verdict.unwrap();
+        assert_eq!(
+            value("rtsoak_verdict_pass"),
+            Some(prometheus_parse::Value::Gauge(if verdict.pass {
+                1.0
+            } else {
+                0.0
+            }))
+        );
+        assert_eq!(
+            value("rtsoak_verdict_breaches"),
+            Some(prometheus_parse::Value::Gauge(verdict.breaches.len() as f64))
+        );
+        assert_eq!(
+            value("rtsoak_regression"),
+            None,
+            "no baseline, no regression gauge"
+        );
+    }
+}

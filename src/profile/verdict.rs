@@ -1,0 +1,138 @@
+//! The `[verdict]` profile section: pass/fail limits as a user writes them (microseconds,
+//! counts, per-million rates, required conditions), checked and resolved into
+//! [`crate::plan::Limits`]. Owns the keys, their defaults and allowed ranges; never judges a
+//! result (that is `result::verdict`).
+
+use serde::{Deserialize, Serialize};
+
+use super::ProfileError;
+use super::resolve::invalid;
+use crate::plan::Limits;
+
+/// `[verdict]`. Every limit is optional: absent = not judged. Lost messages are always judged
+/// (`max_lost` defaults to 0).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerdictSection {
+    /// Longest RT send call allowed, microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_send_call_us: Option<u64>,
+    /// Longest RT delivery allowed, microseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_delivery_us: Option<u64>,
+    /// Send calls (and, separately, deliveries) over `run.threshold_us` allowed per transport.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_over_threshold: Option<u64>,
+    /// The same as a rate: over-threshold samples per million samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_over_threshold_per_million: Option<u64>,
+    /// Lost messages allowed per transport.
+    pub max_lost: u64,
+    /// Fewest messages each transport must have sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_messages: Option<u64>,
+    /// Fail unless the kernel is PREEMPT_RT.
+    pub require_preempt_rt: bool,
+    /// Fail unless every RT worker got the real-time policy and priority it asked for.
+    pub require_rt_priority: bool,
+    /// Fail unless both RT CPUs are isolated.
+    pub require_isolated_cpus: bool,
+}
+
+/// Longest latency limit a profile may give: 10 s, the histograms' range.
+const MAX_LATENCY_US: u64 = 10_000_000;
+
+/// Check the section's ranges and convert it to nanoseconds.
+pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, ProfileError> {
+    let latency = |key: &str, value: Option<u64>| match value {
+        Some(us @ 1..=MAX_LATENCY_US) => Ok(Some(us * 1_000)),
+        Some(us) => Err(invalid(
+            key,
+            us.to_string(),
+            format!("1..={MAX_LATENCY_US} (microseconds), or leave it out to not judge it"),
+        )),
+        None => Ok(None),
+    };
+    if let Some(rate) = section
+        .max_over_threshold_per_million
+        .filter(|r| *r > 1_000_000)
+    {
+        return Err(invalid(
+            "verdict.max_over_threshold_per_million",
+            rate.to_string(),
+            "0..=1000000 (samples per million samples)".to_string(),
+        ));
+    }
+    Ok(Limits {
+        max_send_call_ns: latency("verdict.max_send_call_us", section.max_send_call_us)?,
+        max_delivery_ns: latency("verdict.max_delivery_us", section.max_delivery_us)?,
+        max_over_threshold: section.max_over_threshold,
+        max_over_threshold_per_million: section.max_over_threshold_per_million,
+        max_lost: section.max_lost,
+        min_messages: section.min_messages,
+        require_preempt_rt: section.require_preempt_rt,
+        require_rt_priority: section.require_rt_priority,
+        require_isolated_cpus: section.require_isolated_cpus,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::parse;
+
+    #[test]
+    fn an_absent_section_judges_lost_messages_only() {
+        let limits = resolve_limits(&parse("x", "").unwrap().verdict).unwrap();
+        assert_eq!(limits, Limits::default());
+        assert_eq!(limits.max_lost, 0);
+    }
+
+    #[test]
+    fn latency_limits_are_resolved_to_nanoseconds() {
+        let text = "[verdict]\nmax_send_call_us = 50\nmax_delivery_us = 120\n\
+                    max_over_threshold_per_million = 2\nrequire_preempt_rt = true\n";
+        let limits = resolve_limits(&parse("x", text).unwrap().verdict).unwrap();
+        assert_eq!(limits.max_send_call_ns, Some(50_000));
+        assert_eq!(limits.max_delivery_ns, Some(120_000));
+        assert_eq!(limits.max_over_threshold_per_million, Some(2));
+        assert!(limits.require_preempt_rt);
+        assert!(!limits.require_isolated_cpus);
+    }
+
+    #[test]
+    fn a_zero_latency_limit_is_an_error_naming_the_key_and_the_range() {
+        let profile = parse("x", "[verdict]\nmax_delivery_us = 0\n").unwrap();
+        let text = resolve_limits(&profile.verdict).unwrap_err().to_string();
+        assert!(text.contains("verdict.max_delivery_us"), "{text}");
+        assert!(text.contains("1..=10000000"), "{text}");
+    }
+
+    #[test]
+    fn a_rate_above_one_million_per_million_is_refused() {
+        let profile = parse("x", "[verdict]\nmax_over_threshold_per_million = 2000000\n").unwrap();
+        let text = resolve_limits(&profile.verdict).unwrap_err().to_string();
+        assert!(text.contains("max_over_threshold_per_million"), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_verdict_key_is_an_error_naming_it() {
+        let text = parse("x", "[verdict]\nmax_latency_us = 5\n")
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("max_latency_us"), "{text}");
+    }
+
+    #[test]
+    fn the_nightly_profile_sets_every_limit_and_requires_a_real_rt_setup() {
+        let (_, profile) = crate::profile::load("nightly").unwrap();
+        let limits = resolve_limits(&profile.verdict).unwrap();
+        assert_eq!(limits.max_send_call_ns, Some(100_000));
+        assert_eq!(limits.max_delivery_ns, Some(200_000));
+        assert_eq!(limits.max_over_threshold_per_million, Some(1));
+        assert_eq!(limits.max_lost, 0);
+        assert_eq!(limits.min_messages, Some(1_000_000));
+        assert!(limits.require_preempt_rt && limits.require_rt_priority);
+        assert!(limits.require_isolated_cpus);
+    }
+}
