@@ -4,6 +4,7 @@ mod bench;
 mod probe;
 mod profiles;
 mod report;
+mod saving;
 mod soak;
 
 use crate::cli::{Cli, Command};

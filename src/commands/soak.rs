@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::SoakArgs;
+use crate::commands::saving::{Saver, create_result_dir};
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::plan::RunPlan;
 use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::result::store::{RESULT_FILE, save, write_atomic};
+use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
 use crate::sys::cpu_dma_latency;
 use crate::sys::trace::{Trace, find_tracefs};
@@ -33,7 +34,7 @@ pub fn soak(
     plan.break_on_continue = args.break_on_continue;
     let trace = prepare_break_on(&plan)?;
     let result_dir = prepare_output(command, args)?;
-    let result_path = result_dir.join(RESULT_FILE);
+    let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
     let support = crate::commands::probe::support_matrix(&plan.abi);
     let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
@@ -107,8 +108,7 @@ pub fn soak(
             let broke = run.break_event.is_some_and(|event| !event.continued);
             doc.runs.push(run);
             doc.caveats = caveats(&doc);
-            save(&doc, &result_path)?;
-            if broke {
+            if !saver.save(&doc) || broke {
                 break 'rounds;
             }
         }
@@ -116,15 +116,23 @@ pub fn soak(
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     doc.caveats = caveats(&doc);
-    save(&doc, &result_path)?;
-    write_exports(&doc, &result_dir, &args.export)?;
+    if saver.save(&doc)
+        && let Err(error) = write_exports(&doc, &result_dir, &args.export)
+    {
+        saver.fail(error);
+    }
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", export::table::render(&doc));
     }
-    eprintln!("Result saved to {}", result_path.display());
+    if let Some(error) = saver.failure() {
+        // Printed after the table, so nothing measured is lost with the file.
+        eprintln!("Error: {error:#}");
+        return Ok(Outcome::SystemError);
+    }
+    eprintln!("Result saved to {}", saver.path().display());
     Ok(outcome(&doc))
 }
 
@@ -204,12 +212,7 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
             PathBuf::from("rtsoak-results").join(format!("{stamp}-{command}"))
         }
     };
-    std::fs::create_dir_all(&dir).with_context(|| {
-        format!(
-            "creating the result directory {}: choose another with --output",
-            dir.display()
-        )
-    })?;
+    create_result_dir(&dir)?;
     Ok(dir)
 }
 
@@ -298,10 +301,11 @@ fn unsupported(transport: &str, reason: String) -> RunResult {
 pub fn outcome(doc: &ResultDoc) -> Outcome {
     if doc.interrupted {
         Outcome::Interrupted
+    } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
+        // A failed run's lost messages are a consequence of the failure, not a finding.
+        Outcome::SystemError
     } else if doc.lost_messages() {
         Outcome::LostMessages
-    } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
-        Outcome::SystemError
     } else if doc.runs.iter().any(|r| r.break_event.is_some()) {
         Outcome::ThresholdBreach
     } else {
