@@ -70,7 +70,12 @@ pub fn run_one(
     let noise = noise.finish();
     let exits = reap(&region, &mut workers);
     let done = outcome.unwrap_or_else(|error| Driven {
-        status: RunStatus::Failed,
+        // A stop signal during setup interrupts the run; anything else failed it.
+        status: if stop.is_set() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Failed
+        },
         reason: Some(format!("{error:#}")),
         measured_ns: 0,
         cpu_busy_percent: Default::default(),
