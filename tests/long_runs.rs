@@ -33,7 +33,11 @@ fn peak_rss_bytes(duration: &str) -> (Vec<u64>, u64, usize) {
     let size = std::fs::metadata(dir.path().join("result.json"))
         .unwrap()
         .len() as usize;
-    let peaks = run.workers.iter().map(|w| w.hygiene.peak_rss_bytes).collect();
+    let peaks = run
+        .workers
+        .iter()
+        .map(|w| w.hygiene.peak_rss_bytes)
+        .collect();
     (peaks, run.integrity.sent, size)
 }
 

@@ -62,8 +62,7 @@ pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or
 /// an error, never a panic (a fuzz target holds it to that).
 pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).context("the file is not JSON")?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).context("the file is not JSON")?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     anyhow::ensure!(
         version == Some(u64::from(SCHEMA_VERSION)),
