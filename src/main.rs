@@ -8,6 +8,10 @@ use rtsoak::sys::alloc::CountingAllocator;
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn main() {
+    // Like any Unix filter, end quietly when stdout's reader goes away (`rtsoak report | head`)
+    // instead of panicking on the failed write; workers set their own dispositions.
+    // SAFETY: restoring a signal's default disposition installs no handler code.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let code = match rtsoak::commands::dispatch(cli) {
         Ok(outcome) => outcome.code(),

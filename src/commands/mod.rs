@@ -6,6 +6,7 @@ mod nightly;
 mod probe;
 mod profiles;
 mod report;
+mod saving;
 mod soak;
 
 use crate::cli::{Cli, Command};

@@ -7,13 +7,14 @@ use anyhow::Context;
 
 use crate::cli::SoakArgs;
 use crate::commands::nightly;
+use crate::commands::saving::{Saver, create_result_dir};
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::plan::RunPlan;
 use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::result::store::{RESULT_FILE, save, write_atomic};
+use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
 use crate::sys::cpu_dma_latency;
 use crate::sys::trace::{Trace, find_tracefs};
@@ -35,7 +36,7 @@ pub fn soak(
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
-    let result_path = result_dir.join(RESULT_FILE);
+    let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
     let support = crate::commands::probe::support_matrix(&plan.abi);
     let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
@@ -123,8 +124,7 @@ pub fn soak(
             let broke = run.break_event.is_some_and(|event| !event.continued);
             doc.runs.push(run);
             doc.caveats = caveats(&doc);
-            save(&doc, &result_path)?;
-            if broke {
+            if !saver.save(&doc) || broke {
                 break 'rounds;
             }
         }
@@ -133,15 +133,23 @@ pub fn soak(
     doc.finished_at = Some(timestamp());
     doc.caveats = caveats(&doc);
     doc.verdict = Some(nightly::judge(&doc, baseline.as_ref()));
-    save(&doc, &result_path)?;
-    write_exports(&doc, &result_dir, &args.export)?;
+    if saver.save(&doc)
+        && let Err(error) = write_exports(&doc, &result_dir, &args.export)
+    {
+        saver.fail(error);
+    }
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         print!("{}", export::table::render(&doc));
     }
-    eprintln!("Result saved to {}", result_path.display());
+    if let Some(error) = saver.failure() {
+        // Printed after the table, so nothing measured is lost with the file.
+        eprintln!("Error: {error:#}");
+        return Ok(Outcome::SystemError);
+    }
+    eprintln!("Result saved to {}", saver.path().display());
     nightly::finish(&doc, &result_dir, &args.nightly);
     Ok(nightly::outcome(&doc))
 }
@@ -225,12 +233,7 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
             nightly::results_parent(&args.nightly).join(format!("{stamp}-{command}"))
         }
     };
-    std::fs::create_dir_all(&dir).with_context(|| {
-        format!(
-            "creating the result directory {}: choose another with --output",
-            dir.display()
-        )
-    })?;
+    create_result_dir(&dir)?;
     Ok(dir)
 }
 

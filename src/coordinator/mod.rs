@@ -9,6 +9,7 @@ mod progress;
 pub use progress::Progress;
 mod spawn;
 pub mod stop;
+pub mod watchdog;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -69,7 +70,12 @@ pub fn run_one(
     let noise = noise.finish();
     let exits = reap(&region, &mut workers);
     let done = outcome.unwrap_or_else(|error| Driven {
-        status: RunStatus::Failed,
+        // A stop signal during setup interrupts the run; anything else failed it.
+        status: if stop.is_set() {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Failed
+        },
         reason: Some(format!("{error:#}")),
         measured_ns: 0,
         cpu_busy_percent: Default::default(),
@@ -94,6 +100,11 @@ pub fn run_one(
         workers: outputs,
         noise,
     });
+    // A multi-hour run keeps a bounded interval list (coarser, nothing lost).
+    result.intervals = crate::result::coarsen::coarsen(
+        std::mem::take(&mut result.intervals),
+        crate::result::coarsen::MAX_INTERVALS,
+    );
     if result.status == RunStatus::Completed
         && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
     {
@@ -147,6 +158,17 @@ fn drive(
     progress.run_started(transport, measure_start_ns, planned_end_ns);
 
     let publisher = &r.workers[RT_PUBLISHER_SLOT];
+    let watched = [
+        watchdog::Watched {
+            name: Role::Publisher.name(),
+            slot: publisher,
+        },
+        watchdog::Watched {
+            name: Role::Subscriber.name(),
+            slot: &r.workers[RT_SUBSCRIBER_SLOT],
+        },
+    ];
+    let watchdog_ns = watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns);
     let mut status = RunStatus::Completed;
     let mut reason = None;
     loop {
@@ -165,6 +187,12 @@ fn drive(
                 status = RunStatus::Failed;
                 reason = Some(dead);
                 r.control.phase.store(phase::STOP, Ordering::Release);
+            } else if let Some(hung) = watchdog::silent(r, &watched, start_ns, now, watchdog_ns) {
+                // A silent worker will not finish: stop now; `reap` kills it.
+                status = RunStatus::Failed;
+                reason = Some(hung);
+                r.control.phase.store(phase::STOP, Ordering::Release);
+                break;
             }
         }
         let all_done = workers.iter().all(|w| {
@@ -307,8 +335,8 @@ fn exited(workers: &mut [Spawned]) -> Option<String> {
             && !status.success()
         {
             return Some(format!(
-                "the {:?} worker (pid {}) ended early: {status}",
-                worker.spec.role,
+                "the {} worker (pid {}) ended early: {status}; the run was stopped",
+                worker.spec.role.name(),
                 worker.child.id()
             ));
         }

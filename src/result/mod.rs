@@ -5,6 +5,7 @@
 
 pub mod build;
 mod caveats;
+pub mod coarsen;
 pub mod diff;
 pub mod merge;
 pub mod retention;

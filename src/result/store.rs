@@ -54,17 +54,19 @@ pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
     } else {
         path.to_path_buf()
     };
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("reading result {}", file.display()))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    let bytes =
+        std::fs::read(&file).with_context(|| format!("reading result {}", file.display()))?;
+    from_bytes(&bytes).with_context(|| format!("loading {}", file.display()))
+}
+
+/// Decode a result document from the bytes of a `result.json`: any bytes give a document or
+/// an error, never a panic (a fuzz target holds it to that).
+pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).context("the file is not JSON")?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     anyhow::ensure!(
         version == Some(u64::from(SCHEMA_VERSION)),
-        "{} has result schema version {:?}; this rtsoak reads version {SCHEMA_VERSION}",
-        file.display(),
-        version
+        "it has result schema version {version:?}; this rtsoak reads version {SCHEMA_VERSION}"
     );
-    serde_json::from_value(value)
-        .with_context(|| format!("{} is not an rtsoak result", file.display()))
+    serde_json::from_value(value).context("it is not an rtsoak result")
 }

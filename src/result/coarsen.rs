@@ -1,0 +1,178 @@
+//! Keeping a long run's result small: when a run has more per-interval histograms than
+//! [`MAX_INTERVALS`], adjacent intervals are merged (histograms added, exact counters combined)
+//! into fewer, longer ones. An 8-hour run at the default 10 s interval has 2,880 intervals;
+//! merged to at most 720 it stays around a megabyte per transport. Pure: no I/O. The run-wide
+//! series are untouched, so no figure changes; only the time resolution of the interval list
+//! coarsens, and each merged interval says its real start and length.
+
+use std::collections::BTreeMap;
+
+use super::{Interval, IntervalSeries};
+use crate::stats::{decode_histogram, encode_histogram};
+
+/// Most intervals a run keeps in its result.
+pub const MAX_INTERVALS: usize = 720;
+
+/// Merge runs of adjacent intervals so that at most `max_intervals` remain (at least one).
+/// Every group but the last holds the same number of intervals.
+pub fn coarsen(intervals: Vec<Interval>, max_intervals: usize) -> Vec<Interval> {
+    let max_intervals = max_intervals.max(1);
+    if intervals.len() <= max_intervals {
+        return intervals;
+    }
+    let group = intervals.len().div_ceil(max_intervals);
+    intervals
+        .chunks(group)
+        .enumerate()
+        .map(|(index, chunk)| merge(index as u32, chunk))
+        .collect()
+}
+
+/// One interval spanning `chunk` (adjacent, in order, non-empty).
+fn merge(index: u32, chunk: &[Interval]) -> Interval {
+    let start_ns = chunk.first().map_or(0, |i| i.start_ns);
+    let end_ns = chunk
+        .iter()
+        .map(|i| i.start_ns.saturating_add(i.length_ns))
+        .max()
+        .unwrap_or(start_ns);
+    let mut series: BTreeMap<String, IntervalSeries> = BTreeMap::new();
+    let mut histograms = BTreeMap::new();
+    for interval in chunk {
+        for (name, part) in &interval.series {
+            series
+                .entry(name.clone())
+                .or_insert_with(|| IntervalSeries {
+                    stats: Default::default(),
+                    histogram: String::new(),
+                })
+                .stats
+                .merge(&part.stats);
+            // A histogram that does not decode (never written by rtsoak itself) is left out of
+            // the merged one; its exact counters above still count.
+            if let Ok(histogram) = decode_histogram(&part.histogram) {
+                let merged = histograms
+                    .entry(name.clone())
+                    .or_insert_with(crate::stats::new_histogram);
+                let _ = merged.add(&histogram);
+            }
+        }
+    }
+    for (name, histogram) in histograms {
+        if let Some(entry) = series.get_mut(&name) {
+            entry.histogram = encode_histogram(&histogram);
+        }
+    }
+    Interval {
+        index,
+        start_ns,
+        length_ns: end_ns.saturating_sub(start_ns),
+        series,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{SampleStats, new_histogram};
+
+    const SECOND_NS: u64 = 1_000_000_000;
+
+    /// A synthetic run: `count` intervals of 10 s, each with the `delivery` series holding
+    /// the samples `index * 1000 + 1` and `index * 1000 + 2` ns.
+    fn intervals(count: u32) -> Vec<Interval> {
+        (0..count)
+            .map(|index| {
+                let mut histogram = new_histogram();
+                let mut stats = SampleStats::default();
+                for value in [u64::from(index) * 1000 + 1, u64::from(index) * 1000 + 2] {
+                    histogram.record(value).unwrap();
+                    stats.add(value, 100_000);
+                }
+                let series = IntervalSeries {
+                    stats,
+                    histogram: encode_histogram(&histogram),
+                };
+                Interval {
+                    index,
+                    start_ns: u64::from(index) * 10 * SECOND_NS,
+                    length_ns: 10 * SECOND_NS,
+                    series: BTreeMap::from([("delivery".to_string(), series)]),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_under_the_cap_keeps_its_intervals_as_they_are() {
+        let original = intervals(5);
+        assert_eq!(coarsen(original.clone(), 5), original);
+    }
+
+    #[test]
+    fn an_eight_hour_run_is_merged_to_the_cap_losing_no_sample() {
+        let eight_hours = intervals(8 * 360);
+        let merged = coarsen(eight_hours, MAX_INTERVALS);
+        assert_eq!(merged.len(), MAX_INTERVALS);
+        // Four 10 s intervals per merged one, back to back, numbered again from 0.
+        for (i, interval) in merged.iter().enumerate() {
+            assert_eq!(interval.index, i as u32);
+            assert_eq!(interval.start_ns, i as u64 * 40 * SECOND_NS);
+            assert_eq!(interval.length_ns, 40 * SECOND_NS);
+        }
+        let first = &merged[0].series["delivery"];
+        assert_eq!(
+            first.stats,
+            SampleStats {
+                count: 8,
+                min_ns: 1,
+                max_ns: 3002,
+                over_threshold: 0
+            }
+        );
+        let histogram = decode_histogram(&first.histogram).unwrap();
+        assert_eq!(histogram.len(), 8);
+        assert_eq!(histogram.max(), histogram.highest_equivalent(3002));
+        let total: u64 = merged
+            .iter()
+            .map(|i| i.series["delivery"].stats.count)
+            .sum();
+        assert_eq!(total, 2 * 8 * 360);
+    }
+
+    #[test]
+    fn an_uneven_split_leaves_a_shorter_last_interval() {
+        let merged = coarsen(intervals(10), 4);
+        let shape: Vec<(u64, u64)> = merged
+            .iter()
+            .map(|i| (i.start_ns / SECOND_NS, i.length_ns / SECOND_NS))
+            .collect();
+        assert_eq!(shape, [(0, 30), (30, 30), (60, 30), (90, 10)]);
+    }
+
+    #[test]
+    fn an_eight_hour_result_stays_small_once_merged() {
+        let eight_hours = intervals(8 * 360);
+        let before = serde_json::to_vec(&eight_hours).unwrap().len();
+        let after = serde_json::to_vec(&coarsen(eight_hours, MAX_INTERVALS))
+            .unwrap()
+            .len();
+        eprintln!("8 h of one series' intervals: {before} bytes, merged: {after} bytes");
+        assert!(after * 3 < before, "{after} vs {before}");
+    }
+
+    #[test]
+    fn a_histogram_that_does_not_decode_is_left_out_without_a_panic() {
+        let mut broken = intervals(4);
+        broken[1].series.get_mut("delivery").unwrap().histogram = "not base64 !".into();
+        let merged = coarsen(broken, 1);
+        let series = &merged[0].series["delivery"];
+        assert_eq!(series.stats.count, 8);
+        assert_eq!(decode_histogram(&series.histogram).unwrap().len(), 6);
+    }
+
+    #[test]
+    fn a_cap_of_zero_is_taken_as_one() {
+        assert_eq!(coarsen(intervals(3), 0).len(), 1);
+    }
+}

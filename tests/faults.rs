@@ -1,0 +1,464 @@
+//! Faults during a soak: stop signals at random moments, a killed coordinator, a killed or
+//! frozen worker, a result directory that is read-only or full, and a foreign signal aimed at
+//! the signalfd subscriber. Each asserts what is left behind: the result, the exit code, and
+//! that no rtsoak process survives. Behaviour only, no latency figure.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{is_root, load, rtsoak_path, skip};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use rtsoak::result::RunStatus;
+
+/// These soaks share the machine's two CPUs at real-time priority: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Start rtsoak with `args` in a process group of its own (the group id is its pid).
+fn start(args: &[&str], dir: &Path) -> Child {
+    Command::new(rtsoak_path())
+        .args(args)
+        .arg("-o")
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// Fields after the command name in `/proc/PID/stat` (state first), if the process exists.
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    Some(after.split_whitespace().map(str::to_string).collect())
+}
+
+/// Live (zombies excluded) processes of process group `pgid`.
+fn group_members(pgid: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| stat_fields(*pid).is_some_and(|f| f[0] != "Z" && f[2].parse() == Ok(pgid)))
+        .collect()
+}
+
+/// Wait up to `limit` for the group to empty; the members still alive after it.
+fn survivors_after(pgid: i32, limit: Duration) -> Vec<i32> {
+    let deadline = Instant::now() + limit;
+    while !group_members(pgid).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    group_members(pgid)
+}
+
+/// The RT worker in `slot` (0 publisher, 1 subscriber) of the coordinator `pgid`: found by the
+/// report memfd every worker keeps open as fd 5.
+fn rt_worker(pgid: i32, slot: usize) -> Option<i32> {
+    let name = format!("rtsoak-report-{slot} ");
+    group_members(pgid).into_iter().find(|pid| {
+        std::fs::read_link(format!("/proc/{pid}/fd/5"))
+            .is_ok_and(|link| link.to_string_lossy().contains(&name))
+    })
+}
+
+/// Wait until the RT worker in `slot` exists and is in its loop (its pair is running).
+fn wait_for_rt_worker(pgid: i32, slot: usize) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let (Some(pid), Some(_)) = (rt_worker(pgid, slot), rt_worker(pgid, 1 - slot)) {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "the RT pair never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn finish(child: Child) -> (Output, String) {
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    (output, stderr)
+}
+
+/// A small deterministic generator (xorshift64*), so a failing seed can be replayed.
+struct Seeded(u64);
+
+impl Seeded {
+    fn below(&mut self, limit: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % limit
+    }
+}
+
+#[test]
+fn sigint_and_sigterm_at_random_moments_save_an_interrupted_result_and_leave_no_process() {
+    let _serial = serial();
+    for seed in [11_u64, 23, 37, 41] {
+        let mut random = Seeded(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let signal = if seed % 2 == 1 {
+            Signal::SIGINT
+        } else {
+            Signal::SIGTERM
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let child = start(
+            &[
+                "compare",
+                "-q",
+                "--profile",
+                "ci",
+                "--duration",
+                "1s",
+                "-t",
+                "futex,eventfd,signalfd",
+            ],
+            dir.path(),
+        );
+        let pgid = child.id() as i32;
+        // From the first worker on (the handlers are installed by then), anywhere in the
+        // ~4 s the three runs take: during setup, a run, between runs or at the end.
+        wait_for_rt_worker(pgid, 1);
+        let delay_ms = random.below(4_000);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let context = format!("seed {seed}: {signal} after {delay_ms} ms");
+        if signal == Signal::SIGINT {
+            // A terminal's Ctrl-C reaches the whole group, workers included.
+            let _ = killpg(Pid::from_raw(pgid), signal);
+        } else {
+            // A service manager or `kill` reaches the coordinator.
+            let _ = kill(Pid::from_raw(pgid), signal);
+        }
+        let (output, stderr) = finish(child);
+        assert_eq!(output.status.code(), Some(130), "{context}\n{stderr}");
+        assert_eq!(
+            survivors_after(pgid, Duration::from_secs(1)),
+            Vec::<i32>::new(),
+            "{context}: no rtsoak process is left"
+        );
+        let doc = load(dir.path());
+        assert!(doc.interrupted, "{context}");
+        assert!(doc.finished_at.is_some(), "{context}");
+        let expected = format!("stopped by {}", signal.as_str());
+        for run in doc.runs.iter().filter(|r| r.status != RunStatus::Completed) {
+            assert_eq!(run.status, RunStatus::Interrupted, "{context}: {run:?}");
+            assert!(
+                run.reason.as_deref().unwrap_or("").contains(&expected),
+                "{context}: {:?}",
+                run.reason
+            );
+        }
+    }
+}
+
+#[test]
+fn a_sigkilled_coordinator_takes_every_worker_with_it_within_a_second() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(
+        &[
+            "run",
+            "--transport",
+            "futex",
+            "-q",
+            "--profile",
+            "ci",
+            "--duration",
+            "10s",
+        ],
+        dir.path(),
+    );
+    let pgid = child.id() as i32;
+    wait_for_rt_worker(pgid, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(group_members(pgid).len() > 2, "noise workers run too");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        survivors_after(pgid, Duration::from_secs(1)),
+        Vec::<i32>::new()
+    );
+}
+
+#[test]
+fn a_sigkilled_worker_is_named_and_what_ran_is_saved_with_a_failure_exit_code() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let child = start(
+        &[
+            "run",
+            "--transport",
+            "futex",
+            "-q",
+            "--profile",
+            "ci",
+            "--no-noise",
+            "--duration",
+            "20s",
+        ],
+        dir.path(),
+    );
+    let pgid = child.id() as i32;
+    let subscriber = wait_for_rt_worker(pgid, 1);
+    std::thread::sleep(Duration::from_millis(1_500));
+    kill(Pid::from_raw(subscriber), Signal::SIGKILL).unwrap();
+    let (output, stderr) = finish(child);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(15), "stopped early");
+    assert_eq!(
+        survivors_after(pgid, Duration::from_secs(1)),
+        Vec::<i32>::new()
+    );
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    assert_eq!(run.status, RunStatus::Failed);
+    let reason = run.reason.as_deref().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "the RT subscriber worker (pid {subscriber}) ended early: signal: 9 (SIGKILL)"
+        )),
+        "{reason}"
+    );
+    assert!(run.integrity.sent > 0, "the publisher's sends are kept");
+    assert!(
+        run.series["send_call"].summary.count > 0,
+        "the publisher's figures are kept"
+    );
+    assert!(run.measured_ns > 0 && run.measured_ns < 15_000_000_000);
+}
+
+#[test]
+fn a_frozen_worker_is_caught_by_the_watchdog_named_and_the_run_ends() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let child = start(
+        &[
+            "run",
+            "--transport",
+            "futex",
+            "-q",
+            "--profile",
+            "ci",
+            "--no-noise",
+            "--duration",
+            "60s",
+        ],
+        dir.path(),
+    );
+    let pgid = child.id() as i32;
+    let publisher = wait_for_rt_worker(pgid, 0);
+    std::thread::sleep(Duration::from_millis(1_000));
+    kill(Pid::from_raw(publisher), Signal::SIGSTOP).unwrap();
+    let stopped = Instant::now();
+    let (output, stderr) = finish(child);
+    // The watchdog's 2 s, then 2 s for the workers to finish before they are killed.
+    assert!(
+        stopped.elapsed() < Duration::from_secs(8),
+        "ended {:?} after the stop, not at the planned end",
+        stopped.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert_eq!(
+        survivors_after(pgid, Duration::from_secs(1)),
+        Vec::<i32>::new(),
+        "the frozen worker was killed"
+    );
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    assert_eq!(run.status, RunStatus::Failed);
+    let reason = run.reason.as_deref().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "the RT publisher (pid {publisher}) stopped responding: no heartbeat for"
+        )),
+        "{reason}"
+    );
+    assert!(reason.contains("process state T (stopped)"), "{reason}");
+    assert!(
+        run.series["delivery"].summary.count > 0,
+        "what ran before the freeze is kept"
+    );
+}
+
+/// Mount a tmpfs of `size` on `dir` (root only); unmounted on drop.
+struct Tmpfs<'a>(&'a Path);
+
+impl<'a> Tmpfs<'a> {
+    fn mount(dir: &'a Path, options: &str) -> Option<Self> {
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "rtsoak-test"])
+            .arg(dir)
+            .status()
+            .ok()?;
+        status.success().then_some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0).status();
+    }
+}
+
+#[test]
+fn a_read_only_result_directory_is_refused_before_anything_runs() {
+    if !is_root() {
+        skip("mounting a read-only tmpfs needs root");
+        return;
+    }
+    let _serial = serial();
+    let base = tempfile::tempdir().unwrap();
+    let Some(_mount) = Tmpfs::mount(base.path(), "size=64k,ro") else {
+        skip("mount -t tmpfs failed (no mount privilege in this container)");
+        return;
+    };
+    let out = base.path().join("result");
+    let output = Command::new(rtsoak_path())
+        .args([
+            "run",
+            "--transport",
+            "futex",
+            "-q",
+            "--profile",
+            "ci",
+            "--duration",
+            "1s",
+        ])
+        .arg("-o")
+        .arg(base.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the result directory {} is not writable: choose another with --output",
+            base.path().display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Read-only file system"), "{stderr}");
+    assert!(output.stdout.is_empty(), "nothing ran, nothing to show");
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_full_disk_still_prints_every_measured_run_then_the_error() {
+    if !is_root() {
+        skip("mounting a small tmpfs needs root");
+        return;
+    }
+    let _serial = serial();
+    let base = tempfile::tempdir().unwrap();
+    let Some(_mount) = Tmpfs::mount(base.path(), "size=64k") else {
+        skip("mount -t tmpfs failed (no mount privilege in this container)");
+        return;
+    };
+    // Fill it: an empty file still fits (the up-front check passes), a result does not.
+    let mut filler = std::fs::File::create(base.path().join("filler")).unwrap();
+    while std::io::Write::write_all(&mut filler, &[0; 4096]).is_ok() {}
+    drop(filler);
+    let output = Command::new(rtsoak_path())
+        .args([
+            "compare",
+            "-q",
+            "--profile",
+            "ci",
+            "--no-noise",
+            "--duration",
+            "1s",
+            "-t",
+            "futex,eventfd",
+        ])
+        .arg("-o")
+        .arg(base.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stdout}\n{stderr}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("futex ")),
+        "the measured run is on stdout:\n{stdout}"
+    );
+    assert!(
+        !stdout.lines().any(|l| l.starts_with("eventfd ")),
+        "the comparison stopped at the first failed save:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("the table above holds every run measured"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(base.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["filler"], "no partial result or temporary file");
+}
+
+#[test]
+fn foreign_signals_at_the_signalfd_subscriber_are_counted_and_ignored() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let child = start(
+        &[
+            "run",
+            "--transport",
+            "signalfd",
+            "-q",
+            "--profile",
+            "ci",
+            "--no-noise",
+            "--duration",
+            "3s",
+        ],
+        dir.path(),
+    );
+    let pgid = child.id() as i32;
+    let subscriber = wait_for_rt_worker(pgid, 1);
+    std::thread::sleep(Duration::from_millis(1_000));
+    let wake_signal = libc::SIGRTMIN() + 1; // the signalfd transport's wake signal;
+    for value in 0..20 {
+        // SAFETY: sigqueue with a plain integer value to a process this test started.
+        let sent = unsafe {
+            libc::sigqueue(
+                subscriber,
+                wake_signal,
+                libc::sigval {
+                    sival_ptr: value as *mut libc::c_void,
+                },
+            )
+        };
+        assert_eq!(sent, 0, "sigqueue: {}", std::io::Error::last_os_error());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (output, stderr) = finish(child);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    assert_eq!(run.status, RunStatus::Completed);
+    assert_eq!(run.integrity.lost, 0, "no message was lost to the noise");
+    let subscriber = run
+        .workers
+        .iter()
+        .find(|w| w.pid == subscriber)
+        .expect("the subscriber's record");
+    assert!(
+        subscriber.counters.foreign_wakeups > 0,
+        "{:?}",
+        subscriber.counters
+    );
+}
