@@ -36,14 +36,18 @@ pub struct MergedSeries {
     pub histogram: Histogram<u64>,
 }
 
-/// Every transport of `doc` in the order it first ran, with its runs merged. A histogram that
-/// does not decode (a hand-edited file) leaves that run out of the series' merge rather than
-/// failing the whole report; its exact counters still count.
+/// Every transport of `doc` in the order it first ran, unsupported ones last, with its runs
+/// merged. A histogram that does not decode (a hand-edited file) leaves that run out of the
+/// series' merge rather than failing the whole report; its exact counters still count.
 pub fn by_transport(doc: &ResultDoc) -> Vec<TransportRuns<'_>> {
     let mut order: Vec<&str> = Vec::new();
-    for run in &doc.runs {
-        if !order.contains(&run.transport.as_str()) {
-            order.push(&run.transport);
+    for unsupported in [false, true] {
+        for run in &doc.runs {
+            if (run.status == RunStatus::Unsupported) == unsupported
+                && !order.contains(&run.transport.as_str())
+            {
+                order.push(&run.transport);
+            }
         }
     }
     order
