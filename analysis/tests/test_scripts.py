@@ -185,17 +185,20 @@ def test_scripts_tolerate_noise_fields_unknown_fields_and_absent_series(real_dat
     data["something_new"] = {"added": "later"}
     for run in data["runs"]:
         run["noise"] = {"enabled": True, "kind": "future"}
+        if run["status"] == "unsupported":
+            continue  # a run that never ran has no series to edit
         run["series"]["noise_send_call"] = copy.deepcopy(run["series"]["send_call"])
         run["series"].pop("delivery")
         for interval in run["intervals"]:
-            interval["series"].pop("delivery")
+            interval["series"].pop("delivery", None)
     path = write_result(data, tmp_path / "noisy")
     for script in ("plot_histogram.py", "plot_percentiles.py", "plot_intervals.py", "plot_trend.py"):
         run_script(script, path, "-o", tmp_path)
     run_script("compare_results.py", path, path, "-o", tmp_path)
     rows = parse_table(run_script("report.py", path, "-o", tmp_path / "report").stdout)
-    assert rows and all(row["noise"] == "on" for row in rows)
-    assert all(int(row["deliveries_over"]) == 0 for row in rows)
+    ran = [row for row in rows if not row["status"].startswith("unsupported")]
+    assert ran and all(row["noise"] == "on" for row in ran)
+    assert all(int(row["deliveries_over"]) == 0 for row in ran)
 
 
 def test_a_missing_file_is_refused_with_what_to_do(tmp_path):
