@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{alive, load, rtsoak, rtsoak_path, skip};
+use rtsoak::plan::RingSetup;
 use rtsoak::result::RunStatus;
 
 /// These soaks share the machine's two CPUs at real-time priority: one at a time.
@@ -283,4 +284,58 @@ fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
         "{marker} not in the trace buffer:\n{trace}"
     );
     std::fs::write(&tracing_on, before.trim()).unwrap();
+}
+
+#[test]
+fn a_comparison_of_ring_setups_reports_each_setup_as_its_own_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = rtsoak()
+        .args([
+            "compare",
+            "-q",
+            "--profile",
+            "ci",
+            "-t",
+            "eventfd",
+            "--duration",
+            "1s",
+        ])
+        .args(["--ring-setup", "defer-taskrun,coop-taskrun,none", "-o"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = load(dir.path());
+    let rows: Vec<(&str, Option<RingSetup>)> = doc
+        .runs
+        .iter()
+        .map(|r| (r.transport.as_str(), r.ring_setup_requested))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("eventfd (defer-taskrun)", Some(RingSetup::DeferTaskrun)),
+            ("eventfd (coop-taskrun)", Some(RingSetup::CoopTaskrun)),
+            ("eventfd (none)", Some(RingSetup::None)),
+        ]
+    );
+    for run in &doc.runs {
+        assert_eq!(
+            run.ring_setup, run.ring_setup_requested,
+            "each ran with the setup it asked for"
+        );
+        assert_eq!(run.integrity.lost, 0);
+    }
+    let table = String::from_utf8_lossy(&output.stdout);
+    for label in [
+        "eventfd (defer-taskrun)",
+        "eventfd (coop-taskrun)",
+        "eventfd (none)",
+    ] {
+        assert!(table.contains(label), "{table}");
+    }
 }
