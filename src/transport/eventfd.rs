@@ -12,11 +12,13 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::targets::RemoteFd;
-use super::{ARM_USER_DATA, Completion, Support, Targets, Transport, Waiter, Waker, push};
+use super::{
+    ARM_USER_DATA, Completion, Support, Targets, Transport, Waiter, Waker, push, require_opcodes,
+    trial,
+};
 use crate::queue::Message;
 use crate::region::Region;
 use crate::sys::SysError;
-use crate::sys::uring::OpcodeSupport;
 use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `eventfd` transport.
@@ -36,18 +38,16 @@ impl Transport for Eventfd {
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
-        match OpcodeSupport::query() {
-            Ok(ops) if ops.has(opcode::Read::CODE) => {}
-            Ok(_) => return Support::missing("IORING_OP_READ", "io_uring opcode probe", None),
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        }
-        if let Err(e) = EventFd::from_flags(EfdFlags::EFD_CLOEXEC) {
-            return Support::missing("eventfd", "eventfd2", Some(e));
-        }
-        match super::msg_ring::pidfd_trial() {
-            Ok(()) => Support::Supported,
-            Err(e) => Support::missing("pidfd_getfd", e.call, Some(e.errno)),
-        }
+        Support::from_steps(|| {
+            require_opcodes(&[(opcode::Read::CODE, "IORING_OP_READ")])?;
+            trial(
+                "eventfd",
+                EventFd::from_flags(EfdFlags::EFD_CLOEXEC)
+                    .map(drop)
+                    .map_err(|e| SysError::new("eventfd2", e)),
+            )?;
+            trial("pidfd_getfd", super::msg_ring::pidfd_trial())
+        })
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {

@@ -13,9 +13,9 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::eventfd::EventfdWaker;
-use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, push};
+use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, push, require_opcodes};
 use crate::sys::SysError;
-use crate::sys::uring::{OpcodeSupport, build};
+use crate::sys::uring::build;
 use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `eventfd-multishot` transport.
@@ -35,18 +35,11 @@ impl Transport for EventfdMultishot {
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
-        match OpcodeSupport::query() {
-            Ok(ops) if ops.has(opcode::PollAdd::CODE) => {}
-            Ok(_) => return Support::missing("IORING_OP_POLL_ADD", "io_uring opcode probe", None),
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        }
-        if let Err(e) = trial() {
-            return Support::missing("multishot IORING_OP_POLL_ADD", e.call, Some(e.errno));
-        }
-        match super::msg_ring::pidfd_trial() {
-            Ok(()) => Support::Supported,
-            Err(e) => Support::missing("pidfd_getfd", e.call, Some(e.errno)),
-        }
+        Support::from_steps(|| {
+            require_opcodes(&[(opcode::PollAdd::CODE, "IORING_OP_POLL_ADD")])?;
+            super::trial("multishot IORING_OP_POLL_ADD", trial())?;
+            super::trial("pidfd_getfd", super::msg_ring::pidfd_trial())
+        })
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {

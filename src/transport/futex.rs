@@ -12,12 +12,11 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, Waker, push};
+use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, Waker, push, require_opcodes};
 use crate::plan::FutexWake;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared};
-use crate::sys::uring::OpcodeSupport;
 use crate::sys::{SysError, uring};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
@@ -38,22 +37,13 @@ impl Transport for Futex {
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
-        let ops = match OpcodeSupport::query() {
-            Ok(ops) => ops,
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        };
-        for (code, feature) in [
-            (opcode::FutexWait::CODE, "IORING_OP_FUTEX_WAIT"),
-            (opcode::FutexWake::CODE, "IORING_OP_FUTEX_WAKE"),
-        ] {
-            if !ops.has(code) {
-                return Support::missing(feature, "io_uring opcode probe", None);
-            }
-        }
-        match trial() {
-            Ok(()) => Support::Supported,
-            Err(e) => Support::missing("IORING_OP_FUTEX_WAIT", e.call, Some(e.errno)),
-        }
+        Support::from_steps(|| {
+            require_opcodes(&[
+                (opcode::FutexWait::CODE, "IORING_OP_FUTEX_WAIT"),
+                (opcode::FutexWake::CODE, "IORING_OP_FUTEX_WAKE"),
+            ])?;
+            super::trial("IORING_OP_FUTEX_WAIT", trial())
+        })
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {

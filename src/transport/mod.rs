@@ -99,6 +99,29 @@ impl Support {
     pub fn is_supported(&self) -> bool {
         matches!(self, Support::Supported)
     }
+
+    /// Run a probe written as a sequence of `?` steps ([`require_opcodes`], [`trial`]).
+    pub fn from_steps(steps: impl FnOnce() -> Result<(), Support>) -> Self {
+        match steps() {
+            Ok(()) => Support::Supported,
+            Err(unsupported) => unsupported,
+        }
+    }
+}
+
+/// A probe step: io_uring can be set up and supports every `(opcode, name)` in `needed`.
+pub fn require_opcodes(needed: &[(u8, &str)]) -> Result<(), Support> {
+    let ops = crate::sys::uring::OpcodeSupport::query()
+        .map_err(|e| Support::missing("io_uring", "io_uring_setup", Some(e.errno)))?;
+    match needed.iter().find(|(code, _)| !ops.has(*code)) {
+        Some((_, name)) => Err(Support::missing(name, "io_uring opcode probe", None)),
+        None => Ok(()),
+    }
+}
+
+/// A probe step: a trial call of `feature` that must succeed.
+pub fn trial(feature: &str, outcome: Result<(), SysError>) -> Result<(), Support> {
+    outcome.map_err(|e| Support::missing(feature, e.call, Some(e.errno)))
 }
 
 /// A wakeup mechanism, as the registry holds it.

@@ -13,10 +13,9 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Support, Targets, Transport, Waiter, Waker};
+use super::{Completion, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial};
 use crate::queue::Message;
 use crate::region::Region;
-use crate::sys::uring::OpcodeSupport;
 use crate::sys::{SysError, pidfd};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
@@ -37,15 +36,10 @@ impl Transport for MsgRing {
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
-        match OpcodeSupport::query() {
-            Ok(ops) if ops.has(opcode::MsgRingData::CODE) => {}
-            Ok(_) => return Support::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        }
-        match pidfd_trial() {
-            Ok(()) => Support::Supported,
-            Err(e) => Support::missing("pidfd_getfd", e.call, Some(e.errno)),
-        }
+        Support::from_steps(|| {
+            require_opcodes(&[(opcode::MsgRingData::CODE, "IORING_OP_MSG_RING")])?;
+            trial("pidfd_getfd", pidfd_trial())
+        })
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {

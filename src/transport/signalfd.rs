@@ -14,12 +14,14 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use super::{ARM_USER_DATA, Completion, Support, Targets, Transport, Waiter, Waker, push};
+use super::{
+    ARM_USER_DATA, Completion, Support, Targets, Transport, Waiter, Waker, push, require_opcodes,
+    trial,
+};
 use crate::queue::Message;
 use crate::region::Region;
 use crate::sys::SysError;
 use crate::sys::pidfd::{self, SignalSender};
-use crate::sys::uring::OpcodeSupport;
 use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `signalfd` transport.
@@ -47,15 +49,10 @@ impl Transport for Signalfd {
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
-        match OpcodeSupport::query() {
-            Ok(ops) if ops.has(opcode::Read::CODE) => {}
-            Ok(_) => return Support::missing("IORING_OP_READ", "io_uring opcode probe", None),
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        }
-        match signal_trial() {
-            Ok(()) => Support::Supported,
-            Err(e) => Support::missing("pidfd_send_signal", e.call, Some(e.errno)),
-        }
+        Support::from_steps(|| {
+            require_opcodes(&[(opcode::Read::CODE, "IORING_OP_READ")])?;
+            trial("pidfd_send_signal", signal_trial())
+        })
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
