@@ -209,7 +209,8 @@ def main():
     parser.add_argument("--expect", choices=["all", "no-futex"], required=True,
                         help="all: every transport supported (6.12 RT); no-futex: 6.1 RT")
     parser.add_argument("--kernel", default="", help="kernel name for the report")
-    parser.add_argument("--arch", default="x86_64", help="the VM's architecture (uname -m)")
+    parser.add_argument("--arch", default="x86_64", choices=["x86_64", "aarch64"],
+                        help="the VM's architecture (uname -m), which host.arch must name")
     parser.add_argument("directory", type=Path)
     args = parser.parse_args()
 

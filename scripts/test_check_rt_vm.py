@@ -83,10 +83,10 @@ def run_main(directory):
         sys.argv = argv
 
 
-def failures(result, expect="all"):
+def failures(result, expect="all", arch="x86_64"):
     checker = check_rt_vm.Checker("test")
     with contextlib.redirect_stdout(io.StringIO()):
-        check_rt_vm.check_result(result, expect, checker)
+        check_rt_vm.check_result(result, expect, checker, arch)
     return checker.failures
 
 
@@ -102,6 +102,14 @@ class CheckRtVm(unittest.TestCase):
 
     def test_futex_supported_where_it_must_not_be_fails(self):
         self.assertGreater(failures(good_result("all"), "no-futex"), 0)
+
+    def test_a_good_aarch64_result_passes_when_aarch64_is_expected(self):
+        result = good_result("all")
+        result["host"]["arch"] = "aarch64"
+        self.assertEqual(failures(result, arch="aarch64"), 0)
+
+    def test_an_x86_64_result_fails_when_aarch64_is_expected(self):
+        self.assertEqual(failures(good_result("all"), arch="aarch64"), 1)
 
     def test_a_non_rt_kernel_fails(self):
         result = good_result("all")
