@@ -161,8 +161,12 @@ def check_noise(runs, c):
         load = noise.get("load") or {}
         c.check(bool(load) and all(g.get("operations", 0) > 0 for g in load.values()),
                 f"{name}: every load generator did work", str(load))
-        busy = run.get("cpu_busy_percent") or {}
-        c.check(bool(busy), f"{name}: per-CPU busy time recorded", str(busy))
+        busy = {int(cpu): share for cpu, share in (run.get("cpu_busy_percent") or {}).items()}
+        noise_busy = [busy.get(cpu, 0.0) for cpu in sorted(NOISE_CPUS)]
+        rt_busy = [busy.get(cpu, 100.0) for cpu in ISOLATED_CPUS]
+        c.check(bool(busy) and min(noise_busy) > max(rt_busy),
+                f"{name}: /proc/stat shows the noise CPUs loaded and the RT CPUs lightly used",
+                f"busy percent by CPU: {busy}")
 
 
 def check_result(result, expect, c, arch="x86_64"):

@@ -39,7 +39,7 @@ def run(transport):
         "integrity": {"sent": 100, "delivered": 100, "lost": 0},
         "workers": [worker("subscriber", 5), worker("publisher", 4)],
         "noise": noise(),
-        "cpu_busy_percent": {"0": 80.0, "1": 78.5, "4": 3.0, "5": 2.5},
+        "cpu_busy_percent": {"0": 80.0, "1": 78.5, "2": 1.0, "3": 0.5, "4": 3.0, "5": 2.5},
     }
 
 
@@ -169,6 +169,11 @@ class CheckRtVm(unittest.TestCase):
             if entry["status"] == "completed":
                 entry["noise"] = noise(publishers_started=0)
         self.assertEqual(failures(result), len(check_rt_vm.TRANSPORTS))
+
+    def test_rt_cpus_as_busy_as_the_noise_cpus_fail(self):
+        result = good_result("all")
+        result["runs"][0]["cpu_busy_percent"]["5"] = 90.0
+        self.assertEqual(failures(result), 1)
 
     def test_a_run_without_noise_fails(self):
         result = good_result("all")

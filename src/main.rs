@@ -1,6 +1,11 @@
 use clap::Parser;
 use rtsoak::cli::Cli;
 use rtsoak::exit::Outcome;
+use rtsoak::sys::alloc::CountingAllocator;
+
+/// Every allocation is counted, so workers can show their measured loops allocated nothing.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn main() {
     let cli = Cli::parse();

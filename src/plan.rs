@@ -189,6 +189,10 @@ pub struct BurstPlan {
     pub max_ns: u64,
     /// Busy time never exceeds this share of each thread's time, percent.
     pub duty_cap_percent: u8,
+    /// CPUs with a burst thread: the noise CPUs, less the RT pair's unless
+    /// `noise.bursts.on_rt_cpus` put them there too.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
 }
 
 /// System and interrupt load generators; 0 turns one off.
@@ -226,6 +230,7 @@ impl NoisePlan {
                 min_ns: 20_000,
                 max_ns: 1_000_000,
                 duty_cap_percent: 50,
+                cpus: Vec::new(),
             },
             load: LoadPlan {
                 sched_pairs: 0,

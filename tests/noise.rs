@@ -77,7 +77,7 @@ fn every_noise_kind_runs_and_reports_what_it_did() {
             "{who}"
         );
         let bursts = noise.bursts.expect("bursts ran");
-        assert_eq!(bursts.threads as usize, doc.plan.noise_cpus.len());
+        assert_eq!(bursts.threads as usize, doc.plan.noise.bursts.cpus.len());
         assert!(
             bursts.bursts > 100 && bursts.busy_ns > 0,
             "{who}: {bursts:?}"

@@ -106,6 +106,11 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
         assert_eq!(run.workers.len(), 2);
         for worker in &run.workers {
             assert_eq!(worker.exit, "exit status: 0");
+            assert_eq!(
+                worker.hygiene.allocations, 0,
+                "{} {:?}: the measured loop allocated nothing",
+                run.transport, worker.role
+            );
             assert!(worker.error.is_none(), "{:?}", worker.error);
             let cpu = match worker.role {
                 Role::Publisher => doc.plan.rt.publisher_cpu,

@@ -111,8 +111,9 @@ impl<'a> NoiseManager<'a> {
         if !noise.enabled {
             return Ok(());
         }
-        if noise.bursts.enabled && !self.plan.noise_cpus.is_empty() {
+        if noise.bursts.enabled && !noise.bursts.cpus.is_empty() {
             let mut spec = self.spec(Role::Burst, BURST_SLOT, 0);
+            spec.cpus = noise.bursts.cpus.clone();
             spec.bursts = Some(noise.bursts.clone());
             self.fixed.push(spawn(spec, self.region)?);
         }

@@ -82,6 +82,9 @@ pub struct BurstSection {
     pub max_us: u64,
     /// Cap on each thread's busy share, percent.
     pub duty_cap_percent: u8,
+    /// Also run bursts on noise CPUs the RT pair uses (only a machine with too few CPUs to
+    /// keep them apart needs this; the RT pair then waits for every burst there).
+    pub on_rt_cpus: bool,
 }
 
 impl Default for BurstSection {
@@ -92,6 +95,7 @@ impl Default for BurstSection {
             min_us: 20,
             max_us: 1000,
             duty_cap_percent: 50,
+            on_rt_cpus: false,
         }
     }
 }
@@ -150,12 +154,12 @@ fn in_range(
 }
 
 /// Resolve `[noise]`. `rt_priorities` are the RT pair's; queue noise must stay below both.
-/// `disabled` is `--no-noise`; `shares_rt_cpus` says the noise CPUs include an RT CPU.
+/// `disabled` is `--no-noise`; `noise_cpus` and `rt_cpus` decide where bursts may run.
 pub fn resolve_noise(
     section: &NoiseSection,
     disabled: bool,
     rt_priorities: (Policy, u8, u8),
-    shares_rt_cpus: bool,
+    (noise_cpus, rt_cpus): (&[usize], [usize; 2]),
     notes: &mut Vec<String>,
 ) -> Result<NoisePlan, ProfileError> {
     let q = &section.queue;
@@ -261,16 +265,17 @@ pub fn resolve_noise(
         off.queue.policy = q.policy;
         return Ok(off);
     }
-    if shares_rt_cpus
-        && b.enabled
-        && burst_priority > rt_priorities.1.min(rt_priorities.2)
-        && rt_priorities.0.is_realtime()
-    {
-        notes.push(format!(
-            "FIFO {burst_priority} bursts outrank the RT pair: on any CPU the two share, the RT pair \
-             waits for them (as it would for interrupt threads)"
-        ));
-    }
+    let burst_cpus = burst_cpus(
+        b,
+        noise_cpus,
+        rt_cpus,
+        (
+            rt_priorities.0,
+            burst_priority,
+            rt_priorities.1.min(rt_priorities.2),
+        ),
+        notes,
+    );
     Ok(NoisePlan {
         enabled: true,
         queue: QueueNoisePlan {
@@ -288,10 +293,48 @@ pub fn resolve_noise(
             min_ns: min_us * 1_000,
             max_ns: max_us * 1_000,
             duty_cap_percent: duty,
+            cpus: burst_cpus,
         },
         load,
         external: l.external.clone(),
     })
+}
+
+/// The CPUs that get a burst thread, with a note when the RT pair's CPUs change the answer.
+/// `priorities` are the RT policy, the burst priority and the lower RT priority.
+fn burst_cpus(
+    b: &BurstSection,
+    noise_cpus: &[usize],
+    rt_cpus: [usize; 2],
+    (rt_policy, burst_priority, rt_priority): (Policy, u8, u8),
+    notes: &mut Vec<String>,
+) -> Vec<usize> {
+    if !b.enabled {
+        return Vec::new();
+    }
+    let shared = noise_cpus.iter().any(|cpu| rt_cpus.contains(cpu));
+    if b.on_rt_cpus {
+        if shared && rt_policy.is_realtime() && burst_priority > rt_priority {
+            notes.push(format!(
+                "FIFO {burst_priority} bursts also run on the RT pair's CPUs \
+                 (noise.bursts.on_rt_cpus): there the RT pair waits for every burst"
+            ));
+        }
+        return noise_cpus.to_vec();
+    }
+    let cpus: Vec<usize> = noise_cpus
+        .iter()
+        .copied()
+        .filter(|cpu| !rt_cpus.contains(cpu))
+        .collect();
+    if cpus.is_empty() {
+        notes.push(
+            "no FIFO bursts: every noise CPU is an RT CPU, and a burst there would preempt the RT \
+             pair itself (set noise.bursts.on_rt_cpus = true to run them anyway)"
+                .to_string(),
+        );
+    }
+    cpus
 }
 
 /// Queue noise priority: below both RT workers' when both are real-time.
@@ -341,7 +384,7 @@ mod tests {
             section,
             false,
             (Policy::Fifo, 40, 40),
-            false,
+            (&[0, 1], [4, 5]),
             &mut Vec::new(),
         )
     }
@@ -370,7 +413,7 @@ mod tests {
             &NoiseSection::default(),
             true,
             (Policy::Fifo, 40, 40),
-            false,
+            (&[0, 1], [4, 5]),
             &mut Vec::new(),
         )
         .unwrap();
@@ -467,32 +510,38 @@ mod tests {
     }
 
     #[test]
-    fn bursts_above_the_rt_pair_on_its_cpus_are_noted() {
+    fn bursts_keep_off_the_rt_cpus_unless_told_otherwise() {
+        let resolve = |section: &NoiseSection, noise: &[usize], notes: &mut Vec<String>| {
+            resolve_noise(
+                section,
+                false,
+                (Policy::Fifo, 40, 40),
+                (noise, [4, 5]),
+                notes,
+            )
+            .unwrap()
+        };
         let mut notes = Vec::new();
-        resolve_noise(
-            &NoiseSection::default(),
-            false,
-            (Policy::Fifo, 40, 40),
-            true,
-            &mut notes,
-        )
-        .unwrap();
-        assert!(
-            notes.iter().any(|n| n.contains("FIFO 50 bursts outrank")),
-            "{notes:?}"
-        );
-        let mut notes = Vec::new();
-        resolve_noise(
-            &NoiseSection::default(),
-            false,
-            (Policy::Fifo, 40, 40),
-            false,
-            &mut notes,
-        )
-        .unwrap();
+        let plan = resolve(&NoiseSection::default(), &[0, 1, 4], &mut notes);
+        assert_eq!(plan.bursts.cpus, [0, 1], "not on RT CPU 4");
         assert!(
             notes.is_empty(),
             "bursts on other CPUs are the intended noise: {notes:?}"
+        );
+
+        let mut notes = Vec::new();
+        let plan = resolve(&NoiseSection::default(), &[4, 5], &mut notes);
+        assert!(plan.bursts.cpus.is_empty());
+        assert!(notes[0].contains("no FIFO bursts"), "{notes:?}");
+
+        let mut section = NoiseSection::default();
+        section.bursts.on_rt_cpus = true;
+        let mut notes = Vec::new();
+        let plan = resolve(&section, &[4, 5], &mut notes);
+        assert_eq!(plan.bursts.cpus, [4, 5]);
+        assert!(
+            notes[0].contains("FIFO 50 bursts also run on the RT pair's CPUs"),
+            "{notes:?}"
         );
     }
 }

@@ -213,7 +213,7 @@ pub fn resolve(
         &profile.noise,
         ov.no_noise,
         (policy, publisher_priority, subscriber_priority),
-        noise_cpus.contains(&publisher_cpu) || noise_cpus.contains(&subscriber_cpu),
+        (&noise_cpus, [publisher_cpu, subscriber_cpu]),
         &mut layout_notes,
     )?;
 

@@ -4,6 +4,7 @@
 //! `unsafe` block carries a `// SAFETY:` note saying why it is sound; syscall numbers come from
 //! `libc`; a failed call becomes a [`SysError`] naming the call and the errno, never a panic.
 
+pub mod alloc;
 pub mod clock;
 pub mod cpu_dma_latency;
 pub mod futex;

@@ -153,6 +153,8 @@ pub struct Usage {
     pub involuntary_switches: u64,
     /// Peak resident set size, bytes.
     pub peak_rss_bytes: u64,
+    /// Heap allocations so far (see `sys::alloc`).
+    pub allocations: u64,
 }
 
 /// Read [`Usage`] now.
@@ -165,8 +167,12 @@ pub fn usage() -> Usage {
             voluntary_switches: u.voluntary_context_switches() as u64,
             involuntary_switches: u.involuntary_context_switches() as u64,
             peak_rss_bytes: u.max_rss() as u64 * 1024,
+            allocations: super::alloc::allocations(),
         },
-        Err(_) => Usage::default(),
+        Err(_) => Usage {
+            allocations: super::alloc::allocations(),
+            ..Usage::default()
+        },
     }
 }
 

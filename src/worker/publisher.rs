@@ -198,5 +198,6 @@ pub fn hygiene(before: sched::Usage, after: sched::Usage) -> Hygiene {
         voluntary_switches: after.voluntary_switches - before.voluntary_switches,
         involuntary_switches: after.involuntary_switches - before.involuntary_switches,
         peak_rss_bytes: after.peak_rss_bytes,
+        allocations: after.allocations - before.allocations,
     }
 }
