@@ -89,7 +89,11 @@ mod tests {
             let _ = done.send(Outcome::Returned(run(region.get(), Path::new("/tmp"), 0)));
         });
         std::thread::sleep(Duration::from_millis(300));
-        shared.get().control.phase.store(phase::STOP, Ordering::Release);
+        shared
+            .get()
+            .control
+            .phase
+            .store(phase::STOP, Ordering::Release);
         // Generous: the stream checks the phase every 100 ms.
         returned
             .recv_timeout(Duration::from_secs(30))
