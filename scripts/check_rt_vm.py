@@ -90,16 +90,25 @@ def check_probe(probe, expect, c):
                     f"probe: {name} unsupported, naming {FUTEX_FEATURE}", str(support))
 
 
-def check_host(host, arch, c):
-    c.check(host.get("preempt_rt") is True, "host.preempt_rt is true",
+def check_probe_document(probe, expect, arch, c):
+    """`rtsoak probe --json`: an object with the host it saw and each transport's support."""
+    if not c.check(isinstance(probe, dict) and isinstance(probe.get("support"), list),
+                   "probe.json is an object with a support list", type(probe).__name__):
+        return
+    check_host(probe.get("host", {}), arch, c, "probe: ")
+    check_probe(probe["support"], expect, c)
+
+
+def check_host(host, arch, c, prefix=""):
+    c.check(host.get("preempt_rt") is True, f"{prefix}host.preempt_rt is true",
             f"preempt_rt={host.get('preempt_rt')}, version={host.get('kernel_version')}")
-    c.check(host.get("isolated") == ISOLATED_CPUS, "host.isolated is CPUs 4-5",
+    c.check(host.get("isolated") == ISOLATED_CPUS, f"{prefix}host.isolated is CPUs 4-5",
             f"isolated={host.get('isolated')}")
-    c.check(host.get("nohz_full") == ISOLATED_CPUS, "host.nohz_full is CPUs 4-5",
+    c.check(host.get("nohz_full") == ISOLATED_CPUS, f"{prefix}host.nohz_full is CPUs 4-5",
             f"nohz_full={host.get('nohz_full')}")
-    c.check(host.get("online") == ONLINE_CPUS, "host.online is CPUs 0-5",
+    c.check(host.get("online") == ONLINE_CPUS, f"{prefix}host.online is CPUs 0-5",
             f"online={host.get('online')}")
-    c.check(host.get("arch") == arch, f"host.arch is {arch}", f"arch={host.get('arch')}")
+    c.check(host.get("arch") == arch, f"{prefix}host.arch is {arch}", f"arch={host.get('arch')}")
 
 
 def check_plan(plan, c):
@@ -213,7 +222,8 @@ def main():
     parser.add_argument("--expect", choices=["all", "no-futex"], required=True,
                         help="all: every transport supported (6.12 RT); no-futex: 6.1 RT")
     parser.add_argument("--kernel", default="", help="kernel name for the report")
-    parser.add_argument("--arch", default="x86_64", help="the VM's architecture (uname -m)")
+    parser.add_argument("--arch", default="x86_64", choices=["x86_64", "aarch64"],
+                        help="the VM's architecture (uname -m), which host.arch must name")
     parser.add_argument("directory", type=Path)
     args = parser.parse_args()
 
@@ -222,7 +232,7 @@ def main():
     check_exits(args.directory, c)
     probe = read_json(args.directory / "probe.json", c)
     if probe is not None:
-        check_probe(probe, args.expect, c)
+        check_probe_document(probe, args.expect, args.arch, c)
     result = read_json(args.directory / "result.json", c)
     if result is not None:
         check_result(result, args.expect, c, args.arch)

@@ -72,10 +72,23 @@ def good_result(expect):
     }
 
 
-def run_main(directory):
+def probe_document(result):
+    """What `rtsoak probe --json` prints on the same machine as `result`."""
+    return {"host": copy.deepcopy(result["host"]), "system_check": {},
+            "support": copy.deepcopy(result["support"])}
+
+
+def write_vm_directory(directory, result, probe, compare_exit=0):
+    (directory / "result.json").write_text(json.dumps(result))
+    (directory / "probe.json").write_text(json.dumps(probe))
+    for step, code in [("payload", 0), ("probe", 0), ("compare", compare_exit)]:
+        (directory / f"{step}.exit").write_text(f"{code}\n")
+
+
+def run_main(directory, arch="x86_64"):
     """check_rt_vm.main() on a directory, quietly; its exit status."""
     argv = sys.argv
-    sys.argv = ["check_rt_vm.py", "--expect", "all", str(directory)]
+    sys.argv = ["check_rt_vm.py", "--expect", "all", "--arch", arch, str(directory)]
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             return check_rt_vm.main()
@@ -83,10 +96,10 @@ def run_main(directory):
         sys.argv = argv
 
 
-def failures(result, expect="all"):
+def failures(result, expect="all", arch="x86_64"):
     checker = check_rt_vm.Checker("test")
     with contextlib.redirect_stdout(io.StringIO()):
-        check_rt_vm.check_result(result, expect, checker)
+        check_rt_vm.check_result(result, expect, checker, arch)
     return checker.failures
 
 
@@ -102,6 +115,14 @@ class CheckRtVm(unittest.TestCase):
 
     def test_futex_supported_where_it_must_not_be_fails(self):
         self.assertGreater(failures(good_result("all"), "no-futex"), 0)
+
+    def test_a_good_aarch64_result_passes_when_aarch64_is_expected(self):
+        result = good_result("all")
+        result["host"]["arch"] = "aarch64"
+        self.assertEqual(failures(result, arch="aarch64"), 0)
+
+    def test_an_x86_64_result_fails_when_aarch64_is_expected(self):
+        self.assertEqual(failures(good_result("all"), arch="aarch64"), 1)
 
     def test_a_non_rt_kernel_fails(self):
         result = good_result("all")
@@ -184,23 +205,36 @@ class CheckRtVm(unittest.TestCase):
     def test_a_complete_vm_directory_passes(self):
         result = good_result("all")
         with tempfile.TemporaryDirectory() as name:
-            directory = Path(name)
-            (directory / "result.json").write_text(json.dumps(result))
-            (directory / "probe.json").write_text(json.dumps(copy.deepcopy(result["support"])))
-            for step in ["payload", "probe", "compare"]:
-                (directory / f"{step}.exit").write_text("0\n")
-            self.assertEqual(run_main(directory), 0)
+            write_vm_directory(Path(name), result, probe_document(result))
+            self.assertEqual(run_main(name), 0)
 
     def test_a_failed_compare_inside_the_vm_fails(self):
         result = good_result("all")
         with tempfile.TemporaryDirectory() as name:
-            directory = Path(name)
-            (directory / "result.json").write_text(json.dumps(result))
-            (directory / "probe.json").write_text(json.dumps(result["support"]))
-            for step, code in [("payload", 0), ("probe", 0), ("compare", 4)]:
-                (directory / f"{step}.exit").write_text(f"{code}\n")
-            self.assertEqual(run_main(directory), 1)
+            write_vm_directory(Path(name), result, probe_document(result), compare_exit=4)
+            self.assertEqual(run_main(name), 1)
 
+    def test_a_probe_that_printed_only_the_support_list_fails(self):
+        result = good_result("all")
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, result["support"])
+            self.assertEqual(run_main(name), 1)
+
+    def test_a_probe_that_missed_preempt_rt_fails(self):
+        result = good_result("all")
+        probe = probe_document(result)
+        probe["host"]["preempt_rt"] = False
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, probe)
+            self.assertEqual(run_main(name), 1)
+
+    def test_a_complete_aarch64_vm_directory_passes_only_as_aarch64(self):
+        result = good_result("all")
+        result["host"]["arch"] = "aarch64"
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, probe_document(result))
+            self.assertEqual(run_main(name, arch="aarch64"), 0)
+            self.assertEqual(run_main(name, arch="x86_64"), 1)
 
 if __name__ == "__main__":
     unittest.main()

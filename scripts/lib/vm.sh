@@ -303,6 +303,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tmpfs tmp /tmp
+# Loopback up, as on any booted system (rtsoak's network load streams over 127.0.0.1).
+ip link set lo up || echo "VM-INIT: cannot bring up lo"
 # Only emergencies on the console from here, so kernel chatter cannot mix with our output.
 echo 1 >/proc/sys/kernel/printk
 for module in $(cat /modules/order); do insmod "/modules/$module" || echo "VM-INIT: insmod $module failed"; done
