@@ -188,6 +188,18 @@ class CheckRtVm(unittest.TestCase):
         result["runs"][0]["cpu_busy_percent"]["5"] = 90.0
         self.assertEqual(failures(result), 1)
 
+    def test_a_load_generator_idle_in_every_run_fails(self):
+        result = good_result("all")
+        for entry in result["runs"]:
+            if entry["status"] == "completed":
+                entry["noise"]["load"]["timers"]["operations"] = 0
+        self.assertEqual(failures(result), 1)
+
+    def test_a_load_generator_idle_in_one_run_only_passes(self):
+        result = good_result("all")
+        result["runs"][0]["noise"]["load"]["timers"]["operations"] = 0
+        self.assertEqual(failures(result), 0)
+
     def test_a_run_without_noise_fails(self):
         result = good_result("all")
         del result["runs"][0]["noise"]
