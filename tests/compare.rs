@@ -8,18 +8,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{alive, load, rtsoak, rtsoak_path, skip};
+use common::{alive, load, rtsoak, rtsoak_path, serial, skip};
 use rtsoak::plan::RingSetup;
 use rtsoak::result::RunStatus;
-
-/// These soaks share the machine's two CPUs at real-time priority: one at a time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// The data rows of the first table printed (the header and title excluded).
 fn merged_rows(table: &str) -> Vec<Vec<String>> {

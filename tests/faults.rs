@@ -10,19 +10,10 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{is_root, load, rtsoak_path, skip};
+use common::{is_root, load, rtsoak_path, serial, skip};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use rtsoak::result::RunStatus;
-
-/// These soaks share the machine's two CPUs at real-time priority: one at a time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Start rtsoak with `args` in a process group of its own (the group id is its pid).
 fn start(args: &[&str], dir: &Path) -> Child {

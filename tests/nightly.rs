@@ -7,15 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{is_root, load, rtsoak, skip};
-
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use common::{is_root, load, rtsoak, serial, skip};
 
 /// The `ci` profile with a `[verdict]` section (and any other extra TOML), as a file in `dir`.
 fn profile(dir: &Path, name: &str, extra: &str) -> PathBuf {

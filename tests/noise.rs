@@ -8,16 +8,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{group_members, load, rtsoak, rtsoak_path};
+use common::{group_members, load, rtsoak, rtsoak_path, serial};
 use rtsoak::result::RunStatus;
-
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 #[test]
 fn every_noise_kind_runs_and_reports_what_it_did() {

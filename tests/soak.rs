@@ -8,20 +8,10 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{alive, group_members, is_root, load, rtsoak, rtsoak_path, skip};
+use common::{alive, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip};
 use rtsoak::protocol::Role;
 use rtsoak::result::{ResultDoc, RunStatus};
 use rtsoak::stats::decode_histogram;
-
-/// The soaks share the machine's two CPUs at real-time priority: run them one at a time so
-/// that each sees the machine as a user would.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Transports that need unmerged kernel patches (unsupported on this machine's kernel).
 const UNMERGED: [&str; 2] = ["persistent-futex", "doorbell"];

@@ -54,3 +54,12 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
         })
         .collect()
 }
+
+/// The soaks share the machine's two CPUs at real-time priority: a test holding this runs alone
+/// among the tests of its binary, so that each sees the machine as a user would.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
