@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{register, sqe, sqe_bytes};
+use super::register;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
 
 /// The assumed constants.
@@ -107,16 +107,10 @@ pub fn still_armed(cqe_flags: u32) -> bool {
     io_uring::cqueue::more(cqe_flags)
 }
 
-/// The opcode byte and flags word of an SQE, for checks.
-pub fn describe(entry: &io_uring::squeue::Entry) -> (u8, u32) {
-    let bytes = sqe_bytes(entry);
-    (bytes[sqe::OPCODE], super::field_u32(&bytes, sqe::OP_FLAGS))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{field_u32, field_u64};
+    use crate::abi::{field_u32, field_u64, sqe, sqe_bytes};
 
     #[test]
     fn the_persistent_wait_is_a_futex_wait_with_the_wait_flag() {
