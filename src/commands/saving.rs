@@ -15,6 +15,10 @@ use crate::result::store::{RESULT_FILE, save};
 /// created in it, so an unwritable place is refused before the first run rather than after.
 pub fn create_result_dir(dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
+    // Made absolute first: the ancestors of a bare relative name (`-o results`) end in an empty
+    // path, which names no directory.
+    let dir = &std::path::absolute(dir)
+        .with_context(|| format!("resolving the result directory {}", dir.display()))?;
     // The directories this call creates: set to 0755 afterwards, as the umask may be tighter.
     let new: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
     std::fs::create_dir_all(dir).with_context(|| {
@@ -103,6 +107,21 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o755);
+    }
+
+    #[test]
+    fn a_bare_relative_name_is_created_in_the_working_directory() {
+        // The working directory is shared by every unit test: a unique name in it, instead of
+        // changing it.
+        let name = format!("rtsoak-relative-{}", std::process::id());
+        let result = create_result_dir(Path::new(&name));
+        let created = Path::new(&name).is_dir();
+        let _ = std::fs::remove_dir_all(&name);
+        result.unwrap();
+        assert!(
+            created,
+            "`{name}` was created relative to the working directory"
+        );
     }
 
     #[test]
