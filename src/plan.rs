@@ -158,8 +158,6 @@ pub struct Limits {
     pub max_over_threshold: Option<u64>,
     /// The same as a rate: over-threshold samples per million samples of the series.
     pub max_over_threshold_per_million: Option<u64>,
-    /// Lost messages allowed per transport.
-    pub max_lost: u64,
     /// Fewest messages a transport must have sent for its figures to count.
     pub min_messages: Option<u64>,
     /// The kernel must be PREEMPT_RT.

@@ -15,7 +15,7 @@ use crate::result::diff::{DiffRules, diff};
 use crate::result::merge::by_transport;
 use crate::result::retention::{Retention, prune, stamp_of, update_latest};
 use crate::result::store::{load, write_atomic};
-use crate::result::verdict::{Verdict, verdict};
+use crate::result::verdict::{FailureKind, Verdict, verdict};
 use crate::result::{ResultDoc, RunStatus};
 
 /// A loaded baseline and the name it is reported under.
@@ -154,26 +154,30 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
         .collect()
 }
 
-/// The verdict line, then one line per breach and per regression.
+/// The verdict line, then one line per failure, per breach and per regression.
 pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
     let regressions = verdict
         .baseline
         .as_ref()
         .map_or(0, |d| d.regressions().count());
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut lines = vec![format!(
-        "rtsoak verdict: {} ({} breach{}, {})",
+        "rtsoak verdict: {} ({}, {}, {})",
         if verdict.pass { "PASS" } else { "FAIL" },
-        verdict.breaches.len(),
-        if verdict.breaches.len() == 1 {
-            ""
-        } else {
-            "es"
-        },
+        plural(verdict.failures.len(), "failure", "failures"),
+        plural(verdict.breaches.len(), "breach", "breaches"),
         match &verdict.baseline {
             Some(diff) => format!("{regressions} regression(s) against {}", diff.baseline),
             None => "no baseline".to_string(),
         }
     )];
+    lines.extend(
+        verdict
+            .failures
+            .iter()
+            .map(|f| format!("  failure: {}", f.message)),
+    );
     lines.extend(
         verdict
             .breaches
@@ -192,23 +196,26 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
 
 /// The exit code a finished document earns. Precedence: interrupted, then a failed run (the
 /// figures are incomplete, and a dead worker also loses messages), then lost messages, then a
-/// regression, then a breached limit or `--break-on`, then pass.
+/// regression, then a breached limit or `--break-on`, then pass. A document without a verdict
+/// (one saved mid-run) is judged here. Whatever fails the verdict never exits 0.
 pub fn outcome(doc: &ResultDoc) -> Outcome {
-    let lost = match &doc.verdict {
-        Some(verdict) => verdict.lost_messages(),
-        None => doc.lost_messages(),
+    let judged;
+    let verdict = match &doc.verdict {
+        Some(verdict) => verdict,
+        None => {
+            judged = crate::result::verdict::verdict(doc);
+            &judged
+        }
     };
     if doc.interrupted {
         Outcome::Interrupted
-    } else if doc.runs.iter().any(|r| r.status == RunStatus::Failed) {
+    } else if verdict.failed(FailureKind::RunFailed) {
         Outcome::SystemError
-    } else if lost {
+    } else if verdict.failed(FailureKind::LostMessages) {
         Outcome::LostMessages
-    } else if doc.verdict.as_ref().is_some_and(Verdict::regression) {
+    } else if verdict.regression() {
         Outcome::Regression
-    } else if doc.runs.iter().any(|r| r.break_event.is_some())
-        || doc.verdict.as_ref().is_some_and(|v| !v.breaches.is_empty())
-    {
+    } else if !verdict.pass {
         Outcome::ThresholdBreach
     } else {
         Outcome::Pass
@@ -256,18 +263,61 @@ mod tests {
         assert_eq!(outcome(&judged(3, true, true)), Outcome::LostMessages);
         let mut failed = judged(3, true, true);
         failed.runs[0].status = RunStatus::Failed;
+        failed.verdict = Some(verdict(&failed));
         assert_eq!(outcome(&failed), Outcome::SystemError);
         failed.interrupted = true;
+        failed.verdict = Some(verdict(&failed));
         assert_eq!(outcome(&failed), Outcome::Interrupted);
     }
 
     #[test]
-    fn lost_messages_within_max_lost_do_not_exit_4() {
+    fn a_failed_lost_or_interrupted_run_never_passes_whatever_the_limits() {
+        let generous = |doc: &mut ResultDoc| {
+            doc.plan.verdict.min_messages = Some(1);
+            doc.verdict = Some(verdict(doc));
+            let verdict = doc.verdict.as_ref().unwrap();
+            assert!(verdict.breaches.is_empty(), "{:?}", verdict.breaches);
+            assert!(!verdict.pass);
+            assert!(verdict_lines(verdict)[0].starts_with("rtsoak verdict: FAIL (1 failure"));
+            outcome(doc)
+        };
+        let mut lost = one_run_doc();
+        lost.runs[0].integrity.lost = 1;
+        assert_eq!(generous(&mut lost), Outcome::LostMessages);
+
+        let mut failed = one_run_doc();
+        failed.runs[0].integrity.lost = 0;
+        failed.runs[0].status = RunStatus::Failed;
+        failed.runs[0].reason = Some("the RT subscriber worker ended early".into());
+        assert_eq!(generous(&mut failed), Outcome::SystemError);
+        let line = &verdict_lines(failed.verdict.as_ref().unwrap())[1];
+        assert_eq!(
+            line,
+            "  failure: eventfd: round 1 failed: the RT subscriber worker ended early"
+        );
+
+        let mut interrupted = one_run_doc();
+        interrupted.runs[0].integrity.lost = 0;
+        interrupted.runs[0].status = RunStatus::Interrupted;
+        interrupted.runs[0].reason = Some("stopped by SIGTERM".into());
+        interrupted.interrupted = true;
+        doc_lines_name(&mut interrupted, "was interrupted: stopped by SIGTERM");
+        assert_eq!(outcome(&interrupted), Outcome::Interrupted);
+    }
+
+    fn doc_lines_name(doc: &mut ResultDoc, text: &str) {
+        doc.verdict = Some(verdict(doc));
+        let lines = verdict_lines(doc.verdict.as_ref().unwrap());
+        assert!(lines[0].starts_with("rtsoak verdict: FAIL"), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains(text)), "{lines:?}");
+    }
+
+    #[test]
+    fn a_document_saved_without_a_verdict_is_judged_for_its_exit_code() {
         let mut doc = one_run_doc();
-        doc.runs[0].integrity.lost = 2;
-        doc.plan.verdict.max_lost = 2;
-        doc.verdict = Some(verdict(&doc));
-        assert_eq!(outcome(&doc), Outcome::Pass);
+        doc.verdict = None;
+        doc.runs[0].integrity.lost = 1;
+        assert_eq!(outcome(&doc), Outcome::LostMessages);
     }
 
     #[test]
@@ -276,7 +326,7 @@ mod tests {
         let lines = verdict_lines(doc.verdict.as_ref().unwrap());
         assert_eq!(
             lines[0],
-            "rtsoak verdict: FAIL (1 breach, 1 regression(s) against b)"
+            "rtsoak verdict: FAIL (0 failures, 1 breach, 1 regression(s) against b)"
         );
         assert!(
             lines[1].starts_with("  breach: eventfd: 2001 messages sent"),

@@ -58,7 +58,8 @@ pub fn render(doc: &ResultDoc) -> String {
     out
 }
 
-/// `rtsoak_verdict_pass`, `rtsoak_verdict_breaches` and, with a baseline, `rtsoak_regression`.
+/// `rtsoak_verdict_pass`, `rtsoak_verdict_failures`, `rtsoak_verdict_breaches` and, with a
+/// baseline, `rtsoak_regression`.
 fn verdict_metrics(doc: &ResultDoc) -> String {
     let Some(verdict) = &doc.verdict else {
         return String::new();
@@ -71,8 +72,14 @@ fn verdict_metrics(doc: &ResultDoc) -> String {
     };
     gauge(
         "rtsoak_verdict_pass",
-        "1 if no [verdict] limit was breached and nothing regressed against the baseline.",
+        "1 if no run failed, lost a message or was interrupted, no [verdict] limit was \
+         breached and nothing regressed against the baseline.",
         usize::from(verdict.pass),
+    );
+    gauge(
+        "rtsoak_verdict_failures",
+        "Failed, interrupted or --break-on-stopped runs and transports that lost messages.",
+        verdict.failures.len(),
     );
     gauge(
         "rtsoak_verdict_breaches",

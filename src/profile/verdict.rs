@@ -9,8 +9,8 @@ use super::ProfileError;
 use super::resolve::invalid;
 use crate::plan::Limits;
 
-/// `[verdict]`. Every limit is optional: absent = not judged. Lost messages are always judged
-/// (`max_lost` defaults to 0).
+/// `[verdict]`. Every limit is optional: absent = not judged. A lost message always fails the
+/// verdict, whatever this section says (`max_lost` may only be 0).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct VerdictSection {
@@ -26,8 +26,10 @@ pub struct VerdictSection {
     /// The same as a rate: over-threshold samples per million samples.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_over_threshold_per_million: Option<u64>,
-    /// Lost messages allowed per transport.
-    pub max_lost: u64,
+    /// Lost messages allowed per transport: only 0 is accepted (kept so that profiles which
+    /// spell the default out still load).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_lost: Option<u64>,
     /// Fewest messages each transport must have sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_messages: Option<u64>,
@@ -63,12 +65,20 @@ pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, Profile
             "0..=1000000 (samples per million samples)".to_string(),
         ));
     }
+    if let Some(lost) = section.max_lost.filter(|lost| *lost > 0) {
+        return Err(invalid(
+            "verdict.max_lost",
+            lost.to_string(),
+            "0: a lost message always fails the run (the delivery timeout, run.delivery_timeout_ms, \
+             decides when a message counts as lost); remove the key"
+                .to_string(),
+        ));
+    }
     Ok(Limits {
         max_send_call_ns: latency("verdict.max_send_call_us", section.max_send_call_us)?,
         max_delivery_ns: latency("verdict.max_delivery_us", section.max_delivery_us)?,
         max_over_threshold: section.max_over_threshold,
         max_over_threshold_per_million: section.max_over_threshold_per_million,
-        max_lost: section.max_lost,
         min_messages: section.min_messages,
         require_preempt_rt: section.require_preempt_rt,
         require_rt_priority: section.require_rt_priority,
@@ -82,10 +92,19 @@ mod tests {
     use crate::profile::parse;
 
     #[test]
-    fn an_absent_section_judges_lost_messages_only() {
+    fn an_absent_section_sets_no_limit() {
         let limits = resolve_limits(&parse("x", "").unwrap().verdict).unwrap();
         assert_eq!(limits, Limits::default());
-        assert_eq!(limits.max_lost, 0);
+    }
+
+    #[test]
+    fn max_lost_may_only_spell_out_zero() {
+        let zero = parse("x", "[verdict]\nmax_lost = 0\n").unwrap();
+        assert_eq!(resolve_limits(&zero.verdict).unwrap(), Limits::default());
+        let some = parse("x", "[verdict]\nmax_lost = 3\n").unwrap();
+        let text = resolve_limits(&some.verdict).unwrap_err().to_string();
+        assert!(text.contains("verdict.max_lost"), "{text}");
+        assert!(text.contains("a lost message always fails"), "{text}");
     }
 
     #[test]
@@ -130,7 +149,6 @@ mod tests {
         assert_eq!(limits.max_send_call_ns, Some(100_000));
         assert_eq!(limits.max_delivery_ns, Some(200_000));
         assert_eq!(limits.max_over_threshold_per_million, Some(1));
-        assert_eq!(limits.max_lost, 0);
         assert_eq!(limits.min_messages, Some(1_000_000));
         assert!(limits.require_preempt_rt && limits.require_rt_priority);
         assert!(limits.require_isolated_cpus);

@@ -1,5 +1,7 @@
-//! The pass/fail verdict of a result against its plan's `[verdict]` limits: every breach with
-//! the figure that broke the limit and the limit, per transport on its merged rounds.
+//! The pass/fail verdict of a result: first the failures that no limit can forgive (a run that
+//! failed, was interrupted, lost a message or was stopped by `--break-on`), then every breach of
+//! the plan's `[verdict]` limits with the figure that broke the limit and the limit, per
+//! transport on its merged rounds.
 //!
 //! Pure: [`verdict`] reads a [`ResultDoc`] and returns a [`Verdict`]; it never prints, reads
 //! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
@@ -10,11 +12,17 @@ use super::merge::{TransportRuns, by_transport};
 use super::{ResultDoc, RunStatus};
 use crate::plan::Limits;
 
-/// The outcome of judging a result: its breaches and, with `--baseline`, its comparison.
+/// The outcome of judging a result: its failures, its breaches and, with `--baseline`, its
+/// comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// True when nothing was breached and nothing regressed.
+    /// True when nothing failed, nothing was breached and nothing regressed.
     pub pass: bool,
+    /// What makes the figures untrustworthy or incomplete, whatever the limits say: a failed,
+    /// interrupted or `--break-on`-stopped run, lost messages. Any one fails the verdict.
+    /// (Results written before failures existed have none.)
+    #[serde(default)]
+    pub failures: Vec<Failure>,
     /// Every limit broken, in transport order, then the system-wide conditions.
     pub breaches: Vec<Breach>,
     /// The comparison against the baseline (`--baseline`), if one was made.
@@ -33,6 +41,7 @@ pub enum Limit {
     MaxOverThreshold,
     #[serde(rename = "verdict.max_over_threshold_per_million")]
     MaxOverThresholdPerMillion,
+    /// Written by results before lost messages became a [`Failure`]; read, never produced.
     #[serde(rename = "verdict.max_lost")]
     MaxLost,
     #[serde(rename = "verdict.min_messages")]
@@ -53,6 +62,31 @@ impl Limit {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default()
     }
+}
+
+/// What kind of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// A worker died, hung or reported an error: the run's figures are incomplete.
+    RunFailed,
+    /// A signal (or the invocation's end) stopped the run before its planned end.
+    Interrupted,
+    /// Messages the RT publisher sent never reached the RT subscriber in time.
+    LostMessages,
+    /// `--break-on` fired: a sample crossed the limit the user set.
+    BreakOn,
+}
+
+/// One failure, named for the transport it happened to (none: the whole invocation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The transport, or none for the invocation as a whole.
+    pub transport: Option<String>,
+    /// What happened.
+    pub kind: FailureKind,
+    /// One sentence: what happened and why.
+    pub message: String,
 }
 
 /// One broken limit.
@@ -77,13 +111,22 @@ pub struct Breach {
 /// The series the latency limits judge.
 const JUDGED_SERIES: [&str; 2] = ["send_call", "delivery"];
 
-/// Judge `doc` against `doc.plan.verdict`. Unsupported transports are not judged (nothing
-/// ran); failed runs are judged on what they measured.
+/// Judge `doc`: its failures, then `doc.plan.verdict`. Unsupported transports are not judged
+/// (nothing ran); failed runs are judged on what they measured as well.
 pub fn verdict(doc: &ResultDoc) -> Verdict {
     let limits = &doc.plan.verdict;
+    let mut failures = Vec::new();
     let mut breaches = Vec::new();
+    if doc.interrupted {
+        failures.push(Failure {
+            transport: None,
+            kind: FailureKind::Interrupted,
+            message: "the invocation was stopped by a signal before every run was done".into(),
+        });
+    }
     for transport in by_transport(doc) {
         if transport.status != RunStatus::Unsupported {
+            find_failures(&transport, &mut failures);
             judge_transport(&transport, limits, &mut breaches);
             if limits.require_rt_priority {
                 judge_rt_priority(&transport, &mut breaches);
@@ -92,9 +135,56 @@ pub fn verdict(doc: &ResultDoc) -> Verdict {
     }
     judge_machine(doc, limits, &mut breaches);
     Verdict {
-        pass: breaches.is_empty(),
+        pass: failures.is_empty() && breaches.is_empty(),
+        failures,
         breaches,
         baseline: None,
+    }
+}
+
+/// Every run of the transport that failed, was interrupted or broke; its lost messages.
+fn find_failures(t: &TransportRuns<'_>, out: &mut Vec<Failure>) {
+    let name = t.transport;
+    let mut fail = |kind, text: String| {
+        out.push(Failure {
+            transport: Some(name.to_string()),
+            kind,
+            message: format!("{name}: {text}"),
+        });
+    };
+    for run in &t.runs {
+        let why = run.reason.as_deref().unwrap_or("no reason recorded");
+        let round = run.round;
+        match run.status {
+            RunStatus::Failed => fail(
+                FailureKind::RunFailed,
+                format!("round {round} failed: {why}"),
+            ),
+            RunStatus::Interrupted => fail(
+                FailureKind::Interrupted,
+                format!("round {round} was interrupted: {why}"),
+            ),
+            RunStatus::Completed | RunStatus::Unsupported => {}
+        }
+        if let Some(event) = run.break_event {
+            fail(
+                FailureKind::BreakOn,
+                format!(
+                    "round {round}: {} {:.1} us > --break-on {:.1} us (seq {})",
+                    event.series.name(),
+                    us(event.value_ns),
+                    us(event.limit_ns),
+                    event.seq
+                ),
+            );
+        }
+    }
+    if t.integrity.lost > 0 {
+        let (lost, sent) = (t.integrity.lost, t.integrity.sent);
+        fail(
+            FailureKind::LostMessages,
+            format!("{lost} of {sent} messages lost (never delivered within the delivery timeout)"),
+        );
     }
 }
 
@@ -106,9 +196,9 @@ impl Verdict {
         self
     }
 
-    /// True if a breach is lost messages (exit code 4 rather than 1).
-    pub fn lost_messages(&self) -> bool {
-        self.breaches.iter().any(|b| b.what == Limit::MaxLost)
+    /// True if a failure is of this kind.
+    pub fn failed(&self, kind: FailureKind) -> bool {
+        self.failures.iter().any(|f| f.kind == kind)
     }
 
     /// True if the baseline comparison found a regression.
@@ -134,18 +224,6 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
             message: format!("{name}: {text} ({})", Limit::key(what)),
         });
     };
-    if t.integrity.lost > limits.max_lost {
-        let (lost, max) = (t.integrity.lost, limits.max_lost);
-        let text = format!("{lost} messages lost, at most {max} allowed");
-        breach(
-            Limit::MaxLost,
-            None,
-            lost as f64,
-            max as f64,
-            "messages",
-            text,
-        );
-    }
     if let Some(min) = limits.min_messages.filter(|min| t.integrity.sent < *min) {
         let sent = t.integrity.sent;
         let text = format!("{sent} messages sent, at least {min} required");

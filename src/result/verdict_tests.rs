@@ -2,10 +2,10 @@ use super::*;
 use crate::export::fixture::one_run_doc;
 
 /// The fixture's eventfd run: 2001 sends (one of 150 us), 2001 deliveries (one of 120 us and
-/// one of 250 us over the 100 us threshold), made to have lost one message.
+/// one of 250 us over the 100 us threshold), nothing lost.
 fn doc_with(limits: Limits) -> ResultDoc {
     let mut doc = one_run_doc();
-    doc.runs[0].integrity.lost = 1;
+    doc.runs[0].integrity.lost = 0;
     doc.plan.verdict = limits;
     doc
 }
@@ -19,17 +19,66 @@ fn whats(verdict: &Verdict) -> Vec<(Limit, Option<&str>)> {
 }
 
 #[test]
-fn by_default_only_lost_messages_fail() {
+fn by_default_nothing_but_a_failure_fails() {
     let verdict = verdict(&doc_with(Limits::default()));
+    assert!(verdict.pass, "{verdict:?}");
+    assert!(verdict.failures.is_empty() && verdict.breaches.is_empty());
+}
+
+#[test]
+fn a_lost_message_is_a_failure_whatever_the_limits() {
+    let mut doc = doc_with(Limits {
+        min_messages: Some(1),
+        ..Limits::default()
+    });
+    doc.runs[0].integrity.lost = 1;
+    let verdict = verdict(&doc);
     assert!(!verdict.pass);
-    assert_eq!(whats(&verdict), [(Limit::MaxLost, None)]);
-    let breach = &verdict.breaches[0];
-    assert_eq!((breach.figure, breach.limit), (1.0, 0.0));
+    assert!(verdict.breaches.is_empty());
+    assert_eq!(verdict.failures.len(), 1);
+    let failure = &verdict.failures[0];
+    assert_eq!(failure.kind, FailureKind::LostMessages);
     assert_eq!(
-        breach.message,
-        "eventfd: 1 messages lost, at most 0 allowed (verdict.max_lost)"
+        failure.message,
+        "eventfd: 1 of 2001 messages lost (never delivered within the delivery timeout)"
     );
-    assert!(verdict.lost_messages());
+    assert!(verdict.failed(FailureKind::LostMessages));
+}
+
+#[test]
+fn a_failed_round_an_interruption_and_a_break_are_each_a_failure() {
+    let mut doc = doc_with(Limits::default());
+    let mut second = doc.runs[0].clone();
+    second.round = 2;
+    second.status = RunStatus::Failed;
+    second.reason = Some("the RT publisher worker ended early: signal: 9".into());
+    second.break_event = Some(crate::result::BreakEvent {
+        series: crate::result::BreakSeries::Delivery,
+        seq: 812,
+        value_ns: 250_000,
+        at_ns: 1,
+        limit_ns: 200_000,
+        marker_written: true,
+        trace_stopped: true,
+        continued: true,
+    });
+    doc.runs.push(second);
+    doc.interrupted = true;
+    let verdict = verdict(&doc);
+    let kinds: Vec<FailureKind> = verdict.failures.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            FailureKind::Interrupted,
+            FailureKind::RunFailed,
+            FailureKind::BreakOn
+        ]
+    );
+    assert_eq!(
+        verdict.failures[2].message,
+        "eventfd: round 2: delivery 250.0 us > --break-on 200.0 us (seq 812)"
+    );
+    assert!(!verdict.pass);
 }
 
 #[test]
@@ -39,7 +88,6 @@ fn generous_limits_pass() {
         max_delivery_ns: Some(1_000_000),
         max_over_threshold: Some(10),
         max_over_threshold_per_million: Some(10_000),
-        max_lost: 1,
         min_messages: Some(1000),
         ..Limits::default()
     }));
@@ -54,7 +102,6 @@ fn every_limit_below_the_figures_is_a_breach_with_figure_and_limit() {
         max_delivery_ns: Some(200_000),
         max_over_threshold: Some(1),
         max_over_threshold_per_million: Some(600),
-        max_lost: 1,
         min_messages: Some(5000),
         ..Limits::default()
     }));
@@ -80,13 +127,12 @@ fn every_limit_below_the_figures_is_a_breach_with_figure_and_limit() {
         by(Limit::MaxSendCall).message,
         "eventfd: longest send_call 150.0 us > 100 us allowed (verdict.max_send_call_us)"
     );
-    assert!(!verdict.lost_messages());
+    assert!(verdict.failures.is_empty());
 }
 
 #[test]
 fn required_conditions_name_what_the_machine_lacks() {
     let mut doc = doc_with(Limits {
-        max_lost: 1,
         require_preempt_rt: true,
         require_isolated_cpus: true,
         ..Limits::default()
@@ -130,7 +176,6 @@ fn a_worker_without_its_rt_priority_breaks_require_rt_priority() {
         .workers
         .push(serde_json::from_value(json).unwrap());
     doc.plan.verdict = Limits {
-        max_lost: 1,
         require_rt_priority: true,
         ..Limits::default()
     };
@@ -145,9 +190,12 @@ fn a_worker_without_its_rt_priority_breaks_require_rt_priority() {
 
 #[test]
 fn breaches_serialize_under_their_profile_key() {
-    let verdict = verdict(&doc_with(Limits::default()));
+    let verdict = verdict(&doc_with(Limits {
+        min_messages: Some(1_000_000),
+        ..Limits::default()
+    }));
     let json = serde_json::to_value(&verdict).unwrap();
-    assert_eq!(json["breaches"][0]["what"], "verdict.max_lost");
+    assert_eq!(json["breaches"][0]["what"], "verdict.min_messages");
     assert_eq!(json["pass"], false);
     let back: Verdict = serde_json::from_value(json).unwrap();
     assert_eq!(back, verdict);
