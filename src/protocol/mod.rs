@@ -144,12 +144,21 @@ pub struct RtSetup {
     pub priority: u8,
     /// Why the requested policy could not be taken, if it could not.
     pub policy_error: Option<String>,
-    /// Whether `mlockall(MCL_CURRENT | MCL_FUTURE)` succeeded.
+    /// Whether everything mapped at the end of setup was locked (`mlockall(MCL_CURRENT)`).
     pub memory_locked: bool,
-    /// Why not, if not.
+    /// Whether later mappings were locked too (`MCL_FUTURE`): only where `RLIMIT_MEMLOCK`
+    /// leaves room, since a later mapping past the limit would fail. (Results written before
+    /// this field always asked for both.)
+    #[serde(default = "yes")]
+    pub memory_locked_future: bool,
+    /// What was not locked and why, with what to do.
     pub memory_lock_error: Option<String>,
     /// Ring setup flags the worker's ring really has (after any fallback).
     pub ring_setup: Option<RingSetup>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Resource usage over the measured phase (differences, except the peak).

@@ -100,10 +100,12 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
                 setup.policy, setup.priority, setup.policy_requested, setup.priority_requested
             ));
         }
-        if let Some(error) = &setup.memory_lock_error {
-            notes.push(format!(
-                "the RT {role}'s memory was not locked, so page faults can add latency: {error}"
-            ));
+        match (&setup.memory_lock_error, setup.memory_locked) {
+            (Some(note), false) => notes.push(format!(
+                "the RT {role}'s memory was not locked, so page faults can add latency: {note}"
+            )),
+            (Some(note), true) => notes.push(format!("the RT {role}'s memory: {note}")),
+            (None, _) => {}
         }
     }
     notes.dedup();

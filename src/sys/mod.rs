@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod clock;
 pub mod cpu_dma_latency;
 pub mod futex;
+pub mod memlock;
 pub mod pidfd;
 pub mod sched;
 pub mod shm;

@@ -3,7 +3,6 @@
 //! can say exactly what a worker ran with; none of them aborts the run on its own.
 
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-use nix::sys::mman::{MlockAllFlags, mlockall};
 use nix::unistd::Pid;
 use thread_priority::{
     NormalThreadSchedulePolicy, RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
@@ -91,18 +90,11 @@ pub fn current_policy() -> (String, u8) {
     }
 }
 
-/// `mlockall(MCL_CURRENT | MCL_FUTURE)`. `ENOMEM` or `EPERM` means `RLIMIT_MEMLOCK` is too small
-/// for an unprivileged process.
-pub fn lock_memory() -> Result<(), SysError> {
-    mlockall(MlockAllFlags::MCL_CURRENT | MlockAllFlags::MCL_FUTURE)
-        .map_err(|e| SysError::new("mlockall", e))
-}
-
 /// Bytes of stack touched by [`prefault_stack`]: far more than any measuring loop uses.
 pub const STACK_PREFAULT_BYTES: usize = 256 * 1024;
 
 /// Touch [`STACK_PREFAULT_BYTES`] of stack below the caller, so later calls never fault a stack
-/// page in (with `MCL_FUTURE` the pages then stay resident).
+/// page in (and the stack mapping covers them when the memory is locked).
 #[inline(never)]
 pub fn prefault_stack() {
     let mut page = [0u8; STACK_PREFAULT_BYTES];

@@ -49,6 +49,17 @@ impl WorkerContext {
     pub fn slot(&self) -> &'static WorkerSlot {
         &self.region.workers[self.spec.slot]
     }
+
+    /// Setup is over: lock the memory the measuring loop touches (where the spec asks for it),
+    /// then tell the coordinator this worker is ready.
+    pub fn ready(&mut self) {
+        if self.spec.lock_memory {
+            realtime::lock_memory(&mut self.report.setup);
+        }
+        self.slot()
+            .state
+            .store(worker_state::READY, Ordering::Release);
+    }
 }
 
 /// Entry point of `rtsoak worker`. Returns the process exit code.

@@ -41,7 +41,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     if waker.targets() == 0 && spec.role == Role::Publisher {
         bail!("no subscriber to wake: the RT subscriber is not a member of the queue");
     }
-    slot.state.store(worker_state::READY, Ordering::Release);
+    context.ready();
     while region.phase() == phase::SETUP {
         sleep_until_ns(now_ns() + 1_000_000);
     }

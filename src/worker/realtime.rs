@@ -1,11 +1,13 @@
 //! The ordered steps that make a worker real-time, each outcome recorded (never fatal on its
-//! own: a run without privileges still runs, and its result says what it lacked).
+//! own: a run without privileges still runs, and its result says what it lacked). Memory is
+//! locked last, when the worker's setup is over ([`lock_memory`]), so everything the measuring
+//! loop touches is mapped by then and nothing needs to be locked later.
 
 use crate::protocol::{Role, RtSetup, WorkerSpec};
 use crate::sys::sched;
 
-/// Pin, take the policy, lock memory, pre-fault the stack, and (subscribers) let the run's
-/// other workers duplicate our fds. Returns what was achieved.
+/// Pin, take the policy, pre-fault the stack, and (subscribers) let the run's other workers
+/// duplicate our fds. Returns what was achieved.
 pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
     let mut setup = RtSetup {
         cpus_requested: spec.cpus.clone(),
@@ -32,14 +34,6 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
     setup.policy = policy;
     setup.priority = priority;
     if spec.lock_memory {
-        match sched::lock_memory() {
-            Ok(()) => setup.memory_locked = true,
-            Err(error) => {
-                setup.memory_lock_error = Some(format!(
-                    "{error}: run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=)"
-                ))
-            }
-        }
         sched::prefault_stack();
     }
     if matches!(spec.role, Role::Subscriber | Role::NoiseSubscriber) {
@@ -48,4 +42,13 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
         let _ = sched::allow_fd_access_from(spec.coordinator_pid);
     }
     setup
+}
+
+/// At the end of setup: lock what fits under `RLIMIT_MEMLOCK` (everything, with room to spare
+/// or `CAP_IPC_LOCK`; else what is mapped now; else nothing) and record it.
+pub fn lock_memory(setup: &mut RtSetup) {
+    let lock = crate::sys::memlock::lock_what_fits();
+    setup.memory_locked = lock.current;
+    setup.memory_locked_future = lock.future;
+    setup.memory_lock_error = lock.note;
 }

@@ -61,7 +61,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         waiter.arm(ring)?;
         ring.submit().context("arming the first wait")?;
     }
-    slot.state.store(worker_state::READY, Ordering::Release);
+    context.ready();
 
     let wait_ns = (spec.delivery_timeout_ns / 4).min(MAX_WAIT_NS);
     let timeout = Timespec::new()

@@ -236,16 +236,12 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
             config.priority
         ));
     }
-    let memory_locked = match sched::lock_memory() {
-        Ok(()) => true,
-        Err(error) => {
-            warnings.push(format!(
-                "memory not locked ({error}): raise RLIMIT_MEMLOCK or run as root"
-            ));
-            false
-        }
-    };
     sched::prefault_stack();
+    let lock = crate::sys::memlock::lock_what_fits();
+    if let Some(note) = lock.note {
+        warnings.push(format!("memory: {note}"));
+    }
+    let memory_locked = lock.current;
     for warning in &warnings {
         eprintln!("Warning: {warning}");
     }
