@@ -165,6 +165,10 @@ pub struct SoakArgs {
     /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
     #[arg(long)]
     pub no_cpu_dma_latency: bool,
+    /// When another rtsoak holds the RT CPUs, wait up to this long for it to finish (e.g. `2h`)
+    /// instead of refusing at once (exit 6).
+    #[arg(long, value_parser = parse_duration_ns, value_name = "DURATION")]
+    pub wait_for_cpus: Option<u64>,
     #[command(flatten)]
     pub nightly: NightlyArgs,
 }

@@ -15,6 +15,8 @@ pub enum Outcome {
     LostMessages = 4,
     /// 5: a run failed or the system refused something rtsoak needs.
     SystemError = 5,
+    /// 6: another rtsoak holds the RT CPUs (and `--wait-for-cpus` ran out, if given).
+    CpusBusy = 6,
     /// 130: stopped by a signal; what was measured is saved, marked interrupted.
     Interrupted = 130,
 }
@@ -35,5 +37,6 @@ Exit codes:
   3    regression against the baseline
   4    messages were lost
   5    a run failed, or the system refused something rtsoak needs
+  6    another rtsoak holds the RT CPUs: nothing ran (--wait-for-cpus waits for it)
   130  interrupted by a signal (the result is saved, marked interrupted)
-When several apply, the first in this order wins: 130, 2 and 5, 4, 3, 1, 0.";
+When several apply, the first in this order wins: 130, 2, 6 and 5, 4, 3, 1, 0.";

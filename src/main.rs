@@ -23,13 +23,19 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Usage errors (profile, flags, CPU lists) are told apart from system errors by type.
+/// Usage errors (profile, flags, CPU lists) and busy RT CPUs are told apart from system errors
+/// by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     if error
         .downcast_ref::<rtsoak::profile::ProfileError>()
         .is_some()
     {
         Outcome::Usage
+    } else if error
+        .downcast_ref::<rtsoak::sys::cpu_lock::CpusBusy>()
+        .is_some()
+    {
+        Outcome::CpusBusy
     } else {
         Outcome::SystemError
     }

@@ -279,6 +279,7 @@ fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
 
 #[test]
 fn a_comparison_of_ring_setups_reports_each_setup_as_its_own_row() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let output = rtsoak()
         .args([

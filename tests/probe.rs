@@ -102,6 +102,7 @@ fn probe_judges_the_rt_cpus_it_is_given() {
 
 /// A one-second soak of one transport into a fresh directory, returning the result.
 fn short_run(profile: &str, extra: &[&str]) -> rtsoak::result::ResultDoc {
+    let _serial = common::serial();
     let dir = tempfile::tempdir().unwrap();
     rtsoak()
         .args(["run", "-q", "-t", "eventfd", "--duration", "1s"])

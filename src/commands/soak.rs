@@ -16,8 +16,8 @@ use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
-use crate::sys::cpu_dma_latency;
 use crate::sys::trace::{Trace, find_tracefs};
+use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::{export, transport};
 
@@ -31,6 +31,9 @@ pub fn soak(
     let host = host_facts(&SysRoot::system());
     let mut plan = resolve_plan(args, transports, &host)?;
     check_external_command(&plan)?;
+    // Held until this function returns: before the result directory exists, so a refusal
+    // leaves nothing behind.
+    let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
     plan.break_on_ns = args.break_on;
     plan.break_on_continue = args.break_on_continue;
     let trace = prepare_break_on(&plan)?;
@@ -160,6 +163,32 @@ fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
         .find(|s| s.transport == transport)
         .filter(|entry| !entry.support.is_supported())
         .map(|entry| entry.support.reason())
+}
+
+/// Take the RT CPUs for this invocation, or say who has them.
+fn lock_rt_cpus(plan: &RunPlan, wait_ns: Option<u64>) -> anyhow::Result<cpu_lock::CpuLocks> {
+    let note = format!(
+        "pid {}\nsince {}\ncommand {}",
+        std::process::id(),
+        timestamp(),
+        std::env::args().collect::<Vec<_>>().join(" ")
+    );
+    cpu_lock::lock(
+        &cpu_lock::lock_dir(),
+        &[plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
+        std::time::Duration::from_nanos(wait_ns.unwrap_or(0)),
+        &note,
+        |busy| {
+            eprintln!(
+                "Waiting for CPU {} ({}) to be free, for up to {}",
+                busy.cpu,
+                busy.holder,
+                humantime::format_duration(std::time::Duration::from_secs(
+                    wait_ns.unwrap_or(0) / 1_000_000_000
+                ))
+            )
+        },
+    )
 }
 
 /// With `--break-on`, find and open tracefs before anything runs: a clear error now beats a

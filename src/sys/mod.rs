@@ -7,6 +7,7 @@
 pub mod alloc;
 pub mod clock;
 pub mod cpu_dma_latency;
+pub mod cpu_lock;
 pub mod futex;
 pub mod memlock;
 pub mod pidfd;
