@@ -228,6 +228,128 @@ fn a_sigkilled_worker_is_named_and_what_ran_is_saved_with_a_failure_exit_code() 
         "the publisher's figures are kept"
     );
     assert!(run.measured_ns > 0 && run.measured_ns < 15_000_000_000);
+    assert!(!doc.verdict.as_ref().unwrap().pass);
+    assert!(stderr.contains("rtsoak verdict: FAIL"), "{stderr}");
+}
+
+#[test]
+fn a_subscriber_stopped_past_the_delivery_timeout_loses_messages_exits_4_and_fails() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // A 200 ms delivery timeout: a 700 ms stop makes messages late (lost) long before the
+    // watchdog (2 s) would call the subscriber hung.
+    let profile = dir.path().join("short-timeout.toml");
+    let text = include_str!("../profiles/ci.toml")
+        .replace("delivery_timeout_ms = 1000", "delivery_timeout_ms = 200");
+    assert!(
+        text.contains("delivery_timeout_ms = 200"),
+        "the ci profile changed"
+    );
+    std::fs::write(&profile, text).unwrap();
+    let out = dir.path().join("result");
+    let child = start(
+        &[
+            "run",
+            "--transport",
+            "eventfd",
+            "-q",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--no-noise",
+            "--duration",
+            "4s",
+            "--export",
+            "prometheus",
+        ],
+        &out,
+    );
+    let pgid = child.id() as i32;
+    let subscriber = wait_for_rt_worker(pgid, 1);
+    std::thread::sleep(Duration::from_millis(1_000));
+    kill(Pid::from_raw(subscriber), Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    kill(Pid::from_raw(subscriber), Signal::SIGCONT).unwrap();
+    let (output, stderr) = finish(child);
+    let doc = load(&out);
+    let run = &doc.runs[0];
+    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.reason);
+    assert!(
+        run.integrity.lost > 0 && run.integrity.late > 0,
+        "{:?}",
+        run.integrity
+    );
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    let verdict = doc.verdict.as_ref().unwrap();
+    assert!(!verdict.pass);
+    assert!(
+        stderr.contains("rtsoak verdict: FAIL")
+            && stderr.contains("failure: eventfd: ")
+            && stderr.contains("messages lost"),
+        "{stderr}"
+    );
+    let metrics = std::fs::read_to_string(out.join("rtsoak.prom")).unwrap();
+    let lost = metrics
+        .lines()
+        .find(|l| l.starts_with("rtsoak_messages_lost{"))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .expect("rtsoak_messages_lost is exported");
+    assert_eq!(lost, run.integrity.lost as f64, "{metrics}");
+}
+
+#[test]
+fn a_second_rtsoak_on_the_same_rt_cpus_is_refused_or_waits_its_turn() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let soak = [
+        "run",
+        "-t",
+        "eventfd",
+        "-q",
+        "--profile",
+        "ci",
+        "--no-noise",
+    ];
+    let first = start(
+        &[&soak[..], &["--duration", "3s"]].concat(),
+        &dir.path().join("first"),
+    );
+    let first_pid = first.id();
+    wait_for_rt_worker(first_pid as i32, 1);
+
+    let refused = dir.path().join("refused");
+    let output = Command::new(rtsoak_path())
+        .args(soak)
+        .args(["--duration", "1s", "-o"])
+        .arg(&refused)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("already the RT CPU of another rtsoak run")
+            && stderr.contains(&format!("pid {first_pid}"))
+            && stderr.contains("--wait-for-cpus"),
+        "names the holder and the way out: {stderr}"
+    );
+    assert!(!refused.exists(), "a refusal leaves no result directory");
+
+    let queued = dir.path().join("queued");
+    let output = Command::new(rtsoak_path())
+        .args(soak)
+        .args(["--duration", "1s", "--wait-for-cpus", "60s", "-o"])
+        .arg(&queued)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Waiting for CPU"), "{stderr}");
+    let (first_output, first_stderr) = finish(first);
+    assert_eq!(first_output.status.code(), Some(0), "{first_stderr}");
+    let (first, queued) = (load(&dir.path().join("first")), load(&queued));
+    assert!(
+        queued.runs[0].started_at >= first.finished_at.clone().unwrap(),
+        "the waiting run started after the first had finished"
+    );
 }
 
 #[test]

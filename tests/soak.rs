@@ -1,6 +1,9 @@
 //! The real binary soaking real transports on this kernel: what a CI machine (root, 2 CPUs, no
 //! PREEMPT_RT) can check about behaviour. Latency figures are never asserted here: this VM's
-//! timer jitter is large, and behaviour is what these tests are for.
+//! timer jitter is large, and behaviour is what these tests are for. With noise on, only what
+//! rtsoak controls is asserted (every period sent or counted missed, nothing lost, every worker
+//! ended cleanly): on a 2-CPU machine the noise shares the RT pair's CPUs and may starve it.
+//! Rates near their ideal are asserted in quiet runs only.
 
 mod common;
 
@@ -64,11 +67,20 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
             run.reason
         );
         let integrity = run.integrity;
-        assert!(
-            integrity.sent >= 3_900,
-            "{}: 2 s at 500 us is ~4000 messages: {integrity:?}",
+        let publisher = run
+            .workers
+            .iter()
+            .find(|w| w.role == Role::Publisher)
+            .unwrap();
+        let c = publisher.counters;
+        assert_eq!(
+            c.messages + c.warmup_messages + c.missed_periods,
+            doc.plan.warmup_periods() + doc.plan.measured_periods(),
+            "{}: every period sent or counted missed: {c:?}",
             run.transport
         );
+        assert_eq!(integrity.sent, c.messages, "{}", run.transport);
+        assert!(integrity.sent > 0, "{}", run.transport);
         assert_eq!(integrity.delivered, integrity.sent, "{}", run.transport);
         assert_eq!(
             (integrity.lost, integrity.duplicated, integrity.reordered),
@@ -129,25 +141,14 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
     }
 }
 
-#[test]
-fn every_period_either_sends_or_is_counted_as_missed() {
-    let _serial = serial();
+/// `rtsoak run -t eventfd` at a 1 ms period for 3 s (200 ms warm-up); the publisher's counters.
+fn publisher_counters(extra: &[&str]) -> rtsoak::protocol::Counters {
     let dir = tempfile::tempdir().unwrap();
     rtsoak()
-        .args([
-            "run",
-            "-q",
-            "-t",
-            "eventfd",
-            "--profile",
-            "ci",
-            "--duration",
-            "3s",
-            "--period",
-            "1ms",
-            "-o",
-        ])
+        .args(["run", "-q", "-t", "eventfd", "--profile", "ci"])
+        .args(["--duration", "3s", "--period", "1ms", "-o"])
         .arg(dir.path())
+        .args(extra)
         .assert()
         .success();
     let doc = load(dir.path());
@@ -157,17 +158,33 @@ fn every_period_either_sends_or_is_counted_as_missed() {
         .iter()
         .find(|w| w.role == Role::Publisher)
         .unwrap();
-    let c = publisher.counters;
+    assert_eq!(run.integrity.sent, publisher.counters.messages);
+    assert_eq!(run.integrity.lost, 0);
+    publisher.counters
+}
+
+#[test]
+fn every_period_either_sends_or_is_counted_as_missed() {
+    let _serial = serial();
+    let c = publisher_counters(&[]);
     assert_eq!(
         c.messages + c.missed_periods + c.warmup_messages,
         3_000 + 200,
-        "{c:?}"
+        "under noise, every period is accounted for: {c:?}"
     );
+}
+
+#[test]
+fn a_quiet_run_misses_almost_no_period() {
+    let _serial = serial();
+    let c = publisher_counters(&["--no-noise"]);
+    assert_eq!(c.messages + c.missed_periods + c.warmup_messages, 3_200);
+    // A publisher whose own loop could not keep its periods would miss most of them; a VM's
+    // odd stall of some tens of milliseconds is not the publisher's doing.
     assert!(
-        c.missed_periods < 30,
-        "fewer than 1% of periods missed: {c:?}"
+        c.missed_periods < 160,
+        "without noise, fewer than 5% of periods are missed: {c:?}"
     );
-    assert_eq!(run.integrity.sent, c.messages);
 }
 
 #[test]
@@ -208,21 +225,22 @@ fn worker_memory_does_not_grow_with_run_length() {
 }
 
 #[test]
-fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
+fn an_ordinary_user_with_the_default_memlock_limit_completes_every_transport() {
     let _serial = serial();
     if !is_root() {
         return skip("needs root to drop to an unprivileged user with setpriv");
     }
-    let dir = tempfile::tempdir().unwrap();
+    // As a new user would: an ordinary account, the usual 8 MiB RLIMIT_MEMLOCK, and a relative
+    // -o in a directory of their own.
+    let home = tempfile::tempdir().unwrap();
     std::fs::set_permissions(
-        dir.path(),
+        home.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
     )
     .unwrap();
     let script = format!(
-        "ulimit -l 1024 && exec {} run -q -t futex --profile ci --duration 1s -o {}",
-        rtsoak_path().display(),
-        dir.path().display()
+        "ulimit -l 8192 && exec {} compare -q --profile ci --duration 1s -o results",
+        rtsoak_path().display()
     );
     let output = Command::new("setpriv")
         .args([
@@ -234,33 +252,58 @@ fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
             "-c",
         ])
         .arg(&script)
+        .current_dir(home.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
     assert!(stderr.contains("Warning: "), "warns loudly: {stderr}");
-    let doc = load(dir.path());
-    let run = &doc.runs[0];
-    assert_eq!(run.integrity.lost, 0);
-    for worker in &run.workers {
-        assert_eq!(worker.setup.policy, "other");
-        assert!(
-            worker
-                .setup
-                .policy_error
-                .as_deref()
-                .unwrap()
-                .contains("EPERM")
+    assert!(
+        stderr.contains("rtsoak verdict: PASS"),
+        "a completed run without RT privileges still passes, with caveats: {stderr}"
+    );
+    let doc = load(&home.path().join("results"));
+    let ran: Vec<_> = doc
+        .runs
+        .iter()
+        .filter(|r| !UNMERGED.contains(&r.transport.as_str()))
+        .collect();
+    assert_eq!(ran.len(), rtsoak::transport::names().len() - UNMERGED.len());
+    for run in ran {
+        assert_eq!(
+            run.status,
+            RunStatus::Completed,
+            "{}: {:?}",
+            run.transport,
+            run.reason
         );
-        assert!(!worker.setup.memory_locked);
+        assert_eq!(run.integrity.lost, 0, "{}", run.transport);
+        assert!(run.integrity.sent > 0, "{}", run.transport);
+        for worker in &run.workers {
+            assert_eq!(worker.exit, "exit status: 0", "{}", run.transport);
+            assert_eq!(worker.setup.policy, "other");
+            assert!(
+                worker
+                    .setup
+                    .policy_error
+                    .as_deref()
+                    .unwrap()
+                    .contains("EPERM")
+            );
+            // The limit leaves no room for MCL_FUTURE: at most what was mapped at the end of
+            // setup is locked, and the record says what was not and why.
+            assert!(!worker.setup.memory_locked_future, "{}", run.transport);
+            let note = worker.setup.memory_lock_error.as_deref().unwrap();
+            assert!(note.contains("RLIMIT_MEMLOCK is 8.0 MiB"), "{note}");
+            assert!(
+                doc.caveats.iter().any(|c| c.contains(note)),
+                "{note} is among the caveats: {:?}",
+                doc.caveats
+            );
+        }
     }
     assert!(
         doc.caveats.iter().any(|c| c.contains("instead of fifo 40")),
-        "{:?}",
-        doc.caveats
-    );
-    assert!(
-        doc.caveats.iter().any(|c| c.contains("not locked")),
         "{:?}",
         doc.caveats
     );
@@ -270,7 +313,7 @@ fn an_unprivileged_run_warns_and_records_that_it_is_not_real_time() {
 fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(rtsoak_path())
+    let child = Command::new(rtsoak_path())
         .args(["compare", "-q", "--profile", "ci", "--duration", "3s", "-o"])
         .arg(dir.path())
         .stdout(Stdio::null())
@@ -294,7 +337,8 @@ fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let status = child.wait().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let (status, stderr) = (output.status, String::from_utf8_lossy(&output.stderr));
     assert_eq!(status.code(), Some(130), "exit code says interrupted");
     let deadline = Instant::now() + Duration::from_secs(1);
     while !group_members(pgid).is_empty() && Instant::now() < deadline {
@@ -308,6 +352,9 @@ fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
     let doc = load(dir.path());
     assert!(doc.interrupted);
     assert!(doc.finished_at.is_some());
+    let verdict = doc.verdict.as_ref().expect("judged when it stopped");
+    assert!(!verdict.pass, "an interrupted invocation never passes");
+    assert!(stderr.contains("rtsoak verdict: FAIL"), "{stderr}");
     let ran: Vec<_> = doc
         .runs
         .iter()

@@ -28,8 +28,13 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Print why a test is skipped, so a skip is never silent.
+/// Print why a check is skipped, so a skip is never silent; in CI (`RTSOAK_CI` set, as
+/// `.ci/run` does) a skipped check is a failure, since CI is where every check must run.
 pub fn skip(reason: &str) {
+    assert!(
+        std::env::var_os("RTSOAK_CI").is_none(),
+        "a check CI must run was skipped: {reason}"
+    );
     eprintln!("SKIPPED: {reason}");
 }
 
