@@ -209,8 +209,15 @@ pub struct Counters {
     pub messages: u64,
     /// Publisher: warm-up messages sent.
     pub warmup_messages: u64,
-    /// Publisher: periods whose deadline had passed before the previous one finished; skipped.
+    /// Publisher: measured periods planned (its lifetime's periods for a noise publisher).
+    #[serde(default)]
+    pub planned_periods: u64,
+    /// Publisher: measured periods whose deadline had passed before the previous one finished;
+    /// skipped and counted.
     pub missed_periods: u64,
+    /// Publisher: warm-up periods skipped the same way.
+    #[serde(default)]
+    pub warmup_missed_periods: u64,
     /// Publisher: wake calls that failed (errno counted, the run goes on).
     pub wake_errors: u64,
     /// Publisher: membership refreshes (outside the timed section).
@@ -225,6 +232,21 @@ pub struct Counters {
     pub cqe_errors: u64,
     /// Subscriber: wakeups not sent by the run's own publishers (ignored).
     pub foreign_wakeups: u64,
+    /// RT subscriber: wakes it could tell were the RT publisher's own, warm-up included.
+    #[serde(default)]
+    pub own_wakes: u64,
+    /// RT subscriber (exact attribution): RT publisher wakes, warm-up included, that never
+    /// arrived.
+    #[serde(default)]
+    pub wakes_missing: u64,
+    /// RT subscriber: measured RT messages first seen through another wakeup or the fallback
+    /// poll.
+    #[serde(default)]
+    pub piggybacked: u64,
+    /// RT subscriber: measured RT messages first seen after a wait that ended with no
+    /// completion at all (the fallback poll).
+    #[serde(default)]
+    pub fallback_deliveries: u64,
     /// Subscriber: RT messages seen only after the delivery timeout.
     pub late: u64,
     /// Subscriber: RT messages overwritten in the queue before being read.
@@ -294,4 +316,7 @@ pub struct WorkerReport {
     /// The sample that crossed `--break-on`, if one did.
     #[serde(default)]
     pub break_event: Option<crate::result::BreakEvent>,
+    /// Subscribers: how far own wakes could be told apart (the waiter's).
+    #[serde(default)]
+    pub attribution: crate::stats::Attribution,
 }

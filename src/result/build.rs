@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use super::{Interval, IntervalSeries, RunResult, RunStatus, Series, WorkerRecord};
 use crate::plan::RingSetup;
 use crate::protocol::{ReportStream, Role};
-use crate::stats::{Integrity, SampleStats, Summary, encode_histogram, new_histogram};
+use crate::stats::{Attribution, Integrity, SampleStats, Summary, encode_histogram, new_histogram};
 use crate::worker::{publisher, subscriber};
 
 /// One worker's leftovers.
@@ -72,6 +72,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     let mut series = BTreeMap::new();
     let mut workers = Vec::new();
     let mut ring_setup: Option<RingSetup> = None;
+    let mut attribution = Attribution::None;
 
     for worker in &inputs.workers {
         let names = series_names(worker.role);
@@ -125,6 +126,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         }
         if worker.role == Role::Subscriber {
             ring_setup = report.setup.ring_setup;
+            attribution = report.attribution;
         }
         workers.push(WorkerRecord {
             role: worker.role,
@@ -160,7 +162,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
 
     RunResult {
         ring_setup_requested: None,
-        integrity: integrity(&workers),
+        integrity: integrity(&workers, attribution),
         noise: inputs.noise.activity,
         cpu_busy_percent: inputs.cpu_busy_percent,
         break_event: workers_break_event(&inputs.workers),
@@ -197,25 +199,37 @@ fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, name: &str) -> Samp
 }
 
 /// Reconcile the publisher's count with what the subscriber saw.
-fn integrity(workers: &[WorkerRecord]) -> Integrity {
+fn integrity(workers: &[WorkerRecord], attribution: Attribution) -> Integrity {
     let publisher = workers.iter().find(|w| w.role == Role::Publisher);
     let subscriber = workers.iter().find(|w| w.role == Role::Subscriber);
-    let sent = publisher.map_or(0, |p| p.counters.messages);
+    let p = publisher.map(|p| p.counters).unwrap_or_default();
+    let sent = p.messages;
+    let from_publisher = Integrity {
+        sent,
+        lost: sent,
+        planned_periods: p.planned_periods,
+        missed_periods: p.missed_periods,
+        wake_errors: p.wake_errors,
+        ..Default::default()
+    };
     let Some(subscriber) = subscriber else {
-        return Integrity {
-            sent,
-            lost: sent,
-            ..Default::default()
-        };
+        return from_publisher;
     };
     let c = &subscriber.counters;
+    let attributable = attribution.attributable();
     Integrity {
-        sent,
         delivered: c.messages,
         lost: sent.saturating_sub(c.messages),
         late: c.late,
         overrun: c.overrun,
         duplicated: c.duplicated,
         reordered: c.reordered,
+        cqe_errors: c.cqe_errors,
+        fallback_deliveries: c.fallback_deliveries,
+        own_wake: attribution,
+        own_wakes: attributable.then_some(c.own_wakes),
+        wakes_missing: (attribution == Attribution::Exact).then_some(c.wakes_missing),
+        piggybacked: attributable.then_some(c.piggybacked),
+        ..from_publisher
     }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{ResultDoc, RunResult, RunStatus};
-use crate::stats::{Integrity, SampleStats, Summary, decode_histogram, new_histogram};
+use crate::stats::{Attribution, Integrity, SampleStats, Summary, decode_histogram, new_histogram};
 
 /// One transport's runs, merged.
 #[derive(Debug, Clone)]
@@ -65,9 +65,12 @@ pub fn by_transport(doc: &ResultDoc) -> Vec<TransportRuns<'_>> {
 
 fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
     let mut histograms: BTreeMap<String, (Histogram<u64>, SampleStats)> = BTreeMap::new();
-    let mut integrity = Integrity::default();
+    let mut integrity: Option<Integrity> = None;
     for run in &runs {
-        add_integrity(&mut integrity, &run.integrity);
+        integrity = Some(match integrity {
+            None => run.integrity,
+            Some(total) => add_integrity(total, &run.integrity),
+        });
         for (name, series) in &run.series {
             let (histogram, stats) = histograms
                 .entry(name.clone())
@@ -94,19 +97,38 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
         transport,
         status: worst_status(&runs),
         runs,
-        integrity,
+        integrity: integrity.unwrap_or_default(),
         series,
     }
 }
 
-fn add_integrity(total: &mut Integrity, run: &Integrity) {
-    total.sent += run.sent;
-    total.delivered += run.delivered;
-    total.lost += run.lost;
-    total.late += run.late;
-    total.overrun += run.overrun;
-    total.duplicated += run.duplicated;
-    total.reordered += run.reordered;
+/// Two runs' integrity counts added. Own-wake figures add up only where both runs could tell
+/// own wakes apart the same way; otherwise they are not attributable.
+fn add_integrity(total: Integrity, run: &Integrity) -> Integrity {
+    let same = total.own_wake == run.own_wake;
+    let add = |a: Option<u64>, b: Option<u64>| a.zip(b).filter(|_| same).map(|(a, b)| a + b);
+    Integrity {
+        sent: total.sent + run.sent,
+        delivered: total.delivered + run.delivered,
+        lost: total.lost + run.lost,
+        late: total.late + run.late,
+        overrun: total.overrun + run.overrun,
+        duplicated: total.duplicated + run.duplicated,
+        reordered: total.reordered + run.reordered,
+        planned_periods: total.planned_periods + run.planned_periods,
+        missed_periods: total.missed_periods + run.missed_periods,
+        wake_errors: total.wake_errors + run.wake_errors,
+        cqe_errors: total.cqe_errors + run.cqe_errors,
+        fallback_deliveries: total.fallback_deliveries + run.fallback_deliveries,
+        own_wake: if same {
+            total.own_wake
+        } else {
+            Attribution::None
+        },
+        own_wakes: add(total.own_wakes, run.own_wakes),
+        wakes_missing: add(total.wakes_missing, run.wakes_missing),
+        piggybacked: add(total.piggybacked, run.piggybacked),
+    }
 }
 
 /// Failed beats interrupted beats completed; unsupported only when nothing ran.

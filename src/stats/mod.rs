@@ -14,5 +14,5 @@ pub use encode::{decode_histogram, encode_histogram};
 pub use histogram::{
     HIGHEST_NS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats, new_histogram,
 };
-pub use integrity::{Integrity, SeqTracker};
+pub use integrity::{Attribution, Integrity, SeqTracker};
 pub use summary::Summary;
