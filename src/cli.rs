@@ -169,6 +169,10 @@ pub struct SoakArgs {
     /// instead of refusing at once (exit 6).
     #[arg(long, value_parser = parse_duration_ns, value_name = "DURATION")]
     pub wait_for_cpus: Option<u64>,
+    /// Tests only: break the measurement on purpose (`rt-wake-lost`: the RT publisher never
+    /// wakes the RT subscriber), to prove such a run cannot pass. Recorded in the result.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<FaultArg>,
     #[command(flatten)]
     pub nightly: NightlyArgs,
 }
@@ -265,6 +269,21 @@ impl From<FutexWakeArg> for FutexWake {
         match arg {
             FutexWakeArg::Syscall => FutexWake::Syscall,
             FutexWakeArg::IoUring => FutexWake::IoUring,
+        }
+    }
+}
+
+/// `--inject-fault` values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FaultArg {
+    /// The RT publisher never wakes the RT subscriber.
+    RtWakeLost,
+}
+
+impl From<FaultArg> for crate::plan::Fault {
+    fn from(arg: FaultArg) -> Self {
+        match arg {
+            FaultArg::RtWakeLost => crate::plan::Fault::RtWakeLost,
         }
     }
 }

@@ -132,6 +132,11 @@ pub struct RunPlan {
     /// `--break-on-continue`: carry on after the break.
     #[serde(default)]
     pub break_on_continue: bool,
+    /// A fault rtsoak injects into its own runs (hidden `--inject-fault`, for tests that prove
+    /// a broken transport cannot pass). Recorded so that such a result is never mistaken for a
+    /// real one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inject_fault: Option<Fault>,
     /// Things about the layout a reader of the result must know (for example "noise shares
     /// CPU 1 with the RT subscriber: only 2 CPUs online").
     pub layout_notes: Vec<String>,
@@ -143,6 +148,16 @@ pub struct RunPlan {
     /// lost messages only".
     #[serde(default)]
     pub verdict: Limits,
+}
+
+/// A fault injected into the measurement itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fault {
+    /// The RT publisher publishes every message but never makes its wake call to the RT
+    /// subscriber (it still wakes the noise subscribers): a wake path that silently reaches
+    /// nobody.
+    RtWakeLost,
 }
 
 /// Pass/fail limits from the profile's `[verdict]` section, resolved: latencies in ns, `None` =
@@ -201,6 +216,11 @@ pub struct QueueNoisePlan {
     pub lifetime_min_ns: u64,
     /// Longest life of one noise process.
     pub lifetime_max_ns: u64,
+    /// Noise publishers wake the RT subscriber too; false: only the noise subscribers (they
+    /// still contend on the same queue and transport objects). Results written before this key
+    /// existed read as true, which is what those runs did.
+    #[serde(default = "yes")]
+    pub wake_rt_subscriber: bool,
 }
 
 /// Busy-looping real-time threads, one per noise CPU.
@@ -250,6 +270,7 @@ impl NoisePlan {
                 period_ns: 200_000,
                 lifetime_min_ns: 50_000_000,
                 lifetime_max_ns: 500_000_000,
+                wake_rt_subscriber: true,
             },
             bursts: BurstPlan {
                 enabled: false,
@@ -273,6 +294,10 @@ impl NoisePlan {
 
 fn one_round() -> u32 {
     1
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl RunPlan {

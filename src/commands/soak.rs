@@ -36,6 +36,7 @@ pub fn soak(
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
     plan.break_on_ns = args.break_on;
     plan.break_on_continue = args.break_on_continue;
+    plan.inject_fault = args.inject_fault.map(Into::into);
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;

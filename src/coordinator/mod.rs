@@ -272,6 +272,10 @@ fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
         tracefs_dir: plan
             .break_on_ns
             .and_then(|_| crate::sys::trace::find_tracefs(std::path::Path::new("/")).ok()),
+        noise_wakes_rt_subscriber: plan.noise.enabled
+            && plan.noise.queue.publishers > 0
+            && plan.noise.queue.wake_rt_subscriber,
+        inject_fault: plan.inject_fault,
     }
 }
 

@@ -247,6 +247,8 @@ impl<'a> NoiseManager<'a> {
             break_on_ns: None,
             break_on_continue: false,
             tracefs_dir: None,
+            noise_wakes_rt_subscriber: plan.noise.queue.wake_rt_subscriber,
+            inject_fault: None,
         }
     }
 

@@ -194,6 +194,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         hold_cpu_dma_latency: true,
         break_on_ns: Some(200_000),
         break_on_continue: true,
+        inject_fault: None,
         layout_notes: Vec::new(),
         verdict: Default::default(),
     }

@@ -52,6 +52,9 @@ pub struct QueueNoiseSection {
     pub lifetime_min_ms: u64,
     /// Longest life of a noise process, milliseconds.
     pub lifetime_max_ms: u64,
+    /// Noise publishers wake the RT subscriber too (false: they contend on the same queue and
+    /// transport objects but wake only the noise subscribers).
+    pub wake_rt_subscriber: bool,
 }
 
 impl Default for QueueNoiseSection {
@@ -64,6 +67,7 @@ impl Default for QueueNoiseSection {
             period_us: 200,
             lifetime_min_ms: 50,
             lifetime_max_ms: 500,
+            wake_rt_subscriber: true,
         }
     }
 }
@@ -286,6 +290,7 @@ pub fn resolve_noise(
             period_ns: period_us * 1_000,
             lifetime_min_ns: lifetime_min_ms * 1_000_000,
             lifetime_max_ns: lifetime_max_ms * 1_000_000,
+            wake_rt_subscriber: q.wake_rt_subscriber,
         },
         bursts: BurstPlan {
             enabled: b.enabled,

@@ -249,6 +249,7 @@ pub fn resolve(
         abi: profile.abi,
         break_on_ns: None,
         break_on_continue: false,
+        inject_fault: None,
         layout_notes,
         hold_cpu_dma_latency: ov
             .hold_cpu_dma_latency

@@ -123,6 +123,11 @@ pub struct WorkerSpec {
     /// The tracefs directory the coordinator found (`/sys/kernel/tracing`), for `break_on_ns`.
     #[serde(default)]
     pub tracefs_dir: Option<std::path::PathBuf>,
+    /// Noise publishers wake the RT subscriber too (`noise.queue.wake_rt_subscriber`): the RT
+    /// subscriber then waits for their wakes as well, and noise publishers include it.
+    pub noise_wakes_rt_subscriber: bool,
+    /// A fault to inject (tests only).
+    pub inject_fault: Option<crate::plan::Fault>,
 }
 
 /// What a worker achieved in becoming real-time. Recorded by the worker itself.
@@ -235,6 +240,11 @@ pub struct Counters {
     /// RT subscriber: wakes it could tell were the RT publisher's own, warm-up included.
     #[serde(default)]
     pub own_wakes: u64,
+    /// RT subscriber: wakeups by the run's publishers that were not the RT publisher's own
+    /// (noise publishers' wakes, a futex re-arm that found the word moved); meaningful only
+    /// where own wakes are told apart.
+    #[serde(default)]
+    pub other_wakeups: u64,
     /// RT subscriber (exact attribution): RT publisher wakes, warm-up included, that never
     /// arrived.
     #[serde(default)]

@@ -50,8 +50,18 @@ pub fn series_names(role: Role) -> &'static [&'static str] {
     match role {
         Role::Publisher => &publisher::SERIES,
         Role::Subscriber => &subscriber::SERIES,
-        Role::NoisePublisher => &["noise_send_call", "noise_fanout", "noise_timer"],
-        Role::NoiseSubscriber => &["noise_own_delivery", "noise_delivery"],
+        Role::NoisePublisher => &[
+            "noise_send_call",
+            "noise_fanout",
+            "noise_timer",
+            "noise_member_refresh",
+        ],
+        Role::NoiseSubscriber => &[
+            "noise_own_delivery",
+            "noise_delivery",
+            "noise_own_wake",
+            "noise_handling",
+        ],
         Role::Burst | Role::Load => &[],
     }
 }
@@ -160,6 +170,11 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         );
     }
 
+    // An own-wake figure exists only where the transport told its own wakes apart: elsewhere
+    // the (empty) series would read as a measurement.
+    if !attribution.attributable() {
+        series.remove("own_wake");
+    }
     RunResult {
         ring_setup_requested: None,
         integrity: integrity(&workers, attribution),

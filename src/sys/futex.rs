@@ -1,7 +1,9 @@
 //! futex(2) and futex2 wakes. The soak's word is shared between processes (a memfd mapping), so
-//! its wake ([`wake_shared`]) is non-private: a `FUTEX_PRIVATE_FLAG` wake would silently miss
-//! waiters in other processes (kernel-notes, pitfall 6). The microbenchmarks also need private
-//! wakes ([`wake`]) and the futex2 `futex_wake(2)` ([`futex2_wake`]).
+//! its wakes and waits are non-private: a private futex is keyed by the process's mm, so a
+//! `FUTEX_PRIVATE_FLAG` wake would silently miss waiters in other processes. The soak wakes and
+//! waits by bitset ([`wake_shared_bitset`], [`wait_shared_bitset`]) so that a waiter can tell
+//! whose wake it got. The microbenchmarks also need private wakes ([`wake`]) and the futex2
+//! `futex_wake(2)` ([`futex2_wake`]).
 
 use std::sync::atomic::AtomicU32;
 
@@ -41,6 +43,31 @@ pub fn wake(word: &AtomicU32, count: i32, private: bool) -> Result<u32, Errno> {
             std::ptr::null::<libc::timespec>(),
             std::ptr::null::<u32>(),
             0u32,
+        )
+    };
+    if woken < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(woken as u32)
+    }
+}
+
+/// `futex(word, FUTEX_WAKE_BITSET, count, bitset)` on a word shared between processes: wake up
+/// to `count` waiters whose wait bitset intersects `bitset`, returning how many woke.
+#[inline]
+pub fn wake_shared_bitset(word: &AtomicU32, count: i32, bitset: u32) -> Result<u32, Errno> {
+    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call;
+    // FUTEX_WAKE_BITSET uses its address only as a key, takes no timeout (null) and no second
+    // word (null), and reads the bitset from the last argument.
+    let woken = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE_BITSET,
+            count,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            bitset,
         )
     };
     if woken < 0 {
@@ -106,6 +133,38 @@ pub fn wait_shared(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Result<(
     if rc < 0 { Err(Errno::last()) } else { Ok(()) }
 }
 
+/// `futex(word, FUTEX_WAIT_BITSET, expected, deadline, bitset)`: sleep while the word holds
+/// `expected`, until a wake whose bitset intersects `bitset`, at most `timeout_ns`. `EAGAIN`:
+/// the word had moved on; `ETIMEDOUT`: nobody woke us.
+#[inline]
+pub fn wait_shared_bitset(
+    word: &AtomicU32,
+    expected: u32,
+    timeout_ns: u64,
+    bitset: u32,
+) -> Result<(), Errno> {
+    // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, not a relative timeout.
+    let deadline_ns = crate::sys::clock::now_ns() + timeout_ns;
+    let deadline = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned 32-bit atomic and `deadline` a valid timespec, both alive
+    // for the whole call; the second word is unused (null) and the bitset is passed by value.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET,
+            expected,
+            &deadline as *const libc::timespec,
+            std::ptr::null::<u32>(),
+            bitset,
+        )
+    };
+    if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +174,34 @@ mod tests {
         let word = AtomicU32::new(0);
         assert_eq!(wake(&word, 1, true), Ok(0));
         assert_eq!(wake(&word, 1, false), Ok(0));
+    }
+
+    #[test]
+    fn a_bitset_wake_reaches_only_waiters_whose_bitset_it_intersects() {
+        let word: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
+        let waiter = std::thread::spawn(move || wait_shared_bitset(word, 0, 10_000_000_000, 0b01));
+        // Until the waiter sleeps, a wake of its bit finds nobody; a wake of the other bit never
+        // finds it, asleep or not.
+        let woken = (0..1000).find(|_| {
+            assert_eq!(wake_shared_bitset(word, i32::MAX, 0b10), Ok(0));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            wake_shared_bitset(word, i32::MAX, 0b01) == Ok(1)
+        });
+        assert!(woken.is_some(), "the waiter's own bit never woke it");
+        assert_eq!(waiter.join().unwrap(), Ok(()));
+    }
+
+    #[test]
+    fn a_bitset_wait_times_out_and_refuses_a_moved_word() {
+        let word = AtomicU32::new(1);
+        assert_eq!(
+            wait_shared_bitset(&word, 0, 1_000_000, 1),
+            Err(Errno::EAGAIN)
+        );
+        assert_eq!(
+            wait_shared_bitset(&word, 1, 1_000_000, 1),
+            Err(Errno::ETIMEDOUT)
+        );
     }
 
     #[test]

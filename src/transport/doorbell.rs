@@ -15,11 +15,13 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Support, Targets, Transport, Waiter, Waker};
+use super::{Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker};
 use crate::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
+use crate::protocol::Role;
 use crate::queue::Message;
 use crate::region::Region;
+use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::{OpcodeSupport, build};
 use crate::worker::{WorkerContext, publisher, subscriber};
@@ -66,9 +68,9 @@ impl Transport for Doorbell {
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let waker = DoorbellWaker {
             sender: RingSender::new(context.spec.ring_setup)?,
-            targets: Targets::default(),
+            targets: Targets::new(Reach::of(&context.spec)),
             abi: context.spec.abi.doorbell,
-            bits: 1u64 << (context.spec.publisher_id % 64),
+            bits: doorbell_bit(context.spec.publisher_id),
         };
         publisher::run(context, waker)
     }
@@ -77,6 +79,7 @@ impl Transport for Doorbell {
         let waiter = DoorbellWaiter {
             abi: context.spec.abi.doorbell,
             registered: false,
+            rt_subscriber: context.spec.role == Role::Subscriber,
         };
         subscriber::run(context, waiter).context("doorbell subscriber")
     }
@@ -123,13 +126,33 @@ impl Waker for DoorbellWaker {
     }
 }
 
+/// The doorbell bit of a publisher: bit 0 is the RT publisher's alone, noise publishers share
+/// bits 1 to 31 (a drain reports the low 32 bits that were set).
+fn doorbell_bit(publisher_id: u32) -> u64 {
+    if publisher_id == 0 {
+        1
+    } else {
+        1 << (1 + (publisher_id - 1) % 31)
+    }
+}
+
 /// Registers the doorbell on the first arm (the ring exists only then), then waits for drains.
 struct DoorbellWaiter {
     abi: Abi,
     registered: bool,
+    /// The RT subscriber: a drain with bit 0 set holds the RT publisher's own wake.
+    rt_subscriber: bool,
 }
 
 impl Waiter for DoorbellWaiter {
+    fn attribution(&self) -> Attribution {
+        if self.rt_subscriber {
+            Attribution::Covering
+        } else {
+            Attribution::None
+        }
+    }
+
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {
         ring.map_or(-1, |ring| ring.as_raw_fd())
     }
@@ -149,7 +172,12 @@ impl Waiter for DoorbellWaiter {
         } else if cqe.result() < 0 {
             Completion::Error(-cqe.result())
         } else {
-            Completion::Woken { rearm: false }
+            let own = if self.rt_subscriber && cqe.result() & 1 != 0 {
+                Own::Covering
+            } else {
+                Own::No
+            };
+            Completion::Woken { rearm: false, own }
         }
     }
 }

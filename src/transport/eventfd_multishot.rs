@@ -1,7 +1,8 @@
 //! `eventfd-multishot`: a mainline way to keep one wait armed. The subscriber arms one multishot
 //! `IORING_OP_POLL_ADD` on its eventfd, which posts a completion each time the eventfd becomes
 //! readable and stays armed; the subscriber then drains the count with a non-blocking `read`.
-//! Publishers `write(2)` exactly as for `eventfd`.
+//! Publishers `write(2)` exactly as for `eventfd`, and the count tells the RT publisher's wakes
+//! apart the same way.
 //!
 //! Needs: Linux 5.13 (multishot `IORING_OP_POLL_ADD`) and `pidfd_getfd`; probed by opcode probe
 //! and a trial multishot poll on a local eventfd.
@@ -12,8 +13,9 @@ use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::eventfd::EventfdWaker;
-use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, push, require_opcodes};
+use super::eventfd::{CountDecoder, EventfdWaker};
+use super::{ARM_USER_DATA, Completion, Own, Support, Transport, Waiter, push, require_opcodes};
+use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::build;
 use crate::worker::{WorkerContext, publisher, subscriber};
@@ -43,13 +45,14 @@ impl Transport for EventfdMultishot {
     }
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        publisher::run(context, EventfdWaker::default())
+        publisher::run(context, EventfdWaker::new(&context.spec))
     }
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let eventfd = EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
             .map_err(|e| SysError::new("eventfd2", e))?;
-        subscriber::run(context, MultishotWaiter { eventfd })
+        let decoder = CountDecoder::new(&context.spec);
+        subscriber::run(context, MultishotWaiter { eventfd, decoder })
     }
 }
 
@@ -87,9 +90,14 @@ fn trial() -> Result<(), SysError> {
 
 struct MultishotWaiter {
     eventfd: EventFd,
+    decoder: CountDecoder,
 }
 
 impl Waiter for MultishotWaiter {
+    fn attribution(&self) -> Attribution {
+        self.decoder.attribution()
+    }
+
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         self.eventfd.as_fd().as_raw_fd()
     }
@@ -111,11 +119,15 @@ impl Waiter for MultishotWaiter {
             return Completion::Error(-result);
         }
         // Drain the count so the next write makes the eventfd readable again; EAGAIN means an
-        // earlier completion already drained it.
+        // earlier completion already drained it (and counted its wakes).
         let mut count = [0u8; 8];
-        let _ = nix::unistd::read(self.eventfd.as_fd(), &mut count);
+        let own = match nix::unistd::read(self.eventfd.as_fd(), &mut count) {
+            Ok(8) => self.decoder.own(u64::from_ne_bytes(count)),
+            _ => Own::No,
+        };
         Completion::Woken {
             rearm: !cqueue::more(cqe.flags()),
+            own,
         }
     }
 }

@@ -1,10 +1,18 @@
 //! `futex`: one-shot `IORING_OP_FUTEX_WAIT` on a shared word, re-armed after every wakeup. The
-//! publisher bumps the word and wakes every waiter with one call: `futex(2)` `FUTEX_WAKE`, or
-//! `IORING_OP_FUTEX_WAKE` from its own ring (profile `rt.futex_wake`).
+//! publisher bumps the word and wakes every waiter with one call: `futex(2)` `FUTEX_WAKE_BITSET`,
+//! or `IORING_OP_FUTEX_WAKE` from its own ring (profile `rt.futex_wake`).
+//!
+//! Whose wake it was: the RT publisher wakes with bitset [`FROM_RT_PUBLISHER`], noise publishers
+//! with [`FROM_NOISE`]. The RT subscriber keeps one wait per bitset (the noise one only when noise
+//! wakes it), so a completion of its RT wait is the RT publisher's own wake: it carries every RT
+//! message published before it (covering attribution; a futex wake does not say for which
+//! message). Noise subscribers wait on both bits. Every wake and wait is on the same word, so
+//! all of them still contend on the same futex hash bucket.
 //!
 //! Needs: Linux 6.7 (`IORING_OP_FUTEX_WAIT`, `IORING_OP_FUTEX_WAKE`); probed by io_uring opcode
 //! probe and a trial wait/wake on a local word. The word is in a memfd mapping shared by
-//! processes, so neither side may use `FUTEX2_PRIVATE` (kernel-notes, pitfall 6).
+//! processes, so neither side may use `FUTEX2_PRIVATE`: a private futex is keyed by the
+//! process's mm, and a wake would silently miss waiters in other processes.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -12,11 +20,15 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, Waker, push, require_opcodes};
+use super::{
+    ARM_USER_DATA, Completion, Own, Support, Transport, Waiter, Waker, push, require_opcodes,
+};
 use crate::plan::FutexWake;
+use crate::protocol::{Role, WorkerSpec};
 use crate::queue::Message;
 use crate::region::Region;
-use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared};
+use crate::stats::Attribution;
+use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
 use crate::sys::{SysError, uring};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
@@ -54,15 +66,29 @@ impl Transport for Futex {
                 FutexWake::Syscall => None,
                 FutexWake::IoUring => Some(RingSender::new(context.spec.ring_setup)?),
             },
+            bitset: wake_bitset(&context.spec),
         };
         publisher::run(context, waker)
     }
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let word = &context.region().futex_word.0;
+        let rt_subscriber = context.spec.role == Role::Subscriber;
+        let waits = if !rt_subscriber {
+            vec![Wait::new(FROM_RT_PUBLISHER | FROM_NOISE, ARM_USER_DATA)]
+        } else if context.spec.noise_wakes_rt_subscriber {
+            vec![
+                Wait::new(FROM_RT_PUBLISHER, ARM_USER_DATA),
+                Wait::new(FROM_NOISE, ARM_USER_DATA - 1),
+            ]
+        } else {
+            vec![Wait::new(FROM_RT_PUBLISHER, ARM_USER_DATA)]
+        };
         let waiter = FutexWaiter {
             word,
             expected: word.load(Ordering::Acquire),
+            waits,
+            rt_subscriber,
         };
         subscriber::run(context, waiter)
     }
@@ -90,12 +116,29 @@ fn trial() -> Result<(), SysError> {
     }
 }
 
-/// Bump the word, then wake all waiters on it. One call wakes every subscriber. Shared with
-/// `futex-syscall`, whose subscribers wait on the same word without io_uring.
+/// The bitset of the RT publisher's wakes.
+pub(super) const FROM_RT_PUBLISHER: u32 = 0b01;
+/// The bitset of noise publishers' wakes.
+pub(super) const FROM_NOISE: u32 = 0b10;
+
+/// The bitset the publisher of `spec` wakes with.
+pub(super) fn wake_bitset(spec: &WorkerSpec) -> u32 {
+    if spec.role == Role::Publisher {
+        FROM_RT_PUBLISHER
+    } else {
+        FROM_NOISE
+    }
+}
+
+/// Bump the word, then wake every waiter whose bitset holds ours. One call wakes every
+/// subscriber. Shared with `futex-syscall`, whose subscribers wait on the same word without
+/// io_uring.
 pub(super) struct FutexWaker<'r> {
     pub(super) word: &'r AtomicU32,
     /// `None`: wake with `futex(2)`; else with `IORING_OP_FUTEX_WAKE` from this ring.
     pub(super) sender: Option<RingSender>,
+    /// [`FROM_RT_PUBLISHER`] or [`FROM_NOISE`].
+    pub(super) bitset: u32,
 }
 
 impl Waker for FutexWaker<'_> {
@@ -111,12 +154,12 @@ impl Waker for FutexWaker<'_> {
     fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
         self.word.fetch_add(1, Ordering::SeqCst);
         match &mut self.sender {
-            None => wake_shared(self.word, i32::MAX).map(drop),
+            None => wake_shared_bitset(self.word, i32::MAX, self.bitset).map(drop),
             Some(sender) => {
                 let wake = opcode::FutexWake::new(
                     self.word.as_ptr(),
                     i32::MAX as u64,
-                    FUTEX_BITSET_MATCH_ANY,
+                    u64::from(self.bitset),
                     FUTEX2_SIZE_U32,
                 )
                 .build()
@@ -132,13 +175,43 @@ impl Waker for FutexWaker<'_> {
     }
 }
 
-/// One-shot waits on the word, each expecting the value seen before the last drain.
+/// One one-shot wait on the word for one bitset.
+#[derive(Debug, Clone, Copy)]
+struct Wait {
+    bitset: u32,
+    user_data: u64,
+    armed: bool,
+}
+
+impl Wait {
+    fn new(bitset: u32, user_data: u64) -> Self {
+        Wait {
+            bitset,
+            user_data,
+            armed: false,
+        }
+    }
+}
+
+/// One-shot waits on the word, one per bitset, each expecting the value seen before the last
+/// drain; a completed wait is armed again, the others stay in the kernel.
 struct FutexWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
+    waits: Vec<Wait>,
+    /// The RT subscriber: a wake of its [`FROM_RT_PUBLISHER`] wait is the RT publisher's own.
+    rt_subscriber: bool,
 }
 
 impl Waiter for FutexWaiter<'_> {
+    fn attribution(&self) -> Attribution {
+        if self.rt_subscriber {
+            Attribution::Covering
+        } else {
+            Attribution::None
+        }
+    }
+
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         -1
     }
@@ -148,22 +221,47 @@ impl Waiter for FutexWaiter<'_> {
     }
 
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
-        let wait = opcode::FutexWait::new(
-            self.word.as_ptr(),
-            u64::from(self.expected),
-            FUTEX_BITSET_MATCH_ANY,
-            FUTEX2_SIZE_U32,
-        )
-        .build()
-        .user_data(ARM_USER_DATA);
-        push(ring, &wait)
+        for wait in self.waits.iter_mut().filter(|w| !w.armed) {
+            let sqe = opcode::FutexWait::new(
+                self.word.as_ptr(),
+                u64::from(self.expected),
+                u64::from(wait.bitset),
+                FUTEX2_SIZE_U32,
+            )
+            .build()
+            .user_data(wait.user_data);
+            push(ring, &sqe)?;
+            wait.armed = true;
+        }
+        Ok(())
     }
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
+        let Some(wait) = self
+            .waits
+            .iter_mut()
+            .find(|w| w.user_data == cqe.user_data())
+        else {
+            return Completion::Foreign { rearm: false };
+        };
+        wait.armed = false;
+        let own_wait = self.rt_subscriber && wait.bitset == FROM_RT_PUBLISHER;
         match cqe.result() {
-            // Woken, or the word moved before the wait was armed: either way, look at the queue.
-            0 => Completion::Woken { rearm: true },
-            r if r == -libc::EAGAIN => Completion::Woken { rearm: true },
+            // Woken through the RT publisher's bitset: its own wake.
+            0 if own_wait => Completion::Woken {
+                rearm: true,
+                own: Own::Covering,
+            },
+            // Woken by a noise publisher, or the word moved before the wait was armed: either
+            // way, look at the queue; no wake carried what is found there.
+            0 => Completion::Woken {
+                rearm: true,
+                own: Own::No,
+            },
+            r if r == -libc::EAGAIN => Completion::Woken {
+                rearm: true,
+                own: Own::No,
+            },
             r => Completion::Error(-r),
         }
     }

@@ -1,6 +1,8 @@
 //! `futex-syscall`: the baseline most RT code uses today. The subscriber blocks in `futex(2)`
-//! `FUTEX_WAIT` on the shared word (no io_uring at all); publishers bump the word and
-//! `FUTEX_WAKE` it exactly as for `futex`.
+//! `FUTEX_WAIT_BITSET` on the shared word (no io_uring at all); publishers bump the word and wake
+//! it exactly as for `futex`, each with its bitset. One blocking wait holds one bitset, so the RT
+//! subscriber can tell the RT publisher's wakes apart only when noise does not wake it
+//! (covering attribution); otherwise it waits on both bits and cannot tell (none).
 //!
 //! Needs: any Linux; probed by a trial wait on a word whose value has moved on (`EAGAIN`).
 
@@ -9,10 +11,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
-use super::futex::FutexWaker;
-use super::{Completion, Support, Transport, Waiter};
+use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
+use super::{Completion, Own, Support, Transport, Waiter};
+use crate::protocol::Role;
+use crate::stats::Attribution;
 use crate::sys::SysError;
-use crate::sys::futex::wait_shared;
+use crate::sys::futex::{wait_shared, wait_shared_bitset};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `futex-syscall` transport.
@@ -42,14 +46,28 @@ impl Transport for FutexSyscall {
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let word = &context.region().futex_word.0;
-        publisher::run(context, FutexWaker { word, sender: None })
+        let bitset = wake_bitset(&context.spec);
+        let waker = FutexWaker {
+            word,
+            sender: None,
+            bitset,
+        };
+        publisher::run(context, waker)
     }
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let word = &context.region().futex_word.0;
+        let only_own =
+            context.spec.role == Role::Subscriber && !context.spec.noise_wakes_rt_subscriber;
         let waiter = SyscallWaiter {
             word,
             expected: word.load(Ordering::Acquire),
+            bitset: if only_own {
+                FROM_RT_PUBLISHER
+            } else {
+                FROM_RT_PUBLISHER | FROM_NOISE
+            },
+            only_own,
         };
         subscriber::run(context, waiter)
     }
@@ -58,10 +76,22 @@ impl Transport for FutexSyscall {
 struct SyscallWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
+    /// Whose wakes it waits for.
+    bitset: u32,
+    /// The RT subscriber waiting for the RT publisher's wakes alone: a wake is its own.
+    only_own: bool,
 }
 
 impl Waiter for SyscallWaiter<'_> {
     const USES_RING: bool = false;
+
+    fn attribution(&self) -> Attribution {
+        if self.only_own {
+            Attribution::Covering
+        } else {
+            Attribution::None
+        }
+    }
 
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         -1
@@ -80,9 +110,20 @@ impl Waiter for SyscallWaiter<'_> {
     }
 
     fn block(&mut self, timeout_ns: u64) -> std::io::Result<Completion> {
-        match wait_shared(self.word, self.expected, timeout_ns) {
-            // Woken, or the word moved before we slept: look at the queue either way.
-            Ok(()) | Err(Errno::EAGAIN) => Ok(Completion::Woken { rearm: false }),
+        match wait_shared_bitset(self.word, self.expected, timeout_ns, self.bitset) {
+            Ok(()) => Ok(Completion::Woken {
+                rearm: false,
+                own: if self.only_own {
+                    Own::Covering
+                } else {
+                    Own::No
+                },
+            }),
+            // The word moved before we slept: look at the queue; no wake carried it.
+            Err(Errno::EAGAIN) => Ok(Completion::Woken {
+                rearm: false,
+                own: Own::No,
+            }),
             Err(Errno::ETIMEDOUT) => Err(std::io::Error::from_raw_os_error(libc::ETIME)),
             Err(errno) => Err(std::io::Error::from_raw_os_error(errno as i32)),
         }

@@ -24,10 +24,11 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
 
-pub use targets::Targets;
+pub use targets::{Reach, Targets};
 
 use crate::queue::Message;
 use crate::region::Region;
+use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::worker::WorkerContext;
 
@@ -169,6 +170,8 @@ pub enum Completion {
     Woken {
         /// The one-shot wait completed and must be submitted again.
         rearm: bool,
+        /// Whether it was the RT publisher's own wake (RT subscriber only; see [`Own`]).
+        own: Own,
     },
     /// A wakeup from someone outside the run: ignored and counted.
     Foreign {
@@ -179,11 +182,34 @@ pub enum Completion {
     Error(i32),
 }
 
+/// Whether a wakeup was the RT publisher's own, as far as the transport can tell
+/// ([`Waiter::attribution`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Own {
+    /// Someone else's wake (a noise publisher's), a re-arm that found the word moved, or a
+    /// transport that cannot tell.
+    No,
+    /// The RT publisher's wakes for its messages up to and including `seq`, `wakes` of which
+    /// arrived with this completion ([`Attribution::Exact`]).
+    Through {
+        /// The highest sequence number whose wake arrived.
+        seq: u64,
+        /// Wakes that arrived.
+        wakes: u64,
+    },
+    /// The RT publisher's wake, not saying for which message: it carries every RT message
+    /// published before it ([`Attribution::Covering`]).
+    Covering,
+}
+
 /// The subscriber's half of a transport.
 pub trait Waiter {
     /// False for a waiter that blocks in a system call instead of an io_uring (the
     /// `futex-syscall` baseline): the loop then creates no ring and calls [`Waiter::block`].
     const USES_RING: bool = true;
+    /// How far this waiter tells the RT publisher's own wakes apart (RT subscriber). A waiter
+    /// that says [`Attribution::None`] never reports an [`Own`] other than `No`.
+    fn attribution(&self) -> Attribution;
     /// The fd publishers duplicate with `pidfd_getfd` (the ring or an eventfd), or -1.
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32;
     /// Called right before the queue is drained (a futex waiter snapshots its word here, so a

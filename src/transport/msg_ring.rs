@@ -1,9 +1,10 @@
 //! `msg-ring`: the publisher submits `IORING_OP_MSG_RING` from its own ring into each
-//! subscriber's ring; the completion appears in the subscriber's ring with the message's
-//! sequence number as its data. One send call per subscriber.
+//! subscriber's ring; the completion appears in the subscriber's ring carrying the publisher's
+//! id and the message's sequence number as its data, so the RT subscriber knows exactly which of
+//! its completions are the RT publisher's own wakes. One send call per subscriber.
 //!
 //! Needs: Linux 5.18 (`IORING_OP_MSG_RING`) and `pidfd_getfd` (Linux 5.6) to reach the
-//! subscriber's ring fd, which cannot be sent over SCM_RIGHTS (kernel-notes, pitfall 1).
+//! subscriber's ring fd: an io_uring fd cannot be passed over SCM_RIGHTS (`EINVAL`).
 //! Probed by io_uring opcode probe and a trial `pidfd_getfd` on ourselves.
 
 use std::os::fd::AsRawFd;
@@ -13,9 +14,13 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use super::{
+    Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial,
+};
+use crate::protocol::Role;
 use crate::queue::Message;
 use crate::region::Region;
+use crate::stats::Attribution;
 use crate::sys::{SysError, pidfd};
 use crate::worker::{WorkerContext, publisher, subscriber};
 
@@ -45,8 +50,9 @@ impl Transport for MsgRing {
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let waker = MsgRingWaker {
             sender: RingSender::new(context.spec.ring_setup)?,
-            targets: Targets::default(),
+            targets: Targets::new(Reach::of(&context.spec)),
             token: context.spec.coordinator_pid,
+            publisher_id: context.spec.publisher_id,
         };
         publisher::run(context, waker)
     }
@@ -54,6 +60,8 @@ impl Transport for MsgRing {
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let waiter = MsgRingWaiter {
             token: context.spec.coordinator_pid,
+            rt_publisher: (context.spec.role == Role::Subscriber)
+                .then_some(context.spec.publisher_id),
         };
         subscriber::run(context, waiter)
     }
@@ -65,11 +73,17 @@ pub(super) fn pidfd_trial() -> Result<(), SysError> {
     pidfd::getfd(&me, me.as_raw_fd()).map(drop)
 }
 
+/// The completion data of a wake: the publisher's id above bit 48, the sequence number below.
+const ID_SHIFT: u32 = 48;
+const SEQ_MASK: u64 = (1 << ID_SHIFT) - 1;
+
 pub(super) struct MsgRingWaker {
     sender: RingSender,
     targets: Targets<RemoteFd>,
     /// Carried as the CQE result, so a subscriber can tell the run's messages from strangers'.
     token: i32,
+    /// Carried in the CQE data with the sequence number.
+    publisher_id: u32,
 }
 
 impl Waker for MsgRingWaker {
@@ -88,7 +102,8 @@ impl Waker for MsgRingWaker {
     #[inline]
     fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno> {
         let target = self.targets.get_mut(index).fd.as_raw_fd();
-        let send = opcode::MsgRingData::new(types::Fd(target), self.token, message.seq, None)
+        let data = (u64::from(self.publisher_id) << ID_SHIFT) | (message.seq & SEQ_MASK);
+        let send = opcode::MsgRingData::new(types::Fd(target), self.token, data, None)
             .build()
             .user_data(index as u64);
         // SAFETY: MSG_RING with data reads nothing from our memory beyond the SQE itself.
@@ -103,9 +118,19 @@ impl Waker for MsgRingWaker {
 /// Nothing to arm: MSG_RING completions simply appear in the ring.
 struct MsgRingWaiter {
     token: i32,
+    /// The RT subscriber: the id whose completions are the RT publisher's own wakes.
+    rt_publisher: Option<u32>,
 }
 
 impl Waiter for MsgRingWaiter {
+    fn attribution(&self) -> Attribution {
+        if self.rt_publisher.is_some() {
+            Attribution::Exact
+        } else {
+            Attribution::None
+        }
+    }
+
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {
         ring.map_or(-1, |ring| ring.as_raw_fd())
     }
@@ -116,7 +141,15 @@ impl Waiter for MsgRingWaiter {
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
         if cqe.result() == self.token {
-            Completion::Woken { rearm: false }
+            let data = cqe.user_data();
+            let own = match self.rt_publisher {
+                Some(id) if data >> ID_SHIFT == u64::from(id) => Own::Through {
+                    seq: data & SEQ_MASK,
+                    wakes: 1,
+                },
+                _ => Own::No,
+            };
+            Completion::Woken { rearm: false, own }
         } else {
             Completion::Foreign { rearm: false }
         }

@@ -15,11 +15,12 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Support, Transport, Waiter, Waker, push};
+use super::{ARM_USER_DATA, Completion, Own, Support, Transport, Waiter, Waker, push};
 use crate::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use crate::queue::Message;
 use crate::region::Region;
+use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::{OpcodeSupport, build};
 use crate::worker::{WorkerContext, publisher, subscriber};
@@ -158,6 +159,11 @@ struct PersistentWaiter<'r> {
 }
 
 impl Waiter for PersistentWaiter<'_> {
+    /// The registered wake of the RFC carries no bitset rtsoak could tell apart.
+    fn attribution(&self) -> Attribution {
+        Attribution::None
+    }
+
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         -1
     }
@@ -176,6 +182,7 @@ impl Waiter for PersistentWaiter<'_> {
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
         match cqe.result() {
             r if r == 0 || r == -libc::EAGAIN => Completion::Woken {
+                own: Own::No,
                 rearm: !still_armed(cqe.flags()),
             },
             r => Completion::Error(-r),

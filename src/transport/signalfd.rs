@@ -1,10 +1,13 @@
 //! `signalfd`: the publisher queues a real-time signal carrying the sequence number to each
 //! subscriber process (`pidfd_send_signal`, so a subscriber that exited can never be mistaken
-//! for a recycled pid); the subscriber's ring keeps a read on a signalfd for that signal.
+//! for a recycled pid); the subscriber's ring keeps a read on a signalfd for that signal. Each
+//! signal read says who sent it and for which message, so the RT subscriber knows its own wakes
+//! exactly.
 //!
 //! Needs: `IORING_OP_READ` (Linux 5.6) and `pidfd_send_signal` (Linux 5.1). Probed by opcode
 //! probe and a trial signal to ourselves. The signal is blocked before the signalfd exists and
-//! before any publisher learns the subscriber's pid (kernel-notes, pitfall 8).
+//! before any publisher learns the subscriber's pid: a real-time signal that arrives unblocked
+//! runs its default action, which ends the process.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
@@ -15,11 +18,13 @@ use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use super::{
-    ARM_USER_DATA, Completion, Support, Targets, Transport, Waiter, Waker, push, require_opcodes,
-    trial,
+    ARM_USER_DATA, Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, push,
+    require_opcodes, trial,
 };
+use crate::protocol::Role;
 use crate::queue::Message;
-use crate::region::Region;
+use crate::region::{RT_PUBLISHER_SLOT, Region};
+use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::pidfd::{self, SignalSender};
 use crate::worker::{WorkerContext, publisher, subscriber};
@@ -57,7 +62,7 @@ impl Transport for Signalfd {
 
     fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let waker = SignalWaker {
-            targets: Targets::default(),
+            targets: Targets::new(Reach::of(&context.spec)),
             sender: SignalSender::new(wake_signal()),
         };
         publisher::run(context, waker)
@@ -69,6 +74,7 @@ impl Transport for Signalfd {
             signalfd,
             buffer: Box::new([zeroed_siginfo(); BATCH]),
             region: context.region(),
+            rt_subscriber: context.spec.role == Role::Subscriber,
         };
         subscriber::run(context, waiter)
     }
@@ -147,6 +153,8 @@ struct SignalWaiter {
     buffer: Box<[libc::signalfd_siginfo; BATCH]>,
     /// To check that a signal came from one of the run's workers.
     region: &'static Region,
+    /// The RT subscriber: signals from the RT publisher are its own wakes.
+    rt_subscriber: bool,
 }
 
 impl SignalWaiter {
@@ -159,6 +167,14 @@ impl SignalWaiter {
 }
 
 impl Waiter for SignalWaiter {
+    fn attribution(&self) -> Attribution {
+        if self.rt_subscriber {
+            Attribution::Exact
+        } else {
+            Attribution::None
+        }
+    }
+
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
         self.signalfd.as_fd().as_raw_fd()
     }
@@ -180,13 +196,33 @@ impl Waiter for SignalWaiter {
             return Completion::Error(-result);
         }
         let count = result as usize / std::mem::size_of::<libc::signalfd_siginfo>();
-        let ours = self.buffer[..count.min(BATCH)].iter().any(|info| {
-            info.ssi_signo == wake_signal() as u32
+        let rt_publisher = self.region.workers[RT_PUBLISHER_SLOT]
+            .pid
+            .load(Ordering::Relaxed) as u32;
+        let (mut ours, mut own_wakes, mut own_through) = (false, 0, 0);
+        for info in &self.buffer[..count.min(BATCH)] {
+            if info.ssi_signo == wake_signal() as u32
                 && info.ssi_code == libc::SI_QUEUE
                 && self.sent_by_run(info.ssi_pid)
-        });
+            {
+                ours = true;
+                if self.rt_subscriber && info.ssi_pid == rt_publisher {
+                    // The payload is the sequence number (`SignalSender::send`).
+                    own_wakes += 1;
+                    own_through = own_through.max(info.ssi_ptr);
+                }
+            }
+        }
+        let own = if own_wakes > 0 {
+            Own::Through {
+                seq: own_through,
+                wakes: own_wakes,
+            }
+        } else {
+            Own::No
+        };
         if ours {
-            Completion::Woken { rearm: true }
+            Completion::Woken { rearm: true, own }
         } else {
             Completion::Foreign { rearm: true }
         }

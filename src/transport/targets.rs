@@ -5,8 +5,30 @@
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
-use crate::region::{MAX_MEMBERS, Region, member_state};
+use crate::protocol::{Role, WorkerSpec};
+use crate::region::{MAX_MEMBERS, RT_MEMBER, Region, member_state};
 use crate::sys::{SysError, pidfd};
+
+/// Which subscribers a publisher wakes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every member of the queue.
+    Everyone,
+    /// Every member but the RT subscriber (`noise.queue.wake_rt_subscriber = false`).
+    AllButRtSubscriber,
+}
+
+impl Reach {
+    /// Whom the publisher of `spec` wakes: noise publishers spare the RT subscriber when the
+    /// profile says so; the RT publisher wakes everyone.
+    pub fn of(spec: &WorkerSpec) -> Self {
+        if spec.role == Role::NoisePublisher && !spec.noise_wakes_rt_subscriber {
+            Reach::AllButRtSubscriber
+        } else {
+            Reach::Everyone
+        }
+    }
+}
 
 /// A subscriber's fd (its ring or eventfd) duplicated into this process with `pidfd_getfd`,
 /// with the pidfd that reached it.
@@ -34,20 +56,21 @@ pub struct Targets<T> {
     order: [u8; MAX_MEMBERS],
     count: usize,
     seen_epoch: u64,
+    reach: Reach,
 }
 
-impl<T> Default for Targets<T> {
-    fn default() -> Self {
+impl<T> Targets<T> {
+    /// No targets yet; [`Targets::refresh`] finds the members `reach` covers.
+    pub fn new(reach: Reach) -> Self {
         Targets {
             slots: std::array::from_fn(|_| None),
             order: [0; MAX_MEMBERS],
             count: 0,
             seen_epoch: u64::MAX,
+            reach,
         }
     }
-}
 
-impl<T> Targets<T> {
     /// Re-read membership; `open(pid, wake_fd)` makes the target for a new member.
     /// A member that cannot be opened (it left in the meantime) is skipped, not fatal, unless
     /// it is the RT subscriber (slot 0).
@@ -62,7 +85,8 @@ impl<T> Targets<T> {
         }
         self.count = 0;
         for (index, member) in region.members.iter().enumerate() {
-            let active = member.state.load(Ordering::Acquire) == member_state::ACTIVE;
+            let spared = index == RT_MEMBER && self.reach == Reach::AllButRtSubscriber;
+            let active = member.state.load(Ordering::Acquire) == member_state::ACTIVE && !spared;
             let generation = member.generation.load(Ordering::Relaxed);
             if !active {
                 self.slots[index] = None;
@@ -138,7 +162,7 @@ mod tests {
     fn membership_changes_are_picked_up_and_only_new_members_are_opened() {
         let shared = SharedRegion::create().unwrap();
         let region = shared.get();
-        let mut targets = Targets::default();
+        let mut targets = Targets::new(Reach::Everyone);
         let mut opened = Vec::new();
         region.join(0, 100, 7, 0);
         refresh(&mut targets, region, &mut opened);
@@ -166,7 +190,7 @@ mod tests {
     fn a_slot_taken_over_by_a_new_subscriber_is_reopened_and_the_old_target_is_departed() {
         let shared = SharedRegion::create().unwrap();
         let region = shared.get();
-        let mut targets = Targets::default();
+        let mut targets = Targets::new(Reach::Everyone);
         let mut opened = Vec::new();
         region.join(0, 100, 7, 0);
         region.join(1, 200, 8, 0);
@@ -183,10 +207,24 @@ mod tests {
     }
 
     #[test]
+    fn a_publisher_that_spares_the_rt_subscriber_never_opens_or_wakes_it() {
+        let shared = SharedRegion::create().unwrap();
+        let region = shared.get();
+        let mut targets = Targets::new(Reach::AllButRtSubscriber);
+        let mut opened = Vec::new();
+        region.join(RT_MEMBER, 100, 7, 0);
+        region.join(1, 200, 8, 0);
+        refresh(&mut targets, region, &mut opened);
+        assert_eq!(opened, [200]);
+        assert_eq!(targets.len(), 1);
+        assert_eq!(targets.get_mut(0).0, 200);
+    }
+
+    #[test]
     fn without_a_change_of_epoch_nothing_is_reread() {
         let shared = SharedRegion::create().unwrap();
         let region = shared.get();
-        let mut targets = Targets::default();
+        let mut targets = Targets::new(Reach::Everyone);
         let mut opened = Vec::new();
         region.join(0, 100, 7, 0);
         refresh(&mut targets, region, &mut opened);

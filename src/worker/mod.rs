@@ -10,6 +10,7 @@ pub mod break_on;
 pub mod burst;
 pub mod intervals;
 pub mod load;
+pub mod own_wake;
 pub mod publisher;
 pub mod realtime;
 pub mod subscriber;

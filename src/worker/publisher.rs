@@ -1,9 +1,12 @@
 //! The publisher loop, shared by every transport: absolute-deadline periods, timer latency,
-//! missed periods skipped and counted, then publish one message and make the timed send call(s).
+//! missed periods skipped and counted (measured and warm-up apart), then publish one message and
+//! make the timed send call(s), the RT subscriber's first. After the send, and only when the
+//! membership changed, it reaches the new subscribers (`member_refresh`, timed on its own), so
+//! nothing but the clock lies between the deadline and the send timestamp.
 //!
 //! Between `READY` and the end of the loop nothing allocates, logs, formats or takes a lock of
 //! ours: the only calls are the clock, `clock_nanosleep`, the waker, relaxed stores of progress
-//! figures, and (at interval boundaries, after the send) one `write` of a pre-sized frame.
+//! figures, and (at interval boundaries, after the send) shipping a finished interval.
 
 use std::sync::atomic::Ordering;
 
@@ -12,6 +15,7 @@ use anyhow::{Context, bail};
 use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
+use crate::plan::Fault;
 use crate::protocol::{Counters, Hygiene, Role, SeriesReport};
 use crate::queue::{FLAG_WARMUP, Message};
 use crate::region::{phase, worker_state};
@@ -21,7 +25,7 @@ use crate::sys::sched;
 use crate::transport::Waker;
 
 /// Series names, in the order their interval frames are numbered.
-pub const SERIES: [&str; 3] = ["send_call", "fanout", "timer"];
+pub const SERIES: [&str; 4] = ["send_call", "fanout", "timer", "member_refresh"];
 
 /// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
 pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Result<()> {
@@ -32,7 +36,10 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     let mut send = Recorder::new(spec.threshold_ns, outliers);
     let mut fanout = Recorder::new(spec.threshold_ns, outliers);
     let mut timer = Recorder::new(spec.threshold_ns, outliers);
+    let mut refresh = Recorder::new(spec.threshold_ns, outliers);
     let mut counters = Counters::default();
+    // The injected fault (tests only): the RT publisher never wakes the RT subscriber.
+    let skip_rt_wake = spec.role == Role::Publisher && spec.inject_fault == Some(Fault::RtWakeLost);
     let mut break_on = BreakOn::new(&spec, crate::result::BreakSeries::SendCall, region)?;
 
     waker
@@ -56,11 +63,15 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     } else {
         region.control.start_ns.load(Ordering::Acquire)
     };
-    let total_periods = if noise && spec.lifetime_ns > 0 {
-        spec.lifetime_ns / spec.period_ns
+    let (warmup_periods, total_periods) = if noise && spec.lifetime_ns > 0 {
+        (0, spec.lifetime_ns / spec.period_ns)
     } else {
-        spec.warmup_periods + spec.measured_periods
+        (
+            spec.warmup_periods,
+            spec.warmup_periods + spec.measured_periods,
+        )
     };
+    counters.planned_periods = total_periods - warmup_periods;
     let mut intervals = Intervals::new(
         start_ns + spec.warmup_periods * spec.period_ns,
         spec.interval_ns,
@@ -78,18 +89,9 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
         if region.phase() == phase::STOP {
             break;
         }
-        let measured = period >= spec.warmup_periods;
+        let measured = period >= warmup_periods;
         if measured && usage_before.is_none() {
             usage_before = Some(sched::usage());
-        }
-        let epoch = region.control.members_epoch.load(Ordering::Acquire);
-        if epoch != seen_epoch {
-            // Membership changed: reach the new members before the timed section.
-            seen_epoch = epoch;
-            counters.member_refreshes += 1;
-            if waker.refresh(region).is_err() {
-                counters.wake_errors += 1;
-            }
         }
 
         // Publish, then the timed send call(s): target 0 (the RT subscriber) first.
@@ -106,7 +108,11 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
         let mut last_end_ns = 0;
         for index in 0..targets {
             let before_ns = now_ns();
-            let result = waker.wake(index, &message);
+            let result = if skip_rt_wake && index == 0 {
+                Ok(())
+            } else {
+                waker.wake(index, &message)
+            };
             let after_ns = now_ns();
             if index == 0 {
                 first_start_ns = before_ns;
@@ -143,6 +149,21 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
             counters.warmup_messages += 1;
         }
 
+        // Membership changed: reach the new members now, for the next period's send.
+        let epoch = region.control.members_epoch.load(Ordering::Acquire);
+        if epoch != seen_epoch {
+            seen_epoch = epoch;
+            counters.member_refreshes += 1;
+            let before_ns = now_ns();
+            if waker.refresh(region).is_err() {
+                counters.wake_errors += 1;
+            }
+            if measured {
+                let at_ns = before_ns.saturating_sub(intervals.measure_start_ns);
+                refresh.record(at_ns, now_ns() - before_ns);
+            }
+        }
+
         // Next deadline; if it has already passed, skip (and count) the periods we missed, as
         // cyclictest does, rather than firing a burst of late sends.
         period += 1;
@@ -151,16 +172,19 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
         let next_deadline = start_ns + period * spec.period_ns;
         if now > next_deadline {
             let due = (now - start_ns) / spec.period_ns + 1;
-            let skip = due.min(total_periods) - period;
-            counters.missed_periods += skip;
-            period += skip;
+            let resume = due.min(total_periods);
+            // Of the skipped periods, those before the end of the warm-up are the warm-up's.
+            let warmup_skipped = warmup_periods.clamp(period, resume) - period;
+            counters.warmup_missed_periods += warmup_skipped;
+            counters.missed_periods += resume - period - warmup_skipped;
+            period = resume;
         }
         if measured && intervals.due(now) {
             sched::current_cpu_into(&mut context.report.setup.cpus_observed);
             intervals.advance(
                 now,
                 &mut context.stream,
-                &mut [&mut send, &mut fanout, &mut timer],
+                &mut [&mut send, &mut fanout, &mut timer, &mut refresh],
             );
         }
     }
@@ -171,12 +195,12 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     intervals.finish(
         end_ns,
         &mut context.stream,
-        &mut [&mut send, &mut fanout, &mut timer],
+        &mut [&mut send, &mut fanout, &mut timer, &mut refresh],
     );
     context.report.hygiene = hygiene(usage_before.unwrap_or(usage_after), usage_after);
     context.report.counters = counters;
     context.report.break_event = break_on.event;
-    context.report.series = [&send, &fanout, &timer]
+    context.report.series = [&send, &fanout, &timer, &refresh]
         .iter()
         .zip(SERIES)
         .map(|(recorder, name)| (name.to_string(), SeriesReport::from_recorder(recorder)))

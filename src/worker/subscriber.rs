@@ -1,31 +1,68 @@
 //! The subscriber's io_uring event loop, shared by every transport: wait (with a timeout, never
 //! busy-polling a `DEFER_TASKRUN` ring), reap completions, drain the queue, record each message's
-//! delivery latency, re-arm.
+//! delivery latency, re-arm and submit the re-arm, then wait again.
+//!
+//! What it records (`docs/figures.md`): `delivery` for every RT message; `own_wake` where the
+//! transport tells the RT publisher's own wake apart ([`super::own_wake`]); `handling`, from a
+//! wakeup to waiting again with the re-arm submitted (so a one-shot wait's re-arm is in it);
+//! `other_delivery` for noise messages. It counts messages first seen through a wait that ended
+//! with no completion at all (the fallback poll), which no transport should need.
 //!
 //! Between `READY` and the end of the loop nothing allocates, logs or formats.
 
 use std::sync::atomic::Ordering;
 
 use anyhow::{Context, bail};
+use io_uring::IoUring;
 use io_uring::types::{SubmitArgs, Timespec};
 
 use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
-use crate::protocol::{Counters, Role, SeriesReport};
+use super::own_wake::OwnWakes;
+use crate::protocol::{Counters, Role, SeriesReport, WorkerSpec};
 use crate::queue::{Cursor, FLAG_WARMUP};
-use crate::region::{RT_PUBLISHER_SLOT, phase, worker_state};
-use crate::stats::{Recorder, SeqTracker};
+use crate::region::{RT_PUBLISHER_SLOT, WorkerSlot, phase, worker_state};
+use crate::stats::{Attribution, Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
 use crate::sys::{sched, uring};
-use crate::transport::{Completion, Waiter};
+use crate::transport::{Completion, Own, Waiter};
 
 /// Series names, in the order their interval frames are numbered.
-pub const SERIES: [&str; 2] = ["delivery", "other_delivery"];
+pub const SERIES: [&str; 4] = ["delivery", "other_delivery", "own_wake", "handling"];
 
 /// Longest single wait: the loop looks at the clock, the phase and lost messages at least this
 /// often even when no wakeup comes.
 const MAX_WAIT_NS: u64 = 100_000_000;
+
+/// The subscriber's latency series, in [`SERIES`] order.
+struct Series {
+    delivery: Recorder,
+    other: Recorder,
+    own_wake: Recorder,
+    handling: Recorder,
+}
+
+impl Series {
+    fn new(spec: &WorkerSpec) -> Self {
+        let recorder = || Recorder::new(spec.threshold_ns, spec.outliers_max as usize);
+        Series {
+            delivery: recorder(),
+            other: recorder(),
+            own_wake: recorder(),
+            handling: recorder(),
+        }
+    }
+
+    fn all(&mut self) -> [&mut Recorder; 4] {
+        [
+            &mut self.delivery,
+            &mut self.other,
+            &mut self.own_wake,
+            &mut self.handling,
+        ]
+    }
+}
 
 /// Run the subscriber with waiter `W` until the run stops and everything in flight is accounted.
 pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Result<()> {
@@ -33,12 +70,17 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let region = context.region();
     let slot = context.slot();
     let publisher = &region.workers[RT_PUBLISHER_SLOT];
-    let outliers = spec.outliers_max as usize;
-    let mut delivery = Recorder::new(spec.threshold_ns, outliers);
-    let mut other = Recorder::new(spec.threshold_ns, outliers);
+    let mut series = Series::new(&spec);
     let mut counters = Counters::default();
     let mut tracker = SeqTracker::default();
     let mut break_on = BreakOn::new(&spec, crate::result::BreakSeries::Delivery, region)?;
+    // A noise subscriber does not look for the RT publisher's wakes.
+    let noise = spec.role == Role::NoiseSubscriber;
+    let mut own = OwnWakes::new(if noise {
+        Attribution::None
+    } else {
+        waiter.attribution()
+    });
 
     let mut ring = if W::USES_RING {
         let (ring, ring_setup) =
@@ -73,7 +115,6 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let mut stop_seen_ns = 0u64;
     let mut running = false;
     // A noise subscriber lives its lifetime, then leaves; the RT subscriber stays to the end.
-    let noise = spec.role == Role::NoiseSubscriber;
     let born_ns = now_ns();
     let end_of_life_ns = if noise && spec.lifetime_ns > 0 {
         born_ns + spec.lifetime_ns
@@ -91,19 +132,29 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         };
         let woke_ns = now_ns();
         let mut woken = false;
+        let mut completions = 0u64;
         let mut rearm = false;
-        let mut handle = |completion: Completion| match completion {
-            Completion::Woken { rearm: again } => {
-                woken = true;
-                rearm |= again;
-            }
-            Completion::Foreign { rearm: again } => {
-                counters.foreign_wakeups += 1;
-                rearm |= again;
-            }
-            Completion::Error(_) => {
-                counters.cqe_errors += 1;
-                rearm = true;
+        own.begin();
+        let mut handle = |completion: Completion| {
+            completions += 1;
+            match completion {
+                Completion::Woken {
+                    rearm: again,
+                    own: whose,
+                } => {
+                    woken = true;
+                    rearm |= again;
+                    counters.other_wakeups += u64::from(whose == Own::No);
+                    own.completion(whose);
+                }
+                Completion::Foreign { rearm: again } => {
+                    counters.foreign_wakeups += 1;
+                    rearm |= again;
+                }
+                Completion::Error(_) => {
+                    counters.cqe_errors += 1;
+                    rearm = true;
+                }
             }
         };
         if let Some(ring) = ring.as_mut() {
@@ -120,6 +171,8 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             Err(e) => return Err(e).context("waiting on the subscriber's ring"),
             Ok(_) => {}
         }
+        // Nothing woke us: whatever the drain finds now, only the fallback poll delivered it.
+        let by_fallback = completions == 0;
         if !running && region.phase() != phase::SETUP {
             running = true;
             slot.state.store(worker_state::RUNNING, Ordering::Release);
@@ -145,53 +198,54 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
                 woke_ns
             };
             let latency_ns = observed_ns.saturating_sub(message.send_ns);
+            let at_ns = message.send_ns.saturating_sub(measure_start_ns);
             if message.publisher_id != spec.publisher_id {
                 counters.other_messages += 1;
-                other.record(message.send_ns.saturating_sub(measure_start_ns), latency_ns);
+                series.other.record(at_ns, latency_ns);
                 return;
             }
-            if !tracker.observe(message.seq) {
-                return;
-            }
-            if message.flags & FLAG_WARMUP != 0 {
+            if !tracker.observe(message.seq) || message.flags & FLAG_WARMUP != 0 {
                 return;
             }
             if usage_before.is_none() {
                 usage_before = Some(sched::usage());
             }
+            if let Some(own_wake_ns) = own.first_seen(message.seq, message.send_ns, woke_ns) {
+                series.own_wake.record(at_ns, own_wake_ns);
+            }
+            counters.fallback_deliveries += u64::from(by_fallback);
             if latency_ns > spec.delivery_timeout_ns {
                 counters.late += 1;
             } else {
                 counters.messages += 1;
-                let at_ns = message.send_ns.saturating_sub(measure_start_ns);
-                delivery.record(at_ns, latency_ns);
+                series.delivery.record(at_ns, latency_ns);
                 break_on.check(latency_ns, message.seq, at_ns);
             }
+        });
+        own.arrived(woke_ns, |send_ns, own_wake_ns| {
+            let at_ns = send_ns.saturating_sub(measure_start_ns);
+            series.own_wake.record(at_ns, own_wake_ns);
         });
         if woken {
             counters.wakeups += 1;
             counters.empty_wakeups += u64::from(delivered == 0);
         }
         if rearm && let Some(ring) = ring.as_mut() {
-            waiter.arm(ring)?;
+            rearm_and_submit(&mut waiter, ring)?;
         }
-        slot.messages.store(counters.messages, Ordering::Relaxed);
-        slot.longest_ns
-            .store(delivery.total_stats.max_ns, Ordering::Relaxed);
-        slot.over_threshold
-            .store(delivery.total_stats.over_threshold, Ordering::Relaxed);
-        slot.heartbeat_ns.store(woke_ns, Ordering::Relaxed);
+        if !by_fallback && woke_ns > measure_start_ns {
+            series
+                .handling
+                .record(woke_ns - measure_start_ns, now_ns() - woke_ns);
+        }
+        publish_progress(slot, &counters, &series.delivery, woke_ns);
 
         if let Some(intervals) = intervals.as_mut()
             && woke_ns > intervals.measure_start_ns
             && intervals.due(woke_ns)
         {
             sched::current_cpu_into(&mut context.report.setup.cpus_observed);
-            intervals.advance(
-                woke_ns,
-                &mut context.stream,
-                &mut [&mut delivery, &mut other],
-            );
+            intervals.advance(woke_ns, &mut context.stream, &mut series.all());
         }
 
         if noise {
@@ -200,18 +254,12 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             }
             continue;
         }
-        // Done when stopped and every message the publisher sent has been seen, or when what is
-        // still missing has had the whole delivery timeout to arrive.
         if region.phase() == phase::STOP {
             if stop_seen_ns == 0 {
                 stop_seen_ns = woke_ns;
             }
-            let publisher_state = publisher.state.load(Ordering::Acquire);
-            let publisher_finished = publisher_state == worker_state::DONE
-                || publisher_state == worker_state::FAILED
-                || publisher_state == worker_state::EMPTY;
-            let all_seen = tracker.distinct >= publisher.published_total.load(Ordering::Acquire);
-            if (publisher_finished && all_seen) || woke_ns > stop_seen_ns + spec.delivery_timeout_ns
+            if all_accounted(publisher, &tracker, &own)
+                || woke_ns > stop_seen_ns + spec.delivery_timeout_ns
             {
                 break;
             }
@@ -227,7 +275,9 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         let woke_ns = now_ns();
         cursor.drain_to(&region.queue, left_at, |message| {
             counters.other_messages += 1;
-            other.record(0, woke_ns.saturating_sub(message.send_ns));
+            series
+                .other
+                .record(0, woke_ns.saturating_sub(message.send_ns));
         });
         let published = left_at.saturating_sub(joined_at);
         counters.member_misses = published
@@ -238,11 +288,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let usage_after = sched::usage();
     sched::current_cpu_into(&mut context.report.setup.cpus_observed);
     if let Some(intervals) = intervals.as_mut() {
-        intervals.finish(
-            end_ns,
-            &mut context.stream,
-            &mut [&mut delivery, &mut other],
-        );
+        intervals.finish(end_ns, &mut context.stream, &mut series.all());
         if intervals.write_errors > 0 {
             bail!(
                 "{} interval frames could not be written",
@@ -253,14 +299,57 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     counters.overrun = cursor.overrun;
     counters.duplicated = tracker.duplicated;
     counters.reordered = tracker.reordered;
+    counters.own_wakes = own.wakes;
+    counters.piggybacked = own.piggybacked;
+    if own.attribution() == Attribution::Exact {
+        let sent = publisher.published_total.load(Ordering::Acquire);
+        counters.wakes_missing = sent.saturating_sub(own.wakes);
+    }
+    context.report.attribution = own.attribution();
     context.report.hygiene =
         super::publisher::hygiene(usage_before.unwrap_or(usage_after), usage_after);
     context.report.counters = counters;
     context.report.break_event = break_on.event;
-    context.report.series = [&delivery, &other]
+    context.report.series = SERIES
         .iter()
-        .zip(SERIES)
-        .map(|(recorder, name)| (name.to_string(), SeriesReport::from_recorder(recorder)))
+        .zip(series.all())
+        .map(|(name, recorder)| (name.to_string(), SeriesReport::from_recorder(recorder)))
         .collect();
     Ok(())
+}
+
+/// Push the completed waits again and submit them now, so the re-arm's cost (a one-shot futex
+/// wait takes the hash-bucket lock here) is part of `handling` rather than hidden in the next
+/// wait.
+fn rearm_and_submit<W: Waiter>(waiter: &mut W, ring: &mut IoUring) -> anyhow::Result<()> {
+    waiter.arm(ring)?;
+    match ring.submit() {
+        Ok(_) => Ok(()),
+        // Interrupted: the SQEs stay queued and go with the next wait.
+        Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(()),
+        Err(e) => Err(e).context("submitting the re-armed wait"),
+    }
+}
+
+/// The live figures the coordinator shows and the watchdog reads.
+fn publish_progress(slot: &WorkerSlot, counters: &Counters, delivery: &Recorder, now_ns: u64) {
+    slot.messages.store(counters.messages, Ordering::Relaxed);
+    slot.longest_ns
+        .store(delivery.total_stats.max_ns, Ordering::Relaxed);
+    slot.over_threshold
+        .store(delivery.total_stats.over_threshold, Ordering::Relaxed);
+    slot.heartbeat_ns.store(now_ns, Ordering::Relaxed);
+}
+
+/// Done when the RT publisher has finished, every message it sent has been seen and, where each
+/// own wake is counted, every one of them has arrived.
+fn all_accounted(publisher: &WorkerSlot, tracker: &SeqTracker, own: &OwnWakes) -> bool {
+    let state = publisher.state.load(Ordering::Acquire);
+    let finished = matches!(
+        state,
+        worker_state::DONE | worker_state::FAILED | worker_state::EMPTY
+    );
+    let sent = publisher.published_total.load(Ordering::Acquire);
+    let wakes_in = own.attribution() != Attribution::Exact || own.wakes >= sent;
+    finished && tracker.distinct >= sent && wakes_in
 }
