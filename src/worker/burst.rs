@@ -22,6 +22,9 @@ use crate::region::{Region, phase};
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
 
+/// The policy every burst thread takes (at the plan's priority).
+pub const POLICY: Policy = Policy::Fifo;
+
 /// The shortest gap after a burst of `busy_ns` that keeps the busy share at or under
 /// `cap_percent`: busy / (busy + gap) <= cap.
 pub fn min_gap_ns(busy_ns: u64, cap_percent: u8) -> u64 {
@@ -89,20 +92,20 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Pin the calling thread to `cpu` and take FIFO at the plan's priority, recording what it got.
+/// Pin the calling thread to `cpu` and take [`POLICY`] at the plan's priority, recording what it got.
 /// A thread that cannot be pinned or take its priority runs its bursts at SCHED_OTHER (never
 /// FIFO on a CPU it was not meant for): the CPU is still loaded, and the record says it was not
 /// the noise the profile asked for, and why.
 fn take_setup(cpu: usize, plan: &BurstPlan) -> RtSetup {
     let mut setup = RtSetup {
         cpus_requested: vec![cpu],
-        policy_requested: Policy::Fifo.name().to_string(),
+        policy_requested: POLICY.name().to_string(),
         priority_requested: plan.priority,
         ..Default::default()
     };
     setup.policy_error = match sched::pin_to(&[cpu]) {
         Err(error) => Some(format!("pinning to CPU {cpu}: {error}")),
-        Ok(()) => sched::set_policy(Policy::Fifo, plan.priority)
+        Ok(()) => sched::set_policy(POLICY, plan.priority)
             .err()
             .map(|error| policy_error(&error)),
     };
@@ -120,7 +123,7 @@ fn panicked(cpu: usize, plan: &BurstPlan) -> ThreadTotals {
     ThreadTotals {
         setup: RtSetup {
             cpus_requested: vec![cpu],
-            policy_requested: Policy::Fifo.name().to_string(),
+            policy_requested: POLICY.name().to_string(),
             priority_requested: plan.priority,
             policy: "unknown".to_string(),
             policy_error: Some(format!("the burst thread for CPU {cpu} panicked")),
