@@ -92,10 +92,10 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Pin the calling thread to `cpu` and take [`POLICY`] at the plan's priority, recording what it got.
-/// A thread that cannot be pinned or take its priority runs its bursts at SCHED_OTHER (never
-/// FIFO on a CPU it was not meant for): the CPU is still loaded, and the record says it was not
-/// the noise the profile asked for, and why.
+/// Pin the calling thread to `cpu` and take [`POLICY`] at the plan's priority, recording what
+/// it got. A thread that cannot be pinned or take its priority runs its bursts at SCHED_OTHER
+/// (never FIFO on a CPU it was not meant for): the CPU is still loaded, and the record says it
+/// was not the noise the profile asked for, and why.
 fn take_setup(cpu: usize, plan: &BurstPlan) -> RtSetup {
     let mut setup = RtSetup {
         cpus_requested: vec![cpu],
