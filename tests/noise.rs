@@ -1,6 +1,7 @@
 //! Noise as a user relies on it: every kind runs and says what it did, queue noise churns and
-//! every member gets every message, `--no-noise` is silent, and no noise process outlives the
-//! run, even when the coordinator is killed.
+//! every member gets every message, noise that did not get the policy the profile asked for is
+//! recorded, caveated and counted as a failure, `--no-noise` is silent, and no noise process
+//! outlives the run, even when the coordinator is killed.
 
 mod common;
 
@@ -8,8 +9,65 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{group_members, load, rtsoak, rtsoak_path, serial};
-use rtsoak::result::RunStatus;
+use common::{group_members, is_root, load, rtsoak, rtsoak_path, serial, skip};
+use rtsoak::result::noise_setup::Obtained;
+use rtsoak::result::{NoiseKind, ResultDoc, RunResult, RunStatus};
+
+/// Every kind of noise the `ci` profile starts.
+const KINDS: [NoiseKind; 4] = [
+    NoiseKind::NoisePublisher,
+    NoiseKind::NoiseSubscriber,
+    NoiseKind::BurstThread,
+    NoiseKind::Load,
+];
+
+/// Each kind of noise in `run` says what the profile asked of it (policy, priority, CPUs),
+/// accounts for every worker it recorded, and was never seen outside its CPUs.
+fn assert_the_asks_are_on_record(doc: &ResultDoc, run: &RunResult) {
+    let who = &run.transport;
+    let plan = &doc.plan;
+    for kind in KINDS {
+        let setup = &run.noise.setup[&kind];
+        let (policy, priority, cpus) = match kind {
+            NoiseKind::NoisePublisher | NoiseKind::NoiseSubscriber => (
+                plan.noise.queue.policy.name(),
+                plan.noise.queue.priority,
+                &plan.noise_cpus,
+            ),
+            NoiseKind::BurstThread => ("fifo", plan.noise.bursts.priority, &plan.noise.bursts.cpus),
+            NoiseKind::Load => ("other", 0, &plan.noise_cpus),
+        };
+        assert_eq!(
+            (
+                setup.policy_requested.as_str(),
+                setup.priority_requested,
+                &setup.cpus_requested
+            ),
+            (policy, priority, cpus),
+            "{who}: {kind:?}"
+        );
+        assert!(setup.recorded > 0, "{who}: {kind:?}: {setup:?}");
+        assert_eq!(
+            setup.as_asked + setup.not_as_asked,
+            setup.recorded,
+            "{who}: {kind:?}"
+        );
+        assert_eq!(
+            setup.obtained.iter().map(|o| o.count).sum::<u64>(),
+            setup.recorded,
+            "{who}: {kind:?}"
+        );
+        assert!(
+            setup.cpus_observed.iter().all(|cpu| cpus.contains(cpu)),
+            "{who}: {kind:?} ran outside its CPUs: {setup:?}"
+        );
+    }
+    assert_eq!(
+        run.noise.setup[&NoiseKind::BurstThread].recorded as usize,
+        plan.noise.bursts.cpus.len(),
+        "{who}: one burst thread per burst CPU"
+    );
+}
 
 #[test]
 fn every_noise_kind_runs_and_reports_what_it_did() {
@@ -91,12 +149,42 @@ fn every_noise_kind_runs_and_reports_what_it_did() {
                 "{who}: noise ran on CPU {cpu}, outside its CPUs"
             );
         }
-        assert_eq!(noise.failures, 0, "{who}: {:?}", noise.errors);
+        assert_the_asks_are_on_record(&doc, run);
+        if is_root() {
+            for kind in KINDS {
+                let setup = &noise.setup[&kind];
+                assert_eq!(setup.not_as_asked, 0, "{who}: {kind:?}: {setup:?}");
+                assert_eq!(
+                    setup.obtained,
+                    [Obtained {
+                        policy: setup.policy_requested.clone(),
+                        priority: setup.priority_requested,
+                        count: setup.recorded,
+                    }],
+                    "{who}: {kind:?} got what the ci profile asks for"
+                );
+            }
+            assert_eq!(noise.failures, 0, "{who}: {:?}", noise.errors);
+        } else {
+            // Without privileges the only noise failures are the policies it could not take
+            // (the ordinary-user test below says which).
+            let shortfalls: u64 = noise.setup.values().map(|s| s.not_as_asked).sum();
+            assert_eq!(noise.failures, shortfalls, "{who}: {:?}", noise.errors);
+        }
         assert_eq!(
             run.integrity.lost, 0,
             "{who}: the RT pair lost nothing under noise"
         );
         assert!(!run.cpu_busy_percent.is_empty());
+    }
+    if is_root() {
+        assert!(
+            !doc.caveats
+                .iter()
+                .any(|c| c.contains("as the profile asked")),
+            "{:?}",
+            doc.caveats
+        );
     }
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -107,6 +195,112 @@ fn every_noise_kind_runs_and_reports_what_it_did() {
         leftovers.is_empty(),
         "file noise cleaned up after itself: {leftovers:?}"
     );
+}
+
+#[test]
+fn an_ordinary_users_bursts_and_queue_noise_without_fifo_are_recorded_caveated_and_counted() {
+    let _serial = serial();
+    if !is_root() {
+        return skip("needs root to drop to an unprivileged user with setpriv");
+    }
+    // An ordinary account may not take SCHED_FIFO: the ci profile's FIFO 20 queue noise and
+    // FIFO 50 bursts all run SCHED_OTHER, and the run still completes.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        home.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let script = format!(
+        "ulimit -l 8192 && exec {} run -q --profile ci -t eventfd --duration 1s -o results",
+        rtsoak_path().display()
+    );
+    let output = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    let doc = load(&home.path().join("results"));
+    let run = &doc.runs[0];
+    assert_eq!(run.status, RunStatus::Completed, "{:?}", run.reason);
+    assert_the_asks_are_on_record(&doc, run);
+    let noise = &run.noise;
+    for kind in [
+        NoiseKind::NoisePublisher,
+        NoiseKind::NoiseSubscriber,
+        NoiseKind::BurstThread,
+    ] {
+        let setup = &noise.setup[&kind];
+        assert_eq!(setup.as_asked, 0, "{kind:?}: {setup:?}");
+        assert_eq!(
+            setup.obtained,
+            [Obtained {
+                policy: "other".into(),
+                priority: 0,
+                count: setup.recorded,
+            }],
+            "{kind:?} ran SCHED_OTHER"
+        );
+        assert!(
+            setup.reasons.iter().all(|r| r.contains("EPERM")),
+            "{kind:?}: {:?}",
+            setup.reasons
+        );
+    }
+    assert_eq!(
+        noise.setup[&NoiseKind::Load].not_as_asked,
+        0,
+        "load asks for SCHED_OTHER and gets it"
+    );
+    let shortfalls: u64 = noise.setup.values().map(|s| s.not_as_asked).sum();
+    assert_eq!(
+        noise.failures, shortfalls,
+        "each worker and burst thread without its FIFO is a noise failure: {:?}",
+        noise.errors
+    );
+    let burst_cpu = doc.plan.noise.bursts.cpus[0];
+    let priority = doc.plan.noise.bursts.priority;
+    assert!(
+        noise.errors.iter().any(|e| e.starts_with(&format!(
+            "a burst thread asked for fifo {priority} on CPU {burst_cpu} and got other: \
+             sched_setscheduler failed: EPERM"
+        ))),
+        "{:?}",
+        noise.errors
+    );
+    let threads = noise.setup[&NoiseKind::BurstThread].recorded;
+    let publishers = noise.setup[&NoiseKind::NoisePublisher].recorded;
+    for (line, what) in [
+        (
+            format!("{threads} of {threads} burst threads did not get fifo {priority}"),
+            "bursts",
+        ),
+        (
+            format!(
+                "{publishers} of {publishers} noise publishers did not get fifo {}",
+                doc.plan.noise.queue.priority
+            ),
+            "noise publishers",
+        ),
+    ] {
+        assert!(
+            doc.caveats.iter().any(|c| c.starts_with(&line)
+                && c.contains("(they got other (")
+                && c.contains("EPERM")),
+            "the {what}' caveat says what was asked, what was got and why: {:?}",
+            doc.caveats
+        );
+    }
 }
 
 #[test]

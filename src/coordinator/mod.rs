@@ -5,6 +5,7 @@
 //! [`run_one`] kills and reaps the workers it started, and the workers die with it if it dies.
 
 pub mod noise;
+mod noise_fold;
 mod progress;
 pub use progress::Progress;
 mod spawn;

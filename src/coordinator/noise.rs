@@ -3,7 +3,8 @@
 //! are replaced when they exit (so membership keeps changing), and the external load command.
 //! Every noise process is pinned to the noise CPUs, and none outlives [`NoiseManager::finish`].
 //!
-//! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped.
+//! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped
+//! (`noise_fold`), including the policy, priority and CPUs it really got.
 
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -14,13 +15,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::noise_fold;
 use super::spawn::{Spawned, spawn};
 use crate::plan::{Policy, RunPlan};
 use crate::protocol::{Role, WorkerSpec, read_stream};
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::ExternalActivity;
-use crate::result::build::{NoiseOutcome, series_names};
-use crate::stats::{SampleStats, new_histogram};
+use crate::result::build::NoiseOutcome;
 
 /// Worker slot of the burst worker.
 const BURST_SLOT: usize = 2;
@@ -28,12 +29,8 @@ const BURST_SLOT: usize = 2;
 const LOAD_SLOT: usize = 3;
 /// First worker slot of queue noise.
 const FIRST_QUEUE_SLOT: usize = 4;
-/// Noise series kept in the result (the others a noise worker records are dropped).
-const REPORTED: [&str; 2] = ["noise_send_call", "noise_delivery"];
 /// How long noise gets to finish on its own after the run stops.
 const GRACE: Duration = Duration::from_secs(2);
-/// Distinct failure messages kept.
-const MAX_ERRORS: usize = 10;
 
 /// One queue-noise position: a publisher or subscriber that is replaced when it exits.
 struct Seat {
@@ -112,9 +109,7 @@ impl<'a> NoiseManager<'a> {
             return Ok(());
         }
         if noise.bursts.enabled && !noise.bursts.cpus.is_empty() {
-            let mut spec = self.spec(Role::Burst, BURST_SLOT, 0);
-            spec.cpus = noise.bursts.cpus.clone();
-            spec.bursts = Some(noise.bursts.clone());
+            let spec = self.spec(Role::Burst, BURST_SLOT, 0);
             self.fixed.push(spawn(spec, self.region)?);
         }
         let load = &noise.load;
@@ -122,7 +117,6 @@ impl<'a> NoiseManager<'a> {
             > 0
         {
             let mut spec = self.spec(Role::Load, LOAD_SLOT, 0);
-            spec.load = Some(load.clone());
             spec.scratch_dir = Some(self.scratch_dir.clone());
             self.fixed.push(spawn(spec, self.region)?);
         }
@@ -187,9 +181,6 @@ impl<'a> NoiseManager<'a> {
         let queue = &self.plan.noise.queue;
         let mut spec = self.spec(role, worker_slot, member);
         spec.lifetime_ns = self.rng.u64(queue.lifetime_min_ns..=queue.lifetime_max_ns);
-        spec.policy = queue.policy;
-        spec.priority = queue.priority;
-        spec.period_ns = queue.period_ns;
         spec.publisher_id = match role {
             Role::NoisePublisher => {
                 self.next_publisher_id += 1;
@@ -214,42 +205,9 @@ impl<'a> NoiseManager<'a> {
         }
     }
 
-    /// A spec for a noise worker; callers adjust what differs by role.
+    /// A spec for a noise worker of `role`; callers add what differs from process to process.
     fn spec(&self, role: Role, slot: usize, member: usize) -> WorkerSpec {
-        let plan = self.plan;
-        WorkerSpec {
-            role,
-            slot,
-            member,
-            publisher_id: 0,
-            transport: self.transport.to_string(),
-            cpus: plan.noise_cpus.clone(),
-            policy: Policy::Other,
-            priority: 0,
-            period_ns: plan.noise.queue.period_ns,
-            warmup_periods: 0,
-            measured_periods: 0,
-            threshold_ns: plan.threshold_ns,
-            // One histogram per process, shipped when it exits.
-            interval_ns: 0,
-            delivery_timeout_ns: plan.delivery_timeout_ns,
-            outliers_max: 0,
-            ring_setup: plan.ring_setup,
-            futex_wake: plan.futex_wake,
-            coordinator_pid: std::process::id() as i32,
-            lifetime_ns: 0,
-            lock_memory: false,
-            bursts: None,
-            load: None,
-            scratch_dir: None,
-            abi: plan.abi,
-            // Breaks are for the RT pair's samples only.
-            break_on_ns: None,
-            break_on_continue: false,
-            tracefs_dir: None,
-            noise_wakes_rt_subscriber: plan.noise.queue.wake_rt_subscriber,
-            inject_fault: None,
-        }
+        noise_spec(self.plan, self.transport, role, slot, member)
     }
 
     /// A queue-noise process ended: make sure it left the queue, then fold its report.
@@ -269,72 +227,12 @@ impl<'a> NoiseManager<'a> {
 
     /// Fold what one noise worker reported into the outcome.
     fn fold(&mut self, mut worker: Spawned) {
-        let role = worker.spec.role;
-        let stream = match read_stream(&mut worker.report) {
-            Ok(stream) => stream,
-            Err(error) => {
-                return self.failed(format!("reading a {} report: {error:#}", role.name()));
-            }
-        };
-        let names = series_names(role);
-        for frame in &stream.intervals {
-            let Some(name) = names
-                .get(frame.series as usize)
-                .filter(|n| REPORTED.contains(n))
-            else {
-                continue;
-            };
-            let (histogram, stats) = self
-                .outcome
-                .series
-                .entry(name.to_string())
-                .or_insert_with(|| (new_histogram(), SampleStats::default()));
-            let _ = histogram.add(&frame.histogram);
-            stats.merge(&frame.stats);
-        }
-        let Some(report) = stream.report else {
-            return self.failed(format!(
-                "a {} (pid {}) left no report",
-                role.name(),
-                worker.child.id()
-            ));
-        };
-        if let Some(error) = report.error {
-            self.failed(format!("{}: {error}", role.name()));
-        }
-        let activity = &mut self.outcome.activity;
-        for cpu in report.setup.cpus_observed {
-            if !activity.cpus_observed.contains(&cpu) {
-                activity.cpus_observed.push(cpu);
-            }
-        }
-        let c = report.counters;
-        match role {
-            Role::NoisePublisher => {
-                activity.queue.messages_sent += c.messages;
-                activity.queue.wake_errors += c.wake_errors;
-                activity.queue.departed_wakes += c.departed_wakes;
-            }
-            Role::NoiseSubscriber => {
-                activity.queue.messages_received += c.other_messages;
-                activity.queue.member_misses += c.member_misses;
-            }
-            Role::Burst => {
-                let mut bursts = report.bursts.unwrap_or_default();
-                bursts.duty_cap_percent = self.plan.noise.bursts.duty_cap_percent;
-                activity.bursts = Some(bursts);
-            }
-            Role::Load => activity.load = report.load,
-            Role::Publisher | Role::Subscriber => {}
-        }
+        let stream = read_stream(&mut worker.report);
+        noise_fold::fold(&mut self.outcome, &worker.spec, worker.child.id(), stream);
     }
 
     fn failed(&mut self, message: String) {
-        let activity = &mut self.outcome.activity;
-        activity.failures += 1;
-        if activity.errors.len() < MAX_ERRORS && !activity.errors.contains(&message) {
-            activity.errors.push(message);
-        }
+        noise_fold::failed(&mut self.outcome.activity, message);
     }
 
     /// Start the external command: its own process group (so it and its children can be
@@ -390,6 +288,66 @@ impl<'a> NoiseManager<'a> {
             exit,
         });
     }
+}
+
+/// The spec of a noise worker of `role` under `plan`: pinned to the noise CPUs (a burst worker:
+/// to the burst CPUs), with the policy and priority the profile gives its kind. What the
+/// profile asked of each kind of noise is read back from these specs (`noise_fold::asked`).
+pub(super) fn noise_spec(
+    plan: &RunPlan,
+    transport: &str,
+    role: Role,
+    slot: usize,
+    member: usize,
+) -> WorkerSpec {
+    let noise = &plan.noise;
+    let mut spec = WorkerSpec {
+        role,
+        slot,
+        member,
+        publisher_id: 0,
+        transport: transport.to_string(),
+        cpus: plan.noise_cpus.clone(),
+        policy: Policy::Other,
+        priority: 0,
+        period_ns: noise.queue.period_ns,
+        warmup_periods: 0,
+        measured_periods: 0,
+        threshold_ns: plan.threshold_ns,
+        // One histogram per process, shipped when it exits.
+        interval_ns: 0,
+        delivery_timeout_ns: plan.delivery_timeout_ns,
+        outliers_max: 0,
+        ring_setup: plan.ring_setup,
+        futex_wake: plan.futex_wake,
+        coordinator_pid: std::process::id() as i32,
+        lifetime_ns: 0,
+        lock_memory: false,
+        bursts: None,
+        load: None,
+        scratch_dir: None,
+        abi: plan.abi,
+        // Breaks are for the RT pair's samples only.
+        break_on_ns: None,
+        break_on_continue: false,
+        tracefs_dir: None,
+        noise_wakes_rt_subscriber: plan.noise.queue.wake_rt_subscriber,
+        inject_fault: None,
+    };
+    match role {
+        Role::NoisePublisher | Role::NoiseSubscriber => {
+            spec.policy = noise.queue.policy;
+            spec.priority = noise.queue.priority;
+        }
+        // The worker's own thread only waits; each burst thread takes the burst priority.
+        Role::Burst => {
+            spec.cpus = noise.bursts.cpus.clone();
+            spec.bursts = Some(noise.bursts.clone());
+        }
+        Role::Load => spec.load = Some(noise.load.clone()),
+        Role::Publisher | Role::Subscriber => {}
+    }
+    spec
 }
 
 /// Wait for `child` until `deadline`, then kill it; always reaps. Returns its status if it ended

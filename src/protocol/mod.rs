@@ -319,6 +319,11 @@ pub struct WorkerReport {
     pub series: Vec<(String, SeriesReport)>,
     /// Burst worker: what it did.
     pub bursts: Option<BurstReport>,
+    /// Burst worker: what each burst thread got, as it recorded itself. Each thread pins itself
+    /// to its one CPU and takes its own policy, so `setup` (the worker's thread that only waits
+    /// for them) does not say what the bursts ran with.
+    #[serde(default)]
+    pub thread_setups: Vec<RtSetup>,
     /// Load worker: what each generator did, by name.
     pub load: std::collections::BTreeMap<String, LoadCount>,
     /// Why the worker stopped early, if it did.

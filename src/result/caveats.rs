@@ -1,10 +1,13 @@
 //! "What this result is worth": the conditions a reader of the figures must know, derived from
 //! the system check recorded with the result (or, in results written before there was one, the
-//! host facts), the plan, what was held on `/dev/cpu_dma_latency`, and what each RT worker
-//! recorded about itself. Pure: it reads a result document and says nothing it cannot point to
-//! in it.
+//! host facts), the plan, what was held on `/dev/cpu_dma_latency`, what each RT worker
+//! recorded about itself, and what the noise got of what the profile asked for. Pure: it reads
+//! a result document and says nothing it cannot point to in it.
+
+use std::collections::BTreeMap;
 
 use super::ResultDoc;
+use super::noise_setup::{NoiseKind, NoiseSetup};
 use crate::cpulist;
 use crate::preflight::{Level, SystemCheck};
 use crate::protocol::Role;
@@ -27,7 +30,7 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             hold.path
         ));
     }
-    for note in worker_notes(doc) {
+    for note in worker_notes(doc).into_iter().chain(noise_notes(doc)) {
         if !caveats.contains(&note) {
             caveats.push(note);
         }
@@ -112,11 +115,57 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
     notes
 }
 
+/// Noise that did not get what the profile asked for: one line per kind, over every run that
+/// recorded its noise's setup, saying what was asked, what was got and why. The figures were
+/// measured beside other noise than the profile describes (toothless bursts, queue noise that
+/// never preempted anything, or noise where it was not meant to be).
+fn noise_notes(doc: &ResultDoc) -> Vec<String> {
+    let mut kinds: BTreeMap<NoiseKind, (NoiseSetup, usize)> = BTreeMap::new();
+    let mut noisy_runs = 0;
+    for run in doc.runs.iter().filter(|run| !run.noise.setup.is_empty()) {
+        noisy_runs += 1;
+        for (&kind, setup) in &run.noise.setup {
+            let fell_short = usize::from(setup.not_as_asked > 0);
+            match kinds.get_mut(&kind) {
+                Some((all, runs)) => {
+                    all.absorb(setup);
+                    *runs += fell_short;
+                }
+                None => {
+                    kinds.insert(kind, (setup.clone(), fell_short));
+                }
+            }
+        }
+    }
+    kinds
+        .into_iter()
+        .filter(|(_, (all, _))| all.not_as_asked > 0)
+        .map(|(kind, (all, runs))| {
+            let across = if noisy_runs > 1 {
+                format!(", in {runs} of {noisy_runs} runs")
+            } else {
+                String::new()
+            };
+            format!(
+                "{} of {} {} did not get {} as the profile asked{across} (they got {}): {}",
+                all.not_as_asked,
+                all.recorded,
+                kind.plural(),
+                all.asked(),
+                all.got(),
+                all.reasons.join("; ")
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Policy;
     use crate::preflight::{Privileges, RtCpus, Trial, check};
     use crate::profile::{CpuTopology, Overrides};
+    use crate::protocol::RtSetup;
     use crate::result::{ResultDoc, Tool};
     use crate::sys::cpu_dma_latency::CpuDmaLatency;
     use crate::sysinfo::{SysRoot, host_facts};
@@ -202,6 +251,80 @@ mod tests {
                 c.starts_with("/dev/cpu_dma_latency was not held (permission denied)")
             })
         );
+    }
+
+    /// A setup recorded by a worker that asked for `asked` on CPUs 0-1 and got `got`.
+    fn recorded(asked: (&str, u8), got: (&str, u8), error: Option<&str>) -> RtSetup {
+        RtSetup {
+            cpus_requested: vec![0, 1],
+            cpus_allowed: vec![0, 1],
+            cpus_observed: vec![0],
+            policy_requested: asked.0.into(),
+            priority_requested: asked.1,
+            policy: got.0.into(),
+            priority: got.1,
+            policy_error: error.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    const EPERM: &str = "sched_setscheduler failed: EPERM: Operation not permitted";
+
+    #[test]
+    fn noise_that_did_not_get_what_it_asked_for_is_one_caveat_per_kind_over_every_run() {
+        let mut doc = crate::export::fixture::two_round_doc();
+        let measured: Vec<usize> = (0..doc.runs.len())
+            .filter(|&i| doc.runs[i].noise.enabled)
+            .collect();
+        assert_eq!(measured.len(), 4);
+        for (n, &i) in measured.iter().enumerate() {
+            let noise = &mut doc.runs[i].noise;
+            let mut publishers = NoiseSetup::asking(Policy::Fifo, 20, &[0, 1]);
+            let mut bursts = NoiseSetup::asking(Policy::Fifo, 50, &[0, 1]);
+            // Bursts fall short in the first run only; publishers in every run.
+            publishers.record(&recorded(("fifo", 20), ("other", 0), Some(EPERM)));
+            publishers.record(&recorded(("fifo", 20), ("other", 0), Some(EPERM)));
+            let burst = if n == 0 {
+                recorded(("fifo", 50), ("other", 0), Some(EPERM))
+            } else {
+                recorded(("fifo", 50), ("fifo", 50), None)
+            };
+            bursts.record(&burst);
+            noise.setup.insert(NoiseKind::NoisePublisher, publishers);
+            noise.setup.insert(NoiseKind::BurstThread, bursts);
+        }
+        let notes = noise_notes(&doc);
+        assert_eq!(
+            notes,
+            [
+                format!(
+                    "8 of 8 noise publishers did not get fifo 20 on CPUs 0-1 as the profile \
+                     asked, in 4 of 4 runs (they got other (8) on CPU 0): {EPERM}"
+                ),
+                format!(
+                    "1 of 4 burst threads did not get fifo 50 on CPUs 0-1 as the profile asked, \
+                     in 1 of 4 runs (they got fifo 50 (3), other (1) on CPU 0): {EPERM}"
+                ),
+            ]
+        );
+        let all = caveats(&doc);
+        assert!(notes.iter().all(|note| all.contains(note)), "{all:#?}");
+    }
+
+    #[test]
+    fn noise_that_got_what_it_asked_for_or_was_never_recorded_adds_no_caveat() {
+        let mut doc = crate::export::fixture::one_run_doc();
+        assert!(
+            noise_notes(&doc).is_empty(),
+            "older results record no noise setup"
+        );
+        let mut publishers = NoiseSetup::asking(Policy::Fifo, 20, &[0, 1]);
+        publishers.record(&recorded(("fifo", 20), ("fifo", 20), None));
+        doc.runs[0]
+            .noise
+            .setup
+            .insert(NoiseKind::NoisePublisher, publishers);
+        assert!(noise_notes(&doc).is_empty());
     }
 
     #[test]

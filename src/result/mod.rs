@@ -8,6 +8,7 @@ mod caveats;
 pub mod coarsen;
 pub mod diff;
 pub mod merge;
+pub mod noise_setup;
 pub mod retention;
 pub mod store;
 pub mod verdict;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use build::{RunInputs, build_run};
 pub use caveats::caveats;
+pub use noise_setup::{NoiseKind, NoiseSetup};
 
 use crate::plan::{RingSetup, RunPlan};
 use crate::preflight::SystemCheck;
@@ -171,7 +173,12 @@ pub struct NoiseActivity {
     pub load: BTreeMap<String, LoadCount>,
     /// The external load command, if one ran.
     pub external: Option<ExternalActivity>,
-    /// Noise workers that failed: how many, and the first few errors.
+    /// Per kind of noise: what the profile asked for (policy, priority, CPUs) and what its
+    /// workers got, as counts (absent in results written before it was recorded).
+    #[serde(default)]
+    pub setup: BTreeMap<NoiseKind, NoiseSetup>,
+    /// Noise workers that failed: how many, and the first few errors. A worker (or burst
+    /// thread) that did not get the policy, priority or CPUs it asked for is one of them.
     pub failures: u64,
     /// Up to ten distinct failure messages.
     pub errors: Vec<String>,

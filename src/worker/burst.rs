@@ -5,17 +5,25 @@
 //!
 //! The cap is enforced per burst, so no window of the run exceeds it: a bad profile cannot
 //! starve a CPU, whatever RT throttling is set to.
+//!
+//! Each thread records the CPU, policy and priority it really got (and why not, when it did not)
+//! in the report's `thread_setups`: a burst thread that runs without its FIFO priority is
+//! toothless noise, and must never pass for the real thing.
 
 use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
 use super::WorkerContext;
+use super::realtime::policy_error;
 use crate::plan::{BurstPlan, Policy};
-use crate::protocol::BurstReport;
+use crate::protocol::{BurstReport, RtSetup};
 use crate::region::{Region, phase};
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
+
+/// The policy every burst thread takes (at the plan's priority).
+pub const POLICY: Policy = Policy::Fifo;
 
 /// The shortest gap after a burst of `busy_ns` that keeps the busy share at or under
 /// `cap_percent`: busy / (busy + gap) <= cap.
@@ -24,14 +32,14 @@ pub fn min_gap_ns(busy_ns: u64, cap_percent: u8) -> u64 {
     (busy_ns * (100 - cap)).div_ceil(cap)
 }
 
-/// What one burst thread did.
-#[derive(Debug, Default, Clone, Copy)]
+/// What one burst thread did, and what it ran with.
+#[derive(Debug, Default, Clone)]
 struct ThreadTotals {
     bursts: u64,
     busy_ns: u64,
     elapsed_ns: u64,
     longest_ns: u64,
-    cpu: Option<usize>,
+    setup: RtSetup,
 }
 
 /// Run the burst threads until the run stops.
@@ -52,12 +60,12 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             .iter()
             .map(|&cpu| {
                 let plan = plan.clone();
-                scope.spawn(move || burst_thread(region, cpu, &plan))
+                (cpu, scope.spawn(move || burst_thread(region, cpu, &plan)))
             })
             .collect();
         threads
             .into_iter()
-            .map(|t| t.join().unwrap_or_default())
+            .map(|(cpu, t)| t.join().unwrap_or_else(|_| panicked(cpu, &plan)))
             .collect()
     });
     let mut report = BurstReport {
@@ -73,25 +81,64 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             let duty = 100.0 * t.busy_ns as f64 / t.elapsed_ns as f64;
             report.max_duty_percent = report.max_duty_percent.max(duty);
         }
-        if let Some(cpu) = t.cpu
-            && !context.report.setup.cpus_observed.contains(&cpu)
-        {
-            context.report.setup.cpus_observed.push(cpu);
+        for &cpu in &t.setup.cpus_observed {
+            if !context.report.setup.cpus_observed.contains(&cpu) {
+                context.report.setup.cpus_observed.push(cpu);
+            }
         }
     }
+    context.report.thread_setups = totals.into_iter().map(|t| t.setup).collect();
     context.report.bursts = Some(report);
     Ok(())
 }
 
-/// One CPU's bursts. A thread that cannot be pinned or take its priority does nothing rather
-/// than run somewhere it was not meant to.
-fn burst_thread(region: &Region, cpu: usize, plan: &BurstPlan) -> ThreadTotals {
-    let mut totals = ThreadTotals::default();
-    if sched::pin_to(&[cpu]).is_err() || sched::set_policy(Policy::Fifo, plan.priority).is_err() {
-        // Without FIFO the busy loop would still load the CPU; run it at SCHED_OTHER so the
-        // result still shows load, and say so through the observed policy being absent.
+/// Pin the calling thread to `cpu` and take [`POLICY`] at the plan's priority, recording what
+/// it got. A thread that cannot be pinned or take its priority runs its bursts at SCHED_OTHER
+/// (never FIFO on a CPU it was not meant for): the CPU is still loaded, and the record says it
+/// was not the noise the profile asked for, and why.
+fn take_setup(cpu: usize, plan: &BurstPlan) -> RtSetup {
+    let mut setup = RtSetup {
+        cpus_requested: vec![cpu],
+        policy_requested: POLICY.name().to_string(),
+        priority_requested: plan.priority,
+        ..Default::default()
+    };
+    setup.policy_error = match sched::pin_to(&[cpu]) {
+        Err(error) => Some(format!("pinning to CPU {cpu}: {error}")),
+        Ok(()) => sched::set_policy(POLICY, plan.priority)
+            .err()
+            .map(|error| policy_error(&error)),
+    };
+    if setup.policy_error.is_some() {
         let _ = sched::set_policy(Policy::Other, 0);
     }
+    setup.cpus_allowed = sched::affinity();
+    (setup.policy, setup.priority) = sched::current_policy();
+    sched::current_cpu_into(&mut setup.cpus_observed);
+    setup
+}
+
+/// What a burst thread that panicked leaves: no bursts, and a setup that says so.
+fn panicked(cpu: usize, plan: &BurstPlan) -> ThreadTotals {
+    ThreadTotals {
+        setup: RtSetup {
+            cpus_requested: vec![cpu],
+            policy_requested: POLICY.name().to_string(),
+            priority_requested: plan.priority,
+            policy: "unknown".to_string(),
+            policy_error: Some(format!("the burst thread for CPU {cpu} panicked")),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// One CPU's bursts.
+fn burst_thread(region: &Region, cpu: usize, plan: &BurstPlan) -> ThreadTotals {
+    let mut totals = ThreadTotals {
+        setup: take_setup(cpu, plan),
+        ..Default::default()
+    };
     let started_ns = now_ns();
     let mut rng = fastrand::Rng::new();
     while region.phase() != phase::STOP {
@@ -110,7 +157,7 @@ fn burst_thread(region: &Region, cpu: usize, plan: &BurstPlan) -> ThreadTotals {
         let gap_ns = min_gap_ns(burst_ns, plan.duty_cap_percent) + rng.u64(0..=plan.max_ns);
         sleep_until_ns(now + gap_ns);
     }
-    totals.cpu = usize::try_from(sched::current_cpu()).ok();
+    sched::current_cpu_into(&mut totals.setup.cpus_observed);
     totals.elapsed_ns = now_ns() - started_ns;
     totals
 }
@@ -118,6 +165,46 @@ fn burst_thread(region: &Region, cpu: usize, plan: &BurstPlan) -> ThreadTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan() -> BurstPlan {
+        crate::plan::NoisePlan::off().bursts
+    }
+
+    /// `take_setup` on a scratch thread, so the test's own thread keeps its CPUs and policy.
+    fn setup_on_scratch_thread(cpu: usize) -> RtSetup {
+        std::thread::scope(|scope| scope.spawn(|| take_setup(cpu, &plan())).join().unwrap())
+    }
+
+    #[test]
+    fn a_burst_thread_records_the_cpu_policy_and_priority_it_got() {
+        let setup = setup_on_scratch_thread(0);
+        assert_eq!(setup.cpus_requested, [0]);
+        assert_eq!(
+            (setup.policy_requested.as_str(), setup.priority_requested),
+            ("fifo", 50)
+        );
+        assert_eq!(setup.cpus_allowed, [0]);
+        assert_eq!(setup.cpus_observed, [0]);
+        // As root it gets FIFO 50; unprivileged it runs SCHED_OTHER and the error says why.
+        match &setup.policy_error {
+            None => assert_eq!((setup.policy.as_str(), setup.priority), ("fifo", 50)),
+            Some(error) => {
+                assert_eq!((setup.policy.as_str(), setup.priority), ("other", 0));
+                assert!(error.contains("sched_setscheduler"), "{error}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_burst_thread_that_cannot_be_pinned_never_takes_fifo_and_says_why() {
+        // No machine this runs on has a CPU 1000 online: the kernel refuses the mask.
+        let setup = setup_on_scratch_thread(1000);
+        let error = setup
+            .policy_error
+            .expect("pinning to a CPU that does not exist fails");
+        assert!(error.starts_with("pinning to CPU"), "{error}");
+        assert_eq!((setup.policy.as_str(), setup.priority), ("other", 0));
+    }
 
     #[test]
     fn the_minimum_gap_keeps_the_busy_share_under_the_cap() {

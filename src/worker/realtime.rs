@@ -4,7 +4,7 @@
 //! loop touches is mapped by then and nothing needs to be locked later.
 
 use crate::protocol::{Role, RtSetup, WorkerSpec};
-use crate::sys::sched;
+use crate::sys::{SysError, sched};
 
 /// Pin, take the policy, pre-fault the stack, and (subscribers) let the run's other workers
 /// duplicate our fds. Returns what was achieved.
@@ -23,12 +23,7 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
     }
     setup.cpus_allowed = sched::affinity();
     if let Err(error) = sched::set_policy(spec.policy, spec.priority) {
-        let hint = if error.errno == nix::errno::Errno::EPERM {
-            ": run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority"
-        } else {
-            ""
-        };
-        setup.policy_error = Some(format!("{error}{hint}"));
+        setup.policy_error = Some(policy_error(&error));
     }
     let (policy, priority) = sched::current_policy();
     setup.policy = policy;
@@ -42,6 +37,16 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
         let _ = sched::allow_fd_access_from(spec.coordinator_pid);
     }
     setup
+}
+
+/// Why a policy could not be taken, with what to do when it is a matter of privileges.
+pub fn policy_error(error: &SysError) -> String {
+    let hint = if error.errno == nix::errno::Errno::EPERM {
+        ": run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority"
+    } else {
+        ""
+    };
+    format!("{error}{hint}")
 }
 
 /// At the end of setup: lock what fits under `RLIMIT_MEMLOCK` (everything, with room to spare

@@ -21,6 +21,7 @@ use anyhow::Context;
 use super::WorkerContext;
 use crate::protocol::LoadCount;
 use crate::region::{Region, phase, worker_state};
+use crate::sys::sched;
 
 /// True once the run is stopping.
 pub(super) fn stopping(region: &Region) -> bool {
@@ -85,25 +86,37 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
         .slot()
         .state
         .store(worker_state::READY, Ordering::Release);
-    let counts: Vec<(usize, u64)> = std::thread::scope(|scope| {
+    // Each thread also says which CPU it ended on: the threads inherit the worker's affinity and
+    // policy, and where they really ran is what the result reports.
+    let counts: Vec<(usize, u64, i32)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (g, generator) in generators.iter().enumerate() {
             for index in 0..generator.threads as usize {
                 let scratch = scratch.as_path();
                 let body = generator.body;
-                handles.push((g, scope.spawn(move || body(region, scratch, index))));
+                handles.push((
+                    g,
+                    scope.spawn(move || (body(region, scratch, index), sched::current_cpu())),
+                ));
             }
         }
         handles
             .into_iter()
-            .map(|(g, h)| (g, h.join().unwrap_or(0)))
+            .map(|(g, h)| {
+                let (operations, cpu) = h.join().unwrap_or((0, -1));
+                (g, operations, cpu)
+            })
             .collect()
     });
     for (g, generator) in generators.iter().enumerate() {
         if generator.threads == 0 {
             continue;
         }
-        let operations = counts.iter().filter(|(i, _)| *i == g).map(|(_, n)| n).sum();
+        let operations = counts
+            .iter()
+            .filter(|(i, _, _)| *i == g)
+            .map(|(_, n, _)| n)
+            .sum();
         context.report.load.insert(
             generator.name.to_string(),
             LoadCount {
@@ -113,6 +126,15 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             },
         );
     }
-    crate::sys::sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+    let observed = &mut context.report.setup.cpus_observed;
+    sched::current_cpu_into(observed);
+    for cpu in counts
+        .iter()
+        .filter_map(|&(_, _, cpu)| usize::try_from(cpu).ok())
+    {
+        if !observed.contains(&cpu) {
+            observed.push(cpu);
+        }
+    }
     Ok(())
 }
