@@ -297,6 +297,50 @@ fn a_subscriber_stopped_past_the_delivery_timeout_loses_messages_exits_4_and_fai
 }
 
 #[test]
+fn a_publisher_stopped_for_50_ms_misses_about_100_periods_and_every_one_is_counted() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let child = start(
+        &[
+            "run",
+            "--transport",
+            "eventfd",
+            "-q",
+            "--profile",
+            "ci",
+            "--no-noise",
+            "--period",
+            "500us",
+            "--duration",
+            "4s",
+        ],
+        dir.path(),
+    );
+    let pgid = child.id() as i32;
+    let publisher = wait_for_rt_worker(pgid, 0);
+    // Well into the measured phase (200 ms warm-up), then 50 ms without a period.
+    std::thread::sleep(Duration::from_millis(1_500));
+    kill(Pid::from_raw(publisher), Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    kill(Pid::from_raw(publisher), Signal::SIGCONT).unwrap();
+    let (output, stderr) = finish(child);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let doc = load(dir.path());
+    let i = doc.runs[0].integrity;
+    assert_eq!(i.planned_periods, 8_000);
+    assert!(
+        i.missed_periods >= 90,
+        "50 ms at 500 us is 100 periods, all counted as missed: {i:?}"
+    );
+    assert_eq!(
+        i.sent + i.missed_periods,
+        i.planned_periods,
+        "every planned period was sent or counted: {i:?}"
+    );
+    assert_eq!(i.lost, 0);
+}
+
+#[test]
 fn a_second_rtsoak_on_the_same_rt_cpus_is_refused_or_waits_its_turn() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,235 @@
+//! What each figure means, on real runs (`docs/figures.md`): own wakes told apart where the
+//! transport allows, a wake path that reaches nobody failing the run even when noise carries
+//! every message, noise that contends without waking the RT subscriber, and over-threshold
+//! counts that agree with the histograms at any threshold. Behaviour only, no latency figure.
+
+mod common;
+
+use std::path::Path;
+
+use common::{load, rtsoak, serial};
+use rtsoak::protocol::Role;
+use rtsoak::result::{ResultDoc, RunResult, RunStatus};
+use rtsoak::stats::{Attribution, decode_histogram};
+
+/// `rtsoak ARGS -o DIR` with the `ci` profile (unless ARGS names another); the exit code, stderr
+/// and the result.
+fn soak(args: &[&str], dir: &Path) -> (i32, String, ResultDoc) {
+    let output = rtsoak()
+        .args(args)
+        .arg("-q")
+        .arg("-o")
+        .arg(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code().unwrap(), stderr, load(dir))
+}
+
+fn ran(doc: &ResultDoc) -> impl Iterator<Item = &RunResult> {
+    doc.runs
+        .iter()
+        .filter(|r| r.status != RunStatus::Unsupported)
+}
+
+fn count(run: &RunResult, series: &str) -> u64 {
+    run.series.get(series).map_or(0, |s| s.summary.count)
+}
+
+fn rt_subscriber(run: &RunResult) -> &rtsoak::result::WorkerRecord {
+    run.workers
+        .iter()
+        .find(|w| w.role == Role::Subscriber)
+        .expect("the RT subscriber reported")
+}
+
+#[test]
+fn msg_ring_and_signalfd_record_the_own_wake_of_every_rt_message_in_a_quiet_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr, doc) = soak(
+        &[
+            "compare",
+            "--profile",
+            "ci",
+            "-t",
+            "msg-ring,signalfd",
+            "--duration",
+            "2s",
+            "--no-noise",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    for run in ran(&doc) {
+        let who = &run.transport;
+        let i = run.integrity;
+        assert_eq!(i.own_wake, Attribution::Exact, "{who}");
+        assert!(i.sent > 0 && i.delivered == i.sent, "{who}: {i:?}");
+        assert_eq!(
+            count(run, "own_wake"),
+            i.delivered,
+            "{who}: every RT message got its own wake's sample"
+        );
+        assert_eq!(i.wakes_missing, Some(0), "{who}");
+        // Every wake of the run, warm-up included, arrived; no stranger's.
+        let publisher = run
+            .workers
+            .iter()
+            .find(|w| w.role == Role::Publisher)
+            .unwrap();
+        let wakes_sent = publisher.counters.messages + publisher.counters.warmup_messages;
+        assert_eq!(i.own_wakes, Some(wakes_sent), "{who}");
+        assert_eq!(rt_subscriber(run).counters.other_wakeups, 0, "{who}");
+        assert!(count(run, "handling") > 0, "{who}");
+        assert_eq!(i.fallback_deliveries, 0, "{who}");
+    }
+}
+
+#[test]
+fn a_wake_path_that_reaches_nobody_fails_the_run_even_when_noise_delivers_every_message() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // The RT publisher publishes every message but never wakes the RT subscriber; the noise
+    // publishers (every 200 us) keep waking it, so the messages still arrive.
+    let (code, stderr, doc) = soak(
+        &[
+            "compare",
+            "--profile",
+            "ci",
+            "-t",
+            "eventfd,futex",
+            "--duration",
+            "2s",
+            "--inject-fault",
+            "rt-wake-lost",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        doc.plan.inject_fault,
+        Some(rtsoak::plan::Fault::RtWakeLost),
+        "the result says the fault was injected"
+    );
+    for run in ran(&doc) {
+        let who = &run.transport;
+        let i = run.integrity;
+        assert_eq!(i.own_wakes, Some(0), "{who}: {i:?}");
+        assert_eq!(count(run, "own_wake"), 0, "{who}");
+        assert!(
+            !i.transport_failures().is_empty(),
+            "{who}: a transport failure is recorded: {i:?}"
+        );
+    }
+    let verdict = doc.verdict.as_ref().unwrap();
+    assert!(!verdict.pass, "{stderr}");
+    assert!(
+        verdict
+            .failures
+            .iter()
+            .any(|f| f.transport.as_deref() == Some("eventfd")
+                && f.message.contains("never reached the RT subscriber")),
+        "{:?}",
+        verdict.failures
+    );
+    assert_eq!(
+        code, 4,
+        "a transport failure exits like a lost message: {stderr}"
+    );
+}
+
+#[test]
+fn noise_that_does_not_wake_the_rt_subscriber_still_contends_and_leaves_delivery_to_its_own_wake() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("no-foreign-wakes.toml");
+    let text = include_str!("../profiles/ci.toml").replace(
+        "lifetime_max_ms = 500\n",
+        "lifetime_max_ms = 500\nwake_rt_subscriber = false\n",
+    );
+    assert!(
+        text.contains("wake_rt_subscriber = false"),
+        "the ci profile changed"
+    );
+    std::fs::write(&profile, text).unwrap();
+    let out = dir.path().join("result");
+    let (code, stderr, doc) = soak(
+        &[
+            "compare",
+            "--profile",
+            profile.to_str().unwrap(),
+            "-t",
+            "eventfd,msg-ring,signalfd",
+            "--duration",
+            "2s",
+        ],
+        &out,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!doc.plan.noise.queue.wake_rt_subscriber);
+    for run in ran(&doc) {
+        let who = &run.transport;
+        let q = run.noise.queue;
+        assert!(q.messages_sent > 0, "{who}: the noise published: {q:?}");
+        assert!(
+            count(run, "other_delivery") > 0,
+            "{who}: noise messages still pass through the RT subscriber's queue"
+        );
+        assert_eq!(
+            rt_subscriber(run).counters.other_wakeups,
+            0,
+            "{who}: no wakeup of the RT subscriber was a noise publisher's"
+        );
+        assert_eq!(count(run, "own_wake"), run.integrity.delivered, "{who}");
+    }
+}
+
+#[test]
+fn at_a_one_microsecond_threshold_every_series_counts_exactly_the_samples_above_it() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr, doc) = soak(
+        &[
+            "run",
+            "--profile",
+            "ci",
+            "-t",
+            "futex",
+            "--duration",
+            "1s",
+            "--threshold",
+            "1us",
+        ],
+        dir.path(),
+    );
+    assert!(code == 0 || code == 1, "{stderr}");
+    let run = &doc.runs[0];
+    for name in [
+        "timer",
+        "send_call",
+        "fanout",
+        "member_refresh",
+        "delivery",
+        "own_wake",
+        "handling",
+        "other_delivery",
+    ] {
+        let series = &run.series[name];
+        let histogram = decode_histogram(&series.histogram).unwrap();
+        // Values up to 2047 ns sit in exact 1 ns buckets at 3 significant digits.
+        let above: u64 = histogram
+            .iter_recorded()
+            .filter(|v| v.value_iterated_to() > 1_000)
+            .map(|v| v.count_at_value())
+            .sum();
+        assert_eq!(
+            series.summary.over_threshold, above,
+            "{name}: over-threshold agrees with the histogram"
+        );
+        assert_eq!(series.summary.count, histogram.len(), "{name}");
+    }
+    assert!(
+        count(run, "member_refresh") > 0,
+        "noise churned: membership refreshed"
+    );
+}
