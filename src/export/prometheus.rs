@@ -249,8 +249,8 @@ mod tests {
         };
         assert_eq!(
             families.get("rtsoak_latency_seconds"),
-            Some(&("summary".to_string(), 2 * 3 * 7)),
-            "futex and eventfd × three series × (five quantiles, sum, count)"
+            Some(&("summary".to_string(), 3 * 3 * 7)),
+            "futex, eventfd and futex-syscall × three series × (five quantiles, sum, count)"
         );
         assert_eq!(
             families.get("rtsoak_run_ok").map(|f| f.0.as_str()),
