@@ -179,12 +179,8 @@ fn find_failures(t: &TransportRuns<'_>, out: &mut Vec<Failure>) {
             );
         }
     }
-    if t.integrity.lost > 0 {
-        let (lost, sent) = (t.integrity.lost, t.integrity.sent);
-        fail(
-            FailureKind::LostMessages,
-            format!("{lost} of {sent} messages lost (never delivered within the delivery timeout)"),
-        );
+    if let Some(loss) = t.integrity.loss() {
+        fail(FailureKind::LostMessages, loss);
     }
 }
 
