@@ -1,10 +1,12 @@
 //! "What this result is worth": the conditions a reader of the figures must know, derived from
 //! the system check recorded with the result (or, in results written before there was one, the
-//! host facts), the plan, what was held on `/dev/cpu_dma_latency`, and what each RT worker
-//! recorded about itself. Pure: it reads a result document and says nothing it cannot point to
+//! host facts), the plan, what was held on `/dev/cpu_dma_latency`, what each RT worker
+//! recorded about itself, and what the measurement could not see (missed periods, a delivery
+//! that may have been carried by another wakeup). Pure: it reads a result document and says nothing it cannot point to
 //! in it.
 
-use super::ResultDoc;
+use super::merge::by_transport;
+use super::{ResultDoc, RunStatus};
 use crate::cpulist;
 use crate::preflight::{Level, SystemCheck};
 use crate::protocol::Role;
@@ -32,7 +34,56 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             caveats.push(note);
         }
     }
+    caveats.extend(measurement_notes(doc));
     caveats
+}
+
+/// Per measured transport (its rounds merged): the periods it missed, which no histogram holds,
+/// and whether its delivery may have been carried by wakeups other than its own.
+fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
+    let mut notes = Vec::new();
+    for t in by_transport(doc) {
+        if t.status == RunStatus::Unsupported {
+            continue;
+        }
+        let (name, integrity) = (t.transport, &t.integrity);
+        let (missed, planned) = (integrity.missed_periods, integrity.planned_periods);
+        if missed > 0 {
+            let how_many = if planned > 0 {
+                format!(
+                    "{missed} of {planned} planned periods ({})",
+                    percent(missed, planned)
+                )
+            } else {
+                format!("{missed} periods")
+            };
+            notes.push(format!(
+                "{name}: {how_many} were missed (their deadline passed before the RT publisher \
+                 could send): those periods have no sample in any histogram, so the latencies \
+                 leave out the moments the publisher was held up longest"
+            ));
+        }
+        if !integrity.own_wake.attributable() {
+            notes.push(format!(
+                "{name}: the RT subscriber cannot tell the RT publisher's own wake from other \
+                 wakeups, so a delivery may have been carried by another wakeup (a noise \
+                 publisher's, an earlier message's) and the transport's own wake path has no \
+                 figure"
+            ));
+        }
+    }
+    notes
+}
+
+/// `part` as a percentage of `whole` to two significant digits (`0.12 %`, `3.5 %`, `40 %`).
+fn percent(part: u64, whole: u64) -> String {
+    let value = part as f64 * 100.0 / whole as f64;
+    let decimals = if value >= 10.0 {
+        0
+    } else {
+        (1 - value.log10().floor() as i32).clamp(1, 9) as usize
+    };
+    format!("{value:.decimals$} %")
 }
 
 /// The check's summary, less its idle-state line when the result records the
@@ -170,6 +221,43 @@ mod tests {
             }),
             verdict: None,
         }
+    }
+
+    #[test]
+    fn missed_periods_are_named_per_transport_with_their_share_of_the_planned_periods() {
+        let doc = crate::export::fixture::two_round_doc();
+        let caveats = caveats(&doc);
+        let missed: Vec<&String> = caveats.iter().filter(|c| c.contains("missed")).collect();
+        assert_eq!(missed.len(), 2, "futex and futex-syscall: {caveats:#?}");
+        assert!(
+            missed[0].starts_with(
+                "futex: 5 of 4007 planned periods (0.12 %) were missed (their deadline passed \
+                 before the RT publisher could send): those periods have no sample"
+            ),
+            "{}",
+            missed[0]
+        );
+        assert!(missed[1].starts_with("futex-syscall: 2 of 4004 planned periods (0.050 %) were"));
+    }
+
+    #[test]
+    fn a_transport_that_cannot_tell_its_own_wake_apart_is_named_and_no_other() {
+        let doc = crate::export::fixture::two_round_doc();
+        let caveats = caveats(&doc);
+        let carried: Vec<&String> = caveats
+            .iter()
+            .filter(|c| c.contains("carried by another wakeup"))
+            .collect();
+        assert_eq!(carried.len(), 1, "{caveats:#?}");
+        assert!(carried[0].starts_with("futex-syscall: the RT subscriber cannot tell"));
+    }
+
+    #[test]
+    fn percentages_keep_two_significant_digits() {
+        assert_eq!(percent(5, 4007), "0.12 %");
+        assert_eq!(percent(1, 7_200_000), "0.000014 %");
+        assert_eq!(percent(7, 200), "3.5 %");
+        assert_eq!(percent(2, 5), "40 %");
     }
 
     #[test]
