@@ -178,8 +178,8 @@ mod tests {
             assert_eq!(fields[0], format!("{i:06}"));
             assert_eq!(
                 fields.len(),
-                1 + 9,
-                "futex, eventfd and futex-syscall × three series"
+                1 + 7 + 7 + 6,
+                "futex and eventfd × seven series, futex-syscall × six (no own wake)"
             );
         }
         for footer in [

@@ -106,8 +106,8 @@ mod tests {
         let blocks: Vec<&str> = text.split("# rtsoak").skip(1).collect();
         assert_eq!(
             blocks.len(),
-            9,
-            "futex, eventfd and futex-syscall × three series"
+            7 + 7 + 6,
+            "futex and eventfd × seven series, futex-syscall × six (no own wake)"
         );
         for block in blocks {
             let last_row = block

@@ -86,8 +86,12 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
             });
         }
     }
+    let integrity = integrity.unwrap_or_default();
+    // Rounds that told own wakes apart differently (or not at all) measured different things
+    // under the name `own_wake`: their sum would mean neither, so the merged result has none.
     let series = histograms
         .into_iter()
+        .filter(|(name, _)| name != "own_wake" || integrity.own_wake.attributable())
         .map(|(name, (histogram, stats))| {
             let summary = Summary::new(&histogram, &stats);
             (name, MergedSeries { summary, histogram })
@@ -97,7 +101,7 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
         transport,
         status: worst_status(&runs),
         runs,
-        integrity: integrity.unwrap_or_default(),
+        integrity,
         series,
     }
 }
@@ -222,6 +226,7 @@ mod tests {
         let futex = by_transport(&doc)[0].integrity;
         assert_eq!(futex.own_wake, Attribution::None);
         assert_eq!((futex.own_wakes, futex.piggybacked), (None, None));
+        assert!(!by_transport(&doc)[0].series.contains_key("own_wake"));
         assert_eq!(
             futex.sent,
             doc.runs[0].integrity.sent + doc.runs[4].integrity.sent
