@@ -38,39 +38,44 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
     caveats
 }
 
-/// Per measured transport (its rounds merged): the periods it missed, which no histogram holds,
-/// and whether its delivery may have been carried by wakeups other than its own.
+/// Over the measured transports (rounds merged), one line each: which missed periods, with how
+/// many of how many planned, and which cannot tell their own wake apart.
 fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
-    let mut notes = Vec::new();
+    let mut missed = Vec::new();
+    let mut not_attributable = Vec::new();
     for t in by_transport(doc) {
         if t.status == RunStatus::Unsupported {
             continue;
         }
         let (name, integrity) = (t.transport, &t.integrity);
-        let (missed, planned) = (integrity.missed_periods, integrity.planned_periods);
-        if missed > 0 {
-            let how_many = if planned > 0 {
-                format!(
-                    "{missed} of {planned} planned periods ({})",
-                    percent(missed, planned)
-                )
+        let (count, planned) = (integrity.missed_periods, integrity.planned_periods);
+        if count > 0 {
+            missed.push(if planned > 0 {
+                format!("{name} {count} of {planned} ({})", percent(count, planned))
             } else {
-                format!("{missed} periods")
-            };
-            notes.push(format!(
-                "{name}: {how_many} were missed (their deadline passed before the RT publisher \
-                 could send): those periods have no sample in any histogram, so the latencies \
-                 leave out the moments the publisher was held up longest"
-            ));
+                format!("{name} {count}")
+            });
         }
         if !integrity.own_wake.attributable() {
-            notes.push(format!(
-                "{name}: the RT subscriber cannot tell the RT publisher's own wake from other \
-                 wakeups, so a delivery may have been carried by another wakeup (a noise \
-                 publisher's, an earlier message's) and the transport's own wake path has no \
-                 figure"
-            ));
+            not_attributable.push(name);
         }
+    }
+    let mut notes = Vec::new();
+    if !missed.is_empty() {
+        notes.push(format!(
+            "periods were missed (their deadline passed before the RT publisher could send; \
+             missed of planned): {}. Those periods have no sample in any histogram, so the \
+             latencies leave out the moments the publisher was held up longest",
+            missed.join(", ")
+        ));
+    }
+    if !not_attributable.is_empty() {
+        notes.push(format!(
+            "own wake not attributable for {}: the RT subscriber cannot tell the RT publisher's \
+             own wake from other wakeups, so a delivery may have been carried by another wakeup \
+             (a noise publisher's, an earlier message's), and the own wake path has no figure",
+            not_attributable.join(", ")
+        ));
     }
     notes
 }
@@ -224,24 +229,41 @@ mod tests {
     }
 
     #[test]
-    fn missed_periods_are_named_per_transport_with_their_share_of_the_planned_periods() {
+    fn missed_periods_name_each_transport_with_its_share_of_the_planned_periods() {
         let doc = crate::export::fixture::two_round_doc();
         let caveats = caveats(&doc);
         let missed: Vec<&String> = caveats.iter().filter(|c| c.contains("missed")).collect();
-        assert_eq!(missed.len(), 2, "futex and futex-syscall: {caveats:#?}");
+        assert_eq!(
+            missed.len(),
+            1,
+            "one line for every transport: {caveats:#?}"
+        );
         assert!(
             missed[0].starts_with(
-                "futex: 5 of 4007 planned periods (0.12 %) were missed (their deadline passed \
-                 before the RT publisher could send): those periods have no sample"
+                "periods were missed (their deadline passed before the RT publisher could send; \
+                 missed of planned): futex 5 of 4007 (0.12 %), futex-syscall 2 of 4004 \
+                 (0.050 %). Those periods have no sample in any histogram"
             ),
             "{}",
             missed[0]
         );
-        assert!(missed[1].starts_with("futex-syscall: 2 of 4004 planned periods (0.050 %) were"));
     }
 
     #[test]
-    fn a_transport_that_cannot_tell_its_own_wake_apart_is_named_and_no_other() {
+    fn a_run_without_planned_periods_still_names_its_missed_ones() {
+        let mut doc = crate::export::fixture::one_run_doc();
+        doc.runs[0].integrity.missed_periods = 3;
+        doc.runs[0].integrity.planned_periods = 0;
+        let caveats = caveats(&doc);
+        assert!(
+            caveats
+                .iter()
+                .any(|c| c.contains("missed of planned): eventfd 3. Those"))
+        );
+    }
+
+    #[test]
+    fn only_transports_that_cannot_tell_their_own_wake_apart_are_named() {
         let doc = crate::export::fixture::two_round_doc();
         let caveats = caveats(&doc);
         let carried: Vec<&String> = caveats
@@ -249,7 +271,9 @@ mod tests {
             .filter(|c| c.contains("carried by another wakeup"))
             .collect();
         assert_eq!(carried.len(), 1, "{caveats:#?}");
-        assert!(carried[0].starts_with("futex-syscall: the RT subscriber cannot tell"));
+        assert!(carried[0].starts_with("own wake not attributable for futex-syscall: "));
+        let exact = super::caveats(&crate::export::fixture::one_run_doc());
+        assert!(!exact.iter().any(|c| c.contains("not attributable")));
     }
 
     #[test]
