@@ -51,7 +51,10 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
         let (count, planned) = (integrity.missed_periods, integrity.planned_periods);
         if count > 0 {
             missed.push(if planned > 0 {
-                format!("{name} {count} of {planned} ({})", percent(count, planned))
+                format!(
+                    "{name} {count} of {planned} planned ({})",
+                    percent(count, planned)
+                )
             } else {
                 format!("{name} {count}")
             });
@@ -63,8 +66,8 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
     let mut notes = Vec::new();
     if !missed.is_empty() {
         notes.push(format!(
-            "periods were missed (their deadline passed before the RT publisher could send; \
-             missed of planned): {}. Those periods have no sample in any histogram, so the \
+            "periods were missed (their deadline passed before the RT publisher could send): \
+             {}. Those periods have no sample in any histogram, so the \
              latencies leave out the moments the publisher was held up longest",
             missed.join(", ")
         ));
@@ -240,9 +243,9 @@ mod tests {
         );
         assert!(
             missed[0].starts_with(
-                "periods were missed (their deadline passed before the RT publisher could send; \
-                 missed of planned): futex 5 of 4007 (0.12 %), futex-syscall 2 of 4004 \
-                 (0.050 %). Those periods have no sample in any histogram"
+                "periods were missed (their deadline passed before the RT publisher could send): \
+                 futex 5 of 4007 planned (0.12 %), futex-syscall 2 of 4004 planned (0.050 %). \
+                 Those periods have no sample in any histogram"
             ),
             "{}",
             missed[0]
@@ -258,7 +261,7 @@ mod tests {
         assert!(
             caveats
                 .iter()
-                .any(|c| c.contains("missed of planned): eventfd 3. Those"))
+                .any(|c| c.contains("could send): eventfd 3. Those"))
         );
     }
 
