@@ -11,7 +11,8 @@ pub enum Outcome {
     Usage = 2,
     /// 3: worse than the baseline (`diff`, `--baseline`).
     Regression = 3,
-    /// 4: a run lost messages.
+    /// 4: a run lost messages or its transport failed (failed wake calls, error completions,
+    /// messages only the fallback poll delivered, own wakes that never arrived).
     LostMessages = 4,
     /// 5: a run failed or the system refused something rtsoak needs.
     SystemError = 5,
@@ -35,7 +36,7 @@ Exit codes:
   1    a profile threshold was breached, or --break-on fired
   2    usage error: bad flag, profile or CPU list
   3    regression against the baseline
-  4    messages were lost
+  4    messages were lost, or a transport failed (wake or completion errors, fallback deliveries)
   5    a run failed, or the system refused something rtsoak needs
   6    another rtsoak holds the RT CPUs: nothing ran (--wait-for-cpus waits for it)
   130  interrupted by a signal (the result is saved, marked interrupted)

@@ -175,6 +175,9 @@ pub struct Limits {
     pub max_over_threshold_per_million: Option<u64>,
     /// Fewest messages a transport must have sent for its figures to count.
     pub min_messages: Option<u64>,
+    /// Most measured periods a transport may miss (its rounds added): a missed period is a
+    /// sample no histogram holds.
+    pub max_missed_periods: Option<u64>,
     /// The kernel must be PREEMPT_RT.
     pub require_preempt_rt: bool,
     /// Every RT worker must have obtained the real-time policy and priority it asked for.

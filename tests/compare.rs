@@ -11,13 +11,16 @@ use std::time::{Duration, Instant};
 use common::{alive, load, rtsoak, rtsoak_path, serial, skip};
 use rtsoak::plan::RingSetup;
 use rtsoak::result::RunStatus;
+use rtsoak::result::merge::by_transport;
 
-/// The data rows of the first table printed (the header and title excluded).
-fn merged_rows(table: &str) -> Vec<Vec<String>> {
+/// The data rows of the table whose heading line starts with `heading`, split at whitespace
+/// (the transport names here have none; the header is left out, its names do).
+fn table_rows(table: &str, heading: &str) -> Vec<Vec<String>> {
     table
         .lines()
+        .skip_while(|line| !line.starts_with(heading))
         .skip(2)
-        .take_while(|line| *line != "Per round:")
+        .take_while(|line| !line.is_empty())
         .map(|line| line.split_whitespace().map(str::to_string).collect())
         .collect()
 }
@@ -66,19 +69,57 @@ fn a_two_round_compare_fills_every_column_and_report_reprints_the_same_table() {
     assert_eq!(order, expected, "interleaved: A B C D, A B C D");
     assert!(doc.runs.iter().all(|r| r.status == RunStatus::Completed));
 
-    let rows = merged_rows(&table);
+    // Every column of every transport is filled; `-` only where the figure cannot exist: the
+    // own-wake figures of a transport that cannot tell its own wake apart, and planned periods
+    // or a series the result does not hold.
+    let merged = by_transport(&doc);
+    let rows = table_rows(&table, "Runs and integrity");
     assert_eq!(rows.len(), 4, "{table}");
-    for (row, transport) in rows.iter().zip(transports) {
+    for ((row, transport), t) in rows.iter().zip(transports).zip(&merged) {
         assert_eq!(
             row.len(),
-            15,
+            14,
             "every column of {transport} is filled: {row:?}"
         );
         assert_eq!(row[0], transport);
-        assert_eq!(row[2], "2", "two runs merged");
-        assert!(row.iter().all(|cell| cell != "-"), "{row:?}");
+        assert_eq!(row[1], "2", "two runs merged");
+        assert_eq!(row[3], t.integrity.sent.to_string());
+        let attributable = row[11] != "none";
+        assert_eq!(attributable, t.integrity.own_wake.attributable(), "{row:?}");
+        for (i, cell) in row.iter().enumerate() {
+            let may_be_dash = match i {
+                2 => t.integrity.planned_periods == 0,
+                6 | 10 => !attributable,
+                _ => false,
+            };
+            assert!(may_be_dash || cell != "-", "column {i} of {row:?}");
+        }
     }
-    assert!(table.contains("Per round:"), "{table}");
+    for (heading, series) in [
+        ("timer", "timer"),
+        ("send call", "send_call"),
+        ("fan-out", "fanout"),
+        ("delivery", "delivery"),
+        ("own wake", "own_wake"),
+        ("handling", "handling"),
+    ] {
+        let rows = table_rows(&table, &format!("{heading}: "));
+        assert_eq!(rows.len(), 4, "{heading}: {table}");
+        for ((row, transport), t) in rows.iter().zip(transports).zip(&merged) {
+            assert_eq!(row.len(), 10, "{heading} of {transport}: {row:?}");
+            assert_eq!(row[0], transport);
+            let shown = t.series.contains_key(series)
+                && (series != "own_wake" || t.integrity.own_wake.attributable());
+            let filled = row[1..].iter().all(|cell| cell != "-");
+            let dashes = row[1..].iter().all(|cell| cell == "-");
+            assert!(if shown { filled } else { dashes }, "{heading}: {row:?}");
+        }
+    }
+    for series in ["timer", "send_call", "fanout", "delivery"] {
+        let recorded = merged.iter().all(|t| t.series.contains_key(series));
+        assert!(recorded, "every transport records {series}");
+    }
+    assert!(table.contains("\nPer round "), "{table}");
 
     let report = rtsoak().arg("report").arg(dir.path()).output().unwrap();
     assert!(report.status.success());

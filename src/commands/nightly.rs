@@ -195,7 +195,8 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
 }
 
 /// The exit code a finished document earns. Precedence: interrupted, then a failed run (the
-/// figures are incomplete, and a dead worker also loses messages), then lost messages, then a
+/// figures are incomplete, and a dead worker also loses messages), then lost messages or a
+/// transport failure (both mean the transport did not deliver as it should), then a
 /// regression, then a breached limit or `--break-on`, then pass. A document without a verdict
 /// (one saved mid-run) is judged here. Whatever fails the verdict never exits 0.
 pub fn outcome(doc: &ResultDoc) -> Outcome {
@@ -211,7 +212,9 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
         Outcome::Interrupted
     } else if verdict.failed(FailureKind::RunFailed) {
         Outcome::SystemError
-    } else if verdict.failed(FailureKind::LostMessages) {
+    } else if verdict.failed(FailureKind::LostMessages)
+        || verdict.failed(FailureKind::TransportErrors)
+    {
         Outcome::LostMessages
     } else if verdict.regression() {
         Outcome::Regression
@@ -310,6 +313,26 @@ mod tests {
         let lines = verdict_lines(doc.verdict.as_ref().unwrap());
         assert!(lines[0].starts_with("rtsoak verdict: FAIL"), "{lines:?}");
         assert!(lines.iter().any(|l| l.contains(text)), "{lines:?}");
+    }
+
+    #[test]
+    fn a_transport_failure_exits_like_lost_messages_whatever_the_limits() {
+        let mut doc = one_run_doc();
+        doc.runs[0].integrity.fallback_deliveries = 12;
+        doc.plan.verdict.min_messages = Some(1);
+        doc.verdict = Some(verdict(&doc));
+        assert_eq!(outcome(&doc), Outcome::LostMessages);
+        assert_eq!(outcome(&doc).code(), 4);
+        let lines = verdict_lines(doc.verdict.as_ref().unwrap());
+        assert_eq!(
+            lines[1],
+            "  failure: eventfd: the transport failed: 12 messages were delivered only by the \
+             fallback poll (no wakeup came)"
+        );
+        // A failed run still outranks it (exit 5), as it outranks lost messages.
+        doc.runs[0].status = RunStatus::Failed;
+        doc.verdict = Some(verdict(&doc));
+        assert_eq!(outcome(&doc), Outcome::SystemError);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A small hand-built result for the exporters' tests: deterministic samples, a comparison of
-//! three transports in two rounds (one failed run, one unsupported transport, one break event)
-//! and a single-run result. Never used outside tests.
+//! four transports in two rounds (one failed run that lost messages, one unsupported transport,
+//! one break event, one run whose transport failed, missed periods, a transport whose own wake
+//! is not attributable) and a single-run result. Never used outside tests.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +12,9 @@ use crate::result::{
     BreakEvent, BreakSeries, Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, Series,
     Tool, TransportSupport,
 };
-use crate::stats::{Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram};
+use crate::stats::{
+    Attribution, Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram,
+};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::transport::Support;
 
@@ -111,6 +114,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
             sent,
             delivered,
             lost: sent - delivered,
+            planned_periods: sent,
             ..Default::default()
         },
         series,
@@ -148,22 +152,101 @@ fn noise() -> crate::result::NoiseActivity {
     }
 }
 
+/// How a fixture transport tells its own wake apart, and how many of its messages another
+/// wakeup carried.
+#[derive(Clone, Copy)]
+enum Wake {
+    /// Every message has its own wake (`own_wake` for all of them).
+    Exact { piggybacked: u64 },
+    /// Own wakes carry the messages published before them (`own_wake` for those they carried).
+    Covering { piggybacked: u64 },
+    /// Not attributable: no `own_wake` series, no piggybacked count.
+    None,
+}
+
+/// Every RT series of one run: 2001 messages with a 150 us send call and deliveries of 120 and
+/// 250 us over the 100 us threshold; a futex's fan-out is its send call (one call wakes every
+/// waiter), others' fan-out adds the noise subscribers' calls.
 fn publisher_and_subscriber(
     seed: u64,
     send_low_ns: u64,
     delivery_low_ns: u64,
+    wake: Wake,
 ) -> Vec<(&'static str, Vec<u64>)> {
-    vec![
-        (
-            "send_call",
-            samples(seed, 2000, send_low_ns, 4_000, &[150_000]),
-        ),
+    let send_call = samples(seed, 2000, send_low_ns, 4_000, &[150_000]);
+    let fanout = match wake {
+        Wake::Exact { .. } => samples(seed + 5, 2000, send_low_ns + 3_000, 9_000, &[160_000]),
+        Wake::Covering { .. } | Wake::None => send_call.clone(),
+    };
+    let delivered = 2001;
+    let mut series = vec![
+        ("send_call", send_call),
+        ("fanout", fanout),
+        ("timer", samples(seed + 2, 2001, 2_000, 8_000, &[])),
+        ("member_refresh", samples(seed + 3, 47, 20_000, 40_000, &[])),
         (
             "delivery",
             samples(seed + 1, 1999, delivery_low_ns, 20_000, &[120_000, 250_000]),
         ),
-        ("timer", samples(seed + 2, 2001, 2_000, 8_000, &[])),
-    ]
+        (
+            "handling",
+            samples(seed + 4, 2000, 1_500, 3_000, &[110_000]),
+        ),
+    ];
+    let own_wakes = match wake {
+        Wake::Exact { .. } => Some(delivered),
+        Wake::Covering { piggybacked } => Some(delivered - piggybacked as usize),
+        Wake::None => None,
+    };
+    if let Some(count) = own_wakes {
+        let own_low_ns = delivery_low_ns + 1_000;
+        series.push((
+            "own_wake",
+            samples(seed + 6, count - 1, own_low_ns, 20_000, &[250_000]),
+        ));
+    }
+    series
+}
+
+/// Set the run's own-wake figures as its subscriber would have reported them: 400 warm-up own
+/// wakes beside the measured ones.
+fn attribute(run: &mut RunResult, wake: Wake) {
+    let integrity = &mut run.integrity;
+    let warmup_wakes = 400;
+    match wake {
+        Wake::Exact { piggybacked } => {
+            integrity.own_wake = Attribution::Exact;
+            integrity.own_wakes = Some(integrity.sent + warmup_wakes);
+            integrity.wakes_missing = Some(0);
+            integrity.piggybacked = Some(piggybacked);
+        }
+        Wake::Covering { piggybacked } => {
+            integrity.own_wake = Attribution::Covering;
+            integrity.own_wakes = Some(integrity.sent - piggybacked + warmup_wakes);
+            integrity.piggybacked = Some(piggybacked);
+        }
+        Wake::None => integrity.own_wake = Attribution::None,
+    }
+}
+
+/// A measured run of `transport` with every RT series and its own-wake figures.
+fn measured(
+    transport: &str,
+    round: u32,
+    status: RunStatus,
+    (seed, send_low_ns, delivery_low_ns): (u64, u64, u64),
+    wake: Wake,
+) -> RunResult {
+    let values = publisher_and_subscriber(seed, send_low_ns, delivery_low_ns, wake);
+    let mut run = run(transport, round, status, &values);
+    attribute(&mut run, wake);
+    run
+}
+
+/// `missed` periods skipped: planned, but no message was sent for them.
+fn miss(run: &mut RunResult, missed: u64) {
+    run.integrity.missed_periods = missed;
+    run.integrity.planned_periods = run.integrity.sent + missed;
 }
 
 fn plan(transports: &[&str], rounds: u32) -> RunPlan {
@@ -240,30 +323,42 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
     }
 }
 
-/// Futex, eventfd and signalfd in two rounds: eventfd fails in round 1, signalfd is
-/// unsupported, futex is slower in round 2 and crosses `--break-on` there.
+/// Futex, eventfd, futex-syscall and signalfd in two rounds: eventfd fails in round 1 and
+/// loses 3 messages there, signalfd is unsupported, futex is slower in round 2, crosses
+/// `--break-on`, misses 5 periods and has 12 messages only the fallback poll delivered there,
+/// futex-syscall (its own wake not attributable) misses 2 periods in round 1 and delivers a
+/// quarter of its messages over the threshold.
 pub fn two_round_doc() -> ResultDoc {
-    let futex_1 = run(
+    let futex = |round: u32| Wake::Covering {
+        piggybacked: 40 + u64::from(round),
+    };
+    let eventfd = Wake::Exact { piggybacked: 30 };
+    let futex_1 = measured(
         "futex",
         1,
         RunStatus::Completed,
-        &publisher_and_subscriber(1, 1_000, 5_000),
+        (1, 1_000, 5_000),
+        futex(1),
     );
-    let mut eventfd_1 = run(
-        "eventfd",
-        1,
-        RunStatus::Failed,
-        &publisher_and_subscriber(11, 2_000, 6_000),
-    );
+    let mut eventfd_1 = measured("eventfd", 1, RunStatus::Failed, (11, 2_000, 6_000), eventfd);
     eventfd_1.reason = Some("the Subscriber worker (pid 4242) ended early: signal 9".to_string());
     eventfd_1.integrity.lost = 3;
+    let mut syscall_1 = measured(
+        "futex-syscall",
+        1,
+        RunStatus::Completed,
+        (51, 1_200, 85_000),
+        Wake::None,
+    );
+    miss(&mut syscall_1, 2);
     let mut signalfd = run("signalfd", 1, RunStatus::Unsupported, &[]);
     signalfd.reason = Some("IORING_OP_READ missing (io_uring opcode probe)".to_string());
-    let mut futex_2 = run(
+    let mut futex_2 = measured(
         "futex",
         2,
         RunStatus::Completed,
-        &publisher_and_subscriber(21, 1_500, 40_000),
+        (21, 1_500, 40_000),
+        futex(2),
     );
     futex_2.break_event = Some(BreakEvent {
         series: BreakSeries::Delivery,
@@ -275,26 +370,39 @@ pub fn two_round_doc() -> ResultDoc {
         trace_stopped: true,
         continued: true,
     });
-    let eventfd_2 = run(
+    miss(&mut futex_2, 5);
+    futex_2.integrity.fallback_deliveries = 12;
+    let eventfd_2 = measured(
         "eventfd",
         2,
         RunStatus::Completed,
-        &publisher_and_subscriber(31, 2_000, 6_000),
+        (31, 2_000, 6_000),
+        eventfd,
+    );
+    let syscall_2 = measured(
+        "futex-syscall",
+        2,
+        RunStatus::Completed,
+        (61, 1_200, 85_000),
+        Wake::None,
     );
     doc(
         "compare",
-        plan(&["futex", "eventfd", "signalfd"], 2),
-        vec![futex_1, eventfd_1, signalfd, futex_2, eventfd_2],
+        plan(&["futex", "eventfd", "futex-syscall", "signalfd"], 2),
+        vec![
+            futex_1, eventfd_1, syscall_1, signalfd, futex_2, eventfd_2, syscall_2,
+        ],
     )
 }
 
 /// One completed eventfd run.
 pub fn one_run_doc() -> ResultDoc {
-    let eventfd = run(
+    let eventfd = measured(
         "eventfd",
         1,
         RunStatus::Completed,
-        &publisher_and_subscriber(41, 2_000, 6_000),
+        (41, 2_000, 6_000),
+        Wake::Exact { piggybacked: 25 },
     );
     doc("run", plan(&["eventfd"], 1), vec![eventfd])
 }

@@ -104,7 +104,11 @@ mod tests {
     fn the_last_row_of_each_block_is_100_percent_with_the_total_count() {
         let text = render(&two_round_doc());
         let blocks: Vec<&str> = text.split("# rtsoak").skip(1).collect();
-        assert_eq!(blocks.len(), 6, "futex and eventfd × three series");
+        assert_eq!(
+            blocks.len(),
+            7 + 7 + 6,
+            "futex and eventfd × seven series, futex-syscall × six (no own wake)"
+        );
         for block in blocks {
             let last_row = block
                 .lines()

@@ -3,43 +3,58 @@
 
 use std::fmt::Write;
 
-use super::comparison::{TEXT_COLUMNS, comparison};
-use super::table::round_header;
+use super::comparison::{TEXT_COLUMNS, Table, comparison};
 use crate::result::ResultDoc;
 
 /// Render `doc` as Markdown.
 pub fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
     let mut out = String::new();
-    let _ = writeln!(out, "{}\n", escape(&c.title));
-    table(&mut out, &c.header, &c.rows);
-    if !c.round_rows.is_empty() {
-        let _ = writeln!(out, "\nPer round:\n");
-        table(&mut out, &round_header(&c), &c.round_rows);
+    let _ = writeln!(out, "{}", escape(&c.title));
+    table(&mut out, &c.integrity);
+    bullets(&mut out, &c.problems);
+    for series in &c.series {
+        table(&mut out, series);
     }
-    if !c.notes.is_empty() {
-        let _ = writeln!(out);
-        for note in &c.notes {
-            let _ = writeln!(out, "- {}", escape(note));
-        }
+    if let Some((heading, pairs)) = c.differences.split_first() {
+        let _ = writeln!(out, "\n{}", escape(heading));
+        bullets(&mut out, pairs);
+    }
+    if let Some(rounds) = &c.rounds {
+        table(&mut out, rounds);
+    }
+    if let Some((heading, lines)) = c.legend.split_first() {
+        let _ = writeln!(out, "\n{}", escape(heading));
+        bullets(&mut out, lines);
     }
     if !c.caveats.is_empty() {
-        let _ = writeln!(out, "\nWhat these figures are worth:\n");
-        for caveat in &c.caveats {
-            let _ = writeln!(out, "- {}", escape(caveat));
-        }
+        let _ = writeln!(out, "\nWhat these figures are worth:");
+        bullets(&mut out, &c.caveats);
     }
     out
 }
 
-fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+/// A bullet list after a blank line; nothing when there are no items.
+fn bullets(out: &mut String, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    for item in items {
+        let _ = writeln!(out, "- {}", escape(item.trim_start()));
+    }
+}
+
+fn table(out: &mut String, table: &Table) {
     let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
-    let _ = writeln!(out, "{}", line(header.iter().map(|h| escape(h)).collect()));
-    let rule = (0..header.len())
+    let _ = writeln!(out, "\n{}\n", escape(&table.heading));
+    let header = table.header.iter().map(|h| escape(h)).collect();
+    let _ = writeln!(out, "{}", line(header));
+    let rule = (0..table.header.len())
         .map(|i| if i < TEXT_COLUMNS { "---" } else { "---:" }.to_string())
         .collect();
     let _ = writeln!(out, "{}", line(rule));
-    for row in rows {
+    for row in &table.rows {
         let _ = writeln!(out, "{}", line(row.iter().map(|c| escape(c)).collect()));
     }
 }

@@ -1,13 +1,18 @@
 //! Prometheus text exposition format, for the node_exporter textfile collector (write it to
 //! `<dir>/rtsoak.prom` atomically). Metric names start with `rtsoak_` and carry their unit
 //! (`_seconds`); labels are `transport` and, for latencies, `series`. Figures are per transport
-//! with its rounds merged, the same figures as the comparison table.
+//! with its rounds merged, the same figures as the comparison table: latencies of every series
+//! docs/figures.md defines, integrity counts (missed periods, piggybacked messages, each kind of
+//! transport failure) and how far the transport tells its own wake apart. A figure a transport
+//! cannot give (piggybacked without attribution) has no sample, never a 0 that would pass for
+//! one.
 
 use std::fmt::Write;
 
 use super::REPORTED_SERIES;
-use crate::result::merge::by_transport;
+use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
+use crate::stats::{Attribution, Integrity};
 
 /// Reads one figure of a summary.
 type Figure = fn(&crate::stats::Summary) -> u64;
@@ -51,7 +56,8 @@ pub fn render(doc: &ResultDoc) -> String {
         &mut out,
         "rtsoak_latency_seconds",
         "summary",
-        "Latency of the RT pair: send call, delivery, timer (HDR histogram quantiles).",
+        "Latency of the RT pair by series (send_call, delivery, timer, fanout, own_wake, \
+         handling, member_refresh; docs/figures.md), HDR histogram quantiles.",
     );
     for t in &measured {
         for name in REPORTED_SERIES {
@@ -103,6 +109,26 @@ pub fn render(doc: &ResultDoc) -> String {
         "Messages never delivered within the delivery timeout; any loss fails the run.",
         |t| t.integrity.lost.to_string(),
     );
+    counts(&mut out, &measured);
+    family(
+        &mut out,
+        "rtsoak_own_wake_attribution",
+        "gauge",
+        "1 for how far the RT subscriber tells the RT publisher's own wake apart: exact, covering \
+         or none (then there is no own_wake series and no piggybacked count).",
+    );
+    for t in &measured {
+        let attribution = match t.integrity.own_wake {
+            Attribution::Exact => "exact",
+            Attribution::Covering => "covering",
+            Attribution::None => "none",
+        };
+        let _ = writeln!(
+            out,
+            "rtsoak_own_wake_attribution{{transport=\"{}\",attribution=\"{attribution}\"}} 1",
+            label(t.transport)
+        );
+    }
     per_transport(
         &mut out,
         &measured,
@@ -181,6 +207,67 @@ fn per_series(
     }
 }
 
+/// Reads one integrity count of a transport; none where it cannot exist.
+type Count = fn(&Integrity) -> Option<u64>;
+
+/// The integrity counts beside `rtsoak_messages_sent` and `rtsoak_messages_lost`.
+const COUNTS: [(&str, &str, Count); 7] = [
+    (
+        "rtsoak_planned_periods",
+        "Measured periods the plan gave the RT publisher (absent where the result does not \
+         record them).",
+        |i| (i.planned_periods > 0).then_some(i.planned_periods),
+    ),
+    (
+        "rtsoak_missed_periods",
+        "Measured periods whose deadline passed before the RT publisher could send: skipped, so \
+         no histogram holds them.",
+        |i| Some(i.missed_periods),
+    ),
+    (
+        "rtsoak_messages_piggybacked",
+        "RT messages first seen through another wakeup or the fallback poll (only where the own \
+         wake is told apart).",
+        |i| i.piggybacked,
+    ),
+    (
+        "rtsoak_fallback_deliveries",
+        "RT messages seen only through the fallback poll, no wakeup came; any fails the run.",
+        |i| Some(i.fallback_deliveries),
+    ),
+    (
+        "rtsoak_wake_errors",
+        "The RT publisher's wake calls that failed; any fails the run.",
+        |i| Some(i.wake_errors),
+    ),
+    (
+        "rtsoak_completion_errors",
+        "The RT subscriber's completions with an unexpected error result; any fails the run.",
+        |i| Some(i.cqe_errors),
+    ),
+    (
+        "rtsoak_own_wakes_missing",
+        "The RT publisher's wakes that never reached the RT subscriber (exact attribution only); \
+         any fails the run.",
+        |i| i.wakes_missing,
+    ),
+];
+
+fn counts(out: &mut String, transports: &[&TransportRuns<'_>]) {
+    for (name, help, count) in COUNTS {
+        family(out, name, "gauge", help);
+        for t in transports {
+            if let Some(value) = count(&t.integrity) {
+                let _ = writeln!(
+                    out,
+                    "{name}{{transport=\"{}\"}} {value}",
+                    label(t.transport)
+                );
+            }
+        }
+    }
+}
+
 fn per_transport(
     out: &mut String,
     transports: &[&crate::result::merge::TransportRuns<'_>],
@@ -237,7 +324,10 @@ mod tests {
                 .docs
                 .get("rtsoak_latency_seconds")
                 .map(String::as_str),
-            Some("Latency of the RT pair: send call, delivery, timer (HDR histogram quantiles).")
+            Some(
+                "Latency of the RT pair by series (send_call, delivery, timer, fanout, own_wake, \
+                 handling, member_refresh; docs/figures.md), HDR histogram quantiles."
+            )
         );
     }
 
@@ -249,13 +339,39 @@ mod tests {
         };
         assert_eq!(
             families.get("rtsoak_latency_seconds"),
-            Some(&("summary".to_string(), 2 * 3 * 7)),
-            "futex and eventfd × three series × (five quantiles, sum, count)"
+            Some(&("summary".to_string(), (7 + 7 + 6) * 7)),
+            "futex and eventfd × seven series, futex-syscall × six (no own wake) × (five \
+             quantiles, sum, count)"
         );
         assert_eq!(
             families.get("rtsoak_run_ok").map(|f| f.0.as_str()),
             Some("gauge")
         );
+    }
+
+    #[test]
+    fn integrity_counts_are_published_and_a_count_that_cannot_exist_has_no_sample() {
+        let text = render(&two_round_doc());
+        assert!(
+            text.contains("rtsoak_missed_periods{transport=\"futex\"} 5\n"),
+            "{text}"
+        );
+        assert!(text.contains("rtsoak_planned_periods{transport=\"futex\"} 4007\n"));
+        assert!(text.contains("rtsoak_fallback_deliveries{transport=\"futex\"} 12\n"));
+        assert!(text.contains("rtsoak_messages_piggybacked{transport=\"futex\"} 83\n"));
+        assert!(text.contains("rtsoak_messages_lost{transport=\"eventfd\"} 3\n"));
+        assert!(text.contains(
+            "rtsoak_own_wake_attribution{transport=\"futex-syscall\",attribution=\"none\"} 1\n"
+        ));
+        for absent in [
+            "rtsoak_messages_piggybacked{transport=\"futex-syscall\"}",
+            "rtsoak_own_wakes_missing{transport=\"futex-syscall\"}",
+            "rtsoak_own_wakes_missing{transport=\"futex\"}",
+            "transport=\"futex-syscall\",series=\"own_wake\"",
+        ] {
+            assert!(!text.contains(absent), "{absent}");
+        }
+        assert!(text.contains("rtsoak_own_wakes_missing{transport=\"eventfd\"} 0\n"));
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! The comparison table for a terminal: aligned columns, one row per transport (rounds merged),
-//! one row per run when there were several rounds, then notes and caveats. What `run` and
-//! `compare` print, and what `rtsoak report` prints from the saved result, byte for byte.
+//! The comparison table for a terminal: the runs-and-integrity table with its problems under
+//! it, one aligned table per latency series, the rate differences, the per-round table when
+//! there were several rounds, the legend and the caveats, each block after a blank line. What
+//! `run` and `compare` print, and what `rtsoak report` prints from the saved result, byte for
+//! byte.
 
 use std::fmt::Write;
 
-use super::comparison::{Comparison, RUNS_COLUMN, TEXT_COLUMNS, comparison};
+use super::comparison::{TEXT_COLUMNS, Table, comparison};
 use crate::result::ResultDoc;
 
 /// Render `doc` as the terminal comparison table.
@@ -12,35 +14,45 @@ pub fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
     let mut out = String::new();
     let _ = writeln!(out, "{}", c.title);
-    lay_out(&mut out, &c.header, &c.rows);
-    if !c.round_rows.is_empty() {
-        let _ = writeln!(out, "Per round:");
-        lay_out(&mut out, &round_header(&c), &c.round_rows);
+    lay_out(&mut out, &c.integrity);
+    lines(&mut out, &c.problems);
+    for table in &c.series {
+        lay_out(&mut out, table);
     }
-    for note in &c.notes {
-        let _ = writeln!(out, "{note}");
+    lines(&mut out, &c.differences);
+    if let Some(rounds) = &c.rounds {
+        lay_out(&mut out, rounds);
     }
+    lines(&mut out, &c.legend);
     if !c.caveats.is_empty() {
-        let _ = writeln!(out, "What these figures are worth:");
-        for caveat in &c.caveats {
-            let _ = writeln!(out, "  - {caveat}");
-        }
+        let caveats: Vec<String> = std::iter::once("What these figures are worth:".to_string())
+            .chain(c.caveats.iter().map(|caveat| format!("  - {caveat}")))
+            .collect();
+        lines(&mut out, &caveats);
     }
     out
 }
 
-/// The header of the per-round table.
-pub(super) fn round_header(c: &Comparison) -> Vec<String> {
-    let mut header = c.header.clone();
-    header[RUNS_COLUMN] = "round".to_string();
-    header
+/// A block of lines after a blank line; nothing when there are none.
+fn lines(out: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
-fn lay_out(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    let all: Vec<&[String]> = std::iter::once(header)
-        .chain(rows.iter().map(Vec::as_slice))
+/// A blank line, the table's heading, then its header and rows in aligned columns: text
+/// columns to the left, figures to the right.
+fn lay_out(out: &mut String, table: &Table) {
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", table.heading);
+    let all: Vec<&[String]> = std::iter::once(table.header.as_slice())
+        .chain(table.rows.iter().map(Vec::as_slice))
         .collect();
-    let widths: Vec<usize> = (0..header.len())
+    let widths: Vec<usize> = (0..table.header.len())
         .map(|c| all.iter().map(|r| r[c].len()).max().unwrap_or(0))
         .collect();
     for row in all {
@@ -73,7 +85,25 @@ mod tests {
     #[test]
     fn a_single_run_has_no_per_round_table() {
         let text = render(&one_run_doc());
-        assert!(!text.contains("Per round:"), "{text}");
+        assert!(!text.contains("Per round"), "{text}");
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn every_table_and_the_legend_fit_a_150_column_terminal() {
+        // The title, problems and caveats are sentences a terminal wraps; columns must not be.
+        let c = comparison(&two_round_doc());
+        let mut text = String::new();
+        for table in std::iter::once(&c.integrity)
+            .chain(&c.series)
+            .chain(c.rounds.as_ref())
+        {
+            lay_out(&mut text, table);
+        }
+        lines(&mut text, &c.legend);
+        for line in text.lines() {
+            let width = line.chars().count();
+            assert!(width <= 150, "{width} columns: {line}");
+        }
     }
 }

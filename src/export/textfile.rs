@@ -72,13 +72,14 @@ fn verdict_metrics(doc: &ResultDoc) -> String {
     };
     gauge(
         "rtsoak_verdict_pass",
-        "1 if no run failed, lost a message or was interrupted, no [verdict] limit was \
-         breached and nothing regressed against the baseline.",
+        "1 if no run failed, lost a message, had its transport fail or was interrupted, no \
+         [verdict] limit was breached and nothing regressed against the baseline.",
         usize::from(verdict.pass),
     );
     gauge(
         "rtsoak_verdict_failures",
-        "Failed, interrupted or --break-on-stopped runs and transports that lost messages.",
+        "Failed, interrupted or --break-on-stopped runs, and transports that lost messages or \
+         whose transport failed.",
         verdict.failures.len(),
     );
     gauge(

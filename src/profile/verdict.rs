@@ -33,6 +33,10 @@ pub struct VerdictSection {
     /// Fewest messages each transport must have sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_messages: Option<u64>,
+    /// Most measured periods each transport may miss (deadlines that passed before the
+    /// publisher could send), its rounds added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_missed_periods: Option<u64>,
     /// Fail unless the kernel is PREEMPT_RT.
     pub require_preempt_rt: bool,
     /// Fail unless every RT worker got the real-time policy and priority it asked for.
@@ -80,6 +84,7 @@ pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, Profile
         max_over_threshold: section.max_over_threshold,
         max_over_threshold_per_million: section.max_over_threshold_per_million,
         min_messages: section.min_messages,
+        max_missed_periods: section.max_missed_periods,
         require_preempt_rt: section.require_preempt_rt,
         require_rt_priority: section.require_rt_priority,
         require_isolated_cpus: section.require_isolated_cpus,
@@ -120,6 +125,20 @@ mod tests {
     }
 
     #[test]
+    fn max_missed_periods_is_a_count_and_zero_is_a_limit_not_absence() {
+        let zero = parse("x", "[verdict]\nmax_missed_periods = 0\n").unwrap();
+        assert_eq!(
+            resolve_limits(&zero.verdict).unwrap().max_missed_periods,
+            Some(0)
+        );
+        let absent = parse("x", "[verdict]\n").unwrap();
+        assert_eq!(
+            resolve_limits(&absent.verdict).unwrap().max_missed_periods,
+            None
+        );
+    }
+
+    #[test]
     fn a_zero_latency_limit_is_an_error_naming_the_key_and_the_range() {
         let profile = parse("x", "[verdict]\nmax_delivery_us = 0\n").unwrap();
         let text = resolve_limits(&profile.verdict).unwrap_err().to_string();
@@ -150,6 +169,7 @@ mod tests {
         assert_eq!(limits.max_delivery_ns, Some(200_000));
         assert_eq!(limits.max_over_threshold_per_million, Some(1));
         assert_eq!(limits.min_messages, Some(1_000_000));
+        assert_eq!(limits.max_missed_periods, Some(0));
         assert!(limits.require_preempt_rt && limits.require_rt_priority);
         assert!(limits.require_isolated_cpus);
     }

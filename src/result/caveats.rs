@@ -1,13 +1,15 @@
 //! "What this result is worth": the conditions a reader of the figures must know, derived from
 //! the system check recorded with the result (or, in results written before there was one, the
 //! host facts), the plan, what was held on `/dev/cpu_dma_latency`, what each RT worker
-//! recorded about itself, and what the noise got of what the profile asked for. Pure: it reads
-//! a result document and says nothing it cannot point to in it.
+//! recorded about itself, what the noise got of what the profile asked for, and what the
+//! measurement could not see (missed periods, a delivery that may have been carried by another
+//! wakeup). Pure: it reads a result document and says nothing it cannot point to in it.
 
 use std::collections::BTreeMap;
 
-use super::ResultDoc;
+use super::merge::by_transport;
 use super::noise_setup::{NoiseKind, NoiseSetup};
+use super::{ResultDoc, RunStatus};
 use crate::cpulist;
 use crate::preflight::{Level, SystemCheck};
 use crate::protocol::Role;
@@ -35,7 +37,64 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             caveats.push(note);
         }
     }
+    caveats.extend(measurement_notes(doc));
     caveats
+}
+
+/// Over the measured transports (rounds merged), one line each: which missed periods, with how
+/// many of how many planned, and which cannot tell their own wake apart.
+fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
+    let mut missed = Vec::new();
+    let mut not_attributable = Vec::new();
+    for t in by_transport(doc) {
+        if t.status == RunStatus::Unsupported {
+            continue;
+        }
+        let (name, integrity) = (t.transport, &t.integrity);
+        let (count, planned) = (integrity.missed_periods, integrity.planned_periods);
+        if count > 0 {
+            missed.push(if planned > 0 {
+                format!(
+                    "{name} {count} of {planned} planned ({})",
+                    percent(count, planned)
+                )
+            } else {
+                format!("{name} {count}")
+            });
+        }
+        if !integrity.own_wake.attributable() {
+            not_attributable.push(name);
+        }
+    }
+    let mut notes = Vec::new();
+    if !missed.is_empty() {
+        notes.push(format!(
+            "periods were missed (their deadline passed before the RT publisher could send): \
+             {}. Those periods have no sample in any histogram, so the \
+             latencies leave out the moments the publisher was held up longest",
+            missed.join(", ")
+        ));
+    }
+    if !not_attributable.is_empty() {
+        notes.push(format!(
+            "own wake not attributable for {}: the RT subscriber cannot tell the RT publisher's \
+             own wake from other wakeups, so a delivery may have been carried by another wakeup \
+             (a noise publisher's, an earlier message's), and the own wake path has no figure",
+            not_attributable.join(", ")
+        ));
+    }
+    notes
+}
+
+/// `part` as a percentage of `whole` to two significant digits (`0.12 %`, `3.5 %`, `40 %`).
+fn percent(part: u64, whole: u64) -> String {
+    let value = part as f64 * 100.0 / whole as f64;
+    let decimals = if value >= 10.0 {
+        0
+    } else {
+        (1 - value.log10().floor() as i32).clamp(1, 9) as usize
+    };
+    format!("{value:.decimals$} %")
 }
 
 /// The check's summary, less its idle-state line when the result records the
@@ -222,6 +281,62 @@ mod tests {
     }
 
     #[test]
+    fn missed_periods_name_each_transport_with_its_share_of_the_planned_periods() {
+        let doc = crate::export::fixture::two_round_doc();
+        let caveats = caveats(&doc);
+        let missed: Vec<&String> = caveats.iter().filter(|c| c.contains("missed")).collect();
+        assert_eq!(
+            missed.len(),
+            1,
+            "one line for every transport: {caveats:#?}"
+        );
+        assert!(
+            missed[0].starts_with(
+                "periods were missed (their deadline passed before the RT publisher could send): \
+                 futex 5 of 4007 planned (0.12 %), futex-syscall 2 of 4004 planned (0.050 %). \
+                 Those periods have no sample in any histogram"
+            ),
+            "{}",
+            missed[0]
+        );
+    }
+
+    #[test]
+    fn a_run_without_planned_periods_still_names_its_missed_ones() {
+        let mut doc = crate::export::fixture::one_run_doc();
+        doc.runs[0].integrity.missed_periods = 3;
+        doc.runs[0].integrity.planned_periods = 0;
+        let caveats = caveats(&doc);
+        assert!(
+            caveats
+                .iter()
+                .any(|c| c.contains("could send): eventfd 3. Those"))
+        );
+    }
+
+    #[test]
+    fn only_transports_that_cannot_tell_their_own_wake_apart_are_named() {
+        let doc = crate::export::fixture::two_round_doc();
+        let caveats = caveats(&doc);
+        let carried: Vec<&String> = caveats
+            .iter()
+            .filter(|c| c.contains("carried by another wakeup"))
+            .collect();
+        assert_eq!(carried.len(), 1, "{caveats:#?}");
+        assert!(carried[0].starts_with("own wake not attributable for futex-syscall: "));
+        let exact = super::caveats(&crate::export::fixture::one_run_doc());
+        assert!(!exact.iter().any(|c| c.contains("not attributable")));
+    }
+
+    #[test]
+    fn percentages_keep_two_significant_digits() {
+        assert_eq!(percent(5, 4007), "0.12 %");
+        assert_eq!(percent(1, 7_200_000), "0.000014 %");
+        assert_eq!(percent(7, 200), "3.5 %");
+        assert_eq!(percent(2, 5), "40 %");
+    }
+
+    #[test]
     fn the_checks_summary_comes_first_then_the_layout_notes() {
         let doc = vm_doc(Some(true));
         let caveats = caveats(&doc);
@@ -276,7 +391,8 @@ mod tests {
         let measured: Vec<usize> = (0..doc.runs.len())
             .filter(|&i| doc.runs[i].noise.enabled)
             .collect();
-        assert_eq!(measured.len(), 4);
+        let runs = measured.len();
+        assert!(runs >= 2, "the fixture has several measured runs");
         for (n, &i) in measured.iter().enumerate() {
             let noise = &mut doc.runs[i].noise;
             let mut publishers = NoiseSetup::asking(Policy::Fifo, 20, &[0, 1]);
@@ -298,12 +414,17 @@ mod tests {
             notes,
             [
                 format!(
-                    "8 of 8 noise publishers did not get fifo 20 on CPUs 0-1 as the profile \
-                     asked, in 4 of 4 runs (they got other (8) on CPU 0): {EPERM}"
+                    "{} of {} noise publishers did not get fifo 20 on CPUs 0-1 as the profile \
+                     asked, in {runs} of {runs} runs (they got other ({}) on CPU 0): {EPERM}",
+                    2 * runs,
+                    2 * runs,
+                    2 * runs
                 ),
                 format!(
-                    "1 of 4 burst threads did not get fifo 50 on CPUs 0-1 as the profile asked, \
-                     in 1 of 4 runs (they got fifo 50 (3), other (1) on CPU 0): {EPERM}"
+                    "1 of {runs} burst threads did not get fifo 50 on CPUs 0-1 as the profile \
+                     asked, in 1 of {runs} runs (they got fifo 50 ({}), other (1) on CPU 0): \
+                     {EPERM}",
+                    runs - 1
                 ),
             ]
         );

@@ -86,8 +86,12 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
             });
         }
     }
+    let integrity = integrity.unwrap_or_default();
+    // Rounds that told own wakes apart differently (or not at all) measured different things
+    // under the name `own_wake`: their sum would mean neither, so the merged result has none.
     let series = histograms
         .into_iter()
+        .filter(|(name, _)| name != "own_wake" || integrity.own_wake.attributable())
         .map(|(name, (histogram, stats))| {
             let summary = Summary::new(&histogram, &stats);
             (name, MergedSeries { summary, histogram })
@@ -97,7 +101,7 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
         transport,
         status: worst_status(&runs),
         runs,
-        integrity: integrity.unwrap_or_default(),
+        integrity,
         series,
     }
 }
@@ -170,12 +174,12 @@ mod tests {
         let doc = two_round_doc();
         let merged = by_transport(&doc);
         let names: Vec<&str> = merged.iter().map(|m| m.transport).collect();
-        assert_eq!(names, ["futex", "eventfd", "signalfd"]);
+        assert_eq!(names, ["futex", "eventfd", "futex-syscall", "signalfd"]);
         assert_eq!(merged[0].runs.len(), 2);
         assert_eq!(merged[0].measured_runs(), 2);
         assert_eq!(
             merged[0].integrity.sent,
-            doc.runs[0].integrity.sent + doc.runs[3].integrity.sent
+            doc.runs[0].integrity.sent + doc.runs[4].integrity.sent
         );
     }
 
@@ -186,7 +190,7 @@ mod tests {
         let delivery = futex.summary("delivery");
         let (a, b) = (
             doc.runs[0].series["delivery"].summary,
-            doc.runs[3].series["delivery"].summary,
+            doc.runs[4].series["delivery"].summary,
         );
         assert_eq!(delivery.count, a.count + b.count);
         assert_eq!(delivery.max_ns, a.max_ns.max(b.max_ns));
@@ -201,11 +205,40 @@ mod tests {
     }
 
     #[test]
+    fn integrity_counts_add_up_over_rounds_and_own_wake_figures_only_where_attributable() {
+        let doc = two_round_doc();
+        let merged = by_transport(&doc);
+        let futex = &merged[0].integrity;
+        assert_eq!(futex.missed_periods, 5);
+        assert_eq!(futex.planned_periods, futex.sent + 5);
+        assert_eq!(futex.fallback_deliveries, 12);
+        assert_eq!(futex.own_wake, Attribution::Covering);
+        assert_eq!(futex.piggybacked, Some(41 + 42));
+        let syscall = &merged[2].integrity;
+        assert_eq!(syscall.own_wake, Attribution::None);
+        assert_eq!((syscall.own_wakes, syscall.piggybacked), (None, None));
+    }
+
+    #[test]
+    fn rounds_that_told_own_wakes_apart_differently_are_not_attributable_merged() {
+        let mut doc = two_round_doc();
+        doc.runs[4].integrity.own_wake = Attribution::Exact;
+        let futex = by_transport(&doc)[0].integrity;
+        assert_eq!(futex.own_wake, Attribution::None);
+        assert_eq!((futex.own_wakes, futex.piggybacked), (None, None));
+        assert!(!by_transport(&doc)[0].series.contains_key("own_wake"));
+        assert_eq!(
+            futex.sent,
+            doc.runs[0].integrity.sent + doc.runs[4].integrity.sent
+        );
+    }
+
+    #[test]
     fn a_failed_round_makes_the_transport_failed_and_unsupported_stays_unsupported() {
         let doc = two_round_doc();
         let merged = by_transport(&doc);
         assert_eq!(merged[1].status, RunStatus::Failed);
-        assert_eq!(merged[2].status, RunStatus::Unsupported);
-        assert_eq!(merged[2].measured_runs(), 0);
+        assert_eq!(merged[3].status, RunStatus::Unsupported);
+        assert_eq!(merged[3].measured_runs(), 0);
     }
 }

@@ -142,8 +142,10 @@ pub struct RunResult {
     pub ring_setup: Option<RingSetup>,
     /// Messages sent, delivered, lost, ...
     pub integrity: Integrity,
-    /// Latency series by name: `send_call`, `fanout`, `timer` (RT publisher), `delivery`,
-    /// `other_delivery` (RT subscriber), `noise_send_call`, `noise_delivery` (queue noise).
+    /// Latency series by name: `send_call`, `fanout`, `timer`, `member_refresh` (RT publisher),
+    /// `delivery`, `own_wake` (where attributable), `handling`, `other_delivery` (RT
+    /// subscriber), `noise_send_call`, `noise_delivery` (queue noise). docs/figures.md defines
+    /// each.
     pub series: BTreeMap<String, Series>,
     /// Per-interval histograms, to place a spike in time.
     pub intervals: Vec<Interval>,

@@ -1,5 +1,6 @@
 //! The pass/fail verdict of a result: first the failures that no limit can forgive (a run that
-//! failed, was interrupted, lost a message or was stopped by `--break-on`), then every breach of
+//! failed, was interrupted, lost a message, had its transport fail or was stopped by
+//! `--break-on`), then every breach of
 //! the plan's `[verdict]` limits with the figure that broke the limit and the limit, per
 //! transport on its merged rounds.
 //!
@@ -19,7 +20,8 @@ pub struct Verdict {
     /// True when nothing failed, nothing was breached and nothing regressed.
     pub pass: bool,
     /// What makes the figures untrustworthy or incomplete, whatever the limits say: a failed,
-    /// interrupted or `--break-on`-stopped run, lost messages. Any one fails the verdict.
+    /// interrupted or `--break-on`-stopped run, lost messages, a transport failure. Any one
+    /// fails the verdict.
     /// (Results written before failures existed have none.)
     #[serde(default)]
     pub failures: Vec<Failure>,
@@ -46,6 +48,8 @@ pub enum Limit {
     MaxLost,
     #[serde(rename = "verdict.min_messages")]
     MinMessages,
+    #[serde(rename = "verdict.max_missed_periods")]
+    MaxMissedPeriods,
     #[serde(rename = "verdict.require_preempt_rt")]
     RequirePreemptRt,
     #[serde(rename = "verdict.require_rt_priority")]
@@ -74,6 +78,9 @@ pub enum FailureKind {
     Interrupted,
     /// Messages the RT publisher sent never reached the RT subscriber in time.
     LostMessages,
+    /// The transport failed: wake calls that failed, error completions, messages only the
+    /// fallback poll delivered, own wakes that never arrived ([`crate::stats::Integrity::transport_failures`]).
+    TransportErrors,
     /// `--break-on` fired: a sample crossed the limit the user set.
     BreakOn,
 }
@@ -102,7 +109,7 @@ pub struct Breach {
     pub figure: f64,
     /// The limit, in `unit`.
     pub limit: f64,
-    /// `us`, `samples`, `per million`, `messages`, or empty for a condition.
+    /// `us`, `samples`, `per million`, `messages`, `periods`, or empty for a condition.
     pub unit: String,
     /// One sentence: what broke, the figure and the limit.
     pub message: String,
@@ -142,7 +149,8 @@ pub fn verdict(doc: &ResultDoc) -> Verdict {
     }
 }
 
-/// Every run of the transport that failed, was interrupted or broke; its lost messages.
+/// Every run of the transport that failed, was interrupted or broke; its lost messages and
+/// transport failures.
 fn find_failures(t: &TransportRuns<'_>, out: &mut Vec<Failure>) {
     let name = t.transport;
     let mut fail = |kind, text: String| {
@@ -179,11 +187,14 @@ fn find_failures(t: &TransportRuns<'_>, out: &mut Vec<Failure>) {
             );
         }
     }
-    if t.integrity.lost > 0 {
-        let (lost, sent) = (t.integrity.lost, t.integrity.sent);
+    if let Some(loss) = t.integrity.loss() {
+        fail(FailureKind::LostMessages, loss);
+    }
+    let transport_failures = t.integrity.transport_failures();
+    if !transport_failures.is_empty() {
         fail(
-            FailureKind::LostMessages,
-            format!("{lost} of {sent} messages lost (never delivered within the delivery timeout)"),
+            FailureKind::TransportErrors,
+            format!("the transport failed: {}", transport_failures.join("; ")),
         );
     }
 }
@@ -233,6 +244,26 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
             sent as f64,
             min as f64,
             "messages",
+            text,
+        );
+    }
+    let (missed, planned) = (t.integrity.missed_periods, t.integrity.planned_periods);
+    if let Some(limit) = limits.max_missed_periods.filter(|limit| missed > *limit) {
+        let text = if planned > 0 {
+            format!(
+                "{missed} of {planned} planned periods missed ({:.3} %) > {limit} allowed",
+                missed as f64 * 100.0 / planned as f64
+            )
+        } else {
+            format!("{missed} periods missed > {limit} allowed")
+        };
+        let (figure, limit) = (missed as f64, limit as f64);
+        breach(
+            Limit::MaxMissedPeriods,
+            None,
+            figure,
+            limit,
+            "periods",
             text,
         );
     }

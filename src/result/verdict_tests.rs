@@ -200,3 +200,77 @@ fn breaches_serialize_under_their_profile_key() {
     let back: Verdict = serde_json::from_value(json).unwrap();
     assert_eq!(back, verdict);
 }
+
+#[test]
+fn missed_periods_over_the_limit_are_a_breach_with_the_share_of_planned_periods() {
+    let mut doc = doc_with(Limits {
+        max_missed_periods: Some(0),
+        ..Limits::default()
+    });
+    doc.runs[0].integrity.missed_periods = 3;
+    doc.runs[0].integrity.planned_periods = 2004;
+    let judged = verdict(&doc);
+    assert_eq!(whats(&judged), [(Limit::MaxMissedPeriods, None)]);
+    let breach = &judged.breaches[0];
+    assert_eq!((breach.figure, breach.limit), (3.0, 0.0));
+    assert_eq!(breach.unit, "periods");
+    assert_eq!(
+        breach.message,
+        "eventfd: 3 of 2004 planned periods missed (0.150 %) > 0 allowed \
+         (verdict.max_missed_periods)"
+    );
+    doc.plan.verdict.max_missed_periods = Some(3);
+    assert!(verdict(&doc).pass, "at the limit passes");
+    doc.plan.verdict.max_missed_periods = None;
+    assert!(verdict(&doc).pass, "absent: not judged");
+}
+
+#[test]
+fn missed_periods_are_judged_on_each_transports_rounds_added() {
+    // The fixture: futex misses 5 periods in round 2, futex-syscall 2 in round 1.
+    let mut doc = crate::export::fixture::two_round_doc();
+    doc.plan.verdict.max_missed_periods = Some(4);
+    let judged = verdict(&doc);
+    let missed: Vec<(Option<&str>, f64)> = judged
+        .breaches
+        .iter()
+        .filter(|b| b.what == Limit::MaxMissedPeriods)
+        .map(|b| (b.transport.as_deref(), b.figure))
+        .collect();
+    assert_eq!(missed, [(Some("futex"), 5.0)]);
+}
+
+#[test]
+fn a_transport_failure_fails_the_verdict_whatever_the_limits_and_names_every_failure() {
+    let mut doc = doc_with(Limits::default());
+    doc.runs[0].integrity.wake_errors = 2;
+    doc.runs[0].integrity.wakes_missing = Some(1);
+    let judged = verdict(&doc);
+    assert!(!judged.pass);
+    assert!(judged.breaches.is_empty());
+    assert!(judged.failed(FailureKind::TransportErrors));
+    assert_eq!(
+        judged.failures.len(),
+        1,
+        "one failure, every cause in its message"
+    );
+    assert_eq!(
+        judged.failures[0].message,
+        "eventfd: the transport failed: 2 wake calls failed; 1 of the RT publisher's wakes never \
+         reached the RT subscriber"
+    );
+    let json = serde_json::to_value(&judged).unwrap();
+    assert_eq!(json["failures"][0]["kind"], "transport-errors");
+}
+
+#[test]
+fn fallback_deliveries_and_error_completions_are_transport_failures_too() {
+    for set in [
+        |i: &mut crate::stats::Integrity| i.fallback_deliveries = 1,
+        |i: &mut crate::stats::Integrity| i.cqe_errors = 1,
+    ] {
+        let mut doc = doc_with(Limits::default());
+        set(&mut doc.runs[0].integrity);
+        assert!(verdict(&doc).failed(FailureKind::TransportErrors));
+    }
+}

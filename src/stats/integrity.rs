@@ -78,6 +78,16 @@ impl Attribution {
 }
 
 impl Integrity {
+    /// The lost messages in words (`3 of 4002 messages lost (...)`), none when none were.
+    pub fn loss(&self) -> Option<String> {
+        (self.lost > 0).then(|| {
+            format!(
+                "{} of {} messages lost (never delivered within the delivery timeout)",
+                self.lost, self.sent
+            )
+        })
+    }
+
     /// What of the transport failed, in words: failed wake calls, error completions, messages
     /// only the fallback poll delivered, own wakes that never arrived. Empty when none did.
     pub fn transport_failures(&self) -> Vec<String> {

@@ -1,15 +1,20 @@
 //! Latency statistics: HDR histograms in nanoseconds, exact per-histogram counters, bounded
-//! outlier lists, sequence integrity, and the summaries derived from them.
+//! outlier lists, sequence integrity, the summaries derived from them, and how sure those
+//! figures are (exact intervals, rate tests).
 //!
 //! Everything a measuring loop touches here ([`Recorder::record`], [`SeqTracker::observe`]) is
 //! allocation-free once constructed. Summaries and encodings are computed after the loop.
 
+mod confidence;
 mod encode;
 mod histogram;
 mod integrity;
 pub mod rate_test;
 mod summary;
 
+pub use confidence::{
+    MIN_SAMPLES_BEYOND, RateInterval, clopper_pearson_95, rests_on_few_samples, samples_beyond,
+};
 pub use encode::{decode_histogram, encode_histogram};
 pub use histogram::{
     HIGHEST_NS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats, new_histogram,

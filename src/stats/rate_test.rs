@@ -2,7 +2,8 @@
 //! counts are compared as Poisson rates with the exact conditional test: given `k_a` events in
 //! `n_a` samples and `k_b` in `n_b`, under "same rate" the count `k_b` given the total
 //! `k_a + k_b` is Binomial(k_a + k_b, n_b / (n_a + n_b)). The one-sided p-value is the chance
-//! of at least `k_b` events in the new run if nothing changed.
+//! of at least `k_b` events in the new run if nothing changed; the two-sided p-value (do two
+//! rates differ either way?) is twice the smaller of the two one-sided ones.
 //!
 //! Pure arithmetic; the binomial tail comes from `statrs`' regularized incomplete beta,
 //! P(X ≥ k) = I_p(k, n − k + 1).
@@ -18,6 +19,15 @@ pub fn rate_increase_p_value(k_a: u64, n_a: u64, k_b: u64, n_b: u64) -> f64 {
     let total = k_a + k_b;
     let p = n_b as f64 / (n_a as f64 + n_b as f64);
     checked_beta_reg(k_b as f64, (total - k_b + 1) as f64, p).unwrap_or(1.0)
+}
+
+/// Two-sided p-value that the rates `k_a / n_a` and `k_b / n_b` differ, either way: twice the
+/// smaller one-sided p-value of the same exact conditional test (the "central" two-sided test),
+/// capped at 1. `1.0` when there is nothing to test.
+pub fn rates_differ_p_value(k_a: u64, n_a: u64, k_b: u64, n_b: u64) -> f64 {
+    let b_higher = rate_increase_p_value(k_a, n_a, k_b, n_b);
+    let a_higher = rate_increase_p_value(k_b, n_b, k_a, n_a);
+    (2.0 * b_higher.min(a_higher)).min(1.0)
 }
 
 #[cfg(test)]
@@ -68,6 +78,35 @@ mod tests {
         assert!(close(p, 4.237_062_090_073_351_3e-16), "{p}");
         let p = rate_increase_p_value(100, 10_000_000, 150, 10_000_000);
         assert!(close(p, 0.000_941_650_467_538_080_1), "{p}");
+    }
+
+    /// Expected two-sided values computed independently with SciPy 1.17.1: with
+    /// `t = k_a + k_b` and `p = n_b / (n_a + n_b)`,
+    /// `min(1, 2 * min(binom.sf(k_b - 1, t, p), binom.cdf(k_b, t, p)))`.
+    #[test]
+    fn a_two_sided_difference_is_twice_the_smaller_tail_and_symmetric() {
+        let p = rates_differ_p_value(10, 1_000_000, 30, 1_000_000);
+        assert!(close(p, 0.002_221_433_773_229_364_3), "{p}");
+        let back = rates_differ_p_value(30, 1_000_000, 10, 1_000_000);
+        assert!(close(back, p), "either order gives the same p: {back}");
+        let p = rates_differ_p_value(0, 1_000_000, 7, 1_000_000);
+        assert!(
+            close(p, 0.015_625),
+            "7 against 0 is not significant two-sided: {p}"
+        );
+        let p = rates_differ_p_value(10, 2_000_000, 10, 1_000_000);
+        assert!(close(p, 0.183_791_548_974_524_65), "{p}");
+        let p = rates_differ_p_value(2, 2000, 60, 2000);
+        assert!(close(p, 8.474_124_180_146_703e-16), "{p}");
+        let p = rates_differ_p_value(5, 1000, 0, 1000);
+        assert!(close(p, 0.0625), "{p}");
+    }
+
+    #[test]
+    fn equal_or_empty_rates_never_differ() {
+        assert_eq!(rates_differ_p_value(3, 1_200_000, 4, 1_200_000), 1.0);
+        assert_eq!(rates_differ_p_value(0, 1000, 0, 1000), 1.0);
+        assert_eq!(rates_differ_p_value(4, 0, 0, 1000), 1.0);
     }
 
     #[test]
