@@ -300,6 +300,17 @@ fn a_subscriber_stopped_past_the_delivery_timeout_loses_messages_exits_4_and_fai
 fn a_publisher_stopped_for_50_ms_misses_about_100_periods_and_every_one_is_counted() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
+    // Judged as the nightly profile judges: not one missed period allowed.
+    let profile = dir.path().join("no-misses.toml");
+    std::fs::write(
+        &profile,
+        format!(
+            "{}\n[verdict]\nmax_missed_periods = 0\n",
+            include_str!("../profiles/ci.toml")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("result");
     let child = start(
         &[
             "run",
@@ -307,14 +318,14 @@ fn a_publisher_stopped_for_50_ms_misses_about_100_periods_and_every_one_is_count
             "eventfd",
             "-q",
             "--profile",
-            "ci",
+            profile.to_str().unwrap(),
             "--no-noise",
             "--period",
             "500us",
             "--duration",
             "4s",
         ],
-        dir.path(),
+        &out,
     );
     let pgid = child.id() as i32;
     let publisher = wait_for_rt_worker(pgid, 0);
@@ -324,8 +335,7 @@ fn a_publisher_stopped_for_50_ms_misses_about_100_periods_and_every_one_is_count
     std::thread::sleep(Duration::from_millis(50));
     kill(Pid::from_raw(publisher), Signal::SIGCONT).unwrap();
     let (output, stderr) = finish(child);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let doc = load(dir.path());
+    let doc = load(&out);
     let i = doc.runs[0].integrity;
     assert_eq!(i.planned_periods, 8_000);
     assert!(
@@ -338,6 +348,43 @@ fn a_publisher_stopped_for_50_ms_misses_about_100_periods_and_every_one_is_count
         "every planned period was sent or counted: {i:?}"
     );
     assert_eq!(i.lost, 0);
+    // Judged: a breach of the limit, exit 1.
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let verdict = doc.verdict.as_ref().unwrap();
+    assert!(
+        verdict
+            .breaches
+            .iter()
+            .any(|b| b.what.key() == "verdict.max_missed_periods"
+                && b.figure == i.missed_periods as f64),
+        "{:?}",
+        verdict.breaches
+    );
+    // Shown: the table's eventfd row carries the count in its missed column.
+    let table = String::from_utf8_lossy(&output.stdout);
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("transport") && l.contains("missed"))
+        .expect("the runs table has a missed column");
+    let column = header
+        .split_whitespace()
+        .position(|c| c == "missed")
+        .unwrap();
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("eventfd "))
+        .expect("an eventfd row");
+    assert_eq!(
+        row.split_whitespace().nth(column),
+        Some(i.missed_periods.to_string().as_str()),
+        "{table}"
+    );
+    // And said in words under it.
+    assert!(
+        doc.caveats.iter().any(|c| c.contains("missed")),
+        "{:?}",
+        doc.caveats
+    );
 }
 
 #[test]
