@@ -7,6 +7,7 @@
 //! one JSON frame with the final [`WorkerReport`]. Interval frames are written outside timed
 //! sections from buffers reserved before the loop: no allocation.
 
+pub mod frame;
 pub mod ring;
 mod stream;
 
