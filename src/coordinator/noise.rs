@@ -3,7 +3,9 @@
 //! are replaced when they exit (so membership keeps changing), and the external load command.
 //! Every noise process is pinned to the noise CPUs, and none outlives [`NoiseManager::finish`].
 //!
-//! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped.
+//! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped: its
+//! interval frames are decoded straight into the run's noise histograms (no histogram per
+//! frame), and its seat's frame ring is handed to its replacement.
 
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -14,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::spawn::{Spawned, spawn};
+use super::spawn::{Spawned, ring_for, spawn};
 use crate::plan::{Policy, RunPlan};
-use crate::protocol::{Role, WorkerSpec, read_stream};
+use crate::protocol::ring::RingReader;
+use crate::protocol::{Role, WorkerSpec, frame, read_report};
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::ExternalActivity;
 use crate::result::build::{NoiseOutcome, series_names};
@@ -41,6 +44,8 @@ struct Seat {
     worker_slot: usize,
     member: usize,
     worker: Option<Spawned>,
+    /// The seat's frame ring between workers (drained: its last worker has been folded).
+    ring: Option<RingReader>,
 }
 
 /// The noise of one run.
@@ -81,6 +86,7 @@ impl<'a> NoiseManager<'a> {
                 worker_slot: FIRST_QUEUE_SLOT + i,
                 member,
                 worker: None,
+                ring: None,
             });
         }
         let mut outcome = NoiseOutcome::default();
@@ -115,7 +121,8 @@ impl<'a> NoiseManager<'a> {
             let mut spec = self.spec(Role::Burst, BURST_SLOT, 0);
             spec.cpus = noise.bursts.cpus.clone();
             spec.bursts = Some(noise.bursts.clone());
-            self.fixed.push(spawn(spec, self.region)?);
+            let ring = ring_for(Role::Burst, BURST_SLOT)?;
+            self.fixed.push(spawn(spec, self.region, ring)?);
         }
         let load = &noise.load;
         if load.sched_pairs + load.net_streams + load.mm_threads + load.timers + load.file_writers
@@ -124,7 +131,8 @@ impl<'a> NoiseManager<'a> {
             let mut spec = self.spec(Role::Load, LOAD_SLOT, 0);
             spec.load = Some(load.clone());
             spec.scratch_dir = Some(self.scratch_dir.clone());
-            self.fixed.push(spawn(spec, self.region)?);
+            let ring = ring_for(Role::Load, LOAD_SLOT)?;
+            self.fixed.push(spawn(spec, self.region, ring)?);
         }
         if !noise.external.is_empty() {
             self.external = Some(self.start_external()?);
@@ -146,7 +154,7 @@ impl<'a> NoiseManager<'a> {
             }
             let (role, member) = (self.seats[i].role, self.seats[i].member);
             if let Some(worker) = self.seats[i].worker.take() {
-                self.retire(role, member, worker);
+                self.seats[i].ring = Some(self.retire(role, member, worker));
             }
             // Replacements only while the run runs: once it stops, a newcomer would find the
             // RT pair gone.
@@ -164,12 +172,12 @@ impl<'a> NoiseManager<'a> {
         for seat in &mut seats {
             if let Some(mut worker) = seat.worker.take() {
                 wait_until(&mut worker.child, deadline);
-                self.retire(seat.role, seat.member, worker);
+                drop(self.retire(seat.role, seat.member, worker));
             }
         }
         for mut worker in std::mem::take(&mut self.fixed) {
             wait_until(&mut worker.child, deadline);
-            self.fold(worker);
+            drop(self.fold(worker));
         }
         if let Some(child) = self.external.take() {
             self.stop_external(child);
@@ -201,7 +209,14 @@ impl<'a> NoiseManager<'a> {
         self.region.get().workers[worker_slot]
             .state
             .store(worker_state::EMPTY, Ordering::Release);
-        match spawn(spec, self.region) {
+        let ring = match self.seats[i].ring.take() {
+            Some(ring) => ring,
+            None => match ring_for(role, worker_slot) {
+                Ok(ring) => ring,
+                Err(error) => return self.failed(format!("starting a {}: {error:#}", role.name())),
+            },
+        };
+        match spawn(spec, self.region, ring) {
             Ok(worker) => {
                 let activity = &mut self.outcome.activity.queue;
                 match role {
@@ -250,8 +265,9 @@ impl<'a> NoiseManager<'a> {
         }
     }
 
-    /// A queue-noise process ended: make sure it left the queue, then fold its report.
-    fn retire(&mut self, role: Role, member: usize, worker: Spawned) {
+    /// A queue-noise process ended: make sure it left the queue, then fold its report. Returns
+    /// its frame ring, drained, for the seat's next worker.
+    fn retire(&mut self, role: Role, member: usize, worker: Spawned) -> RingReader {
         if role == Role::NoiseSubscriber {
             let slot = &self.region.get().members[member];
             if slot.state.load(Ordering::Acquire) == member_state::ACTIVE {
@@ -262,40 +278,44 @@ impl<'a> NoiseManager<'a> {
         } else {
             self.outcome.activity.queue.publishers_stopped += 1;
         }
-        self.fold(worker);
+        self.fold(worker)
     }
 
-    /// Fold what one noise worker reported into the outcome.
-    fn fold(&mut self, mut worker: Spawned) {
+    /// Fold what one noise worker left into the outcome; returns its frame ring, drained.
+    fn fold(&mut self, mut worker: Spawned) -> RingReader {
         let role = worker.spec.role;
-        let stream = match read_stream(&mut worker.report) {
-            Ok(stream) => stream,
-            Err(error) => {
-                return self.failed(format!("reading a {} report: {error:#}", role.name()));
-            }
-        };
         let names = series_names(role);
-        for frame in &stream.intervals {
-            let Some(name) = names
-                .get(frame.series as usize)
-                .filter(|n| REPORTED.contains(n))
-            else {
-                continue;
-            };
-            let (histogram, stats) = self
-                .outcome
-                .series
-                .entry(name.to_string())
-                .or_insert_with(|| (new_histogram(), SampleStats::default()));
-            let _ = histogram.add(&frame.histogram);
-            stats.merge(&frame.stats);
+        let series = &mut self.outcome.series;
+        let mut damaged = Vec::new();
+        worker.frames.drain_each(|payload| {
+            if let Err(error) = fold_frame(payload, names, series) {
+                damaged.push(error);
+            }
+        });
+        for error in damaged {
+            worker
+                .frames
+                .problem(format!("an interval frame: {error:#}"));
         }
-        let Some(report) = stream.report else {
-            return self.failed(format!(
-                "a {} (pid {}) left no report",
-                role.name(),
-                worker.child.id()
-            ));
+        if let Some(problems) = worker.frames.take_problems() {
+            self.failed(format!("a {}: {problems}", role.name()));
+        }
+        let report = read_report(&mut worker.report);
+        let ring = worker.frames.into_ring();
+        let report = match report {
+            Ok(Some(report)) => report,
+            Ok(None) => {
+                self.failed(format!(
+                    "a {} (pid {}) left no report",
+                    role.name(),
+                    worker.child.id()
+                ));
+                return ring;
+            }
+            Err(error) => {
+                self.failed(format!("reading a {} report: {error:#}", role.name()));
+                return ring;
+            }
         };
         if let Some(error) = report.error {
             self.failed(format!("{}: {error}", role.name()));
@@ -325,6 +345,7 @@ impl<'a> NoiseManager<'a> {
             Role::Load => activity.load = report.load,
             Role::Publisher | Role::Subscriber => {}
         }
+        ring
     }
 
     fn failed(&mut self, message: String) {
@@ -388,6 +409,34 @@ impl<'a> NoiseManager<'a> {
             exit,
         });
     }
+}
+
+/// Add one noise frame to the run's histogram and counters of its series, if that series is
+/// reported: decoded straight into the run's histogram. A frame whose histogram holds a
+/// different number of samples than its exact count is an error (after it was added).
+fn fold_frame(
+    payload: &[u8],
+    names: &[&str],
+    series: &mut std::collections::BTreeMap<String, (hdrhistogram::Histogram<u64>, SampleStats)>,
+) -> anyhow::Result<()> {
+    let (header, buckets) = frame::read_header(payload)?;
+    let Some(name) = names
+        .get(header.series as usize)
+        .filter(|n| REPORTED.contains(n))
+    else {
+        return Ok(());
+    };
+    let (histogram, stats) = series
+        .entry(name.to_string())
+        .or_insert_with(|| (new_histogram(), SampleStats::default()));
+    let samples = buckets.add_to(histogram)?;
+    stats.merge(&header.stats);
+    anyhow::ensure!(
+        samples == header.stats.count,
+        "{name} holds {samples} samples in its histogram but counted {}",
+        header.stats.count
+    );
+    Ok(())
 }
 
 /// Wait for `child` until `deadline`, then kill it; always reaps. Returns its status if it ended
