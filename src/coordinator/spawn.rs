@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::OwnedFd;
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use anyhow::Context;
 use command_fds::{CommandFdExt, FdMapping};
@@ -67,14 +68,13 @@ pub fn ring_for(role: Role, slot: usize) -> anyhow::Result<RingReader> {
 pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyhow::Result<Spawned> {
     let spec_fd = memfd(&format!("rtsoak-spec-{}", spec.slot))?;
     let mut spec_file = File::from(spec_fd);
-    serde_json::to_writer(&mut spec_file, &spec)?;
-    spec_file.flush()?;
+    // One write: serde_json writes token by token, a syscall each on an unbuffered file.
+    spec_file.write_all(&serde_json::to_vec(&spec)?)?;
     spec_file.seek(SeekFrom::Start(0))?;
     let report = File::from(memfd(&format!("rtsoak-report-{}", spec.slot))?);
     let frames = Frames::new(ring);
 
-    let exe = std::env::current_exe().context("finding the rtsoak binary to start workers")?;
-    let mut command = Command::new(exe);
+    let mut command = Command::new(executable()?);
     command
         .arg("worker")
         .stdin(Stdio::null())
@@ -108,6 +108,16 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
         frames,
         spec,
     })
+}
+
+/// This binary, found once: queue noise starts several workers a second.
+fn executable() -> anyhow::Result<&'static std::path::Path> {
+    static EXE: OnceLock<std::path::PathBuf> = OnceLock::new();
+    if let Some(exe) = EXE.get() {
+        return Ok(exe);
+    }
+    let exe = std::env::current_exe().context("finding the rtsoak binary to start workers")?;
+    Ok(EXE.get_or_init(|| exe))
 }
 
 fn memfd(name: &str) -> anyhow::Result<OwnedFd> {
