@@ -1,8 +1,9 @@
 //! The coordinator: the non-real-time process the user started. For one transport run it
 //! creates the shared region, starts the RT subscriber then the RT publisher, sets the start
 //! time, supervises (signals, worker exits, deadline, progress, draining the workers' frame
-//! rings), and collects what the workers left behind into a [`RunResult`]. It never leaves a worker behind: every path out of
-//! [`run_one`] kills and reaps the workers it started, and the workers die with it if it dies.
+//! rings), and collects what the workers left behind into a [`RunResult`]. It never leaves a
+//! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
+//! workers die with it if it dies.
 
 pub mod noise;
 mod progress;
