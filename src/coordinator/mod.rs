@@ -5,6 +5,7 @@
 //! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
 //! workers die with it if it dies.
 
+mod exits;
 pub mod noise;
 mod progress;
 pub use progress::Progress;
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use self::exits::ChildExits;
 use self::noise::NoiseManager;
 use self::spawn::{Spawned, ring_for, spawn};
 use self::stop::StopFlag;
@@ -213,12 +215,19 @@ fn drive(
     let watchdog_ns = watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns);
     let mut status = RunStatus::Completed;
     let mut reason = None;
+    let exits = ChildExits::get();
+    // An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
+    let mut dead = None;
     loop {
         std::thread::sleep(TICK);
         for worker in workers.iter_mut() {
             worker.frames.drain();
         }
-        noise.tick();
+        let ended = exits.take();
+        if ended && dead.is_none() {
+            dead = exited(workers);
+        }
+        noise.tick(ended);
         let now = now_ns();
         progress.tick(r, now);
         if r.phase() != phase::STOP {
@@ -228,9 +237,9 @@ fn drive(
                 r.control.phase.store(phase::STOP, Ordering::Release);
             } else if publisher.state.load(Ordering::Acquire) >= worker_state::DONE {
                 r.control.phase.store(phase::STOP, Ordering::Release);
-            } else if let Some(dead) = exited(workers) {
+            } else if let Some(dead) = &dead {
                 status = RunStatus::Failed;
-                reason = Some(dead);
+                reason = Some(dead.clone());
                 r.control.phase.store(phase::STOP, Ordering::Release);
             } else if let Some(hung) = watchdog::silent(r, &watched, start_ns, now, watchdog_ns) {
                 // A silent worker will not finish: stop now; `reap` kills it.
@@ -249,7 +258,7 @@ fn drive(
         if all_done {
             break;
         }
-        if exited(workers).is_some() && r.phase() == phase::STOP {
+        if dead.is_some() && r.phase() == phase::STOP {
             break;
         }
         if now > planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {

@@ -138,15 +138,16 @@ impl<'a> NoiseManager<'a> {
             self.external = Some(self.start_external()?);
         }
         self.spawning = true;
-        self.tick();
+        self.tick(true);
         Ok(())
     }
 
-    /// Reap queue noise that has lived its life, fold what it did, and replace it.
-    pub fn tick(&mut self) {
+    /// Reap queue noise that has lived its life, fold what it did, and replace it. `ended`:
+    /// a child may have ended since the last tick (else no running worker is asked after).
+    pub fn tick(&mut self, ended: bool) {
         for i in 0..self.seats.len() {
             let exited = match &mut self.seats[i].worker {
-                Some(worker) => matches!(worker.child.try_wait(), Ok(Some(_))),
+                Some(worker) => ended && matches!(worker.child.try_wait(), Ok(Some(_))),
                 None => true,
             };
             if !exited {
