@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,7 @@ use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::ExternalActivity;
 use crate::result::build::{NoiseOutcome, series_names};
 use crate::stats::{SampleStats, new_histogram};
+use crate::sys::spawn::Process;
 
 /// Worker slot of the burst worker.
 const BURST_SLOT: usize = 2;
@@ -440,16 +441,46 @@ fn fold_frame(
     Ok(())
 }
 
+/// A child process as [`wait_until`] sees it: the workers' `sys::spawn::Process` or the external
+/// command's `std::process::Child`.
+trait Ending {
+    /// Its status if it has ended; `Err` if it cannot be asked.
+    fn ended(&mut self) -> Result<Option<ExitStatus>, ()>;
+    /// Kill it and reap it.
+    fn kill_and_reap(&mut self);
+}
+
+impl Ending for Process {
+    fn ended(&mut self) -> Result<Option<ExitStatus>, ()> {
+        self.try_wait().map_err(drop)
+    }
+
+    fn kill_and_reap(&mut self) {
+        let _ = self.kill();
+        let _ = self.wait();
+    }
+}
+
+impl Ending for Child {
+    fn ended(&mut self) -> Result<Option<ExitStatus>, ()> {
+        self.try_wait().map_err(drop)
+    }
+
+    fn kill_and_reap(&mut self) {
+        let _ = self.kill();
+        let _ = self.wait();
+    }
+}
+
 /// Wait for `child` until `deadline`, then kill it; always reaps. Returns its status if it ended
 /// on its own.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
+fn wait_until(child: &mut impl Ending, deadline: Instant) -> Option<ExitStatus> {
     loop {
-        match child.try_wait() {
+        match child.ended() {
             Ok(Some(status)) => return Some(status),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             _ => {
-                let _ = child.kill();
-                let _ = child.wait();
+                child.kill_and_reap();
                 return None;
             }
         }

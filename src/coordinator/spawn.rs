@@ -1,21 +1,21 @@
 //! Starting a worker: re-execute this binary as the hidden `worker` sub-command with four fds
-//! mapped to fixed numbers (spec, shared region, report memfd, frame ring). Safe with threads:
-//! nothing is forked without an exec.
+//! mapped to fixed numbers (spec, shared region, report memfd, frame ring), through
+//! `posix_spawn` (`sys::spawn`): nothing of the coordinator is copied, and it is safe with
+//! threads.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
-use std::os::fd::OwnedFd;
-use std::process::{Child, Command, Stdio};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::OnceLock;
 
 use anyhow::Context;
-use command_fds::{CommandFdExt, FdMapping};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 
 use crate::protocol::WorkerSpec;
 use crate::protocol::ring::RingReader;
 use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, Role, SPEC_FD};
 use crate::region::SharedRegion;
+use crate::sys::spawn::Process;
 
 /// Frame ring of an RT worker, data bytes. A frame takes about 2 bytes per recorded bucket
 /// (see `protocol::frame`). Measured on a busy 2-CPU machine under the default noise, the RT
@@ -36,7 +36,7 @@ pub const NO_FRAMES_RING_BYTES: usize = 4 << 10;
 /// A started worker and the coordinator's end of its frames and report.
 pub struct Spawned {
     /// The process.
-    pub child: Child,
+    pub child: Process,
     /// Its report memfd (same open file as the worker's [`REPORT_FD`]).
     pub report: File,
     /// Its frame ring.
@@ -74,34 +74,17 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
     let report = File::from(memfd(&format!("rtsoak-report-{}", spec.slot))?);
     let frames = Frames::new(ring);
 
-    let mut command = Command::new(executable()?);
-    command
-        .arg("worker")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .fd_mappings(vec![
-            FdMapping {
-                parent_fd: OwnedFd::from(spec_file),
-                child_fd: SPEC_FD,
-            },
-            FdMapping {
-                parent_fd: region.memory().fd().try_clone()?,
-                child_fd: REGION_FD,
-            },
-            FdMapping {
-                parent_fd: OwnedFd::from(report.try_clone()?),
-                child_fd: REPORT_FD,
-            },
-            FdMapping {
-                parent_fd: frames.fd().try_clone()?,
-                child_fd: FRAMES_FD,
-            },
-        ])
-        .context("mapping fds into a worker")?;
-    let child = command
-        .spawn()
-        .with_context(|| format!("starting the {:?} worker", spec.role))?;
+    let child = crate::sys::spawn::spawn(
+        executable()?,
+        &["worker"],
+        &[
+            (spec_file.as_fd(), SPEC_FD),
+            (region.memory().fd().as_fd(), REGION_FD),
+            (report.as_fd(), REPORT_FD),
+            (frames.fd().as_fd(), FRAMES_FD),
+        ],
+    )
+    .with_context(|| format!("starting the {:?} worker", spec.role))?;
     Ok(Spawned {
         child,
         report,

@@ -121,7 +121,8 @@ pub fn has_ipc_lock() -> bool {
         .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
-fn status_field(name: &str) -> Option<u64> {
+/// A `kB` field of `/proc/self/status`, in kB.
+pub(crate) fn status_field(name: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(name))?;
     line.split_whitespace().nth(1)?.parse().ok()

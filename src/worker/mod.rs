@@ -113,6 +113,13 @@ pub fn main() -> i32 {
                 report,
             };
             let outcome = run(&mut context);
+            if context.report.hygiene.peak_rss_bytes > 0 {
+                // The loop's figure is ru_maxrss, which also holds the coordinator's peak: this
+                // worker was started with CLONE_VM (sys::spawn), and Linux keeps it across exec.
+                if let Some(peak) = crate::sys::sched::peak_rss_bytes() {
+                    context.report.hygiene.peak_rss_bytes = peak;
+                }
+            }
             if let Err(error) = &outcome {
                 context.report.error = Some(format!("{error:#}"));
             }
