@@ -203,7 +203,8 @@ fn a_sigkilled_worker_is_named_and_what_ran_is_saved_with_a_failure_exit_code() 
     );
     let pgid = child.id() as i32;
     let subscriber = wait_for_rt_worker(pgid, 1);
-    std::thread::sleep(Duration::from_millis(1_500));
+    // Past two of the ci profile's 1 s intervals, so the subscriber has shipped some.
+    std::thread::sleep(Duration::from_millis(2_500));
     kill(Pid::from_raw(subscriber), Signal::SIGKILL).unwrap();
     let (output, stderr) = finish(child);
     assert_eq!(output.status.code(), Some(5), "{stderr}");
@@ -227,6 +228,15 @@ fn a_sigkilled_worker_is_named_and_what_ran_is_saved_with_a_failure_exit_code() 
         run.series["send_call"].summary.count > 0,
         "the publisher's figures are kept"
     );
+    assert!(
+        run.series["delivery"].summary.count > 0
+            && run
+                .intervals
+                .iter()
+                .any(|i| i.series.contains_key("delivery")),
+        "the killed subscriber's finished intervals are kept"
+    );
+    assert!(!reason.contains("interval frames"), "{reason}");
     assert!(run.measured_ns > 0 && run.measured_ns < 15_000_000_000);
     assert!(!doc.verdict.as_ref().unwrap().pass);
     assert!(stderr.contains("rtsoak verdict: FAIL"), "{stderr}");

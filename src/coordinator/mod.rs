@@ -1,9 +1,11 @@
 //! The coordinator: the non-real-time process the user started. For one transport run it
 //! creates the shared region, starts the RT subscriber then the RT publisher, sets the start
-//! time, supervises (signals, worker exits, deadline, progress), and collects what the workers
-//! left behind into a [`RunResult`]. It never leaves a worker behind: every path out of
-//! [`run_one`] kills and reaps the workers it started, and the workers die with it if it dies.
+//! time, supervises (signals, worker exits, deadline, progress, draining the workers' frame
+//! rings), and collects what the workers left behind into a [`RunResult`]. It never leaves a
+//! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
+//! workers die with it if it dies.
 
+mod exits;
 pub mod noise;
 mod noise_fold;
 mod progress;
@@ -17,11 +19,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use self::exits::ChildExits;
 use self::noise::NoiseManager;
-use self::spawn::{Spawned, spawn};
+use self::spawn::{Spawned, ring_for, spawn};
 use self::stop::StopFlag;
 use crate::plan::RunPlan;
-use crate::protocol::{Role, WorkerSpec, read_stream};
+use crate::protocol::{Role, WorkerSpec, read_report};
 use crate::region::{
     RT_MEMBER, RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
 };
@@ -36,7 +39,8 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 const START_LEAD_NS: u64 = 50_000_000;
 /// Slack beyond the planned end before the coordinator declares a worker hung.
 const HANG_SLACK_NS: u64 = 10_000_000_000;
-/// Supervision tick: short, because queue noise is replaced on it.
+/// Supervision tick: short, because queue noise is replaced on it (and frame rings are drained
+/// on it).
 const TICK: Duration = Duration::from_millis(10);
 
 /// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
@@ -81,14 +85,26 @@ pub fn run_one(
         measured_ns: 0,
         cpu_busy_percent: Default::default(),
     });
-    let outputs = workers
+    // The last drain, after the workers ended: a worker that died mid-run still leaves every
+    // interval it finished.
+    let outputs: Vec<WorkerOutput> = workers
         .iter_mut()
         .zip(exits)
         .map(|(worker, exit)| WorkerOutput {
             role: worker.spec.role,
             pid: worker.child.id() as i32,
-            stream: read_stream(&mut worker.report).unwrap_or_default(),
+            stream: worker.collect(),
             exit,
+        })
+        .collect();
+    let frame_problems: Vec<String> = outputs
+        .iter()
+        .filter_map(|w| {
+            Some(format!(
+                "the {}: {}",
+                w.role.name(),
+                w.stream.problems.as_ref()?
+            ))
         })
         .collect();
     let mut result = build_run(RunInputs {
@@ -106,6 +122,7 @@ pub fn run_one(
         std::mem::take(&mut result.intervals),
         crate::result::coarsen::MAX_INTERVALS,
     );
+    fail_for_frame_problems(&mut result.status, &mut result.reason, &frame_problems);
     if result.status == RunStatus::Completed
         && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
     {
@@ -119,6 +136,26 @@ pub fn run_one(
         result.reason = Some("stopped by --break-on".to_string());
     }
     Ok(result)
+}
+
+/// Lost or damaged interval frames leave histograms incomplete: a completed run fails naming
+/// them, and a run that already failed or was interrupted names them beside its reason.
+fn fail_for_frame_problems(
+    status: &mut RunStatus,
+    reason: &mut Option<String>,
+    problems: &[String],
+) {
+    if problems.is_empty() {
+        return;
+    }
+    let problems = problems.join("; ");
+    *reason = Some(match reason.take() {
+        Some(earlier) if *status != RunStatus::Completed => format!("{earlier}; {problems}"),
+        _ => problems,
+    });
+    if *status == RunStatus::Completed {
+        *status = RunStatus::Failed;
+    }
 }
 
 /// How the supervised part of a run went.
@@ -142,10 +179,17 @@ fn drive(
     progress: &mut Progress,
 ) -> anyhow::Result<Driven> {
     let r = region.get();
-    workers.push(spawn(spec(plan, transport, Role::Subscriber), region)?);
-    wait_ready(region, workers, RT_SUBSCRIBER_SLOT, stop)?;
-    workers.push(spawn(spec(plan, transport, Role::Publisher), region)?);
-    wait_ready(region, workers, RT_PUBLISHER_SLOT, stop)?;
+    for (role, slot) in [
+        (Role::Subscriber, RT_SUBSCRIBER_SLOT),
+        (Role::Publisher, RT_PUBLISHER_SLOT),
+    ] {
+        workers.push(spawn(
+            spec(plan, transport, role),
+            region,
+            ring_for(role, slot)?,
+        )?);
+        wait_ready(region, workers, slot, stop)?;
+    }
     // Noise starts before the first period, so the warm-up already runs under it.
     noise.start().context("starting the noise")?;
 
@@ -172,9 +216,19 @@ fn drive(
     let watchdog_ns = watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns);
     let mut status = RunStatus::Completed;
     let mut reason = None;
+    let exits = ChildExits::get();
+    // An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
+    let mut dead = None;
     loop {
         std::thread::sleep(TICK);
-        noise.tick();
+        for worker in workers.iter_mut() {
+            worker.frames.drain();
+        }
+        let ended = exits.take();
+        if ended && dead.is_none() {
+            dead = exited(workers);
+        }
+        noise.tick(ended);
         let now = now_ns();
         progress.tick(r, now);
         if r.phase() != phase::STOP {
@@ -184,9 +238,9 @@ fn drive(
                 r.control.phase.store(phase::STOP, Ordering::Release);
             } else if publisher.state.load(Ordering::Acquire) >= worker_state::DONE {
                 r.control.phase.store(phase::STOP, Ordering::Release);
-            } else if let Some(dead) = exited(workers) {
+            } else if let Some(dead) = &dead {
                 status = RunStatus::Failed;
-                reason = Some(dead);
+                reason = Some(dead.clone());
                 r.control.phase.store(phase::STOP, Ordering::Release);
             } else if let Some(hung) = watchdog::silent(r, &watched, start_ns, now, watchdog_ns) {
                 // A silent worker will not finish: stop now; `reap` kills it.
@@ -205,7 +259,7 @@ fn drive(
         if all_done {
             break;
         }
-        if exited(workers).is_some() && r.phase() == phase::STOP {
+        if dead.is_some() && r.phase() == phase::STOP {
             break;
         }
         if now > planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {
@@ -322,8 +376,8 @@ fn setup_failure(workers: &mut [Spawned]) -> String {
     // Give a failing worker a moment to finish writing its report.
     let _ = worker.child.try_wait();
     std::thread::sleep(Duration::from_millis(20));
-    match read_stream(&mut worker.report) {
-        Ok(stream) => stream.report.and_then(|r| r.error).unwrap_or_else(|| {
+    match read_report(&mut worker.report) {
+        Ok(report) => report.and_then(|r| r.error).unwrap_or_else(|| {
             format!("the {:?} worker failed without a report", worker.spec.role)
         }),
         Err(error) => format!(
@@ -378,4 +432,30 @@ fn reap(region: &SharedRegion, workers: &mut [Spawned]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_frames_fail_a_completed_run_and_are_named_beside_an_earlier_reason() {
+        let lost = ["the RT publisher: 3 interval frames were lost".to_string()];
+        let (mut status, mut reason) = (RunStatus::Completed, None);
+        fail_for_frame_problems(&mut status, &mut reason, &lost);
+        assert_eq!(status, RunStatus::Failed);
+        assert_eq!(reason.as_deref(), Some(lost[0].as_str()));
+
+        let (mut status, mut reason) = (RunStatus::Interrupted, Some("stopped by SIGINT".into()));
+        fail_for_frame_problems(&mut status, &mut reason, &lost);
+        assert_eq!(status, RunStatus::Interrupted);
+        assert_eq!(
+            reason.as_deref(),
+            Some("stopped by SIGINT; the RT publisher: 3 interval frames were lost")
+        );
+
+        let (mut status, mut reason) = (RunStatus::Completed, None);
+        fail_for_frame_problems(&mut status, &mut reason, &[]);
+        assert_eq!((status, reason), (RunStatus::Completed, None));
+    }
 }

@@ -4,24 +4,28 @@
 //! Every noise process is pinned to the noise CPUs, and none outlives [`NoiseManager::finish`].
 //!
 //! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped
-//! (`noise_fold`), including the policy, priority and CPUs it really got.
+//! (`noise_fold`), including the policy, priority and CPUs it really got: its interval frames
+//! are decoded straight into the run's noise histograms (no histogram per frame), and its seat's
+//! frame ring is handed to its replacement.
 
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::noise_fold;
-use super::spawn::{Spawned, spawn};
+use super::spawn::{Spawned, ring_for, spawn};
 use crate::plan::{Policy, RunPlan};
-use crate::protocol::{Role, WorkerSpec, read_stream};
+use crate::protocol::ring::RingReader;
+use crate::protocol::{Role, WorkerSpec, read_report};
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::ExternalActivity;
-use crate::result::build::NoiseOutcome;
+use crate::result::build::{NoiseOutcome, series_names};
+use crate::sys::spawn::Process;
 
 /// Worker slot of the burst worker.
 const BURST_SLOT: usize = 2;
@@ -38,6 +42,8 @@ struct Seat {
     worker_slot: usize,
     member: usize,
     worker: Option<Spawned>,
+    /// The seat's frame ring between workers (drained: its last worker has been folded).
+    ring: Option<RingReader>,
 }
 
 /// The noise of one run.
@@ -78,6 +84,7 @@ impl<'a> NoiseManager<'a> {
                 worker_slot: FIRST_QUEUE_SLOT + i,
                 member,
                 worker: None,
+                ring: None,
             });
         }
         let mut outcome = NoiseOutcome::default();
@@ -110,7 +117,8 @@ impl<'a> NoiseManager<'a> {
         }
         if noise.bursts.enabled && !noise.bursts.cpus.is_empty() {
             let spec = self.spec(Role::Burst, BURST_SLOT, 0);
-            self.fixed.push(spawn(spec, self.region)?);
+            let ring = ring_for(Role::Burst, BURST_SLOT)?;
+            self.fixed.push(spawn(spec, self.region, ring)?);
         }
         let load = &noise.load;
         if load.sched_pairs + load.net_streams + load.mm_threads + load.timers + load.file_writers
@@ -118,21 +126,23 @@ impl<'a> NoiseManager<'a> {
         {
             let mut spec = self.spec(Role::Load, LOAD_SLOT, 0);
             spec.scratch_dir = Some(self.scratch_dir.clone());
-            self.fixed.push(spawn(spec, self.region)?);
+            let ring = ring_for(Role::Load, LOAD_SLOT)?;
+            self.fixed.push(spawn(spec, self.region, ring)?);
         }
         if !noise.external.is_empty() {
             self.external = Some(self.start_external()?);
         }
         self.spawning = true;
-        self.tick();
+        self.tick(true);
         Ok(())
     }
 
-    /// Reap queue noise that has lived its life, fold what it did, and replace it.
-    pub fn tick(&mut self) {
+    /// Reap queue noise that has lived its life, fold what it did, and replace it. `ended`:
+    /// a child may have ended since the last tick (else no running worker is asked after).
+    pub fn tick(&mut self, ended: bool) {
         for i in 0..self.seats.len() {
             let exited = match &mut self.seats[i].worker {
-                Some(worker) => matches!(worker.child.try_wait(), Ok(Some(_))),
+                Some(worker) => ended && matches!(worker.child.try_wait(), Ok(Some(_))),
                 None => true,
             };
             if !exited {
@@ -140,7 +150,7 @@ impl<'a> NoiseManager<'a> {
             }
             let (role, member) = (self.seats[i].role, self.seats[i].member);
             if let Some(worker) = self.seats[i].worker.take() {
-                self.retire(role, member, worker);
+                self.seats[i].ring = Some(self.retire(role, member, worker));
             }
             // Replacements only while the run runs: once it stops, a newcomer would find the
             // RT pair gone.
@@ -158,12 +168,12 @@ impl<'a> NoiseManager<'a> {
         for seat in &mut seats {
             if let Some(mut worker) = seat.worker.take() {
                 wait_until(&mut worker.child, deadline);
-                self.retire(seat.role, seat.member, worker);
+                drop(self.retire(seat.role, seat.member, worker));
             }
         }
         for mut worker in std::mem::take(&mut self.fixed) {
             wait_until(&mut worker.child, deadline);
-            self.fold(worker);
+            drop(self.fold(worker));
         }
         if let Some(child) = self.external.take() {
             self.stop_external(child);
@@ -192,7 +202,14 @@ impl<'a> NoiseManager<'a> {
         self.region.get().workers[worker_slot]
             .state
             .store(worker_state::EMPTY, Ordering::Release);
-        match spawn(spec, self.region) {
+        let ring = match self.seats[i].ring.take() {
+            Some(ring) => ring,
+            None => match ring_for(role, worker_slot) {
+                Ok(ring) => ring,
+                Err(error) => return self.failed(format!("starting a {}: {error:#}", role.name())),
+            },
+        };
+        match spawn(spec, self.region, ring) {
             Ok(worker) => {
                 let activity = &mut self.outcome.activity.queue;
                 match role {
@@ -210,8 +227,9 @@ impl<'a> NoiseManager<'a> {
         noise_spec(self.plan, self.transport, role, slot, member)
     }
 
-    /// A queue-noise process ended: make sure it left the queue, then fold its report.
-    fn retire(&mut self, role: Role, member: usize, worker: Spawned) {
+    /// A queue-noise process ended: make sure it left the queue, then fold its report. Returns
+    /// its frame ring, drained, for the seat's next worker.
+    fn retire(&mut self, role: Role, member: usize, worker: Spawned) -> RingReader {
         if role == Role::NoiseSubscriber {
             let slot = &self.region.get().members[member];
             if slot.state.load(Ordering::Acquire) == member_state::ACTIVE {
@@ -222,13 +240,32 @@ impl<'a> NoiseManager<'a> {
         } else {
             self.outcome.activity.queue.publishers_stopped += 1;
         }
-        self.fold(worker);
+        self.fold(worker)
     }
 
-    /// Fold what one noise worker reported into the outcome.
-    fn fold(&mut self, mut worker: Spawned) {
-        let stream = read_stream(&mut worker.report);
-        noise_fold::fold(&mut self.outcome, &worker.spec, worker.child.id(), stream);
+    /// Fold what one noise worker left into the outcome; returns its frame ring, drained.
+    fn fold(&mut self, mut worker: Spawned) -> RingReader {
+        let role = worker.spec.role;
+        let names = series_names(role);
+        let series = &mut self.outcome.series;
+        let mut damaged = Vec::new();
+        worker.frames.drain_each(|payload| {
+            if let Err(error) = noise_fold::fold_frame(payload, names, series) {
+                damaged.push(error);
+            }
+        });
+        for error in damaged {
+            worker
+                .frames
+                .problem(format!("an interval frame: {error:#}"));
+        }
+        if let Some(problems) = worker.frames.take_problems() {
+            self.failed(format!("a {}: {problems}", role.name()));
+        }
+        let report = read_report(&mut worker.report);
+        let ring = worker.frames.into_ring();
+        noise_fold::fold_report(&mut self.outcome, &worker.spec, worker.child.id(), report);
+        ring
     }
 
     fn failed(&mut self, message: String) {
@@ -350,16 +387,46 @@ pub(super) fn noise_spec(
     spec
 }
 
+/// A child process as [`wait_until`] sees it: the workers' `sys::spawn::Process` or the external
+/// command's `std::process::Child`.
+trait Ending {
+    /// Its status if it has ended; `Err` if it cannot be asked.
+    fn ended(&mut self) -> Result<Option<ExitStatus>, ()>;
+    /// Kill it and reap it.
+    fn kill_and_reap(&mut self);
+}
+
+impl Ending for Process {
+    fn ended(&mut self) -> Result<Option<ExitStatus>, ()> {
+        self.try_wait().map_err(drop)
+    }
+
+    fn kill_and_reap(&mut self) {
+        let _ = self.kill();
+        let _ = self.wait();
+    }
+}
+
+impl Ending for Child {
+    fn ended(&mut self) -> Result<Option<ExitStatus>, ()> {
+        self.try_wait().map_err(drop)
+    }
+
+    fn kill_and_reap(&mut self) {
+        let _ = self.kill();
+        let _ = self.wait();
+    }
+}
+
 /// Wait for `child` until `deadline`, then kill it; always reaps. Returns its status if it ended
 /// on its own.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
+fn wait_until(child: &mut impl Ending, deadline: Instant) -> Option<ExitStatus> {
     loop {
-        match child.try_wait() {
+        match child.ended() {
             Ok(Some(status)) => return Some(status),
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             _ => {
-                let _ = child.kill();
-                let _ = child.wait();
+                child.kill_and_reap();
                 return None;
             }
         }

@@ -3,11 +3,15 @@
 //! judged against what it was asked, each shortfall counted as a noise failure. A run's noise
 //! is then a few counts per kind, however many short-lived processes it started.
 //!
-//! Pure: it takes a report stream already read from the worker and never touches a process.
+//! Pure: it takes frames and a report already read from the worker and never touches a process.
 
-use crate::protocol::{ReportStream, Role, RtSetup, WorkerSpec};
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::protocol::{Role, RtSetup, WorkerReport, WorkerSpec, frame};
 use crate::result::NoiseActivity;
-use crate::result::build::{NoiseOutcome, series_names};
+use crate::result::build::NoiseOutcome;
 use crate::result::noise_setup::{NoiseKind, NoiseSetup, failure};
 use crate::stats::{SampleStats, new_histogram};
 use crate::worker::burst;
@@ -30,13 +34,42 @@ pub fn asked(spec: &WorkerSpec) -> Option<(NoiseKind, NoiseSetup)> {
     Some((kind, asked))
 }
 
-/// Fold the report stream of the noise worker started with `spec` (process `pid`), or the error
-/// reading it, into `outcome`.
-pub fn fold(
+/// Add one interval frame of a noise worker (whose series are `names`) to the run's histogram
+/// and counters of its series, if that series is reported: decoded straight into the run's
+/// histogram. A frame whose histogram holds a different number of samples than its exact count
+/// is an error (after it was added).
+pub fn fold_frame(
+    payload: &[u8],
+    names: &[&str],
+    series: &mut BTreeMap<String, (Histogram<u64>, SampleStats)>,
+) -> anyhow::Result<()> {
+    let (header, buckets) = frame::read_header(payload)?;
+    let Some(name) = names
+        .get(header.series as usize)
+        .filter(|n| REPORTED.contains(n))
+    else {
+        return Ok(());
+    };
+    let (histogram, stats) = series
+        .entry(name.to_string())
+        .or_insert_with(|| (new_histogram(), SampleStats::default()));
+    let samples = buckets.add_to(histogram)?;
+    stats.merge(&header.stats);
+    anyhow::ensure!(
+        samples == header.stats.count,
+        "{name} holds {samples} samples in its histogram but counted {}",
+        header.stats.count
+    );
+    Ok(())
+}
+
+/// Fold the final report of the noise worker started with `spec` (process `pid`), its absence
+/// or the error reading it, into `outcome`.
+pub fn fold_report(
     outcome: &mut NoiseOutcome,
     spec: &WorkerSpec,
     pid: u32,
-    stream: anyhow::Result<ReportStream>,
+    report: anyhow::Result<Option<WorkerReport>>,
 ) {
     let role = spec.role;
     let activity = &mut outcome.activity;
@@ -44,35 +77,20 @@ pub fn fold(
     if let Some((kind, asked)) = asked(spec) {
         activity.setup.entry(kind).or_insert(asked);
     }
-    let stream = match stream {
-        Ok(stream) => stream,
+    let report = match report {
+        Ok(Some(report)) => report,
+        Ok(None) => {
+            return failed(
+                activity,
+                format!("a {} (pid {pid}) left no report", role.name()),
+            );
+        }
         Err(error) => {
             return failed(
                 activity,
                 format!("reading a {} report: {error:#}", role.name()),
             );
         }
-    };
-    let names = series_names(role);
-    for frame in &stream.intervals {
-        let Some(name) = names
-            .get(frame.series as usize)
-            .filter(|n| REPORTED.contains(n))
-        else {
-            continue;
-        };
-        let (histogram, stats) = outcome
-            .series
-            .entry(name.to_string())
-            .or_insert_with(|| (new_histogram(), SampleStats::default()));
-        let _ = histogram.add(&frame.histogram);
-        stats.merge(&frame.stats);
-    }
-    let Some(report) = stream.report else {
-        return failed(
-            activity,
-            format!("a {} (pid {pid}) left no report", role.name()),
-        );
     };
     if let Some(error) = &report.error {
         failed(activity, format!("{}: {error}", role.name()));
@@ -186,16 +204,13 @@ mod tests {
         }
     }
 
-    /// The stream a worker of `spec` leaves when it records `got` for itself.
-    fn reported(spec: &WorkerSpec, got: Result<(), &str>) -> anyhow::Result<ReportStream> {
+    /// The report a worker of `spec` leaves when it records `got` for itself.
+    fn reported(spec: &WorkerSpec, got: Result<(), &str>) -> anyhow::Result<Option<WorkerReport>> {
         let asked = (spec.policy.name(), spec.priority);
-        Ok(ReportStream {
-            intervals: Vec::new(),
-            report: Some(WorkerReport {
-                setup: setup(&spec.cpus, asked, got),
-                ..Default::default()
-            }),
-        })
+        Ok(Some(WorkerReport {
+            setup: setup(&spec.cpus, asked, got),
+            ..Default::default()
+        }))
     }
 
     #[test]
@@ -204,7 +219,7 @@ mod tests {
         let mut outcome = NoiseOutcome::default();
         let publisher = spec(&plan, Role::NoisePublisher);
         for pid in 0..3 {
-            fold(&mut outcome, &publisher, pid, reported(&publisher, Ok(())));
+            fold_report(&mut outcome, &publisher, pid, reported(&publisher, Ok(())));
         }
         let activity = &outcome.activity;
         let noise = &activity.setup[&NoiseKind::NoisePublisher];
@@ -222,7 +237,7 @@ mod tests {
         let mut outcome = NoiseOutcome::default();
         let publisher = spec(&plan, Role::NoisePublisher);
         for pid in 0..200 {
-            fold(
+            fold_report(
                 &mut outcome,
                 &publisher,
                 pid,
@@ -251,22 +266,19 @@ mod tests {
         let mut outcome = NoiseOutcome::default();
         let burst = spec(&plan, Role::Burst);
         assert_eq!(burst.cpus, [0, 1]);
-        let stream = ReportStream {
-            intervals: Vec::new(),
-            report: Some(WorkerReport {
-                thread_setups: vec![
-                    setup(&[0], ("fifo", 50), Ok(())),
-                    setup(&[1], ("fifo", 50), Err(EPERM)),
-                ],
-                bursts: Some(BurstReport {
-                    threads: 2,
-                    bursts: 10,
-                    ..Default::default()
-                }),
+        let report = WorkerReport {
+            thread_setups: vec![
+                setup(&[0], ("fifo", 50), Ok(())),
+                setup(&[1], ("fifo", 50), Err(EPERM)),
+            ],
+            bursts: Some(BurstReport {
+                threads: 2,
+                bursts: 10,
                 ..Default::default()
             }),
+            ..Default::default()
         };
-        fold(&mut outcome, &burst, 7, Ok(stream));
+        fold_report(&mut outcome, &burst, 7, Ok(Some(report)));
         let activity = &outcome.activity;
         let threads = &activity.setup[&NoiseKind::BurstThread];
         assert_eq!(threads.asked(), "fifo 50 on CPUs 0-1");
@@ -290,10 +302,9 @@ mod tests {
         let plan = ci_plan();
         let mut outcome = NoiseOutcome::default();
         let load = spec(&plan, Role::Load);
-        let mut stream = reported(&load, Ok(())).unwrap();
-        let report = stream.report.as_mut().unwrap();
-        report.setup.cpus_observed = vec![0, 5];
-        fold(&mut outcome, &load, 9, Ok(stream));
+        let mut report = reported(&load, Ok(())).unwrap();
+        report.as_mut().unwrap().setup.cpus_observed = vec![0, 5];
+        fold_report(&mut outcome, &load, 9, Ok(report));
         let activity = &outcome.activity;
         let noise = &activity.setup[&NoiseKind::Load];
         assert_eq!(noise.asked(), "other on CPUs 0-1");
@@ -313,8 +324,7 @@ mod tests {
         let plan = ci_plan();
         let mut outcome = NoiseOutcome::default();
         let subscriber = spec(&plan, Role::NoiseSubscriber);
-        let died = ReportStream::default();
-        fold(&mut outcome, &subscriber, 11, Ok(died));
+        fold_report(&mut outcome, &subscriber, 11, Ok(None));
         let activity = &outcome.activity;
         let noise = &activity.setup[&NoiseKind::NoiseSubscriber];
         assert_eq!(

@@ -534,3 +534,36 @@ fn a_list_of_ring_setups_becomes_variants_in_order_without_duplicates() {
     let error = error_text("[rt]\nring_setup = []\n", &Overrides::default(), &jetson());
     assert!(error.contains("rt.ring_setup"), "{error}");
 }
+
+/// Workers count an interval's samples in 32-bit buckets (`stats::new_interval_histogram`):
+/// the plan's limits must keep every series of every interval below `u32::MAX` samples.
+#[test]
+fn no_accepted_plan_can_fill_a_32_bit_bucket_in_one_interval() {
+    let limits = "[run]\nperiod_us = 50\ninterval_s = 3600\nduration_s = 604800\n\
+                  [noise.queue]\npublishers = 16\nsubscribers = 16\nperiod_us = 50\n\
+                  lifetime_min_ms = 600000\nlifetime_max_ms = 600000\n";
+    let plan = resolve_text(limits, &Overrides::default(), &jetson()).unwrap();
+    let queue = &plan.noise.queue;
+    let per_publisher = |span_ns: u64, period_ns: u64| span_ns / period_ns + 1;
+    // The RT pair's own series: one sample per period.
+    let rt = per_publisher(plan.interval_ns, plan.period_ns);
+    // The RT subscriber's other_delivery: every noise publisher's every message.
+    let other = u64::from(queue.publishers) * per_publisher(plan.interval_ns, queue.period_ns);
+    // A noise subscriber ships one interval for its whole life.
+    let noise = u64::from(queue.publishers) * per_publisher(queue.lifetime_max_ns, queue.period_ns);
+    let most = rt.max(other).max(noise);
+    assert!(most < u64::from(u32::MAX), "{most} samples in one interval");
+    // One step past any of these limits is refused.
+    for past in [
+        "[run]\nperiod_us = 49\n",
+        "[run]\ninterval_s = 3601\n",
+        "[noise.queue]\npublishers = 17\n",
+        "[noise.queue]\nperiod_us = 49\n",
+        "[noise.queue]\nlifetime_max_ms = 600001\n",
+    ] {
+        assert!(
+            resolve_text(past, &Overrides::default(), &jetson()).is_err(),
+            "{past}"
+        );
+    }
+}

@@ -1,17 +1,21 @@
 //! What crosses between coordinator and worker by fd: the typed [`WorkerSpec`] going in (JSON in
-//! a sealed memfd the worker inherits as [`SPEC_FD`]) and the report stream coming out (frames
-//! appended to a memfd the worker inherits as [`REPORT_FD`]). Shared live state is in `region`.
+//! a sealed memfd the worker inherits as [`SPEC_FD`]), and what comes out: interval frames
+//! through a frame ring the worker inherits as [`FRAMES_FD`], and the final [`WorkerReport`] in
+//! a memfd it inherits as [`REPORT_FD`]. Shared live state is in `region`.
 //!
-//! The report stream is written while the worker runs: one binary frame per finished interval
-//! histogram (so a worker that dies mid-run still leaves its finished intervals behind), then
-//! one JSON frame with the final [`WorkerReport`]. Interval frames are written outside timed
-//! sections from buffers reserved before the loop: no allocation.
+//! Interval frames are shipped while the worker runs, one per series and finished interval
+//! (so a worker that dies mid-run still leaves its finished intervals behind), by copying them
+//! into the pre-sized ring: no allocation, no syscall, no waiting. The final report is written
+//! after the loop.
 
+pub mod frame;
+pub mod ring;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
-pub use stream::{IntervalFrame, ReportStream, ReportWriter, parse_stream, read_stream};
+pub use frame::IntervalFrame;
+pub use stream::{Frames, ReportStream, ReportWriter, parse_report, read_report, write_report};
 
 use crate::plan::{FutexWake, Policy, RingSetup};
 use crate::stats::{Outlier, Recorder, SampleStats};
@@ -20,8 +24,10 @@ use crate::stats::{Outlier, Recorder, SampleStats};
 pub const SPEC_FD: i32 = 3;
 /// The shared region memfd.
 pub const REGION_FD: i32 = 4;
-/// The report memfd.
+/// The report memfd. Tests find a worker by this fd's name (`rtsoak-report-SLOT`).
 pub const REPORT_FD: i32 = 5;
+/// The frame ring's memfd.
+pub const FRAMES_FD: i32 = 6;
 
 /// What a worker does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

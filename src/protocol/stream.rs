@@ -1,74 +1,42 @@
-//! The report stream: frames a worker appends to its report memfd while it runs (one binary
-//! frame per finished interval histogram, then one JSON frame with the final report), and the
-//! coordinator's reader. A worker that dies mid-run still leaves its finished intervals.
+//! What a worker leaves for the coordinator, and how the coordinator collects it. While it runs,
+//! a worker ships one interval frame per series and finished interval into its frame ring
+//! (pre-sized shared memory: copying a frame in is no syscall and never waits); the coordinator
+//! drains the ring on its supervision tick and once more after the worker has ended, so a worker
+//! that dies mid-run still leaves every finished interval. After its loop the worker writes its
+//! final report, as JSON, to its report memfd.
 //!
-//! Interval frames are written outside timed sections from buffers sized before the loop for
-//! the largest possible frame: writing one never allocates.
+//! Shipping a frame never allocates, formats, makes a syscall or waits: a frame that does not
+//! fit is dropped and counted, and the coordinator reports every one.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use std::os::fd::OwnedFd;
 
 use super::WorkerReport;
-use crate::stats::{Recorder, SampleStats};
+use super::frame::{self, FrameHeader, IntervalFrame};
+use super::ring::{RingFull, RingReader, RingWriter};
+use crate::stats::Recorder;
 
-const FRAME_INTERVAL: u32 = 1;
-const FRAME_REPORT: u32 = 2;
-/// Frame header: kind u32, payload length u32.
-const FRAME_HEADER: usize = 8;
-/// Interval header: series u32, index u32, start u64, length u64, then SampleStats (4 × u64).
-const INTERVAL_HEADER: usize = 4 + 4 + 8 + 8 + 32;
+/// Bytes before the report's JSON: its length, so a report cut off by a dying worker is told
+/// from a whole one.
+const REPORT_LENGTH_BYTES: usize = 4;
+/// Frame problems described one by one; beyond this they are only counted.
+const MAX_PROBLEMS: usize = 5;
 
-/// One finished interval of one series.
-#[derive(Debug, Clone)]
-pub struct IntervalFrame {
-    /// Index of the series in the worker's series list.
-    pub series: u32,
-    /// Interval number from 0.
-    pub index: u32,
-    /// Start, ns after the measured phase began.
-    pub start_ns: u64,
-    /// Length, ns.
-    pub length_ns: u64,
-    /// Exact counters of the interval.
-    pub stats: SampleStats,
-    /// The interval's histogram.
-    pub histogram: Histogram<u64>,
-}
-
-/// The worker's side of the report stream.
+/// The worker's side: its frame ring and its report memfd.
 pub struct ReportWriter {
+    frames: RingWriter,
     file: File,
-    serializer: V2Serializer,
-    buffer: Vec<u8>,
 }
 
 impl ReportWriter {
-    /// Wrap the inherited report fd and reserve everything an interval frame needs, so that
-    /// writing one later does not allocate.
-    pub fn new(file: File) -> Self {
-        let mut writer = ReportWriter {
-            file,
-            serializer: V2Serializer::new(),
-            buffer: Vec::new(),
-        };
-        // Serialize a histogram holding the highest trackable value once: this grows the
-        // serializer's scratch space to its largest possible size (it reserves room for every
-        // count up to the highest recorded value). Our own buffer gets room for the largest
-        // possible frame: the V2 header and up to 9 bytes per count.
-        let mut widest = crate::stats::new_histogram();
-        widest.saturating_record(crate::stats::HIGHEST_NS);
-        let _ = writer.serializer.serialize(&widest, &mut writer.buffer);
-        const V2_HEADER: usize = 40;
-        let largest = FRAME_HEADER + INTERVAL_HEADER + V2_HEADER + 9 * widest.distinct_values();
-        writer.buffer.clear();
-        writer.buffer.reserve(largest);
-        writer
+    /// Ship interval frames into `frames` and the final report into `file`.
+    pub fn new(file: File, frames: RingWriter) -> Self {
+        ReportWriter { frames, file }
     }
 
-    /// Append one interval frame for `recorder`'s current interval.
+    /// Ship `recorder`'s current interval as one frame. Allocation-free and syscall-free; a
+    /// frame that does not fit is counted in the ring and reported as [`RingFull`].
     pub fn interval(
         &mut self,
         series: u32,
@@ -76,117 +44,226 @@ impl ReportWriter {
         start_ns: u64,
         length_ns: u64,
         recorder: &Recorder,
-    ) -> std::io::Result<()> {
-        self.buffer.clear();
-        self.buffer.extend_from_slice(&FRAME_INTERVAL.to_le_bytes());
-        self.buffer.extend_from_slice(&0u32.to_le_bytes());
-        self.buffer.extend_from_slice(&series.to_le_bytes());
-        self.buffer.extend_from_slice(&index.to_le_bytes());
-        self.buffer.extend_from_slice(&start_ns.to_le_bytes());
-        self.buffer.extend_from_slice(&length_ns.to_le_bytes());
-        let stats = &recorder.interval_stats;
-        for value in [
-            stats.count,
-            stats.min_ns,
-            stats.max_ns,
-            stats.over_threshold,
-        ] {
-            self.buffer.extend_from_slice(&value.to_le_bytes());
-        }
-        self.serializer
-            .serialize(&recorder.interval, &mut self.buffer)
-            .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
-        let payload = (self.buffer.len() - FRAME_HEADER) as u32;
-        self.buffer[4..8].copy_from_slice(&payload.to_le_bytes());
-        self.file.write_all(&self.buffer)
+    ) -> Result<(), RingFull> {
+        let header = FrameHeader {
+            series,
+            index,
+            start_ns,
+            length_ns,
+            stats: recorder.interval_stats,
+        };
+        let mut sink = self.frames.frame();
+        frame::encode(&mut sink, &header, &recorder.interval);
+        sink.commit()
     }
 
-    /// Append the final report.
+    /// Write the final report (after the loop: this allocates).
     pub fn report(&mut self, report: &WorkerReport) -> std::io::Result<()> {
-        let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
-        self.file.write_all(&FRAME_REPORT.to_le_bytes())?;
-        self.file.write_all(&(json.len() as u32).to_le_bytes())?;
-        self.file.write_all(&json)
+        write_report(&mut self.file, report)
     }
 }
 
-/// Everything read back from a worker's report stream.
-#[derive(Debug, Default)]
-pub struct ReportStream {
-    /// Finished intervals, in the order written.
-    pub intervals: Vec<IntervalFrame>,
-    /// The final report, absent if the worker died before writing it.
-    pub report: Option<WorkerReport>,
+/// Write a worker's final report to its report memfd, in one write.
+pub fn write_report(file: &mut File, report: &WorkerReport) -> std::io::Result<()> {
+    let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
+    let mut bytes = Vec::with_capacity(REPORT_LENGTH_BYTES + json.len());
+    bytes.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&json);
+    file.write_all(&bytes)
 }
 
-/// Read a report stream from the start. A truncated final frame (a worker killed mid-write) is
-/// ignored; a malformed one is an error.
-pub fn read_stream(file: &mut File) -> anyhow::Result<ReportStream> {
+/// Read a worker's final report from its report memfd: `None` if it has not (completely)
+/// written one, an error if what it wrote does not decode.
+pub fn read_report(file: &mut File) -> anyhow::Result<Option<WorkerReport>> {
     let mut bytes = Vec::new();
     file.seek(SeekFrom::Start(0))?;
     file.read_to_end(&mut bytes)?;
-    parse_stream(&bytes)
+    parse_report(&bytes)
 }
 
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+/// Parse the bytes of a report memfd (see [`read_report`]).
+pub fn parse_report(bytes: &[u8]) -> anyhow::Result<Option<WorkerReport>> {
+    let Some((length, json)) = bytes.split_first_chunk::<REPORT_LENGTH_BYTES>() else {
+        return Ok(None);
+    };
+    let Some(json) = json.get(..u32::from_le_bytes(*length) as usize) else {
+        return Ok(None); // cut off by a dying worker
+    };
+    Ok(Some(serde_json::from_slice(json)?))
 }
 
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+/// The coordinator's end of one worker's frame ring, and what it has drained from it.
+pub struct Frames {
+    ring: RingReader,
+    /// Drained frames kept encoded (length, payload), decoded when the run is built: a few
+    /// kilobytes each instead of a 200 KiB histogram.
+    kept: Vec<u8>,
+    lost: u64,
+    problems: Vec<String>,
+    problems_dropped: u64,
 }
 
-/// Parse the bytes of a report stream.
-pub fn parse_stream(bytes: &[u8]) -> anyhow::Result<ReportStream> {
-    let mut stream = ReportStream::default();
-    let mut at = 0;
-    while at + FRAME_HEADER <= bytes.len() {
-        let kind = u32_at(bytes, at);
-        let length = u32_at(bytes, at + 4) as usize;
-        let Some(payload) = bytes.get(at + FRAME_HEADER..at + FRAME_HEADER + length) else {
-            break; // truncated by a dying worker
-        };
-        match kind {
-            FRAME_INTERVAL => {
-                anyhow::ensure!(payload.len() >= INTERVAL_HEADER, "interval frame too short");
-                let histogram = Deserializer::new()
-                    .deserialize(&mut &payload[INTERVAL_HEADER..])
-                    .map_err(|e| anyhow::anyhow!("interval histogram does not decode: {e:?}"))?;
-                stream.intervals.push(IntervalFrame {
-                    series: u32_at(payload, 0),
-                    index: u32_at(payload, 4),
-                    start_ns: u64_at(payload, 8),
-                    length_ns: u64_at(payload, 16),
-                    stats: SampleStats {
-                        count: u64_at(payload, 24),
-                        min_ns: u64_at(payload, 32),
-                        max_ns: u64_at(payload, 40),
-                        over_threshold: u64_at(payload, 48),
-                    },
-                    histogram,
-                });
-            }
-            FRAME_REPORT => stream.report = Some(serde_json::from_slice(payload)?),
-            other => anyhow::bail!("unknown report frame kind {other}"),
+impl Frames {
+    /// Collect from `ring`.
+    pub fn new(ring: RingReader) -> Self {
+        Frames {
+            ring,
+            kept: Vec::new(),
+            lost: 0,
+            problems: Vec::new(),
+            problems_dropped: 0,
         }
-        at += FRAME_HEADER + length;
     }
-    Ok(stream)
+
+    /// The ring's memfd, to hand to the worker.
+    pub fn fd(&self) -> &OwnedFd {
+        self.ring.fd()
+    }
+
+    /// Move every whole frame out of the ring and keep it (the supervision tick).
+    pub fn drain(&mut self) {
+        let kept = &mut self.kept;
+        let drained = self.ring.drain(|payload| {
+            kept.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            kept.extend_from_slice(payload);
+        });
+        self.note(drained.err());
+    }
+
+    /// Hand every whole frame in the ring to `each` without keeping it (queue noise, folded as
+    /// it comes).
+    pub fn drain_each(&mut self, each: impl FnMut(&[u8])) {
+        let drained = self.ring.drain(each);
+        self.note(drained.err());
+    }
+
+    fn note(&mut self, error: Option<anyhow::Error>) {
+        self.lost += self.ring.take_lost();
+        if let Some(error) = error {
+            self.problem(format!("{error:#}"));
+        }
+    }
+
+    /// Remember a problem with the frames, to be reported.
+    pub fn problem(&mut self, text: String) {
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(text);
+        } else {
+            self.problems_dropped += 1;
+        }
+    }
+
+    /// What went wrong with the frames drained since the last call, as one sentence, if
+    /// anything did; and forget it.
+    pub fn take_problems(&mut self) -> Option<String> {
+        let text = describe(self.lost, &self.problems, self.problems_dropped);
+        self.lost = 0;
+        self.problems.clear();
+        self.problems_dropped = 0;
+        text
+    }
+
+    /// The last drain, after the worker ended: every kept frame decoded, the final report from
+    /// `report_file`, and what went wrong. A frame whose histogram holds a different number of
+    /// samples than its exact count (a 32-bit bucket filled, which the plan's limits rule out)
+    /// is a problem too.
+    pub fn collect(&mut self, report_file: &mut File) -> ReportStream {
+        self.drain();
+        let mut intervals = Vec::new();
+        let mut rest = std::mem::take(&mut self.kept);
+        let mut at = rest.as_slice();
+        while let Some((length, tail)) = at.split_first_chunk::<4>() {
+            let (payload, tail) = tail.split_at(u32::from_le_bytes(*length) as usize);
+            at = tail;
+            match frame::decode(payload) {
+                Ok(frame) if frame.histogram.len() != frame.stats.count => {
+                    self.problem(format!(
+                        "interval {} of series {} holds {} samples in its histogram but counted \
+                         {}",
+                        frame.index,
+                        frame.series,
+                        frame.histogram.len(),
+                        frame.stats.count
+                    ));
+                    intervals.push(frame);
+                }
+                Ok(frame) => intervals.push(frame),
+                Err(error) => self.problem(format!("an interval frame: {error:#}")),
+            }
+        }
+        rest.clear();
+        self.kept = rest;
+        let report = read_report(report_file).unwrap_or_else(|error| {
+            self.problem(format!("the final report does not decode: {error:#}"));
+            None
+        });
+        ReportStream {
+            intervals,
+            report,
+            frames_lost: self.lost,
+            problems: self.take_problems(),
+        }
+    }
+
+    /// Give the ring back, to hand to the next worker of the same seat.
+    pub fn into_ring(self) -> RingReader {
+        self.ring
+    }
+}
+
+fn describe(lost: u64, problems: &[String], more: u64) -> Option<String> {
+    let mut parts = Vec::new();
+    if lost > 0 {
+        parts.push(format!(
+            "{lost} interval frames were lost: its frame ring was full (the coordinator did not \
+             drain it for too long), so its histograms miss those intervals"
+        ));
+    }
+    parts.extend(problems.iter().cloned());
+    if more > 0 {
+        parts.push(format!("and {more} more frame problems"));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Everything collected from one worker.
+#[derive(Debug, Default)]
+pub struct ReportStream {
+    /// Finished intervals, in the order shipped.
+    pub intervals: Vec<IntervalFrame>,
+    /// The final report, absent if the worker died before writing it.
+    pub report: Option<WorkerReport>,
+    /// Interval frames the worker dropped because its ring was full.
+    pub frames_lost: u64,
+    /// What went wrong with its frames (lost ones included), as one sentence; `None` if nothing.
+    pub problems: Option<String>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::SeriesReport;
+    use crate::protocol::ring::FrameRing;
+    use crate::sys::shm::SharedMemory;
+
+    /// A worker's writer and the coordinator's end of its ring and report memfd.
+    fn pair(ring_bytes: usize) -> (ReportWriter, Frames, File) {
+        let reader = RingReader::create("rtsoak-test-frames", ring_bytes).unwrap();
+        let memory = SharedMemory::map(reader.fd().try_clone().unwrap()).unwrap();
+        let ring = RingWriter::new(FrameRing::attach(memory).unwrap());
+        let file = tempfile::tempfile().unwrap();
+        let writer = ReportWriter::new(file.try_clone().unwrap(), ring);
+        (writer, Frames::new(reader), file)
+    }
 
     #[test]
     fn interval_frames_and_the_final_report_round_trip() {
-        let file = tempfile::tempfile().unwrap();
-        let mut writer = ReportWriter::new(file.try_clone().unwrap());
+        let (mut writer, mut frames, mut file) = pair(4096);
         let mut recorder = Recorder::new(100, 8);
         recorder.record(5, 50);
         recorder.record(6, 150);
         writer.interval(1, 0, 0, 1_000, &recorder).unwrap();
+        frames.drain();
         recorder.reset_interval();
         recorder.record(7, 70);
         writer.interval(1, 1, 1_000, 1_000, &recorder).unwrap();
@@ -197,29 +274,50 @@ mod tests {
         };
         writer.report(&report).unwrap();
 
-        let mut file = file;
-        let stream = read_stream(&mut file).unwrap();
+        let stream = frames.collect(&mut file);
         assert_eq!(stream.intervals.len(), 2);
         assert_eq!(stream.intervals[0].stats.count, 2);
         assert_eq!(stream.intervals[0].stats.over_threshold, 1);
         assert_eq!(stream.intervals[0].histogram.len(), 2);
         assert_eq!(stream.intervals[1].start_ns, 1_000);
+        assert_eq!(stream.intervals[1].histogram.count_at(70), 1);
         assert_eq!(stream.report, Some(report));
+        assert_eq!((stream.frames_lost, stream.problems), (0, None));
     }
 
     #[test]
-    fn a_stream_cut_off_mid_frame_keeps_what_was_complete() {
-        let file = tempfile::tempfile().unwrap();
-        let mut writer = ReportWriter::new(file.try_clone().unwrap());
+    fn a_report_cut_off_mid_write_is_absent_and_the_intervals_stay() {
+        let (mut writer, mut frames, mut file) = pair(4096);
         let recorder = Recorder::new(100, 0);
         writer.interval(0, 0, 0, 10, &recorder).unwrap();
         writer.report(&WorkerReport::default()).unwrap();
         let mut bytes = Vec::new();
-        let mut file = file;
         file.seek(SeekFrom::Start(0)).unwrap();
         file.read_to_end(&mut bytes).unwrap();
-        let stream = parse_stream(&bytes[..bytes.len() - 3]).unwrap();
+        assert!(parse_report(&bytes[..bytes.len() - 3]).unwrap().is_none());
+        file.set_len(bytes.len() as u64 - 3).unwrap();
+        let stream = frames.collect(&mut file);
         assert_eq!(stream.intervals.len(), 1);
         assert!(stream.report.is_none());
+    }
+
+    #[test]
+    fn frames_that_did_not_fit_are_counted_and_named() {
+        let (mut writer, mut frames, mut file) = pair(64);
+        let mut recorder = Recorder::new(100, 0);
+        for value in (1..200).map(|i| i * 1_013) {
+            recorder.record(0, value);
+        }
+        for index in 0..3 {
+            assert!(writer.interval(0, index, 0, 10, &recorder).is_err());
+        }
+        let stream = frames.collect(&mut file);
+        assert_eq!(stream.frames_lost, 3);
+        assert!(stream.intervals.is_empty());
+        let problems = stream.problems.unwrap();
+        assert!(
+            problems.starts_with("3 interval frames were lost"),
+            "{problems}"
+        );
     }
 }

@@ -18,6 +18,7 @@ pub use confidence::{
 pub use encode::{decode_histogram, encode_histogram};
 pub use histogram::{
     HIGHEST_NS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats, new_histogram,
+    new_interval_histogram,
 };
 pub use integrity::{Attribution, Integrity, SeqTracker};
 pub use summary::Summary;

@@ -13,6 +13,7 @@ pub mod memlock;
 pub mod pidfd;
 pub mod sched;
 pub mod shm;
+pub mod spawn;
 pub mod trace;
 pub mod uring;
 

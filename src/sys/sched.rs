@@ -143,10 +143,18 @@ pub struct Usage {
     pub voluntary_switches: u64,
     /// Involuntary context switches (preemptions).
     pub involuntary_switches: u64,
-    /// Peak resident set size, bytes.
+    /// Peak resident set size, bytes (`ru_maxrss`). Linux keeps it across `exec`, so for a
+    /// process started by `posix_spawn` (`CLONE_VM`, as rtsoak starts workers) it is at least its
+    /// parent's peak: a worker reports [`peak_rss_bytes`] instead.
     pub peak_rss_bytes: u64,
     /// Heap allocations so far (see `sys::alloc`).
     pub allocations: u64,
+}
+
+/// Peak resident set size of this process image (`VmHWM`, which starts anew at `exec`), bytes.
+/// Reads `/proc/self/status`: not for a measuring loop.
+pub fn peak_rss_bytes() -> Option<u64> {
+    super::memlock::status_field("VmHWM:").map(|kib| kib << 10)
 }
 
 /// Read [`Usage`] now.

@@ -1,9 +1,13 @@
 //! A memfd mapped shared: the coordinator creates it, sizes it and seals its size; workers
 //! inherit the fd and map it. Mapped with `MAP_POPULATE` so no access ever page-faults.
+//!
+//! Views of the mapping are made of atomics only (any bytes another process writes are valid
+//! atomics), so the code that uses them needs no `unsafe`.
 
 use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU8, AtomicU64};
 
 use nix::fcntl::{FcntlArg, SealFlag, fcntl};
 use nix::sys::memfd::{MFdFlags, memfd_create};
@@ -81,6 +85,26 @@ impl SharedMemory {
     /// Always false: a mapping has at least one byte.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The mapping as `header_words` 64-bit atomics followed by the rest as byte atomics: a
+    /// header of positions and counters, then a data area. `None` if the mapping is shorter than
+    /// the header.
+    pub fn split_atomic(&self, header_words: usize) -> Option<(&[AtomicU64], &[AtomicU8])> {
+        let header_bytes = header_words.checked_mul(8)?;
+        let data_bytes = self.len.checked_sub(header_bytes)?;
+        let base = self.ptr.as_ptr();
+        // SAFETY: both slices lie inside the mapping (`header_bytes + data_bytes == len`) and do
+        // not overlap; the mapping is page aligned, so the header is aligned for `AtomicU64`;
+        // atomics have no invalid bit patterns, so bytes written by another process are valid;
+        // every access through the views is atomic, so concurrent access from other processes
+        // is no data race; and the views borrow `self`, which unmaps only when dropped.
+        unsafe {
+            Some((
+                std::slice::from_raw_parts(base as *const AtomicU64, header_words),
+                std::slice::from_raw_parts(base.add(header_bytes) as *const AtomicU8, data_bytes),
+            ))
+        }
     }
 
     /// The memfd, to hand to a worker.

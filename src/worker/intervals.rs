@@ -1,5 +1,6 @@
 //! Cutting a run into fixed intervals: when a loop crosses an interval boundary it ships each
-//! series' interval histogram as a frame and starts the next. Outside timed sections only.
+//! series' interval histogram as a frame into the worker's frame ring and starts the next.
+//! Outside timed sections only; shipping copies into shared memory and never waits.
 
 use crate::protocol::ReportWriter;
 use crate::stats::Recorder;
@@ -10,7 +11,8 @@ pub struct Intervals {
     /// Start of the measured phase, `CLOCK_MONOTONIC` ns.
     pub measure_start_ns: u64,
     current: u32,
-    /// Frames that could not be written (the run goes on; the result says so).
+    /// Frames that did not fit in the frame ring: dropped and counted, never waited for (the
+    /// run goes on; the result says so).
     pub write_errors: u64,
 }
 

@@ -1,7 +1,7 @@
 //! A worker process: the hidden `rtsoak worker` sub-command. It reads its [`WorkerSpec`] from an
 //! inherited fd, becomes real-time (pin, policy, mlock, pre-fault, die with the coordinator),
-//! then runs its role's loop with the transport the spec names, and leaves its report in the
-//! report stream.
+//! then runs its role's loop with the transport the spec names, ships its interval frames into
+//! its frame ring, and leaves its final report in its report memfd.
 //!
 //! Dynamic dispatch happens exactly once, here (`&dyn Transport`); each transport's
 //! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
@@ -22,14 +22,16 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
+use crate::protocol::ring::{FrameRing, RingWriter};
 use crate::protocol::{
-    REGION_FD, REPORT_FD, ReportWriter, Role, SPEC_FD, WorkerReport, WorkerSpec,
+    FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, Role, SPEC_FD, WorkerReport, WorkerSpec,
+    write_report,
 };
 use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
 use crate::sys::shm::SharedMemory;
 
-/// What a running worker has: its spec, the shared region, its report stream and the report it
-/// is filling in.
+/// What a running worker has: its spec, the shared region, where its frames and report go, and
+/// the report it is filling in.
 pub struct WorkerContext {
     /// The spec it was started with.
     pub spec: WorkerSpec,
@@ -73,18 +75,35 @@ pub fn main() -> i32 {
     }
     // SAFETY: the coordinator maps exactly these fds into every worker (protocol::*_FD); each is
     // owned here and nowhere else.
-    let (spec_file, region_fd, report_file) = unsafe {
+    let (spec_file, region_fd, report_file, frames_fd) = unsafe {
         (
             File::from_raw_fd(SPEC_FD),
             OwnedFd::from_raw_fd(REGION_FD),
             File::from_raw_fd(REPORT_FD),
+            OwnedFd::from_raw_fd(FRAMES_FD),
         )
     };
-    let mut stream = ReportWriter::new(report_file);
     let mut report = WorkerReport {
         pid: std::process::id() as i32,
         ..Default::default()
     };
+    // The ring is mapped (and populated) now, so it is locked with the rest at the end of setup.
+    let frames = match SharedMemory::map(frames_fd)
+        .map_err(anyhow::Error::from)
+        .and_then(FrameRing::attach)
+    {
+        Ok(ring) => RingWriter::new(ring),
+        Err(error) => {
+            report.error = Some(format!("mapping the frame ring: {error:#}"));
+            let _ = write_report(&mut { report_file }, &report);
+            eprintln!(
+                "rtsoak worker {}: mapping the frame ring: {error:#}",
+                std::process::id()
+            );
+            return 1;
+        }
+    };
+    let mut stream = ReportWriter::new(report_file, frames);
     match start(spec_file, region_fd) {
         Ok((spec, region)) => {
             let slot = &region.workers[spec.slot];
@@ -95,6 +114,13 @@ pub fn main() -> i32 {
                 report,
             };
             let outcome = run(&mut context);
+            if context.report.hygiene.peak_rss_bytes > 0 {
+                // The loop's figure is ru_maxrss, which also holds the coordinator's peak: this
+                // worker was started with CLONE_VM (sys::spawn), and Linux keeps it across exec.
+                if let Some(peak) = crate::sys::sched::peak_rss_bytes() {
+                    context.report.hygiene.peak_rss_bytes = peak;
+                }
+            }
             if let Err(error) = &outcome {
                 context.report.error = Some(format!("{error:#}"));
             }
