@@ -5,8 +5,9 @@
 //!
 //! A publisher preempted between claim and commit leaves a *hole*. Readers step over a hole and
 //! come back to it (a handful at a time), so one slow low-priority publisher cannot hold back
-//! messages published after it. A reader that falls more than a ring behind loses the
-//! overwritten messages and counts them.
+//! messages published after it; before handing out any later message they look at their holes
+//! again, so one publisher's messages still come out in its order. A reader that falls more
+//! than a ring behind loses the overwritten messages and counts them.
 //!
 //! Nothing here allocates, blocks or makes a syscall.
 
@@ -171,6 +172,43 @@ impl Cursor {
         limit: u64,
         mut deliver: impl FnMut(&Message),
     ) -> u64 {
+        let mut delivered = self.fill_holes(queue, &mut deliver);
+        let head = queue.head().min(limit);
+        while self.next < head {
+            if head - self.next > QUEUE_SLOTS as u64 {
+                let oldest_kept = head - QUEUE_SLOTS as u64;
+                self.overrun += oldest_kept - self.next;
+                self.next = oldest_kept;
+            }
+            match queue.peek(self.next) {
+                Peek::Ready(message) => {
+                    // A hole may have been committed since it was last looked at: it holds an
+                    // earlier message of its publisher (which commits before it claims again,
+                    // and whose commit this read of a later slot now sees), so it goes first.
+                    if self.hole_count > 0 {
+                        delivered += self.fill_holes(queue, &mut deliver);
+                    }
+                    deliver(&message);
+                    delivered += 1;
+                }
+                Peek::Overwritten => self.overrun += 1,
+                Peek::NotYet => {
+                    if self.hole_count == MAX_HOLES {
+                        break;
+                    }
+                    self.holes[self.hole_count] = self.next;
+                    self.hole_count += 1;
+                }
+            }
+            self.next += 1;
+        }
+        self.taken += delivered;
+        delivered
+    }
+
+    /// Hand out every hole that has been committed since; count the overwritten ones.
+    #[inline]
+    fn fill_holes(&mut self, queue: &Queue, deliver: &mut impl FnMut(&Message)) -> u64 {
         let mut delivered = 0;
         let mut i = 0;
         while i < self.hole_count {
@@ -187,30 +225,6 @@ impl Cursor {
                 Peek::NotYet => i += 1,
             }
         }
-        let head = queue.head().min(limit);
-        while self.next < head {
-            if head - self.next > QUEUE_SLOTS as u64 {
-                let oldest_kept = head - QUEUE_SLOTS as u64;
-                self.overrun += oldest_kept - self.next;
-                self.next = oldest_kept;
-            }
-            match queue.peek(self.next) {
-                Peek::Ready(message) => {
-                    deliver(&message);
-                    delivered += 1;
-                }
-                Peek::Overwritten => self.overrun += 1,
-                Peek::NotYet => {
-                    if self.hole_count == MAX_HOLES {
-                        break;
-                    }
-                    self.holes[self.hole_count] = self.next;
-                    self.hole_count += 1;
-                }
-            }
-            self.next += 1;
-        }
-        self.taken += delivered;
         delivered
     }
 
@@ -297,6 +311,53 @@ mod tests {
         slot.stamp.store(claimed + 1, Ordering::Release);
         cursor.drain(&queue, |m| seen.push(m.seq));
         assert_eq!(seen, vec![7, 3]);
+        assert_eq!(cursor.pending_holes(), 0);
+    }
+
+    #[test]
+    fn a_hole_committed_while_the_reader_drains_comes_out_before_its_publishers_next_message() {
+        let queue = new_queue();
+        let claim = |publisher_id: u32, seq: u64| {
+            let position = queue.head.0.fetch_add(1, Ordering::AcqRel);
+            let slot = queue.slot(position);
+            slot.stamp.store(WRITING, Ordering::Relaxed);
+            slot.seq.store(seq, Ordering::Relaxed);
+            slot.publisher_id.store(publisher_id, Ordering::Relaxed);
+            position
+        };
+        let commit = |position: u64| {
+            queue
+                .slot(position)
+                .stamp
+                .store(position + 1, Ordering::Release)
+        };
+        // Publishers 1 and 3 each claim a position and are preempted before they commit.
+        let first = claim(1, 0);
+        let third = claim(3, 0);
+        let mut cursor = Cursor::at(0);
+        assert_eq!(cursor.drain(&queue, |_| {}), 0);
+        assert_eq!(cursor.pending_holes(), 2);
+        commit(third);
+        let mut seen = Vec::new();
+        cursor.drain(&queue, |m| {
+            seen.push((m.publisher_id, m.seq));
+            if m.publisher_id == 3 {
+                // While the reader is past publisher 1's hole, publisher 1 commits its message 0
+                // and publishes its message 1 at the head.
+                commit(first);
+                queue.publish(&Message {
+                    seq: 1,
+                    send_ns: 0,
+                    publisher_id: 1,
+                    flags: 0,
+                });
+            }
+        });
+        assert_eq!(
+            seen,
+            [(3, 0), (1, 0), (1, 1)],
+            "publisher 1's order is kept"
+        );
         assert_eq!(cursor.pending_holes(), 0);
     }
 
