@@ -182,6 +182,12 @@ pub struct Hygiene {
     /// Heap allocations during the measured phase (should be 0: the loops allocate nothing).
     #[serde(default)]
     pub allocations: u64,
+    /// The most io-wq worker threads (`iou-wrk-*`) the process had, read after setup and right
+    /// after the measuring loop while its last wait was still armed (should be 0: an io-wq
+    /// worker in a measured path is a thread hop nobody chose). `None`: not checked (`/proc`
+    /// unreadable, or a result written before it was).
+    #[serde(default)]
+    pub io_wq_workers: Option<u64>,
 }
 
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
