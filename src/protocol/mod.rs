@@ -160,6 +160,11 @@ pub struct RtSetup {
     pub memory_lock_error: Option<String>,
     /// Ring setup flags the worker's ring really has (after any fallback).
     pub ring_setup: Option<RingSetup>,
+    /// Subscribers of `signalfd` and `eventfd`: how the ring waits on the fd, found by a trial
+    /// read (`read`, or `poll+read` where io_uring cannot hold the read without an io-wq
+    /// worker thread). `None` for the other transports, which have one way to wait.
+    #[serde(default)]
+    pub wait: Option<crate::transport::FdWait>,
 }
 
 fn yes() -> bool {
