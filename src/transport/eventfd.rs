@@ -44,7 +44,7 @@ impl Transport for Eventfd {
     }
 
     fn needs(&self) -> &'static str {
-        "Linux 5.6: IORING_OP_READ and pidfd_getfd"
+        "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD and pidfd_getfd"
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {

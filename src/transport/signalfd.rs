@@ -55,7 +55,7 @@ impl Transport for Signalfd {
     }
 
     fn needs(&self) -> &'static str {
-        "Linux 5.6: IORING_OP_READ; Linux 5.1: pidfd_send_signal"
+        "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD; Linux 5.1: pidfd_send_signal"
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
