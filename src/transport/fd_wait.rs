@@ -5,9 +5,11 @@
 //! a read of an empty fd then arms an internal poll and completes, in the ring's own task, once
 //! the fd is written. For a file without "nowait" reads (signalfd before about Linux 6.10,
 //! eventfd before 5.8) it hands a blocking fd's read to an io-wq worker thread (`iou-wrk-<pid>`),
-//! which sleeps in `read(2)` and adds a thread hop to every wakeup, and may fail a non-blocking
-//! fd's read with `EAGAIN` at once. So the subscriber's fd is always non-blocking, and which wait
-//! it gets is found by trying ([`FdWait::find`]), never from the kernel's version:
+//! which sleeps in `read(2)` and adds a thread hop to every wakeup: on Debian 12's 6.1 RT kernel
+//! every signalfd wakeup went through one. A non-blocking fd's read it may still poll (that
+//! kernel does, for a signalfd) or, on older kernels, fail with `EAGAIN` at once. So the
+//! subscriber's fd is always non-blocking, and which wait it gets is found by trying
+//! ([`FdWait::find`]), never from the kernel's version:
 //! - [`FdWait::Read`]: a trial read on an empty non-blocking fd of the same kind stayed pending.
 //!   A non-blocking read never sleeps, so io_uring is polling the fd itself: keep the read.
 //! - [`FdWait::PollRead`]: the trial read completed at once. Arm a one-shot
@@ -66,7 +68,9 @@ impl FdWait {
     /// is taken back before this returns.
     pub fn find(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
         let (mut ring, _) = uring::build(RingSetup::None)?;
-        let mut buffer = Box::new([0u64; TRIAL_BYTES / 8]);
+        // Leaked on purpose (once per subscriber process): should a step below fail, the read
+        // could still be in flight, and its buffer must outlive it.
+        let buffer = Box::leak(Box::new([0u64; TRIAL_BYTES / 8]));
         let read = opcode::Read::new(
             types::Fd(trial_fd.as_raw_fd()),
             buffer.as_mut_ptr().cast(),
@@ -90,8 +94,6 @@ impl FdWait {
                 Some(TRIAL_READ) => return Ok(FdWait::Read),
                 Some(_) => {}
                 None => {
-                    // The kernel may still write into the buffer: it must outlive the read.
-                    Box::leak(buffer);
                     return Err(SysError::new(
                         "IORING_OP_ASYNC_CANCEL of the trial read",
                         Errno::ETIME,
