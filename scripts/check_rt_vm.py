@@ -6,8 +6,12 @@ Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] [--arch x86_64|aarch
 DIR holds probe.json, probe.exit, result.json (an `rtsoak compare`), compare.exit and
 payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
 futex is reported unsupported for lack of IORING_OP_FUTEX_WAIT and skipped, the others run
-(Debian 12, 6.1 RT). Behaviour only: latencies under emulation mean nothing and are never
-checked. Prints one line per check; exits 1 if any failed. Python 3 standard library only.
+(Debian 12, 6.1 RT). On every kernel no RT worker may have had an io-wq worker thread while
+measuring (`hygiene.io_wq_workers` recorded and 0), and the signalfd and eventfd subscribers
+record the wait their trial read chose (`read` or `poll+read`; either is right, what matters is
+that no io-wq thread served it). Behaviour only: latencies under emulation mean nothing and are
+never checked. Prints one line per check, then which wait each subscriber chose; exits 1 if
+any check failed. Python 3 standard library only.
 """
 
 import argparse
@@ -27,6 +31,9 @@ ISOLATED_CPUS = [4, 5]
 ONLINE_CPUS = [0, 1, 2, 3, 4, 5]
 NOISE_CPUS = {0, 1}
 FUTEX_FEATURE = "IORING_OP_FUTEX_WAIT"
+# Transports whose subscriber chooses its wait by a trial read, and the waits it may choose.
+TRIAL_WAITS = ["signalfd", "eventfd"]
+WAITS = ["read", "poll+read"]
 
 
 class Checker:
@@ -146,6 +153,35 @@ def check_rt_workers(run, plan, c):
                 f"cpus_observed={setup.get('cpus_observed')}")
         c.check(setup.get("memory_locked") is True, f"{name}: {worker['role']} memory locked",
                 str(setup.get("memory_lock_error")))
+        check_io_wq(name, worker, c)
+
+
+def check_io_wq(name, worker, c):
+    """No measured wait (or send) went through an io-wq worker thread, and the worker recorded
+    that it looked; a signalfd or eventfd subscriber recorded the wait its trial read chose."""
+    role = worker["role"]
+    io_wq = (worker.get("hygiene") or {}).get("io_wq_workers")
+    if c.check(io_wq is not None, f"{name}: {role} recorded its io-wq worker threads",
+               f"hygiene.io_wq_workers={io_wq}"):
+        c.check(io_wq == 0, f"{name}: {role} had no io-wq worker thread while measuring",
+                f"io_wq_workers={io_wq}")
+    if role == "subscriber" and name in TRIAL_WAITS:
+        wait = worker.get("setup", {}).get("wait")
+        c.check(wait in WAITS, f"{name}: subscriber waited with {wait}, chosen by a trial read",
+                f"setup.wait={wait}")
+
+
+def describe_waits(runs):
+    """One line per transport whose subscriber chose its wait: which, and the io-wq count."""
+    lines = []
+    for name in TRIAL_WAITS:
+        run = runs.get(name) or {}
+        for worker in run.get("workers", []):
+            if worker.get("role") == "subscriber":
+                io_wq = (worker.get("hygiene") or {}).get("io_wq_workers")
+                lines.append(f"  {name}: the RT subscriber waited with "
+                             f"{worker.get('setup', {}).get('wait')}, io-wq workers {io_wq}")
+    return lines
 
 
 def check_noise(runs, c):
@@ -230,6 +266,8 @@ def check_result(result, expect, c, arch="x86_64"):
             check_rt_workers(run, plan, c)
     check_noise(list(runs.values()), c)
     check_load_generators([run for run in runs.values() if run.get("status") == "completed"], c)
+    for line in describe_waits(runs):
+        print(line)
 
 
 def main():

@@ -15,11 +15,12 @@ from pathlib import Path
 import check_rt_vm
 
 
-def worker(role, cpu):
+def worker(role, cpu, wait=None):
     return {
         "role": role,
         "setup": {"cpus_requested": [cpu], "cpus_observed": [cpu], "policy": "fifo",
-                  "priority": 40, "policy_error": None, "memory_locked": True},
+                  "priority": 40, "policy_error": None, "memory_locked": True, "wait": wait},
+        "hygiene": {"minor_faults": 0, "allocations": 0, "io_wq_workers": 0},
     }
 
 
@@ -37,7 +38,9 @@ def run(transport):
     return {
         "transport": transport, "status": "completed", "reason": None,
         "integrity": {"sent": 100, "delivered": 100, "lost": 0},
-        "workers": [worker("subscriber", 5), worker("publisher", 4)],
+        "workers": [worker("subscriber", 5, "read" if transport in check_rt_vm.TRIAL_WAITS
+                           else None),
+                    worker("publisher", 4)],
         "noise": noise(),
         "cpu_busy_percent": {"0": 80.0, "1": 78.5, "2": 1.0, "3": 0.5, "4": 3.0, "5": 2.5},
     }
@@ -209,6 +212,48 @@ class CheckRtVm(unittest.TestCase):
         result = good_result("all")
         result["runs"][-1]["status"] = "completed"
         self.assertGreater(failures(result), 0)
+
+    def subscriber(self, result, transport):
+        entry = next(r for r in result["runs"] if r["transport"] == transport)
+        return next(w for w in entry["workers"] if w["role"] == "subscriber")
+
+    def test_a_signalfd_wait_that_went_through_io_wq_fails(self):
+        result = good_result("no-futex")
+        self.subscriber(result, "signalfd")["hygiene"]["io_wq_workers"] = 1
+        self.assertEqual(failures(result, "no-futex"), 1)
+
+    def test_an_rt_publisher_with_an_io_wq_worker_fails(self):
+        result = good_result("all")
+        result["runs"][1]["workers"][1]["hygiene"]["io_wq_workers"] = 2
+        self.assertEqual(failures(result), 1)
+
+    def test_a_result_that_did_not_record_the_io_wq_check_fails(self):
+        result = good_result("all")
+        for entry in result["runs"]:
+            for each in entry["workers"]:
+                del each["hygiene"]["io_wq_workers"]
+        self.assertEqual(failures(result), 2 * len(check_rt_vm.TRANSPORTS))
+
+    def test_a_subscriber_that_polls_then_reads_passes(self):
+        result = good_result("no-futex")
+        self.subscriber(result, "signalfd")["setup"]["wait"] = "poll+read"
+        self.subscriber(result, "eventfd")["setup"]["wait"] = "poll+read"
+        self.assertEqual(failures(result, "no-futex"), 0)
+
+    def test_a_subscriber_that_recorded_no_wait_or_an_unknown_one_fails(self):
+        result = good_result("all")
+        self.subscriber(result, "signalfd")["setup"]["wait"] = None
+        self.subscriber(result, "eventfd")["setup"]["wait"] = "io-wq"
+        self.assertEqual(failures(result), 2)
+
+    def test_the_chosen_waits_are_reported(self):
+        result = good_result("all")
+        self.subscriber(result, "signalfd")["setup"]["wait"] = "poll+read"
+        runs = {entry["transport"]: entry for entry in result["runs"]}
+        self.assertEqual(check_rt_vm.describe_waits(runs), [
+            "  signalfd: the RT subscriber waited with poll+read, io-wq workers 0",
+            "  eventfd: the RT subscriber waited with read, io-wq workers 0",
+        ])
 
     def test_a_vm_directory_with_nothing_in_it_fails(self):
         with tempfile.TemporaryDirectory() as directory:

@@ -114,6 +114,23 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
                 run.transport, worker.role
             );
             assert!(worker.error.is_none(), "{:?}", worker.error);
+            assert_eq!(
+                worker.hygiene.io_wq_workers,
+                Some(0),
+                "{} {:?}: no io-wq worker thread in the measured path",
+                run.transport,
+                worker.role
+            );
+            let chose_a_wait = ["signalfd", "eventfd"].contains(&run.transport.as_str())
+                && worker.role == Role::Subscriber;
+            assert_eq!(
+                worker.setup.wait.is_some(),
+                chose_a_wait,
+                "{} {:?}: the wait is recorded where a trial chose it: {:?}",
+                run.transport,
+                worker.role,
+                worker.setup.wait
+            );
             let cpu = match worker.role {
                 Role::Publisher => doc.plan.rt.publisher_cpu,
                 Role::Subscriber => doc.plan.rt.subscriber_cpu,

@@ -166,6 +166,11 @@ pub struct RtSetup {
     pub memory_lock_error: Option<String>,
     /// Ring setup flags the worker's ring really has (after any fallback).
     pub ring_setup: Option<RingSetup>,
+    /// Subscribers of `signalfd` and `eventfd`: how the ring waits on the fd, found by a trial
+    /// read (`read`, or `poll+read` where io_uring cannot hold the read without an io-wq
+    /// worker thread). `None` for the other transports, which have one way to wait.
+    #[serde(default)]
+    pub wait: Option<crate::transport::FdWait>,
 }
 
 fn yes() -> bool {
@@ -188,6 +193,12 @@ pub struct Hygiene {
     /// Heap allocations during the measured phase (should be 0: the loops allocate nothing).
     #[serde(default)]
     pub allocations: u64,
+    /// The most io-wq worker threads (`iou-wrk-*`) the process had, read after setup and right
+    /// after the measuring loop while its last wait was still armed (should be 0: an io-wq
+    /// worker in a measured path is a thread hop nobody chose). `None`: not checked (`/proc`
+    /// unreadable, or a result written before it was).
+    #[serde(default)]
+    pub io_wq_workers: Option<u64>,
 }
 
 /// One latency series' whole-run extras (its histograms arrive as interval frames).

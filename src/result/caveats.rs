@@ -1,9 +1,10 @@
 //! "What this result is worth": the conditions a reader of the figures must know, derived from
 //! the system check recorded with the result (or, in results written before there was one, the
 //! host facts), the plan, what was held on `/dev/cpu_dma_latency`, what each RT worker
-//! recorded about itself, what the noise got of what the profile asked for, and what the
-//! measurement could not see (missed periods, a delivery that may have been carried by another
-//! wakeup). Pure: it reads a result document and says nothing it cannot point to in it.
+//! recorded about itself (its setup, and any io-wq worker thread it had while measuring), what
+//! the noise got of what the profile asked for, and what the measurement could not see (missed
+//! periods, a delivery that may have been carried by another wakeup). Pure: it reads a result
+//! document and says nothing it cannot point to in it.
 
 use std::collections::BTreeMap;
 
@@ -32,7 +33,11 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
             hold.path
         ));
     }
-    for note in worker_notes(doc).into_iter().chain(noise_notes(doc)) {
+    for note in worker_notes(doc)
+        .into_iter()
+        .chain(io_wq_notes(doc))
+        .chain(noise_notes(doc))
+    {
         if !caveats.contains(&note) {
             caveats.push(note);
         }
@@ -174,6 +179,37 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
     notes
 }
 
+/// RT workers that had io-wq worker threads (`iou-wrk`) while measuring: one line per transport
+/// and role, with the most any of its runs saw. Such a worker's io_uring requests (a
+/// subscriber's wait, most likely) ran on a kernel thread, so its figures include a thread hop
+/// the transport's users would not choose.
+fn io_wq_notes(doc: &ResultDoc) -> Vec<String> {
+    let mut most: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for run in &doc.runs {
+        for worker in &run.workers {
+            let role = match worker.role {
+                Role::Publisher => "publisher",
+                Role::Subscriber => "subscriber",
+                _ => continue,
+            };
+            if let Some(workers @ 1..) = worker.hygiene.io_wq_workers {
+                let seen = most.entry((run.transport.as_str(), role)).or_default();
+                *seen = (*seen).max(workers);
+            }
+        }
+    }
+    most.into_iter()
+        .map(|((transport, role), workers)| {
+            format!(
+                "the RT {role} of {transport} had {workers} io-wq worker thread{} (iou-wrk) \
+                 while measuring: some of its io_uring requests ran on a kernel worker thread, \
+                 a thread hop its figures include",
+                if workers == 1 { "" } else { "s" }
+            )
+        })
+        .collect()
+}
+
 /// Noise that did not get what the profile asked for: one line per kind, over every run that
 /// recorded its noise's setup, saying what was asked, what was got and why. The figures were
 /// measured beside other noise than the profile describes (toothless bursts, queue noise that
@@ -224,8 +260,8 @@ mod tests {
     use crate::plan::Policy;
     use crate::preflight::{Privileges, RtCpus, Trial, check};
     use crate::profile::{CpuTopology, Overrides};
-    use crate::protocol::RtSetup;
-    use crate::result::{ResultDoc, Tool};
+    use crate::protocol::{Hygiene, RtSetup};
+    use crate::result::{ResultDoc, Tool, WorkerRecord};
     use crate::sys::cpu_dma_latency::CpuDmaLatency;
     use crate::sysinfo::{SysRoot, host_facts};
 
@@ -446,6 +482,62 @@ mod tests {
             .setup
             .insert(NoiseKind::NoisePublisher, publishers);
         assert!(noise_notes(&doc).is_empty());
+    }
+
+    /// A one-run result of `transport` whose RT publisher and subscriber saw these io-wq
+    /// worker counts.
+    fn io_wq_doc(transport: &str, publisher: Option<u64>, subscriber: Option<u64>) -> ResultDoc {
+        let mut doc = crate::export::fixture::one_run_doc();
+        let worker = |role, io_wq_workers| WorkerRecord {
+            role,
+            pid: 4242,
+            setup: RtSetup::default(),
+            hygiene: Hygiene {
+                io_wq_workers,
+                ..Default::default()
+            },
+            counters: Default::default(),
+            exit: "exit status: 0".into(),
+            error: None,
+        };
+        doc.runs[0].transport = transport.into();
+        doc.runs[0].workers = vec![
+            worker(Role::Publisher, publisher),
+            worker(Role::Subscriber, subscriber),
+        ];
+        doc
+    }
+
+    #[test]
+    fn an_rt_worker_that_had_io_wq_threads_is_named_with_its_transport_and_role() {
+        let mut doc = io_wq_doc("signalfd", Some(0), Some(1));
+        let mut second = doc.runs[0].clone();
+        second.workers[1].hygiene.io_wq_workers = Some(2);
+        doc.runs.push(second);
+        let expected = "the RT subscriber of signalfd had 2 io-wq worker threads (iou-wrk) while \
+                        measuring: some of its io_uring requests ran on a kernel worker thread, \
+                        a thread hop its figures include";
+        assert_eq!(
+            io_wq_notes(&doc),
+            [expected],
+            "one line, the most any run saw"
+        );
+        assert!(caveats(&doc).iter().any(|c| c == expected));
+        let publisher = io_wq_doc("msg-ring", Some(1), Some(0));
+        assert_eq!(
+            io_wq_notes(&publisher),
+            [
+                "the RT publisher of msg-ring had 1 io-wq worker thread (iou-wrk) while measuring: \
+              some of its io_uring requests ran on a kernel worker thread, a thread hop its \
+              figures include"
+            ]
+        );
+    }
+
+    #[test]
+    fn rt_workers_without_io_wq_threads_or_unchecked_add_no_caveat() {
+        assert!(io_wq_notes(&io_wq_doc("eventfd", Some(0), Some(0))).is_empty());
+        assert!(io_wq_notes(&io_wq_doc("eventfd", None, None)).is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod cpu_dma_latency;
 pub mod cpu_lock;
 pub mod futex;
+pub mod io_wq;
 pub mod memlock;
 pub mod pidfd;
 pub mod sched;

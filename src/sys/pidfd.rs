@@ -94,6 +94,36 @@ impl SignalSender {
             Ok(())
         }
     }
+
+    /// Queue the signal with `payload` to the calling thread, as if process `sender_pid` had
+    /// sent it (`rt_tgsigqueueinfo`; a process may name any sender in a signal to itself). For
+    /// tests: a thread-directed signal stays with the one thread that blocks it, where a
+    /// process-directed one could reach another thread of the test binary and end it.
+    #[cfg(test)]
+    pub fn queue_to_this_thread(
+        &mut self,
+        sender_pid: i32,
+        payload: u64,
+    ) -> Result<(), nix::errno::Errno> {
+        self.info.pid = sender_pid;
+        self.info.value = payload;
+        // SAFETY: integer arguments and a fully initialised 128-byte siginfo that lives across
+        // the call; the kernel copies it before returning.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_rt_tgsigqueueinfo,
+                libc::getpid(),
+                libc::gettid(),
+                self.info.signo,
+                &self.info as *const QueuedSigInfo,
+            )
+        };
+        if rc < 0 {
+            Err(nix::errno::Errno::last())
+        } else {
+            Ok(())
+        }
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<QueuedSigInfo>() == 128);

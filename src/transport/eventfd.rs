@@ -4,19 +4,25 @@
 //! publishers 1, so the count a read returns says how many of its wakes were the RT publisher's
 //! own (exact attribution).
 //!
-//! Needs: any io_uring kernel (`IORING_OP_READ`, Linux 5.6) and `pidfd_getfd` (Linux 5.6) to
-//! reach the subscriber's eventfd. Probed by opcode probe and trial calls.
+//! The eventfd is non-blocking, and the ring either keeps a read on it or, where io_uring
+//! cannot hold an eventfd read without an io-wq worker thread (before about Linux 5.8), a poll
+//! followed by a non-blocking `read(2)`: found by a trial read (`fd_wait`), recorded as
+//! `setup.wait`. Either way the same count is read and means the same.
+//!
+//! Needs: any io_uring kernel (`IORING_OP_READ` and `IORING_OP_POLL_ADD`, Linux 5.6) and
+//! `pidfd_getfd` (Linux 5.6) to reach the subscriber's eventfd. Probed by opcode probe and
+//! trial calls.
 
 use std::os::fd::{AsFd, AsRawFd};
 
-use io_uring::{IoUring, cqueue, opcode, types};
+use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
+use super::fd_wait::{FdWait, ReadWait, Taken};
 use super::targets::RemoteFd;
 use super::{
-    ARM_USER_DATA, Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, push,
-    require_opcodes, trial,
+    Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial,
 };
 use crate::protocol::{Role, WorkerSpec};
 use crate::queue::Message;
@@ -38,12 +44,15 @@ impl Transport for Eventfd {
     }
 
     fn needs(&self) -> &'static str {
-        "Linux 5.6: IORING_OP_READ and pidfd_getfd"
+        "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD and pidfd_getfd"
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
-            require_opcodes(&[(opcode::Read::CODE, "IORING_OP_READ")])?;
+            require_opcodes(&[
+                (opcode::Read::CODE, "IORING_OP_READ"),
+                (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
+            ])?;
             trial(
                 "eventfd",
                 EventFd::from_flags(EfdFlags::EFD_CLOEXEC)
@@ -60,15 +69,23 @@ impl Transport for Eventfd {
     }
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let eventfd =
-            EventFd::from_flags(EfdFlags::EFD_CLOEXEC).map_err(|e| SysError::new("eventfd2", e))?;
+        let eventfd = nonblocking_eventfd()?;
+        // The trial's own eventfd: nobody can write to it, so the trial never takes a wake.
+        let wait = FdWait::find(nonblocking_eventfd()?.as_fd())?;
+        context.report.setup.wait = Some(wait);
         let waiter = EventfdWaiter {
             eventfd,
-            count: Box::new(0),
+            read: ReadWait::new(wait, 0),
             decoder: CountDecoder::new(&context.spec),
         };
         subscriber::run(context, waiter)
     }
+}
+
+/// An empty eventfd whose reads never block.
+fn nonblocking_eventfd() -> Result<EventFd, SysError> {
+    EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
+        .map_err(|e| SysError::new("eventfd2", e))
 }
 
 /// What the RT publisher adds to an eventfd per wake: the count's high 32 bits are its wakes.
@@ -159,8 +176,8 @@ impl Waker for EventfdWaker {
 
 struct EventfdWaiter {
     eventfd: EventFd,
-    /// Where the read lands; boxed so its address is stable while the read is in flight.
-    count: Box<u64>,
+    /// The wait and the count it reads.
+    read: ReadWait<u64>,
     decoder: CountDecoder,
 }
 
@@ -174,24 +191,91 @@ impl Waiter for EventfdWaiter {
     }
 
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
-        let read = opcode::Read::new(
-            types::Fd(self.eventfd.as_fd().as_raw_fd()),
-            (&mut *self.count as *mut u64).cast(),
-            8,
-        )
-        .build()
-        .user_data(ARM_USER_DATA);
-        push(ring, &read)
+        self.read.arm(ring, self.eventfd.as_fd().as_raw_fd())
     }
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
-        match cqe.result() {
-            8 => Completion::Woken {
+        match self.read.take(self.eventfd.as_fd(), cqe) {
+            Taken::Bytes(8) => Completion::Woken {
                 rearm: true,
-                own: self.decoder.own(*self.count),
+                own: self.decoder.own(*self.read.buffer()),
             },
-            r if r < 0 => Completion::Error(-r),
-            _ => Completion::Error(libc::EIO),
+            // Readable, yet no count to read: no wake of the run's.
+            Taken::Nothing => Completion::Foreign { rearm: true },
+            Taken::Failed(errno) => Completion::Error(errno),
+            Taken::Bytes(_) => Completion::Error(libc::EIO),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::fd_wait::tests::first_completion;
+
+    /// The RT subscriber's waiter, waiting as `how` on a fresh eventfd.
+    fn rt_waiter(how: FdWait) -> EventfdWaiter {
+        EventfdWaiter {
+            eventfd: nonblocking_eventfd().unwrap(),
+            read: ReadWait::new(how, 0),
+            decoder: CountDecoder {
+                rt_subscriber: true,
+                rt_wakes: 0,
+            },
+        }
+    }
+
+    /// One completion of `waiter`: `before` written before arming, then `after`.
+    fn complete(waiter: &mut EventfdWaiter, before: u64, after: u64) -> Completion {
+        if before > 0 {
+            waiter.eventfd.write(before).unwrap();
+        }
+        let eventfd = waiter.eventfd.as_fd().as_raw_fd();
+        // SAFETY: the waiter owns the eventfd and outlives the completion.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(eventfd) };
+        let cqe = first_completion(&mut waiter.read, fd, || {
+            if after > 0 {
+                waiter.eventfd.write(after).unwrap();
+            }
+        });
+        waiter.complete(&cqe)
+    }
+
+    #[test]
+    fn the_poll_and_read_wait_splits_counts_exactly_as_the_read_does() {
+        for how in [FdWait::Read, FdWait::PollRead] {
+            let mut waiter = rt_waiter(how);
+            // Two RT wakes and three noise wakes, summed in the count before the wait was armed.
+            assert_eq!(
+                complete(&mut waiter, 2 * RT_WAKE + 3 * NOISE_WAKE, 0),
+                Completion::Woken {
+                    rearm: true,
+                    own: Own::Through { seq: 1, wakes: 2 }
+                },
+                "{how:?}"
+            );
+            // One RT wake written while the wait was armed: the RT publisher's third.
+            assert_eq!(
+                complete(&mut waiter, 0, RT_WAKE),
+                Completion::Woken {
+                    rearm: true,
+                    own: Own::Through { seq: 2, wakes: 1 }
+                },
+                "{how:?}"
+            );
+            assert_eq!(
+                complete(&mut waiter, 0, NOISE_WAKE),
+                Completion::Woken {
+                    rearm: true,
+                    own: Own::No
+                },
+                "{how:?}: a noise publisher's wake"
+            );
+            assert_eq!(
+                waiter.eventfd.read(),
+                Err(Errno::EAGAIN),
+                "{how:?}: drained"
+            );
         }
     }
 }

@@ -12,6 +12,7 @@
 mod doorbell;
 mod eventfd;
 mod eventfd_multishot;
+mod fd_wait;
 mod futex;
 mod futex_syscall;
 mod msg_ring;
@@ -24,6 +25,7 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
 
+pub use fd_wait::FdWait;
 pub use targets::{Reach, Targets};
 
 use crate::queue::Message;

@@ -4,22 +4,27 @@
 //! signal read says who sent it and for which message, so the RT subscriber knows its own wakes
 //! exactly.
 //!
-//! Needs: `IORING_OP_READ` (Linux 5.6) and `pidfd_send_signal` (Linux 5.1). Probed by opcode
-//! probe and a trial signal to ourselves. The signal is blocked before the signalfd exists and
-//! before any publisher learns the subscriber's pid: a real-time signal that arrives unblocked
-//! runs its default action, which ends the process.
+//! The signalfd is non-blocking, and the ring either keeps a read on it or, where io_uring
+//! cannot hold a signalfd read without an io-wq worker thread (before about Linux 6.10), a poll
+//! followed by a non-blocking `read(2)`: found by a trial read (`fd_wait`), recorded as
+//! `setup.wait`. Either way the same siginfos land in the same buffer and mean the same.
+//!
+//! Needs: `IORING_OP_READ` and `IORING_OP_POLL_ADD` (Linux 5.6) and `pidfd_send_signal` (Linux
+//! 5.1). Probed by opcode probe and a trial signal to ourselves. The signal is blocked before
+//! the signalfd exists and before any publisher learns the subscriber's pid: a real-time signal
+//! that arrives unblocked runs its default action, which ends the process.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
-use io_uring::{IoUring, cqueue, opcode, types};
+use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
+use super::fd_wait::{FdWait, ReadWait, Taken};
 use super::{
-    ARM_USER_DATA, Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, push,
-    require_opcodes, trial,
+    Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial,
 };
 use crate::protocol::Role;
 use crate::queue::Message;
@@ -50,12 +55,15 @@ impl Transport for Signalfd {
     }
 
     fn needs(&self) -> &'static str {
-        "Linux 5.6: IORING_OP_READ; Linux 5.1: pidfd_send_signal"
+        "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD; Linux 5.1: pidfd_send_signal"
     }
 
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
-            require_opcodes(&[(opcode::Read::CODE, "IORING_OP_READ")])?;
+            require_opcodes(&[
+                (opcode::Read::CODE, "IORING_OP_READ"),
+                (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
+            ])?;
             trial("pidfd_send_signal", signal_trial())
         })
     }
@@ -70,9 +78,11 @@ impl Transport for Signalfd {
 
     fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
         let signalfd = blocked_signalfd().map_err(|e| SysError::new("signalfd", e))?;
+        let wait = FdWait::find(trial_signalfd()?.as_fd())?;
+        context.report.setup.wait = Some(wait);
         let waiter = SignalWaiter {
             signalfd,
-            buffer: Box::new([zeroed_siginfo(); BATCH]),
+            read: ReadWait::new(wait, [zeroed_siginfo(); BATCH]),
             region: context.region(),
             rt_subscriber: context.spec.role == Role::Subscriber,
         };
@@ -92,11 +102,22 @@ fn wake_sigset() -> SigSet {
     }
 }
 
-/// Block the wake signal for this (single-threaded) process and open a signalfd for it.
+/// Block the wake signal for this (single-threaded) process and open a non-blocking signalfd
+/// for it.
 fn blocked_signalfd() -> Result<SignalFd, Errno> {
     let set = wake_sigset();
     sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), None)?;
-    SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC)
+    SignalFd::with_flags(&set, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+}
+
+/// A signalfd like the subscriber's for the trial read, watching no signal: the trial can never
+/// take a wake.
+fn trial_signalfd() -> Result<SignalFd, SysError> {
+    SignalFd::with_flags(
+        &SigSet::empty(),
+        SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK,
+    )
+    .map_err(|e| SysError::new("signalfd", e))
 }
 
 /// `pidfd_send_signal(self, 0)`: proves the call exists and is permitted, delivering nothing.
@@ -150,7 +171,8 @@ impl Waker for SignalWaker {
 
 struct SignalWaiter {
     signalfd: SignalFd,
-    buffer: Box<[libc::signalfd_siginfo; BATCH]>,
+    /// The wait and the buffer the siginfos land in.
+    read: ReadWait<[libc::signalfd_siginfo; BATCH]>,
     /// To check that a signal came from one of the run's workers.
     region: &'static Region,
     /// The RT subscriber: signals from the RT publisher are its own wakes.
@@ -164,43 +186,15 @@ impl SignalWaiter {
             .iter()
             .any(|w| w.pid.load(Ordering::Relaxed) == pid as i32 && pid != 0)
     }
-}
 
-impl Waiter for SignalWaiter {
-    fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
-    }
-
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        self.signalfd.as_fd().as_raw_fd()
-    }
-
-    fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
-        let read = opcode::Read::new(
-            types::Fd(self.signalfd.as_fd().as_raw_fd()),
-            self.buffer.as_mut_ptr().cast(),
-            std::mem::size_of_val(&*self.buffer) as u32,
-        )
-        .build()
-        .user_data(ARM_USER_DATA);
-        push(ring, &read)
-    }
-
-    fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
-        let result = cqe.result();
-        if result < 0 {
-            return Completion::Error(-result);
-        }
-        let count = result as usize / std::mem::size_of::<libc::signalfd_siginfo>();
+    /// What `bytes` of siginfos read into the buffer meant.
+    fn judge(&self, bytes: usize) -> Completion {
+        let count = bytes / std::mem::size_of::<libc::signalfd_siginfo>();
         let rt_publisher = self.region.workers[RT_PUBLISHER_SLOT]
             .pid
             .load(Ordering::Relaxed) as u32;
         let (mut ours, mut own_wakes, mut own_through) = (false, 0, 0);
-        for info in &self.buffer[..count.min(BATCH)] {
+        for info in &self.read.buffer()[..count.min(BATCH)] {
             if info.ssi_signo == wake_signal() as u32
                 && info.ssi_code == libc::SI_QUEUE
                 && self.sent_by_run(info.ssi_pid)
@@ -226,5 +220,148 @@ impl Waiter for SignalWaiter {
         } else {
             Completion::Foreign { rearm: true }
         }
+    }
+}
+
+impl Waiter for SignalWaiter {
+    fn attribution(&self) -> Attribution {
+        if self.rt_subscriber {
+            Attribution::Exact
+        } else {
+            Attribution::None
+        }
+    }
+
+    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
+        self.signalfd.as_fd().as_raw_fd()
+    }
+
+    fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
+        self.read.arm(ring, self.signalfd.as_fd().as_raw_fd())
+    }
+
+    fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
+        match self.read.take(self.signalfd.as_fd(), cqe) {
+            Taken::Bytes(bytes) => self.judge(bytes),
+            // Readable, yet no signal to read: no wake of the run's.
+            Taken::Nothing => Completion::Foreign { rearm: true },
+            Taken::Failed(errno) => Completion::Error(errno),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nix::sys::signal::pthread_sigmask;
+
+    use super::*;
+    use crate::region::SharedRegion;
+    use crate::transport::fd_wait::tests::first_completion;
+
+    /// Pids the run's workers seem to have, and one from outside the run.
+    const RT_PUBLISHER: i32 = 4001;
+    const NOISE_PUBLISHER: i32 = 4002;
+    const OUTSIDER: i32 = 4003;
+
+    /// The RT subscriber's waiter, waiting as `how`, on a signalfd of this thread (which blocks
+    /// the wake signal) in a region where the RT publisher and one noise publisher run.
+    fn rt_waiter(how: FdWait) -> SignalWaiter {
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&wake_sigset()), None).unwrap();
+        let shared: &'static SharedRegion = Box::leak(Box::new(SharedRegion::create().unwrap()));
+        let region = shared.get();
+        region.workers[RT_PUBLISHER_SLOT]
+            .pid
+            .store(RT_PUBLISHER, Ordering::Relaxed);
+        region.workers[RT_PUBLISHER_SLOT + 2]
+            .pid
+            .store(NOISE_PUBLISHER, Ordering::Relaxed);
+        let signalfd = SignalFd::with_flags(
+            &wake_sigset(),
+            SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK,
+        )
+        .unwrap();
+        SignalWaiter {
+            signalfd,
+            read: ReadWait::new(how, [zeroed_siginfo(); BATCH]),
+            region,
+            rt_subscriber: true,
+        }
+    }
+
+    /// One completion of `waiter` on signals queued to this thread, `(sender, sequence number)`
+    /// each: `before` arming, then `after`.
+    fn complete(
+        waiter: &mut SignalWaiter,
+        before: &[(i32, u64)],
+        after: &[(i32, u64)],
+    ) -> Completion {
+        let mut sender = SignalSender::new(wake_signal());
+        let mut queue = |signals: &[(i32, u64)]| {
+            for &(pid, seq) in signals {
+                sender.queue_to_this_thread(pid, seq).unwrap();
+            }
+        };
+        queue(before);
+        let signalfd = waiter.signalfd.as_fd().as_raw_fd();
+        // SAFETY: the waiter owns the signalfd and outlives the completion.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(signalfd) };
+        let cqe = first_completion(&mut waiter.read, fd, || queue(after));
+        waiter.complete(&cqe)
+    }
+
+    #[test]
+    fn the_poll_and_read_wait_attributes_signals_exactly_as_the_read_does() {
+        for how in [FdWait::Read, FdWait::PollRead] {
+            let mut waiter = rt_waiter(how);
+            // Queued before the wait was armed: one read takes all four.
+            let queued = [
+                (RT_PUBLISHER, 5),
+                (NOISE_PUBLISHER, 9),
+                (RT_PUBLISHER, 6),
+                (OUTSIDER, 7),
+            ];
+            assert_eq!(
+                complete(&mut waiter, &queued, &[]),
+                Completion::Woken {
+                    rearm: true,
+                    own: Own::Through { seq: 6, wakes: 2 }
+                },
+                "{how:?}"
+            );
+            // Sent while the wait was armed.
+            assert_eq!(
+                complete(&mut waiter, &[], &[(RT_PUBLISHER, 7)]),
+                Completion::Woken {
+                    rearm: true,
+                    own: Own::Through { seq: 7, wakes: 1 }
+                },
+                "{how:?}"
+            );
+            assert_eq!(
+                complete(&mut waiter, &[], &[(NOISE_PUBLISHER, 3)]),
+                Completion::Woken {
+                    rearm: true,
+                    own: Own::No
+                },
+                "{how:?}: a noise publisher's wake"
+            );
+            assert_eq!(
+                complete(&mut waiter, &[], &[(OUTSIDER, 8)]),
+                Completion::Foreign { rearm: true },
+                "{how:?}: a signal from outside the run"
+            );
+        }
+    }
+
+    #[test]
+    fn the_trial_finds_a_wait_for_a_signalfd_and_leaves_the_signal_queued() {
+        pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&wake_sigset()), None).unwrap();
+        let mut sender = SignalSender::new(wake_signal());
+        sender.queue_to_this_thread(RT_PUBLISHER, 1).unwrap();
+        let trial = trial_signalfd().unwrap();
+        FdWait::find(trial.as_fd()).unwrap();
+        let signalfd = SignalFd::with_flags(&wake_sigset(), SfdFlags::SFD_NONBLOCK).unwrap();
+        let info = signalfd.read_signal().unwrap().expect("still queued");
+        assert_eq!((info.ssi_pid as i32, info.ssi_ptr), (RT_PUBLISHER, 1));
     }
 }

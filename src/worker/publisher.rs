@@ -6,7 +6,9 @@
 //!
 //! Between `READY` and the end of the loop nothing allocates, logs, formats or takes a lock of
 //! ours: the only calls are the clock, `clock_nanosleep`, the waker, relaxed stores of progress
-//! figures, and (at interval boundaries, after the send) shipping a finished interval.
+//! figures, and (at interval boundaries, after the send) shipping a finished interval. Before
+//! `READY` and after the loop it counts the process's io-wq worker threads
+//! (`hygiene.io_wq_workers`), which no send call should need.
 
 use std::sync::atomic::Ordering;
 
@@ -21,7 +23,7 @@ use crate::queue::{FLAG_WARMUP, Message};
 use crate::region::{phase, worker_state};
 use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
-use crate::sys::sched;
+use crate::sys::{io_wq, sched};
 use crate::transport::Waker;
 
 /// Series names, in the order their interval frames are numbered.
@@ -48,6 +50,8 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     if waker.targets() == 0 && spec.role == Role::Publisher {
         bail!("no subscriber to wake: the RT subscriber is not a member of the queue");
     }
+    // Outside the measuring loop (reading /proc allocates): once now, once right after it.
+    let io_wq_after_setup = io_wq::workers();
     context.ready();
     while region.phase() == phase::SETUP {
         sleep_until_ns(now_ns() + 1_000_000);
@@ -191,13 +195,18 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
 
     let end_ns = now_ns();
     let usage_after = sched::usage();
+    let io_wq_workers = io_wq::most(io_wq_after_setup, io_wq::workers());
     sched::current_cpu_into(&mut context.report.setup.cpus_observed);
     intervals.finish(
         end_ns,
         &mut context.stream,
         &mut [&mut send, &mut fanout, &mut timer, &mut refresh],
     );
-    context.report.hygiene = hygiene(usage_before.unwrap_or(usage_after), usage_after);
+    context.report.hygiene = hygiene(
+        usage_before.unwrap_or(usage_after),
+        usage_after,
+        io_wq_workers,
+    );
     context.report.counters = counters;
     context.report.break_event = break_on.event;
     context.report.series = [&send, &fanout, &timer, &refresh]
@@ -214,8 +223,9 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     Ok(())
 }
 
-/// Resource use between two readings (the peak RSS is the later reading's).
-pub fn hygiene(before: sched::Usage, after: sched::Usage) -> Hygiene {
+/// Resource use between two readings (the peak RSS is the later reading's), and the io-wq
+/// workers seen over the same phase ([`io_wq::most`]).
+pub fn hygiene(before: sched::Usage, after: sched::Usage, io_wq_workers: Option<u64>) -> Hygiene {
     Hygiene {
         minor_faults: after.minor_faults - before.minor_faults,
         major_faults: after.major_faults - before.major_faults,
@@ -223,5 +233,6 @@ pub fn hygiene(before: sched::Usage, after: sched::Usage) -> Hygiene {
         involuntary_switches: after.involuntary_switches - before.involuntary_switches,
         peak_rss_bytes: after.peak_rss_bytes,
         allocations: after.allocations - before.allocations,
+        io_wq_workers,
     }
 }

@@ -6,7 +6,9 @@
 //! transport tells the RT publisher's own wake apart ([`super::own_wake`]); `handling`, from a
 //! wakeup to waiting again with the re-arm submitted (so a one-shot wait's re-arm is in it);
 //! `other_delivery` for noise messages. It counts messages first seen through a wait that ended
-//! with no completion at all (the fallback poll), which no transport should need.
+//! with no completion at all (the fallback poll), which no transport should need. It counts the
+//! process's io-wq worker threads with the first wait armed and again right after the loop,
+//! while the last one still is (`hygiene.io_wq_workers`): none should ever serve a wait.
 //!
 //! Between `READY` and the end of the loop nothing allocates, logs or formats.
 
@@ -25,7 +27,7 @@ use crate::queue::{Cursor, FLAG_WARMUP};
 use crate::region::{RT_PUBLISHER_SLOT, WorkerSlot, phase, worker_state};
 use crate::stats::{Attribution, Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
-use crate::sys::{sched, uring};
+use crate::sys::{io_wq, sched, uring};
 use crate::transport::{Completion, Own, Waiter};
 
 /// Series names, in the order their interval frames are numbered.
@@ -103,6 +105,9 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         waiter.arm(ring)?;
         ring.submit().context("arming the first wait")?;
     }
+    // With the first wait armed, and outside the loop (reading /proc allocates); again right
+    // after the loop, while the last wait is still armed.
+    let io_wq_after_setup = io_wq::workers();
     context.ready();
 
     let wait_ns = (spec.delivery_timeout_ns / 4).min(MAX_WAIT_NS);
@@ -286,6 +291,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     }
     let end_ns = now_ns();
     let usage_after = sched::usage();
+    let io_wq_workers = io_wq::most(io_wq_after_setup, io_wq::workers());
     sched::current_cpu_into(&mut context.report.setup.cpus_observed);
     if let Some(intervals) = intervals.as_mut() {
         intervals.finish(end_ns, &mut context.stream, &mut series.all());
@@ -306,8 +312,11 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         counters.wakes_missing = sent.saturating_sub(own.wakes);
     }
     context.report.attribution = own.attribution();
-    context.report.hygiene =
-        super::publisher::hygiene(usage_before.unwrap_or(usage_after), usage_after);
+    context.report.hygiene = super::publisher::hygiene(
+        usage_before.unwrap_or(usage_after),
+        usage_after,
+        io_wq_workers,
+    );
     context.report.counters = counters;
     context.report.break_event = break_on.event;
     context.report.series = SERIES
