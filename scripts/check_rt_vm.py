@@ -33,6 +33,13 @@ NOISE_CPUS = {0, 1}
 FUTEX_FEATURE = "IORING_OP_FUTEX_WAIT"
 # Transports whose subscriber chooses its wait by a trial read, and the waits it may choose.
 TRIAL_WAITS = ["signalfd", "eventfd"]
+# Integrity counts that are transport failures: each must be 0 (absent in a run that cannot
+# count it).
+TRANSPORT_FAILURES = ["wake_errors", "cqe_errors", "fallback_deliveries", "wakes_missing"]
+# How far each transport tells the RT publisher's own wake apart, with noise waking the RT
+# subscriber (the VM's compare runs the default noise).
+OWN_WAKE = {"futex": "covering", "msg-ring": "exact", "eventfd": "exact", "signalfd": "exact",
+            "eventfd-multishot": "exact", "futex-syscall": "none"}
 WAITS = ["read", "poll+read"]
 
 
@@ -262,6 +269,14 @@ def check_result(result, expect, c, arch="x86_64"):
         sent, delivered = integrity.get("sent", 0), integrity.get("delivered", -1)
         c.check(sent > 0 and delivered == sent and integrity.get("lost") == 0,
                 f"{name}: every message delivered ({delivered}/{sent})", str(integrity))
+        failed = {key: integrity.get(key) for key in TRANSPORT_FAILURES
+                  if integrity.get(key) not in (0, None)}
+        c.check(not failed, f"{name}: no failed wake, error completion, fallback delivery or "
+                f"missing own wake", str(failed))
+        attribution = integrity.get("own_wake")
+        c.check(attribution == OWN_WAKE.get(name), f"{name}: own wakes told apart "
+                f"({OWN_WAKE.get(name)})", f"own_wake={attribution}")
+
         if "rt" in plan:
             check_rt_workers(run, plan, c)
     check_noise(list(runs.values()), c)

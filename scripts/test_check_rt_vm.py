@@ -37,7 +37,10 @@ def noise(cpus_observed=(0, 1), publishers_started=12):
 def run(transport):
     return {
         "transport": transport, "status": "completed", "reason": None,
-        "integrity": {"sent": 100, "delivered": 100, "lost": 0},
+        "integrity": {"sent": 100, "delivered": 100, "lost": 0, "wake_errors": 0,
+                      "cqe_errors": 0, "fallback_deliveries": 0,
+                      "wakes_missing": 0 if check_rt_vm.OWN_WAKE[transport] == "exact" else None,
+                      "own_wake": check_rt_vm.OWN_WAKE[transport]},
         "workers": [worker("subscriber", 5, "read" if transport in check_rt_vm.TRIAL_WAITS
                            else None),
                     worker("publisher", 4)],
@@ -154,12 +157,12 @@ class CheckRtVm(unittest.TestCase):
 
     def test_a_lost_message_fails(self):
         result = good_result("all")
-        result["runs"][0]["integrity"] = {"sent": 100, "delivered": 99, "lost": 1}
+        result["runs"][0]["integrity"].update({"sent": 100, "delivered": 99, "lost": 1})
         self.assertEqual(failures(result), 1)
 
     def test_a_run_that_sent_nothing_fails(self):
         result = good_result("all")
-        result["runs"][0]["integrity"] = {"sent": 0, "delivered": 0, "lost": 0}
+        result["runs"][0]["integrity"].update({"sent": 0, "delivered": 0, "lost": 0})
         self.assertEqual(failures(result), 1)
 
     def test_a_missing_run_fails(self):
@@ -254,6 +257,19 @@ class CheckRtVm(unittest.TestCase):
             "  signalfd: the RT subscriber waited with poll+read, io-wq workers 0",
             "  eventfd: the RT subscriber waited with read, io-wq workers 0",
         ])
+
+    def test_a_transport_failure_fails_even_when_every_message_arrived(self):
+        result = good_result("all")
+        runs = {entry["transport"]: entry for entry in result["runs"]}
+        runs["eventfd"]["integrity"]["fallback_deliveries"] = 3
+        runs["msg-ring"]["integrity"]["wakes_missing"] = 1
+        self.assertEqual(failures(result), 2)
+
+    def test_a_transport_that_could_not_tell_its_own_wakes_apart_as_it_should_fails(self):
+        result = good_result("all")
+        runs = {entry["transport"]: entry for entry in result["runs"]}
+        runs["signalfd"]["integrity"]["own_wake"] = "none"
+        self.assertEqual(failures(result), 1)
 
     def test_a_vm_directory_with_nothing_in_it_fails(self):
         with tempfile.TemporaryDirectory() as directory:
