@@ -9,7 +9,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{group_members, is_root, load, rtsoak, rtsoak_path, serial, skip};
+use common::{as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip};
 use rtsoak::result::noise_setup::Obtained;
 use rtsoak::result::{NoiseKind, ResultDoc, RunResult, RunStatus};
 
@@ -205,29 +205,8 @@ fn an_ordinary_users_bursts_and_queue_noise_without_fifo_are_recorded_caveated_a
     }
     // An ordinary account may not take SCHED_FIFO: the ci profile's FIFO 20 queue noise and
     // FIFO 50 bursts all run SCHED_OTHER, and the run still completes.
-    let home = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        home.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let script = format!(
-        "ulimit -l 8192 && exec {} run -q --profile ci -t eventfd --duration 1s -o results",
-        rtsoak_path().display()
-    );
-    let output = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "sh",
-            "-c",
-        ])
-        .arg(&script)
-        .current_dir(home.path())
-        .output()
-        .unwrap();
+    let (output, home) =
+        as_ordinary_user("run -q --profile ci -t eventfd --duration 1s -o results");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
     let doc = load(&home.path().join("results"));

@@ -11,7 +11,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{alive, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip};
+use common::{
+    alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip,
+};
 use rtsoak::protocol::Role;
 use rtsoak::result::{ResultDoc, RunStatus};
 use rtsoak::stats::decode_histogram;
@@ -258,29 +260,7 @@ fn an_ordinary_user_with_the_default_memlock_limit_completes_every_transport() {
     }
     // As a new user would: an ordinary account, the usual 8 MiB RLIMIT_MEMLOCK, and a relative
     // -o in a directory of their own.
-    let home = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        home.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let script = format!(
-        "ulimit -l 8192 && exec {} compare -q --profile ci --duration 1s -o results",
-        rtsoak_path().display()
-    );
-    let output = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "sh",
-            "-c",
-        ])
-        .arg(&script)
-        .current_dir(home.path())
-        .output()
-        .unwrap();
+    let (output, home) = as_ordinary_user("compare -q --profile ci --duration 1s -o results");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
     assert!(stderr.contains("Warning: "), "warns loudly: {stderr}");

@@ -68,3 +68,27 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// Run rtsoak with `args` as an ordinary user would (uid/gid 65534, no capabilities, the usual
+/// 8 MiB `RLIMIT_MEMLOCK`) in a fresh home directory of theirs, where a relative `-o` lands.
+/// Needs root (for `setpriv`); returns the output and the home directory.
+pub fn as_ordinary_user(args: &str) -> (std::process::Output, tempfile::TempDir) {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let script = format!("ulimit -l 8192 && exec {} {args}", rtsoak_path().display());
+    let output = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    (output, home)
+}
