@@ -112,20 +112,21 @@ pub fn mapped_bytes() -> Option<u64> {
 /// True with `CAP_IPC_LOCK` in the effective set, which lifts the limit.
 pub fn has_ipc_lock() -> bool {
     const CAP_IPC_LOCK: u32 = 14;
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            let line = status.lines().find(|l| l.starts_with("CapEff:"))?;
-            u64::from_str_radix(line.split_whitespace().nth(1)?, 16).ok()
-        })
+    status_value("CapEff:")
+        .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
         .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 /// A `kB` field of `/proc/self/status`, in kB.
 pub(crate) fn status_field(name: &str) -> Option<u64> {
+    status_value(name)?.parse().ok()
+}
+
+/// The first word after `name` on its line of `/proc/self/status`.
+fn status_value(name: &str) -> Option<String> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(name))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    line.split_whitespace().nth(1).map(str::to_string)
 }
 
 /// A limit that lets this process lock everything now and later: mapped plus the headroom,
