@@ -23,5 +23,7 @@ pub mod result;
 pub mod stats;
 pub mod sys;
 pub mod sysinfo;
+#[cfg(test)]
+mod testing;
 pub mod transport;
 pub mod worker;

@@ -1,23 +1,15 @@
 //! Test helpers that read exporter output with independent Python implementations: the
 //! `hdrhistogram` package (import name `hdrh`) for interval logs and `prometheus_client`'s text
 //! parser for Prometheus files. `.ci/run` installs both; where python3 or a package is missing
-//! the check prints `SKIPPED` with the reason and passes, so a skip is never silent, except in
-//! CI (`RTSOAK_CI` set), where a skipped check fails.
+//! the check prints `SKIPPED` with the reason and passes ([`crate::testing::skip`]), so a skip is
+//! never silent, except in CI (`RTSOAK_CI` set), where a skipped check fails.
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
 use crate::result::ResultDoc;
 use crate::stats::{decode_histogram, new_histogram};
-
-/// Say why a check is skipped; in CI, fail instead.
-fn skip(reason: &str) {
-    assert!(
-        std::env::var_os("RTSOAK_CI").is_none(),
-        "a check CI must run was skipped: {reason}"
-    );
-    eprintln!("SKIPPED: {reason}");
-}
+use crate::testing::skip;
 
 /// Run `script` with python3 on `input` (a file path as `sys.argv[1]`). `None` = skipped.
 fn python(module: &str, script: &str, input: &str) -> Option<String> {
