@@ -328,8 +328,9 @@ fn warn_about_privileges(plan: &RunPlan, privileges: &Privileges) {
     }
     if let Some(error) = &privileges.memory_lock.error {
         eprintln!(
-            "Warning: cannot lock {} MiB of memory ({error}); workers may run unlocked and \
-             page-fault. Run as root, or raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=).",
+            "Warning: cannot lock {} MiB of memory ({error}); each RT worker locks only what \
+             fits and may page-fault elsewhere (the result says how much). Run as root, or \
+             raise RLIMIT_MEMLOCK (ulimit -l, LimitMEMLOCK=).",
             WORKER_LOCK_BYTES >> 20
         );
     }

@@ -20,7 +20,7 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
             "memory lock",
             &privileges.memory_lock,
             "run as root, or raise RLIMIT_MEMLOCK (`ulimit -l`, systemd `LimitMEMLOCK=`)",
-            "memory cannot be locked: the RT workers may page-fault",
+            "16 MiB cannot be locked: the RT workers lock what fits and may page-fault elsewhere",
         ),
         trial(
             "privileges.pidfd-getfd",

@@ -164,6 +164,10 @@ pub struct RtSetup {
     pub memory_locked_future: bool,
     /// What was not locked and why, with what to do.
     pub memory_lock_error: Option<String>,
+    /// Bytes locked at the end of setup (`VmLck`): everything mapped, part of it where the
+    /// limit allows no more, or 0. (`None` in results written before this field.)
+    #[serde(default)]
+    pub memory_locked_bytes: Option<u64>,
     /// Ring setup flags the worker's ring really has (after any fallback).
     pub ring_setup: Option<RingSetup>,
     /// Subscribers of `signalfd` and `eventfd`: how the ring waits on the fd, found by a trial

@@ -9,9 +9,18 @@
 //! record says what was left out and why. Callers lock at the end of their setup, when
 //! everything the measuring loop touches is mapped (the loops map and allocate nothing).
 //!
+//! When even that does not fit (an RT worker maps a little over 8 MiB, most of it code, and an
+//! ordinary user's limit is 8 MiB), the mappings are locked one by one in the order the loop
+//! needs them ([`rank`]) until the limit is reached: its stack, the shared memory, the heap,
+//! rtsoak's own code, the C library; what is left out (usually `libm`, which the loop never
+//! calls) is named in the record.
+//!
 //! Owns: the decision and the record. Never changes the limit.
 
-use nix::sys::mman::{MlockAllFlags, mlockall};
+use std::ptr::NonNull;
+
+use nix::errno::Errno;
+use nix::sys::mman::{MlockAllFlags, mlock, mlockall};
 use nix::sys::resource::{Resource, getrlimit};
 
 /// Room beyond what is mapped that `MCL_FUTURE` needs under a finite limit: the report written
@@ -25,6 +34,8 @@ pub struct MemoryLock {
     pub current: bool,
     /// Later mappings are locked too (`MCL_FUTURE`).
     pub future: bool,
+    /// Bytes locked once done (`VmLck`): all that is mapped, part of it, or 0.
+    pub locked_bytes: Option<u64>,
     /// What was not locked and why, with what to do; none when both are locked.
     pub note: Option<String>,
 }
@@ -58,11 +69,13 @@ pub fn lock_what_fits() -> MemoryLock {
         Ok(()) if room_for_future => MemoryLock {
             current: true,
             future: true,
+            locked_bytes: locked_bytes(),
             note: None,
         },
         Ok(()) => MemoryLock {
             current: true,
             future: false,
+            locked_bytes: locked_bytes(),
             note: Some(format!(
                 "only the memory mapped at the end of setup was locked, not later mappings \
                  ({}, too little room for MCL_FUTURE); the measured loop maps nothing, so it \
@@ -70,17 +83,177 @@ pub fn lock_what_fits() -> MemoryLock {
                 raise(limit.unwrap_or(0))
             )),
         },
+        Err(Errno::ENOMEM) if let Some(limit) = limit => {
+            let left_out = lock_in_order(limit);
+            let locked = locked_bytes();
+            let note = match (locked, left_out.is_empty()) {
+                (Some(1..), false) => format!(
+                    "only part was locked: {} of {}, mapping by mapping (stack, shared memory, \
+                     heap, rtsoak's code, the C library first) until RLIMIT_MEMLOCK ({}) was \
+                     reached; left unlocked: {}: {advice}",
+                    mib(locked.unwrap_or(0)),
+                    mapped.map_or("an unknown amount".to_string(), mib),
+                    mib(limit),
+                    left_out.join(", ")
+                ),
+                _ => format!("nothing was locked ({}): {advice}", raise(limit)),
+            };
+            MemoryLock {
+                current: false,
+                future: false,
+                locked_bytes: locked,
+                note: Some(note),
+            }
+        }
         Err(errno) => MemoryLock {
             current: false,
             future: false,
-            note: Some(match limit {
-                Some(limit) if errno == nix::errno::Errno::ENOMEM => {
-                    format!("nothing was locked ({}): {advice}", raise(limit))
-                }
-                _ => format!("nothing was locked (mlockall failed: {errno}): {advice}"),
-            }),
+            locked_bytes: locked_bytes(),
+            note: Some(format!(
+                "nothing was locked (mlockall failed: {errno}): {advice}"
+            )),
         },
     }
+}
+
+/// A mapping of this process, as a line of `/proc/self/maps` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mapping {
+    start: usize,
+    end: usize,
+    /// No access at all (`---p`): a guard page, never touched, which `mlock` refuses.
+    guard: bool,
+    /// The path or pseudo-name (`[stack]`, `/memfd:rtsoak-region (deleted)`); empty for
+    /// anonymous memory.
+    name: String,
+}
+
+impl Mapping {
+    fn bytes(&self) -> u64 {
+        (self.end - self.start) as u64
+    }
+
+    /// The name without the ` (deleted)` the kernel appends to a file that is gone.
+    fn path(&self) -> &str {
+        self.name.strip_suffix(" (deleted)").unwrap_or(&self.name)
+    }
+}
+
+/// Parse `/proc/self/maps`; lines that do not parse are left out.
+fn parse_maps(text: &str) -> Vec<Mapping> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(6, char::is_whitespace);
+            let (start, end) = fields.next()?.split_once('-')?;
+            let guard = fields.next()?.starts_with("---");
+            let name = fields.nth(3).unwrap_or("").trim().to_string();
+            Some(Mapping {
+                start: usize::from_str_radix(start, 16).ok()?,
+                end: usize::from_str_radix(end, 16).ok()?,
+                guard,
+                name,
+            })
+        })
+        .collect()
+}
+
+/// Which mappings matter most to a measuring loop, lowest first; `None` for guard pages and
+/// for what the kernel provides and never pages out (vDSO, vvar, io_uring rings), which are
+/// left alone.
+fn rank(mapping: &Mapping, exe: &str) -> Option<u8> {
+    if mapping.guard {
+        return None;
+    }
+    let path = mapping.path();
+    Some(match path {
+        "[stack]" => 0,
+        _ if path.starts_with("/memfd:") => 1,
+        "[heap]" | "" => 2,
+        _ if path == exe => 3,
+        _ if path.contains("/libc.so") || path.contains("/ld-linux") => 4,
+        _ if path.starts_with('[') || path.starts_with("anon_inode:") => return None,
+        _ => 5,
+    })
+}
+
+/// The mappings to lock within `budget_bytes`, in [`rank`] order (a mapping that does not fit
+/// is passed over, a smaller later one may still fit), and those left out.
+fn choose<'m>(
+    mappings: &'m [Mapping],
+    exe: &str,
+    budget_bytes: u64,
+) -> (Vec<&'m Mapping>, Vec<&'m Mapping>) {
+    let mut ranked: Vec<(u8, &Mapping)> = mappings
+        .iter()
+        .filter_map(|m| Some((rank(m, exe)?, m)))
+        .collect();
+    ranked.sort_by_key(|(rank, m)| (*rank, m.start));
+    let mut left = budget_bytes;
+    let (mut chosen, mut left_out) = (Vec::new(), Vec::new());
+    for (_, mapping) in ranked {
+        if mapping.bytes() <= left {
+            left -= mapping.bytes();
+            chosen.push(mapping);
+        } else {
+            left_out.push(mapping);
+        }
+    }
+    (chosen, left_out)
+}
+
+/// Lock this process's mappings one by one in [`rank`] order while they fit under `limit`.
+/// Returns what was left unlocked, one entry per file (`libm.so.6 0.8 MiB`).
+fn lock_in_order(limit: u64) -> Vec<String> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return vec!["everything (/proc/self/maps unreadable)".to_string()];
+    };
+    let exe = std::fs::read_link("/proc/self/exe")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let exe = exe.strip_suffix(" (deleted)").unwrap_or(&exe);
+    let mappings = parse_maps(&maps);
+    let (chosen, mut left_out) = choose(&mappings, exe, limit);
+    for mapping in chosen {
+        let Some(start) = NonNull::new(mapping.start as *mut libc::c_void) else {
+            continue;
+        };
+        // SAFETY: mlock only pins pages of a range this process has mapped (read from its own
+        // /proc/self/maps just now, with nothing unmapped since); it changes no memory.
+        if unsafe { mlock(start, mapping.bytes() as usize) }.is_err() {
+            left_out.push(mapping);
+        }
+    }
+    summarize(&left_out)
+}
+
+/// One entry per file name (anonymous memory as `anonymous`), largest first.
+fn summarize(left_out: &[&Mapping]) -> Vec<String> {
+    let mut by_name: Vec<(String, u64)> = Vec::new();
+    for mapping in left_out {
+        let path = mapping.path();
+        let name = match path.rsplit_once('/') {
+            Some((_, file)) => file,
+            None if path.is_empty() => "anonymous",
+            None => path,
+        };
+        match by_name.iter_mut().find(|(n, _)| n == name) {
+            Some((_, bytes)) => *bytes += mapping.bytes(),
+            None => by_name.push((name.to_string(), mapping.bytes())),
+        }
+    }
+    by_name.sort_by_key(|(_, bytes)| std::cmp::Reverse(*bytes));
+    by_name
+        .into_iter()
+        .map(|(name, bytes)| match bytes {
+            ..0x10_0000 => format!("{name} {} KiB", bytes >> 10),
+            _ => format!("{name} {}", mib(bytes)),
+        })
+        .collect()
+}
+
+/// What this process has locked (`VmLck`), in bytes.
+fn locked_bytes() -> Option<u64> {
+    status_field("VmLck:").map(|kib| kib << 10)
 }
 
 /// Give the free memory at the top of the heap back to the kernel. `MCL_CURRENT` locks (and so
@@ -148,6 +321,69 @@ mod tests {
     fn the_suggested_limit_covers_the_mapping_and_the_headroom_in_whole_mib() {
         assert_eq!(suggested_limit(Some(8_600_000)), 17 << 20);
         assert_eq!(suggested_limit(Some(8 << 20)), 16 << 20);
+    }
+
+    const MAPS: &str = "\
+55d0c5a79000-55d0c5b1a000 r--p 00000000 fe:01 1234 /usr/bin/rtsoak
+55d0c5b1a000-55d0c5e14000 r-xp 000a1000 fe:01 1234 /usr/bin/rtsoak
+55d0ee989000-55d0eea22000 rw-p 00000000 00:00 0 [heap]
+7f966f794000-7f966f7d6000 rw-s 00000000 00:01 77 /memfd:rtsoak-region (deleted)
+7f966f7d6000-7f966f7e9000 rw-p 00000000 00:00 0
+7f966f7e9000-7f966f7ea000 ---p 00000000 00:00 0
+7f966f80f000-7f966f965000 r-xp 00028000 fe:01 99 /usr/lib/x86_64-linux-gnu/libc.so.6
+7f966f9db000-7f966fa4f000 r-xp 00010000 fe:01 98 /usr/lib/x86_64-linux-gnu/libm.so.6
+7f966fa60000-7f966fa61000 rw-s 00000000 00:0f 5 anon_inode:[io_uring]
+7ffe4da20000-7ffe4da66000 rw-p 00000000 00:00 0 [stack]
+7ffe4dbf0000-7ffe4dbf4000 r--p 00000000 00:00 0 [vvar]
+7ffe4dbf4000-7ffe4dbf6000 r-xp 00000000 00:00 0 [vdso]
+";
+
+    #[test]
+    fn maps_lines_parse_with_and_without_a_name() {
+        let maps = parse_maps(MAPS);
+        assert_eq!(maps.len(), 12);
+        assert_eq!(maps[3].path(), "/memfd:rtsoak-region");
+        assert_eq!(maps[4].name, "");
+        assert!(!maps[4].guard && maps[5].guard);
+        assert_eq!(maps[9].bytes(), 0x46000);
+    }
+
+    #[test]
+    fn the_loops_memory_is_locked_first_and_what_does_not_fit_is_named() {
+        let maps = parse_maps(MAPS);
+        let everything: u64 = maps
+            .iter()
+            .filter_map(|m| rank(m, "/usr/bin/rtsoak").map(|_| m.bytes()))
+            .sum();
+        let libm = 0x74000;
+        let (chosen, left_out) = choose(&maps, "/usr/bin/rtsoak", everything - libm);
+        let order: Vec<&str> = chosen.iter().map(|m| m.path()).collect();
+        assert_eq!(
+            order,
+            [
+                "[stack]",
+                "/memfd:rtsoak-region",
+                "[heap]",
+                "",
+                "/usr/bin/rtsoak",
+                "/usr/bin/rtsoak",
+                "/usr/lib/x86_64-linux-gnu/libc.so.6",
+            ],
+            "stack, shared memory, heap and anonymous memory, rtsoak, libc; never a guard page, \
+             the vDSO or a ring"
+        );
+        assert_eq!(summarize(&left_out), ["libm.so.6 464 KiB"]);
+    }
+
+    #[test]
+    fn a_mapping_too_big_for_what_is_left_is_passed_over_for_smaller_ones() {
+        let maps = parse_maps(MAPS);
+        // Room for the stack (280 KiB) and the region (264 KiB), not the 600 KiB heap, but the
+        // 76 KiB of anonymous memory after it.
+        let (chosen, left_out) = choose(&maps, "/usr/bin/rtsoak", 0x46000 + 0x42000 + 0x13000);
+        assert_eq!(chosen.len(), 3);
+        assert_eq!(chosen[2].name, "");
+        assert!(left_out.iter().any(|m| m.name == "[heap]"));
     }
 
     #[test]

@@ -50,10 +50,12 @@ pub fn policy_error(error: &SysError) -> String {
 }
 
 /// At the end of setup: lock what fits under `RLIMIT_MEMLOCK` (everything, with room to spare
-/// or `CAP_IPC_LOCK`; else what is mapped now; else nothing) and record it.
+/// or `CAP_IPC_LOCK`; else what is mapped now; else as much as fits, what the loop needs first)
+/// and record it.
 pub fn lock_memory(setup: &mut RtSetup) {
     let lock = crate::sys::memlock::lock_what_fits();
     setup.memory_locked = lock.current;
     setup.memory_locked_future = lock.future;
+    setup.memory_locked_bytes = lock.locked_bytes;
     setup.memory_lock_error = lock.note;
 }
