@@ -86,7 +86,16 @@ pub fn lock_what_fits() -> MemoryLock {
         Err(Errno::ENOMEM) if let Some(limit) = limit => {
             let left_out = lock_in_order(limit);
             let locked = locked_bytes();
+            let all = left_out.is_empty() && locked.is_some_and(|bytes| bytes > 0);
             let note = match (locked, left_out.is_empty()) {
+                // mlockall counts guard pages and the kernel's own mappings too.
+                (Some(1..), true) => format!(
+                    "everything mapped was locked mapping by mapping ({}), but not later \
+                     mappings (RLIMIT_MEMLOCK is {}); the measured loop maps nothing, so it \
+                     runs locked: {advice}",
+                    mib(locked.unwrap_or(0)),
+                    mib(limit)
+                ),
                 (Some(1..), false) => format!(
                     "only part was locked: {} of {}, mapping by mapping (stack, shared memory, \
                      heap, rtsoak's code, the C library first) until RLIMIT_MEMLOCK ({}) was \
@@ -99,7 +108,7 @@ pub fn lock_what_fits() -> MemoryLock {
                 _ => format!("nothing was locked ({}): {advice}", raise(limit)),
             };
             MemoryLock {
-                current: false,
+                current: all,
                 future: false,
                 locked_bytes: locked,
                 note: Some(note),
