@@ -167,15 +167,18 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
                 setup.policy, setup.priority, setup.policy_requested, setup.priority_requested
             ));
         }
-        let partly = setup.memory_locked_bytes.is_some_and(|bytes| bytes > 0);
         match (&setup.memory_lock_error, setup.memory_locked) {
-            (Some(note), false) if partly => notes.push(format!(
-                "the RT {role}'s memory was not all locked, so page faults can add latency: \
-                 {note}"
-            )),
-            (Some(note), false) => notes.push(format!(
-                "the RT {role}'s memory was not locked, so page faults can add latency: {note}"
-            )),
+            (Some(note), false) => {
+                let partly = setup.memory_locked_bytes.is_some_and(|bytes| bytes > 0);
+                let how = if partly {
+                    "not all locked"
+                } else {
+                    "not locked"
+                };
+                notes.push(format!(
+                    "the RT {role}'s memory was {how}, so page faults can add latency: {note}"
+                ));
+            }
             (Some(note), true) => notes.push(format!("the RT {role}'s memory: {note}")),
             (None, _) => {}
         }
