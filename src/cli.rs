@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::plan::{FutexWake, Policy, RingSetup};
+use crate::plan::FutexWake;
+
+use crate::record::{Policy, RingSetup};
 
 /// Soak-test real-time wakeup latency between io_uring event loops on Linux PREEMPT_RT.
 ///

@@ -18,6 +18,7 @@ pub mod preflight;
 pub mod profile;
 pub mod protocol;
 pub mod queue;
+pub mod record;
 pub mod region;
 pub mod result;
 pub mod stats;

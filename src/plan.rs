@@ -7,57 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Scheduling policy of a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Policy {
-    /// `SCHED_FIFO`: run until blocked or preempted by a higher priority.
-    Fifo,
-    /// `SCHED_RR`: FIFO with a time slice among equal priorities.
-    Rr,
-    /// `SCHED_OTHER`: the fair scheduler; priority is ignored.
-    Other,
-}
-
-impl Policy {
-    /// True for the real-time policies, which take a priority in 1..=99.
-    pub fn is_realtime(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr)
-    }
-
-    /// The name as `chrt` and the profile write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Fifo => "fifo",
-            Policy::Rr => "rr",
-            Policy::Other => "other",
-        }
-    }
-}
-
-/// Setup flags of the subscriber's io_uring (and of the publisher's, where it has one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RingSetup {
-    /// `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN` (Linux 6.1): completions are
-    /// run by the ring's own task when it waits; falls back to `coop-taskrun` where refused.
-    DeferTaskrun,
-    /// `IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG` (Linux 5.19).
-    CoopTaskrun,
-    /// No setup flags.
-    None,
-}
-
-impl RingSetup {
-    /// The profile and result spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            RingSetup::DeferTaskrun => "defer-taskrun",
-            RingSetup::CoopTaskrun => "coop-taskrun",
-            RingSetup::None => "none",
-        }
-    }
-}
+use crate::record::{Policy, RingSetup};
+use crate::sys::sched::SchedPolicy;
+use crate::sys::uring::SetupFlags;
 
 /// How the `futex` transport's publisher issues its wake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,3 +280,37 @@ impl RunPlan {
         self.warmup_ns / self.period_ns
     }
 }
+
+/// The kernel layer's name for a policy.
+impl From<Policy> for SchedPolicy {
+    fn from(policy: Policy) -> Self {
+        match policy {
+            Policy::Fifo => SchedPolicy::Fifo,
+            Policy::Rr => SchedPolicy::RoundRobin,
+            Policy::Other => SchedPolicy::Other,
+        }
+    }
+}
+
+/// The kernel layer's flags for a ring setup.
+impl From<RingSetup> for SetupFlags {
+    fn from(setup: RingSetup) -> Self {
+        match setup {
+            RingSetup::DeferTaskrun => SetupFlags::SingleIssuerDeferTaskrun,
+            RingSetup::CoopTaskrun => SetupFlags::CoopTaskrun,
+            RingSetup::None => SetupFlags::None,
+        }
+    }
+}
+
+/// The ring setup a ring's flags are (after the kernel's fallback).
+impl From<SetupFlags> for RingSetup {
+    fn from(flags: SetupFlags) -> Self {
+        match flags {
+            SetupFlags::SingleIssuerDeferTaskrun => RingSetup::DeferTaskrun,
+            SetupFlags::CoopTaskrun => RingSetup::CoopTaskrun,
+            SetupFlags::None => RingSetup::None,
+        }
+    }
+}
+

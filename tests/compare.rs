@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{alive, load, rtsoak, rtsoak_path, serial, skip};
-use rtsoak::plan::RingSetup;
+use rtsoak::record::RingSetup;
 use rtsoak::result::RunStatus;
 use rtsoak::result::merge::by_transport;
 

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::{load, rtsoak, serial};
-use rtsoak::protocol::Role;
+use rtsoak::record::Role;
 use rtsoak::result::{ResultDoc, RunResult, RunStatus};
 use rtsoak::stats::{Attribution, decode_histogram};
 

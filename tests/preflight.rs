@@ -5,11 +5,13 @@
 
 use std::path::Path;
 
-use rtsoak::preflight::{Level, Privileges, RtCpus, SystemCheck, Trial, check, render};
+use rtsoak::preflight::{Privileges, RtCpus, SystemCheck, Trial, check, render};
+
+use rtsoak::record::Level;
 use rtsoak::profile::{self, CpuTopology, Overrides};
-use rtsoak::result::TransportSupport;
+use rtsoak::record::TransportSupport;
 use rtsoak::sysinfo::{SysRoot, host_facts};
-use rtsoak::transport::Support;
+use rtsoak::record::Support;
 
 fn root(name: &str) -> SysRoot {
     SysRoot::at(
@@ -96,7 +98,7 @@ fn checked(name: &str) -> SystemCheck {
 }
 
 /// The one finding with `id`.
-fn finding<'a>(check: &'a SystemCheck, id: &'a str) -> &'a rtsoak::preflight::Finding {
+fn finding<'a>(check: &'a SystemCheck, id: &'a str) -> &'a rtsoak::record::Finding {
     let found: Vec<_> = check.by_id(id).collect();
     assert_eq!(found.len(), 1, "expected one finding {id}: {found:#?}");
     found[0]

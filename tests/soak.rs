@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::{
     alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip,
 };
-use rtsoak::protocol::Role;
+use rtsoak::record::Role;
 use rtsoak::result::{ResultDoc, RunStatus};
 use rtsoak::stats::decode_histogram;
 
@@ -167,7 +167,7 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
 }
 
 /// `rtsoak run -t eventfd` at a 1 ms period for 3 s (200 ms warm-up); the publisher's counters.
-fn publisher_counters(extra: &[&str]) -> rtsoak::protocol::Counters {
+fn publisher_counters(extra: &[&str]) -> rtsoak::record::Counters {
     let dir = tempfile::tempdir().unwrap();
     rtsoak()
         .args(["run", "-q", "-t", "eventfd", "--profile", "ci"])

@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn a_kernel_without_the_prototype_refuses_the_registration() {
-        let (ring, _) = crate::sys::uring::build(crate::plan::RingSetup::None).unwrap();
+        let (ring, _) = crate::sys::uring::build(crate::sys::uring::SetupFlags::None).unwrap();
         use std::os::fd::AsRawFd;
         assert_eq!(
             register_doorbell(&Abi::default(), ring.as_raw_fd(), 1),

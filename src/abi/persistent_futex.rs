@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_kernel_without_the_patch_refuses_the_registration() {
-        let (ring, _) = crate::sys::uring::build(crate::plan::RingSetup::None).unwrap();
+        let (ring, _) = crate::sys::uring::build(crate::sys::uring::SetupFlags::None).unwrap();
         let word = std::sync::atomic::AtomicU32::new(0);
         use std::os::fd::AsRawFd;
         let result = register_word(&Abi::default(), ring.as_raw_fd(), word.as_ptr());

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::checks::Checks;
 use super::summary::RoundsSummary;
-use crate::plan::{Policy, RingSetup};
+use crate::record::{Policy, RingSetup};
 use crate::result::Tool;
 use crate::sysinfo::HostFacts;
 

@@ -11,7 +11,7 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::{BenchConfig, Workload};
-use crate::plan::RingSetup;
+use crate::record::RingSetup;
 use crate::sys::SysError;
 
 /// The bench's state.

@@ -75,7 +75,7 @@ pub fn run(
                     let cpu = cpus[t % cpus.len()];
                     scope.spawn(move || {
                         let _ = pin_to(&[cpu]);
-                        let _ = set_policy(config.policy, config.priority);
+                        let _ = set_policy(config.policy.into(), config.priority);
                         let mut calls = Calls {
                             word: words.word(t),
                             private: words.is_private(),

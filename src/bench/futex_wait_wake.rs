@@ -9,7 +9,7 @@ use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
 use super::{BenchConfig, Workload};
-use crate::plan::RingSetup;
+use crate::record::RingSetup;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
 
 /// The bench's state: words, ring and the 2K prepared requests.

@@ -11,7 +11,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::{BenchConfig, Workload};
-use crate::plan::RingSetup;
+use crate::record::RingSetup;
 
 /// The result every message carries to the receiver.
 pub const TAG: i32 = 0x5eed;

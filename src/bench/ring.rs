@@ -5,14 +5,15 @@ use io_uring::{IoUring, squeue, types};
 
 use super::COMPLETION_TIMEOUT_NS;
 use super::checks::Tally;
-use crate::plan::RingSetup;
+use crate::record::RingSetup;
 use crate::sys::SysError;
 use crate::sys::uring::build_sized;
 
 /// A ring with room for `requests` submissions and their completions at once.
 pub fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingSetup), SysError> {
     let entries = (requests as u32).next_power_of_two().max(8);
-    build_sized(setup, entries, entries * 2)
+    let (ring, got) = build_sized(setup.into(), entries, entries * 2)?;
+    Ok((ring, got.into()))
 }
 
 /// The wait timeout of [`submit_and_drain`].

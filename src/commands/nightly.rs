@@ -228,7 +228,7 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::one_run_doc;
+    use crate::testing::fixture::one_run_doc;
     use crate::result::diff::{Diff, Figure, Finding};
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::preflight::{self, Privileges, RtCpus, SystemCheck};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::result::TransportSupport;
+use crate::record::TransportSupport;
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::transport::{self, REGISTRY};
 

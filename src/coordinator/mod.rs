@@ -24,7 +24,8 @@ use self::noise::NoiseManager;
 use self::spawn::{Spawned, ring_for, spawn};
 use self::stop::StopFlag;
 use crate::plan::RunPlan;
-use crate::protocol::{Role, WorkerSpec, read_report};
+use crate::protocol::{WorkerSpec, read_report};
+use crate::record::Role;
 use crate::region::{
     RT_MEMBER, RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
 };

@@ -19,9 +19,11 @@ use anyhow::Context;
 
 use super::noise_fold;
 use super::spawn::{Spawned, ring_for, spawn};
-use crate::plan::{Policy, RunPlan};
+use crate::plan::RunPlan;
+use crate::record::Policy;
 use crate::protocol::ring::RingReader;
-use crate::protocol::{Role, WorkerSpec, read_report};
+use crate::protocol::{WorkerSpec, read_report};
+use crate::record::Role;
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::ExternalActivity;
 use crate::result::build::{NoiseOutcome, series_names};

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::protocol::{Role, RtSetup, WorkerReport, WorkerSpec, frame};
+use crate::protocol::{WorkerReport, WorkerSpec, frame};
+
+use crate::record::{Role, RtSetup};
 use crate::result::NoiseActivity;
 use crate::result::build::NoiseOutcome;
 use crate::result::noise_setup::{NoiseKind, NoiseSetup, failure};
@@ -157,7 +159,8 @@ mod tests {
     use crate::coordinator::noise::noise_spec;
     use crate::plan::RunPlan;
     use crate::profile::{CpuTopology, Overrides};
-    use crate::protocol::{BurstReport, WorkerReport};
+    use crate::protocol::WorkerReport;
+    use crate::record::BurstReport;
 
     const EPERM: &str = "sched_setscheduler failed: EPERM: Operation not permitted: run as root, \
                          or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority";

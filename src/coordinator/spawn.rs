@@ -13,7 +13,8 @@ use nix::sys::memfd::{MFdFlags, memfd_create};
 
 use crate::protocol::WorkerSpec;
 use crate::protocol::ring::RingReader;
-use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, Role, SPEC_FD};
+use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, SPEC_FD};
+use crate::record::Role;
 use crate::region::SharedRegion;
 use crate::sys::spawn::Process;
 

@@ -9,6 +9,7 @@
 //! from a [`ResultDoc`], decides no layout.
 
 use super::{noise_ran, seconds, us};
+use crate::record::Series;
 use crate::result::merge::{MergedSeries, TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunResult, RunStatus};
 use crate::stats::rate_test::rates_differ_p_value;
@@ -65,32 +66,32 @@ struct Shown {
 /// The latency series of the comparison, in the order of the RT pair's timeline.
 const SHOWN_SERIES: [Shown; 6] = [
     Shown {
-        name: "timer",
+        name: Series::Timer.name(),
         label: "timer",
         sample: "the RT publisher's wake time - its deadline",
     },
     Shown {
-        name: "send_call",
+        name: Series::SendCall.name(),
         label: "send call",
         sample: "the RT publisher's call that wakes the RT subscriber",
     },
     Shown {
-        name: "fanout",
+        name: Series::Fanout.name(),
         label: "fan-out",
         sample: "the RT publisher from before its first wake call to after its last",
     },
     Shown {
-        name: "delivery",
+        name: Series::Delivery.name(),
         label: "delivery",
         sample: "the RT subscriber's event loop first sees the message - its send timestamp",
     },
     Shown {
-        name: "own_wake",
+        name: Series::OwnWake.name(),
         label: "own wake",
         sample: "the completion of the RT publisher's own wake - the send timestamp",
     },
     Shown {
-        name: "handling",
+        name: Series::Handling.name(),
         label: "handling",
         sample: "the RT subscriber from its wakeup to waiting again",
     },
@@ -532,7 +533,7 @@ fn legend(threshold: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::{one_run_doc, two_round_doc};
+    use crate::testing::fixture::{one_run_doc, two_round_doc};
 
     fn row<'t>(table: &'t Table, transport: &str) -> &'t [String] {
         table

@@ -154,7 +154,7 @@ fn footer(out: &mut String, columns: &[Column], counts: &[Vec<u64>], buckets: u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn the_histogram_file_has_the_cyclictest_layout() {

@@ -83,7 +83,7 @@ mod tests {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
     use crate::stats::new_histogram;
 
     #[test]
@@ -137,6 +137,6 @@ mod tests {
 
     #[test]
     fn the_python_hdrhistogram_package_decodes_the_log_to_the_same_counts_and_max() {
-        crate::export::python_check::hdr_log(&two_round_doc(), &render(&two_round_doc()));
+        crate::testing::python_check::hdr_log(&two_round_doc(), &render(&two_round_doc()));
     }
 }

@@ -93,7 +93,7 @@ fn sub_buckets(sigfig: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn distributions_follow_the_java_layout_per_transport_and_series() {

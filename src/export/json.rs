@@ -4,16 +4,13 @@ use crate::result::ResultDoc;
 
 /// Render `doc` as pretty JSON with a trailing newline, as the result file is saved.
 pub fn render(doc: &ResultDoc) -> Vec<u8> {
-    let mut bytes =
-        serde_json::to_vec_pretty(doc).expect("a result document always serializes to JSON");
-    bytes.push(b'\n');
-    bytes
+    crate::result::store::to_json(doc)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn the_json_reads_back_as_the_same_document() {

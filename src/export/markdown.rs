@@ -74,7 +74,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn the_comparison_renders_as_markdown_tables() {

@@ -16,10 +16,6 @@ pub mod prometheus;
 pub mod table;
 pub mod textfile;
 
-#[cfg(test)]
-pub(crate) mod fixture;
-#[cfg(test)]
-mod python_check;
 
 use crate::result::{ResultDoc, RunResult};
 
@@ -114,15 +110,8 @@ pub(crate) fn seconds(ns: u64) -> String {
 /// docs/figures.md defines them (the first three first, as they always were, so existing
 /// consumers find them where they did). `own_wake` exists only for a transport that tells its
 /// own wake apart; `member_refresh` only where noise subscribers came and went.
-pub(crate) const REPORTED_SERIES: [&str; 7] = [
-    "send_call",
-    "delivery",
-    "timer",
-    "fanout",
-    "own_wake",
-    "handling",
-    "member_refresh",
-];
+pub(crate) const REPORTED_SERIES: [&str; 7] =
+    crate::record::series_names(crate::record::Series::REPORTED);
 
 #[cfg(test)]
 mod tests {
@@ -154,7 +143,7 @@ mod tests {
 
     #[test]
     fn every_format_renders_the_fixture_to_something() {
-        let doc = fixture::two_round_doc();
+        let doc = crate::testing::fixture::two_round_doc();
         for format in FORMATS {
             assert!(!(format.render)(&doc).is_empty(), "{}", format.name);
         }

@@ -289,7 +289,7 @@ fn per_transport(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn the_metrics_render_with_help_type_and_labels() {
@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn the_python_prometheus_client_parser_accepts_the_file() {
-        let Some(families) = crate::export::python_check::prometheus(&render(&two_round_doc()))
+        let Some(families) = crate::testing::python_check::prometheus(&render(&two_round_doc()))
         else {
             return;
         };

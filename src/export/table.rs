@@ -75,7 +75,7 @@ fn lay_out(out: &mut String, table: &Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::{one_run_doc, two_round_doc};
+    use crate::testing::fixture::{one_run_doc, two_round_doc};
 
     #[test]
     fn a_two_round_comparison_renders_merged_and_per_round_rows() {

@@ -100,7 +100,7 @@ fn verdict_metrics(doc: &ResultDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     fn doc() -> ResultDoc {
         let mut doc = two_round_doc();

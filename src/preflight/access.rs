@@ -1,7 +1,9 @@
 //! What this process may do (privileges found by trying) and which transports the kernel
 //! carries (the support matrix, taken as input so an old kernel can be described by a value).
 
-use super::{Finding, Inputs, Level, Trial};
+use super::{Inputs, Trial};
+
+use crate::record::{Finding, Level};
 use crate::transport;
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {

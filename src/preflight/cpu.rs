@@ -1,6 +1,8 @@
 //! Checks of the RT CPUs themselves: frequency governor, idle states, SMT siblings.
 
-use super::{Finding, Inputs, Level, cpus_named};
+use super::{Inputs, cpus_named};
+
+use crate::record::{Finding, Level};
 use crate::cpulist;
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {

@@ -2,7 +2,9 @@
 //! no noise placed on them, no interrupts or other tasks allowed on them, no irqbalance to undo
 //! it.
 
-use super::{Finding, Inputs, Level, cpus_named};
+use super::{Inputs, cpus_named};
+
+use crate::record::{Finding, Level};
 use crate::cpulist;
 use crate::sysinfo::tasks::Task;
 

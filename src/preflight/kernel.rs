@@ -1,7 +1,9 @@
 //! Kernel-wide checks: PREEMPT_RT, io_uring allowed, RT throttling, timer migration, clock
 //! source.
 
-use super::{Finding, Inputs, Level};
+use super::Inputs;
+
+use crate::record::{Finding, Level};
 
 /// Clock sources that make every timestamp a slow device read (microseconds, not nanoseconds).
 const SLOW_CLOCKSOURCES: [&str; 5] = ["hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"];

@@ -25,82 +25,12 @@ use serde::{Deserialize, Serialize};
 pub use privileges::{Privileges, Trial, WORKER_LOCK_BYTES};
 
 use crate::plan::RunPlan;
-use crate::result::TransportSupport;
+use crate::record::{Finding, Level};
+use crate::record::TransportSupport;
 use crate::sysinfo::cpus::IdleState;
 use crate::sysinfo::irqs::{Irq, irqs_allowed_on};
 use crate::sysinfo::tasks::{Task, irqbalance_pids, own_pid, tasks_allowed_on};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts, kernel::timer_migration};
-
-/// How a finding bears on the figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Level {
-    /// As it should be for a real-time measurement.
-    Ok,
-    /// The figures are still real-time figures, but worse than this machine can do.
-    Warning,
-    /// The figures do not show real-time behaviour, or part of the run cannot work.
-    Problem,
-}
-
-impl Level {
-    /// `ok`, `warning`, `PROBLEM` (shouted, so it stands out in a terminal).
-    pub fn label(self) -> &'static str {
-        match self {
-            Level::Ok => "ok",
-            Level::Warning => "warning",
-            Level::Problem => "PROBLEM",
-        }
-    }
-}
-
-/// One verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable name of the check (`irq.affinity`, `kernel.preempt-rt`), for scripts.
-    pub id: String,
-    /// The verdict.
-    pub level: Level,
-    /// What it is about (`kernel`, `irq 45 (eth0)`, `CPU 4`).
-    pub subject: String,
-    /// What was found, with the values read.
-    pub detail: String,
-    /// What to do about it (absent when ok).
-    pub remedy: Option<String>,
-    /// Its line in the "what this result is worth" summary (absent when ok).
-    pub worth: Option<String>,
-}
-
-impl Finding {
-    fn ok(id: impl Into<String>, subject: impl Into<String>, detail: impl Into<String>) -> Self {
-        Finding {
-            id: id.into(),
-            level: Level::Ok,
-            subject: subject.into(),
-            detail: detail.into(),
-            remedy: None,
-            worth: None,
-        }
-    }
-
-    fn bad(
-        id: &str,
-        level: Level,
-        subject: impl Into<String>,
-        detail: impl Into<String>,
-        remedy: impl Into<String>,
-        worth: Option<String>,
-    ) -> Self {
-        Finding {
-            id: id.to_string(),
-            level,
-            subject: subject.into(),
-            detail: detail.into(),
-            remedy: Some(remedy.into()),
-            worth,
-        }
-    }
-}
 
 /// The CPUs a run uses (or would use), as the check judges them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

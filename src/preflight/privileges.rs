@@ -10,7 +10,7 @@ use std::os::fd::AsRawFd;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::Policy;
+use crate::record::Policy;
 use crate::sys::{pidfd, sched};
 
 /// Memory an RT worker locks: its binary, stacks, rings, histograms (measured: 6-11 MiB).
@@ -75,7 +75,7 @@ impl Privileges {
                     "SCHED_{} priority {priority} on a scratch thread",
                     policy.name().to_uppercase()
                 ),
-                sched::try_policy(policy, priority),
+                sched::try_policy(policy.into(), priority),
             )
         } else {
             Trial::granted("nothing: the plan asks for SCHED_OTHER")

@@ -4,9 +4,11 @@
 
 use std::fmt::Write;
 
-use super::{Level, SystemCheck};
+use super::SystemCheck;
+
+use crate::record::Level;
 use crate::cpulist;
-use crate::result::TransportSupport;
+use crate::record::TransportSupport;
 use crate::sysinfo::HostFacts;
 use crate::transport;
 

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{FutexWake, Policy, RingSetup};
+use crate::plan::FutexWake;
+
+use crate::record::{Policy, RingSetup};
 
 pub use builtin::{builtin_names, builtin_text};
 pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::ProfileError;
 use super::resolve::invalid;
-use crate::plan::{BurstPlan, LoadPlan, NoisePlan, Policy, QueueNoisePlan};
+use crate::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
+use crate::record::Policy;
 
 /// `[noise]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,9 @@
 //! Owns: the allowed range of every key, overrides winning over the profile, and the plan
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
-use crate::plan::{Policy, RtPlan, RunPlan};
+use crate::plan::{RtPlan, RunPlan};
+
+use crate::record::Policy;
 
 use super::layout::{noise_cpus, rt_cpus};
 use super::{CpuTopology, Overrides, Profile, ProfileError};

@@ -2,7 +2,8 @@
 //! stays readable in one sitting.
 
 use super::*;
-use crate::plan::{FutexWake, RingSetup};
+use crate::plan::FutexWake;
+use crate::record::RingSetup;
 use crate::profile::{builtin_names, load, parse};
 
 const KNOWN: &[&str] = &["futex", "msg-ring", "eventfd", "signalfd"];

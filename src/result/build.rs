@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{Interval, IntervalSeries, RunResult, RunStatus, Series, WorkerRecord};
-use crate::plan::RingSetup;
-use crate::protocol::{ReportStream, Role};
+use crate::record::RingSetup;
+use crate::protocol::ReportStream;
+use crate::record::{self, Role};
 use crate::stats::{Attribution, Integrity, SampleStats, Summary, encode_histogram, new_histogram};
-use crate::worker::{publisher, subscriber};
+
 
 /// One worker's leftovers.
 pub struct WorkerOutput {
@@ -44,12 +45,16 @@ pub struct RunInputs {
     pub noise: NoiseOutcome,
 }
 
+const PUBLISHER_NAMES: [&str; 4] = record::series_names(record::Series::PUBLISHER);
+const SUBSCRIBER_NAMES: [&str; 4] = record::series_names(record::Series::SUBSCRIBER);
+
+
 /// Names of a worker's series in a result, in the order its interval frames number them.
 /// Queue noise records the same series as the RT pair; they are kept under their own names.
 pub fn series_names(role: Role) -> &'static [&'static str] {
     match role {
-        Role::Publisher => &publisher::SERIES,
-        Role::Subscriber => &subscriber::SERIES,
+        Role::Publisher => &PUBLISHER_NAMES,
+        Role::Subscriber => &SUBSCRIBER_NAMES,
         Role::NoisePublisher => &[
             "noise_send_call",
             "noise_fanout",
@@ -123,9 +128,11 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
             continue;
         };
         for (name, extra) in &report.series {
-            let histogram = totals.entry(name.clone()).or_insert_with(new_histogram);
+            let histogram = totals
+                .entry(name.name().to_string())
+                .or_insert_with(new_histogram);
             series.insert(
-                name.clone(),
+                name.name().to_string(),
                 Series {
                     summary: Summary::new(histogram, &extra.stats),
                     histogram: encode_histogram(histogram),
@@ -196,7 +203,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
 
 /// The break event whose marker is in the trace buffer (the first to fire: tracing is off
 /// after it), else the earliest sample.
-fn workers_break_event(workers: &[WorkerOutput]) -> Option<super::BreakEvent> {
+fn workers_break_event(workers: &[WorkerOutput]) -> Option<crate::record::BreakEvent> {
     workers
         .iter()
         .filter_map(|w| w.stream.report.as_ref()?.break_event)

@@ -12,8 +12,9 @@ use super::merge::by_transport;
 use super::noise_setup::{NoiseKind, NoiseSetup};
 use super::{ResultDoc, RunStatus};
 use crate::cpulist;
-use crate::preflight::{Level, SystemCheck};
-use crate::protocol::Role;
+use crate::preflight::SystemCheck;
+use crate::record::Level;
+use crate::record::Role;
 
 /// Every caveat of `doc`, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
@@ -265,10 +266,10 @@ fn noise_notes(doc: &ResultDoc) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Policy;
+    use crate::record::Policy;
     use crate::preflight::{Privileges, RtCpus, Trial, check};
     use crate::profile::{CpuTopology, Overrides};
-    use crate::protocol::{Hygiene, RtSetup};
+    use crate::record::{Hygiene, RtSetup};
     use crate::result::{ResultDoc, Tool, WorkerRecord};
     use crate::sys::cpu_dma_latency::CpuDmaLatency;
     use crate::sysinfo::{SysRoot, host_facts};
@@ -326,7 +327,7 @@ mod tests {
 
     #[test]
     fn missed_periods_name_each_transport_with_its_share_of_the_planned_periods() {
-        let doc = crate::export::fixture::two_round_doc();
+        let doc = crate::testing::fixture::two_round_doc();
         let caveats = caveats(&doc);
         let missed: Vec<&String> = caveats.iter().filter(|c| c.contains("missed")).collect();
         assert_eq!(
@@ -347,7 +348,7 @@ mod tests {
 
     #[test]
     fn a_run_without_planned_periods_still_names_its_missed_ones() {
-        let mut doc = crate::export::fixture::one_run_doc();
+        let mut doc = crate::testing::fixture::one_run_doc();
         doc.runs[0].integrity.missed_periods = 3;
         doc.runs[0].integrity.planned_periods = 0;
         let caveats = caveats(&doc);
@@ -360,7 +361,7 @@ mod tests {
 
     #[test]
     fn only_transports_that_cannot_tell_their_own_wake_apart_are_named() {
-        let doc = crate::export::fixture::two_round_doc();
+        let doc = crate::testing::fixture::two_round_doc();
         let caveats = caveats(&doc);
         let carried: Vec<&String> = caveats
             .iter()
@@ -368,7 +369,7 @@ mod tests {
             .collect();
         assert_eq!(carried.len(), 1, "{caveats:#?}");
         assert!(carried[0].starts_with("own wake not attributable for futex-syscall: "));
-        let exact = super::caveats(&crate::export::fixture::one_run_doc());
+        let exact = super::caveats(&crate::testing::fixture::one_run_doc());
         assert!(!exact.iter().any(|c| c.contains("not attributable")));
     }
 
@@ -431,7 +432,7 @@ mod tests {
 
     #[test]
     fn noise_that_did_not_get_what_it_asked_for_is_one_caveat_per_kind_over_every_run() {
-        let mut doc = crate::export::fixture::two_round_doc();
+        let mut doc = crate::testing::fixture::two_round_doc();
         let measured: Vec<usize> = (0..doc.runs.len())
             .filter(|&i| doc.runs[i].noise.enabled)
             .collect();
@@ -478,7 +479,7 @@ mod tests {
 
     #[test]
     fn noise_that_got_what_it_asked_for_or_was_never_recorded_adds_no_caveat() {
-        let mut doc = crate::export::fixture::one_run_doc();
+        let mut doc = crate::testing::fixture::one_run_doc();
         assert!(
             noise_notes(&doc).is_empty(),
             "older results record no noise setup"
@@ -495,7 +496,7 @@ mod tests {
     /// A one-run result of `transport` whose RT publisher and subscriber saw these io-wq
     /// worker counts.
     fn io_wq_doc(transport: &str, publisher: Option<u64>, subscriber: Option<u64>) -> ResultDoc {
-        let mut doc = crate::export::fixture::one_run_doc();
+        let mut doc = crate::testing::fixture::one_run_doc();
         let worker = |role, io_wq_workers| WorkerRecord {
             role,
             pid: 4242,

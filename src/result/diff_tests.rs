@@ -1,5 +1,5 @@
 use super::*;
-use crate::export::fixture::one_run_doc;
+use crate::testing::fixture::one_run_doc;
 use crate::stats::{SampleStats, encode_histogram, new_histogram};
 
 /// Replace `series` of the fixture's eventfd run by `count` samples of 5 us with `over` of them

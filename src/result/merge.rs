@@ -167,7 +167,7 @@ impl TransportRuns<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::fixture::two_round_doc;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn rounds_of_one_transport_merge_into_one_row_in_first_run_order() {

@@ -21,13 +21,15 @@ pub use build::{RunInputs, build_run};
 pub use caveats::caveats;
 pub use noise_setup::{NoiseKind, NoiseSetup};
 
-use crate::plan::{RingSetup, RunPlan};
+use crate::plan::RunPlan;
+
+use crate::record::RingSetup;
 use crate::preflight::SystemCheck;
-use crate::protocol::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
+use crate::record::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
 use crate::stats::{Integrity, Outlier, SampleStats, Summary};
 use crate::sys::cpu_dma_latency::CpuDmaLatency;
 use crate::sysinfo::HostFacts;
-use crate::transport::Support;
+use crate::record::{BreakEvent, TransportSupport};
 
 /// Bumped on any incompatible change of the document's shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -92,14 +94,6 @@ impl Tool {
     }
 }
 
-/// Whether one transport works on this kernel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TransportSupport {
-    /// Registry name.
-    pub transport: String,
-    /// Probe outcome.
-    pub support: Support,
-}
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -225,47 +219,7 @@ fn first_round() -> u32 {
     1
 }
 
-/// The sample that crossed the `--break-on` limit, as the worker that saw it recorded it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BreakEvent {
-    /// `send_call` (publisher) or `delivery` (subscriber).
-    pub series: BreakSeries,
-    /// Sequence number of the message.
-    pub seq: u64,
-    /// The sample, ns.
-    pub value_ns: u64,
-    /// When it was sent, ns after the measured phase began.
-    pub at_ns: u64,
-    /// The `--break-on` limit, ns.
-    pub limit_ns: u64,
-    /// Whether this worker's marker line reached the trace buffer (it does not when the other
-    /// worker's break switched tracing off first).
-    pub marker_written: bool,
-    /// Whether tracing is off (`tracing_on` = 0 was written).
-    pub trace_stopped: bool,
-    /// True if the run carried on (`--break-on-continue`), false if it stopped there.
-    pub continued: bool,
-}
 
-/// Which measurement crossed the `--break-on` limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BreakSeries {
-    /// The publisher's send call.
-    SendCall,
-    /// The subscriber's delivery latency.
-    Delivery,
-}
-
-impl BreakSeries {
-    /// The series name as in [`RunResult::series`].
-    pub fn name(self) -> &'static str {
-        match self {
-            BreakSeries::SendCall => "send_call",
-            BreakSeries::Delivery => "delivery",
-        }
-    }
-}
 
 /// One latency series over the whole measured phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

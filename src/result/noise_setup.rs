@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpulist;
-use crate::plan::Policy;
-use crate::protocol::{Role, RtSetup};
+use crate::record::Policy;
+use crate::record::{Role, RtSetup};
 
 /// Distinct reasons kept per kind of noise.
 const MAX_REASONS: usize = 3;

@@ -14,7 +14,15 @@ pub const RESULT_FILE: &str = "result.json";
 
 /// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
 pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
-    write_atomic(path, &crate::export::json::render(doc))
+    write_atomic(path, &to_json(doc))
+}
+
+/// `doc` as pretty JSON with a trailing newline: exactly what `result.json` holds.
+pub fn to_json(doc: &ResultDoc) -> Vec<u8> {
+    let mut bytes =
+        serde_json::to_vec_pretty(doc).expect("a result document always serializes to JSON");
+    bytes.push(b'\n');
+    bytes
 }
 
 /// Write any document to `path` as pretty JSON, atomically (the bench results use it).

@@ -1,5 +1,5 @@
 use super::*;
-use crate::export::fixture::one_run_doc;
+use crate::testing::fixture::one_run_doc;
 
 /// The fixture's eventfd run: 2001 sends (one of 150 us), 2001 deliveries (one of 120 us and
 /// one of 250 us over the 100 us threshold), nothing lost.
@@ -52,8 +52,8 @@ fn a_failed_round_an_interruption_and_a_break_are_each_a_failure() {
     second.round = 2;
     second.status = RunStatus::Failed;
     second.reason = Some("the RT publisher worker ended early: signal: 9".into());
-    second.break_event = Some(crate::result::BreakEvent {
-        series: crate::result::BreakSeries::Delivery,
+    second.break_event = Some(crate::record::BreakEvent {
+        series: crate::record::Series::Delivery,
         seq: 812,
         value_ns: 250_000,
         at_ns: 1,
@@ -169,8 +169,8 @@ fn a_worker_without_its_rt_priority_breaks_require_rt_priority() {
             "policy_error": "sched_setscheduler: EPERM", "memory_locked": true,
             "memory_lock_error": null, "ring_setup": null
         },
-        "hygiene": serde_json::to_value(crate::protocol::Hygiene::default()).unwrap(),
-        "counters": serde_json::to_value(crate::protocol::Counters::default()).unwrap(),
+        "hygiene": serde_json::to_value(crate::record::Hygiene::default()).unwrap(),
+        "counters": serde_json::to_value(crate::record::Counters::default()).unwrap(),
     });
     doc.runs[0]
         .workers
@@ -228,7 +228,7 @@ fn missed_periods_over_the_limit_are_a_breach_with_the_share_of_planned_periods(
 #[test]
 fn missed_periods_are_judged_on_each_transports_rounds_added() {
     // The fixture: futex misses 5 periods in round 2, futex-syscall 2 in round 1.
-    let mut doc = crate::export::fixture::two_round_doc();
+    let mut doc = crate::testing::fixture::two_round_doc();
     doc.plan.verdict.max_missed_periods = Some(4);
     let judged = verdict(&doc);
     let missed: Vec<(Option<&str>, f64)> = judged

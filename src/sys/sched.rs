@@ -10,7 +10,6 @@ use thread_priority::{
 };
 
 use super::SysError;
-use crate::plan::Policy;
 
 /// Pin the calling thread (a worker is single-threaded, so: the process) to `cpus`.
 pub fn pin_to(cpus: &[usize]) -> Result<(), SysError> {
@@ -39,11 +38,22 @@ pub fn current_cpu() -> i32 {
     unsafe { libc::sched_getcpu() }
 }
 
+/// A scheduling policy, as the kernel names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedPolicy {
+    /// `SCHED_FIFO`.
+    Fifo,
+    /// `SCHED_RR`.
+    RoundRobin,
+    /// `SCHED_OTHER`.
+    Other,
+}
+
 /// Set the calling thread's scheduling policy and priority. `EPERM` means no `CAP_SYS_NICE`
 /// and `RLIMIT_RTPRIO` below the priority.
-pub fn set_policy(policy: Policy, priority: u8) -> Result<(), SysError> {
+pub fn set_policy(policy: SchedPolicy, priority: u8) -> Result<(), SysError> {
     let (policy, priority) = match policy {
-        Policy::Fifo => (
+        SchedPolicy::Fifo => (
             ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
             ThreadPriority::Crossplatform(
                 priority
@@ -51,7 +61,7 @@ pub fn set_policy(policy: Policy, priority: u8) -> Result<(), SysError> {
                     .map_err(|_| SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL))?,
             ),
         ),
-        Policy::Rr => (
+        SchedPolicy::RoundRobin => (
             ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::RoundRobin),
             ThreadPriority::Crossplatform(
                 priority
@@ -59,7 +69,7 @@ pub fn set_policy(policy: Policy, priority: u8) -> Result<(), SysError> {
                     .map_err(|_| SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL))?,
             ),
         ),
-        Policy::Other => (
+        SchedPolicy::Other => (
             ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other),
             ThreadPriority::Min,
         ),
@@ -188,7 +198,7 @@ pub fn current_cpu_into(seen: &mut Vec<usize>) {
 
 /// Find out by trying whether this process may take `policy`/`priority`: a scratch thread sets
 /// it on itself and exits, leaving the caller untouched.
-pub fn try_policy(policy: Policy, priority: u8) -> Result<(), SysError> {
+pub fn try_policy(policy: SchedPolicy, priority: u8) -> Result<(), SysError> {
     std::thread::scope(|scope| {
         scope
             .spawn(|| set_policy(policy, priority))

@@ -15,10 +15,11 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker};
+use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker};
+use crate::record::Support;
 use crate::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
-use crate::protocol::Role;
+use crate::record::Role;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::stats::Attribution;
@@ -51,7 +52,7 @@ impl Transport for Doorbell {
             Ok(_) => return Support::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
             Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
         }
-        let ring = match build(crate::plan::RingSetup::None) {
+        let ring = match build(crate::sys::uring::SetupFlags::None) {
             Ok((ring, _)) => ring,
             Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
         };

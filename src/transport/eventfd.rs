@@ -19,12 +19,13 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::fd_wait::{FdWait, ReadWait, Taken};
+use super::fd_wait::{ReadWait, Taken};
+use crate::record::FdWait;
 use super::targets::RemoteFd;
-use super::{
-    Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial,
-};
-use crate::protocol::{Role, WorkerSpec};
+use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use crate::record::Support;
+use crate::protocol::WorkerSpec;
+use crate::record::Role;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::stats::Attribution;

@@ -14,7 +14,8 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::eventfd::{CountDecoder, EventfdWaker};
-use super::{ARM_USER_DATA, Completion, Own, Support, Transport, Waiter, push, require_opcodes};
+use super::{ARM_USER_DATA, Completion, Own, Transport, Waiter, push, require_opcodes};
+use crate::record::Support;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::build;
@@ -59,7 +60,7 @@ impl Transport for EventfdMultishot {
 /// Arm a multishot poll on a readable eventfd: a kernel with multishot polls completes it with
 /// `POLLIN` and `IORING_CQE_F_MORE` (still armed).
 fn trial() -> Result<(), SysError> {
-    let (mut ring, _) = build(crate::plan::RingSetup::None)?;
+    let (mut ring, _) = build(crate::sys::uring::SetupFlags::None)?;
     let eventfd = EventFd::from_value_and_flags(1, EfdFlags::EFD_CLOEXEC)
         .map_err(|e| SysError::new("eventfd2", e))?;
     let poll = opcode::PollAdd::new(types::Fd(eventfd.as_fd().as_raw_fd()), libc::POLLIN as u32)

@@ -25,23 +25,11 @@ use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use io_uring::types::{SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
-use serde::{Deserialize, Serialize};
 
 use super::{ARM_USER_DATA, push};
-use crate::plan::RingSetup;
+use crate::record::FdWait;
 use crate::sys::SysError;
 use crate::sys::uring;
-
-/// How a subscriber waits for its fd to be written (recorded as `setup.wait`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FdWait {
-    /// An `IORING_OP_READ` that io_uring holds by polling the fd internally.
-    #[serde(rename = "read")]
-    Read,
-    /// A one-shot `IORING_OP_POLL_ADD`, then a non-blocking `read(2)` in the completion.
-    #[serde(rename = "poll+read")]
-    PollRead,
-}
 
 /// The trial read's buffer: room for one `signalfd_siginfo` (a signalfd refuses a read of
 /// less with `EINVAL`), which is more than an eventfd's 8 bytes.
@@ -55,19 +43,11 @@ const TRIAL_READ: u64 = 1;
 const TRIAL_CANCEL: u64 = 2;
 
 impl FdWait {
-    /// The name in results: `read` or `poll+read`.
-    pub fn name(self) -> &'static str {
-        match self {
-            FdWait::Read => "read",
-            FdWait::PollRead => "poll+read",
-        }
-    }
-
     /// Find out how to wait on fds like `trial_fd`: an empty, non-blocking fd of the kind the
     /// subscriber waits on, made for the trial so that the trial can never take a wake. Its read
     /// is taken back before this returns.
     pub fn find(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
-        let (mut ring, _) = uring::build(RingSetup::None)?;
+        let (mut ring, _) = uring::build(uring::SetupFlags::None)?;
         // Leaked on purpose (once per subscriber process): should a step below fail, the read
         // could still be in flight, and its buffer must outlive it.
         let buffer = Box::leak(Box::new([0u64; TRIAL_BYTES / 8]));
@@ -260,7 +240,7 @@ pub(super) mod tests {
         fd: BorrowedFd<'_>,
         after_arming: impl FnOnce(),
     ) -> cqueue::Entry {
-        let (mut ring, _) = uring::build(RingSetup::None).unwrap();
+        let (mut ring, _) = uring::build(uring::SetupFlags::None).unwrap();
         wait.arm(&mut ring, fd.as_raw_fd()).unwrap();
         ring.submit().unwrap();
         after_arming();
@@ -300,7 +280,7 @@ pub(super) mod tests {
     fn a_failed_wait_gives_its_errno() {
         for how in [FdWait::Read, FdWait::PollRead] {
             let mut wait = ReadWait::new(how, 0u64);
-            let (mut ring, _) = uring::build(RingSetup::None).unwrap();
+            let (mut ring, _) = uring::build(uring::SetupFlags::None).unwrap();
             wait.arm(&mut ring, -1).unwrap();
             ring.submit_and_wait(1).unwrap();
             let cqe = ring.completion().next().unwrap();

@@ -20,11 +20,11 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{
-    ARM_USER_DATA, Completion, Own, Support, Transport, Waiter, Waker, push, require_opcodes,
-};
+use super::{ARM_USER_DATA, Completion, Own, Transport, Waiter, Waker, push, require_opcodes};
+use crate::record::Support;
 use crate::plan::FutexWake;
-use crate::protocol::{Role, WorkerSpec};
+use crate::protocol::WorkerSpec;
+use crate::record::Role;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::stats::Attribution;
@@ -97,7 +97,7 @@ impl Transport for Futex {
 /// Arm a wait on a local word whose value has already moved on: a working kernel completes it
 /// at once with `-EAGAIN`. Catches kernels (or seccomp filters) that list the opcode but refuse it.
 fn trial() -> Result<(), SysError> {
-    let (mut ring, _) = uring::build(crate::plan::RingSetup::None)?;
+    let (mut ring, _) = uring::build(crate::sys::uring::SetupFlags::None)?;
     let word = AtomicU32::new(1);
     let wait = opcode::FutexWait::new(word.as_ptr(), 0, FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32)
         .build()

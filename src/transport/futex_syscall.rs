@@ -12,8 +12,9 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
 use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
-use super::{Completion, Own, Support, Transport, Waiter};
-use crate::protocol::Role;
+use super::{Completion, Own, Transport, Waiter};
+use crate::record::Support;
+use crate::record::Role;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::futex::{wait_shared, wait_shared_bitset};

@@ -23,12 +23,11 @@ mod targets;
 
 use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
-use serde::{Deserialize, Serialize};
 
-pub use fd_wait::FdWait;
 pub use targets::{Reach, Targets};
 
 use crate::queue::Message;
+use crate::record::Support;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -54,62 +53,6 @@ pub fn by_name(name: &str) -> Option<&'static dyn Transport> {
 /// Registry names in order.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|t| t.name()).collect()
-}
-
-/// Whether the running kernel can carry a transport.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-pub enum Support {
-    /// It works here.
-    Supported,
-    /// It does not, and why.
-    Unsupported {
-        /// The kernel feature that is missing (`IORING_OP_FUTEX_WAIT`).
-        feature: String,
-        /// How that was found out (`io_uring opcode probe`, `trial pidfd_getfd`).
-        probe: String,
-        /// The errno the probe got, if it was a failed call.
-        errno: Option<String>,
-    },
-}
-
-impl Support {
-    /// Unsupported because `probe` found `feature` missing.
-    pub fn missing(feature: &str, probe: &str, errno: Option<Errno>) -> Self {
-        Support::Unsupported {
-            feature: feature.to_string(),
-            probe: probe.to_string(),
-            errno: errno.map(|e| e.to_string()),
-        }
-    }
-
-    /// One line for tables: `supported`, or the reason.
-    pub fn reason(&self) -> String {
-        match self {
-            Support::Supported => "supported".to_string(),
-            Support::Unsupported {
-                feature,
-                probe,
-                errno,
-            } => match errno {
-                Some(errno) => format!("needs {feature}: {probe} failed with {errno}"),
-                None => format!("needs {feature}: {probe} says this kernel lacks it"),
-            },
-        }
-    }
-
-    /// True if supported.
-    pub fn is_supported(&self) -> bool {
-        matches!(self, Support::Supported)
-    }
-
-    /// Run a probe written as a sequence of `?` steps ([`require_opcodes`], [`trial`]).
-    pub fn from_steps(steps: impl FnOnce() -> Result<(), Support>) -> Self {
-        match steps() {
-            Ok(()) => Support::Supported,
-            Err(unsupported) => unsupported,
-        }
-    }
 }
 
 /// A probe step: io_uring can be set up and supports every `(opcode, name)` in `needed`.

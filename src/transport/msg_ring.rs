@@ -14,10 +14,9 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{
-    Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial,
-};
-use crate::protocol::Role;
+use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use crate::record::Support;
+use crate::record::Role;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::stats::Attribution;

@@ -15,7 +15,8 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Own, Support, Transport, Waiter, Waker, push};
+use super::{ARM_USER_DATA, Completion, Own, Transport, Waiter, Waker, push};
+use crate::record::Support;
 use crate::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use crate::queue::Message;
@@ -95,7 +96,7 @@ fn registration_call(abi: &Abi) -> String {
 /// accepts the registration and completes the wait with `-EAGAIN`.
 fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
     let (mut ring, _) =
-        build(crate::plan::RingSetup::None).map_err(|e| ("io_uring_setup".to_string(), e.errno))?;
+        build(crate::sys::uring::SetupFlags::None).map_err(|e| ("io_uring_setup".to_string(), e.errno))?;
     let word = AtomicU32::new(1);
     register_word(abi, ring.as_raw_fd(), word.as_ptr())
         .map_err(|errno| (registration_call(abi), errno))?;

@@ -5,7 +5,7 @@
 use io_uring::{IoUring, squeue};
 use nix::errno::Errno;
 
-use crate::plan::RingSetup;
+use crate::record::RingSetup;
 use crate::sys::SysError;
 use crate::sys::uring::build;
 
@@ -23,7 +23,7 @@ impl RingSender {
     /// A sending ring with `setup` flags (falling back as the subscriber's ring does).
     pub fn new(setup: RingSetup) -> Result<Self, SysError> {
         Ok(RingSender {
-            ring: build(setup)?.0,
+            ring: build(setup.into())?.0,
             in_flight: 0,
         })
     }

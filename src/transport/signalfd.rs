@@ -22,11 +22,11 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use super::fd_wait::{FdWait, ReadWait, Taken};
-use super::{
-    Completion, Own, Reach, Support, Targets, Transport, Waiter, Waker, require_opcodes, trial,
-};
-use crate::protocol::Role;
+use super::fd_wait::{ReadWait, Taken};
+use crate::record::FdWait;
+use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use crate::record::Support;
+use crate::record::Role;
 use crate::queue::Message;
 use crate::region::{RT_PUBLISHER_SLOT, Region};
 use crate::stats::Attribution;

@@ -5,7 +5,9 @@
 use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
-use crate::protocol::{Role, WorkerSpec};
+use crate::protocol::WorkerSpec;
+
+use crate::record::Role;
 use crate::region::{MAX_MEMBERS, RT_MEMBER, Region, member_state};
 use crate::sys::{SysError, pidfd};
 

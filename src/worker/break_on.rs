@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use crate::protocol::WorkerSpec;
 use crate::region::{Region, phase};
-use crate::result::{BreakEvent, BreakSeries};
+use crate::record::{BreakEvent, Series};
 use crate::sys::trace::Trace;
 
 /// Longest marker line: the prefix, a series name and three numbers.
@@ -22,7 +22,7 @@ const MARKER_BYTES: usize = 128;
 pub struct BreakOn {
     /// `u64::MAX` when `--break-on` is off: no sample crosses it.
     limit_ns: u64,
-    series: BreakSeries,
+    series: Series,
     carry_on: bool,
     trace: Option<Trace>,
     region: &'static Region,
@@ -34,7 +34,7 @@ impl BreakOn {
     /// Prepare for `spec` (open the tracefs files if `--break-on` is on).
     pub fn new(
         spec: &WorkerSpec,
-        series: BreakSeries,
+        series: Series,
         region: &'static Region,
     ) -> anyhow::Result<Self> {
         let trace = match (spec.break_on_ns, &spec.tracefs_dir) {
@@ -145,7 +145,7 @@ mod tests {
     fn break_on(limit_ns: Option<u64>, carry_on: bool, region: &'static Region) -> BreakOn {
         BreakOn {
             limit_ns: limit_ns.unwrap_or(u64::MAX),
-            series: BreakSeries::Delivery,
+            series: Series::Delivery,
             carry_on,
             trace: None,
             region,

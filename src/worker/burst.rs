@@ -16,8 +16,9 @@ use anyhow::Context;
 
 use super::WorkerContext;
 use super::realtime::policy_error;
-use crate::plan::{BurstPlan, Policy};
-use crate::protocol::{BurstReport, RtSetup};
+use crate::plan::BurstPlan;
+use crate::record::Policy;
+use crate::record::{BurstReport, RtSetup};
 use crate::region::{Region, phase};
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
@@ -105,12 +106,12 @@ fn take_setup(cpu: usize, plan: &BurstPlan) -> RtSetup {
     };
     setup.policy_error = match sched::pin_to(&[cpu]) {
         Err(error) => Some(format!("pinning to CPU {cpu}: {error}")),
-        Ok(()) => sched::set_policy(POLICY, plan.priority)
+        Ok(()) => sched::set_policy(POLICY.into(), plan.priority)
             .err()
             .map(|error| policy_error(&error)),
     };
     if setup.policy_error.is_some() {
-        let _ = sched::set_policy(Policy::Other, 0);
+        let _ = sched::set_policy(sched::SchedPolicy::Other, 0);
     }
     setup.cpus_allowed = sched::affinity();
     (setup.policy, setup.priority) = sched::current_policy();

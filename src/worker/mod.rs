@@ -23,10 +23,8 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 
 use crate::protocol::ring::{FrameRing, RingWriter};
-use crate::protocol::{
-    FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, Role, SPEC_FD, WorkerReport, WorkerSpec,
-    write_report,
-};
+use crate::protocol::{FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, WorkerReport, WorkerSpec, write_report};
+use crate::record::Role;
 use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
 use crate::sys::shm::SharedMemory;
 

@@ -18,16 +18,14 @@ use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use crate::plan::Fault;
-use crate::protocol::{Counters, Hygiene, Role, SeriesReport};
+use crate::protocol::SeriesReport;
+use crate::record::{Counters, Hygiene, Role, Series};
 use crate::queue::{FLAG_WARMUP, Message};
 use crate::region::{phase, worker_state};
 use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::{io_wq, sched};
 use crate::transport::Waker;
-
-/// Series names, in the order their interval frames are numbered.
-pub const SERIES: [&str; 4] = ["send_call", "fanout", "timer", "member_refresh"];
 
 /// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
 pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Result<()> {
@@ -42,7 +40,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     let mut counters = Counters::default();
     // The injected fault (tests only): the RT publisher never wakes the RT subscriber.
     let skip_rt_wake = spec.role == Role::Publisher && spec.inject_fault == Some(Fault::RtWakeLost);
-    let mut break_on = BreakOn::new(&spec, crate::result::BreakSeries::SendCall, region)?;
+    let mut break_on = BreakOn::new(&spec, Series::SendCall, region)?;
 
     waker
         .refresh(region)
@@ -211,8 +209,8 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     context.report.break_event = break_on.event;
     context.report.series = [&send, &fanout, &timer, &refresh]
         .iter()
-        .zip(SERIES)
-        .map(|(recorder, name)| (name.to_string(), SeriesReport::from_recorder(recorder)))
+        .zip(Series::PUBLISHER)
+        .map(|(recorder, name)| (name, SeriesReport::from_recorder(recorder)))
         .collect();
     if intervals.write_errors > 0 {
         bail!(

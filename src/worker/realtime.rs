@@ -3,7 +3,9 @@
 //! locked last, when the worker's setup is over ([`lock_memory`]), so everything the measuring
 //! loop touches is mapped by then and nothing needs to be locked later.
 
-use crate::protocol::{Role, RtSetup, WorkerSpec};
+use crate::protocol::WorkerSpec;
+
+use crate::record::{Role, RtSetup};
 use crate::sys::{SysError, sched};
 
 /// Pin, take the policy, pre-fault the stack, and (subscribers) let the run's other workers
@@ -22,7 +24,7 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
         setup.policy_error = Some(format!("pinning to CPUs {:?}: {error}", spec.cpus));
     }
     setup.cpus_allowed = sched::affinity();
-    if let Err(error) = sched::set_policy(spec.policy, spec.priority) {
+    if let Err(error) = sched::set_policy(spec.policy.into(), spec.priority) {
         setup.policy_error = Some(policy_error(&error));
     }
     let (policy, priority) = sched::current_policy();

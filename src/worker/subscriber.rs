@@ -22,7 +22,8 @@ use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use super::own_wake::OwnWakes;
-use crate::protocol::{Counters, Role, SeriesReport, WorkerSpec};
+use crate::protocol::{SeriesReport, WorkerSpec};
+use crate::record::{Counters, Role, Series};
 use crate::queue::{Cursor, FLAG_WARMUP};
 use crate::region::{RT_PUBLISHER_SLOT, WorkerSlot, phase, worker_state};
 use crate::stats::{Attribution, Recorder, SeqTracker};
@@ -30,25 +31,22 @@ use crate::sys::clock::now_ns;
 use crate::sys::{io_wq, sched, uring};
 use crate::transport::{Completion, Own, Waiter};
 
-/// Series names, in the order their interval frames are numbered.
-pub const SERIES: [&str; 4] = ["delivery", "other_delivery", "own_wake", "handling"];
-
 /// Longest single wait: the loop looks at the clock, the phase and lost messages at least this
 /// often even when no wakeup comes.
 const MAX_WAIT_NS: u64 = 100_000_000;
 
-/// The subscriber's latency series, in [`SERIES`] order.
-struct Series {
+/// The subscriber's latency series, in [`Series::SUBSCRIBER`] order.
+struct Recorders {
     delivery: Recorder,
     other: Recorder,
     own_wake: Recorder,
     handling: Recorder,
 }
 
-impl Series {
+impl Recorders {
     fn new(spec: &WorkerSpec) -> Self {
         let recorder = || Recorder::new(spec.threshold_ns, spec.outliers_max as usize);
-        Series {
+        Recorders {
             delivery: recorder(),
             other: recorder(),
             own_wake: recorder(),
@@ -72,10 +70,10 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let region = context.region();
     let slot = context.slot();
     let publisher = &region.workers[RT_PUBLISHER_SLOT];
-    let mut series = Series::new(&spec);
+    let mut series = Recorders::new(&spec);
     let mut counters = Counters::default();
     let mut tracker = SeqTracker::default();
-    let mut break_on = BreakOn::new(&spec, crate::result::BreakSeries::Delivery, region)?;
+    let mut break_on = BreakOn::new(&spec, Series::Delivery, region)?;
     // A noise subscriber does not look for the RT publisher's wakes.
     let noise = spec.role == Role::NoiseSubscriber;
     let mut own = OwnWakes::new(if noise {
@@ -86,8 +84,8 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
 
     let mut ring = if W::USES_RING {
         let (ring, ring_setup) =
-            uring::build(spec.ring_setup).context("creating the subscriber's ring")?;
-        context.report.setup.ring_setup = Some(ring_setup);
+            uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
+        context.report.setup.ring_setup = Some(ring_setup.into());
         Some(ring)
     } else {
         None
@@ -319,10 +317,10 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     );
     context.report.counters = counters;
     context.report.break_event = break_on.event;
-    context.report.series = SERIES
-        .iter()
+    context.report.series = Series::SUBSCRIBER
+        .into_iter()
         .zip(series.all())
-        .map(|(name, recorder)| (name.to_string(), SeriesReport::from_recorder(recorder)))
+        .map(|(name, recorder)| (name, SeriesReport::from_recorder(recorder)))
         .collect();
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::bench::{
     futex_wait_wake, futex_waitv, msg_ring, report, run_rounds,
 };
 use crate::exit::Outcome;
-use crate::plan::{Policy, RingSetup};
+use crate::record::RingSetup;
 use crate::result::store::save_json;
 use crate::result::{Tool, timestamp};
 use crate::sys::sched;
@@ -160,7 +160,7 @@ fn run(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
     let mut setup = become_measuring_thread(&config);
     let measured = measure(name, &config, plan, &host, &mut setup);
     // Leave real-time priority before writing files and printing.
-    let _ = sched::set_policy(Policy::Other, 0);
+    let _ = sched::set_policy(sched::SchedPolicy::Other, 0);
     let series = measured?;
     let doc = BenchDoc {
         schema_version: BENCH_SCHEMA_VERSION,
@@ -228,7 +228,7 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
     if let Err(error) = sched::pin_to(&[config.cpu]) {
         warnings.push(format!("could not pin to CPU {} ({error})", config.cpu));
     }
-    if let Err(error) = sched::set_policy(config.policy, config.priority) {
+    if let Err(error) = sched::set_policy(config.policy.into(), config.priority) {
         warnings.push(format!(
             "no {} priority {} ({error}): measured under the default policy; run as root or \
              grant CAP_SYS_NICE",

@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 
 use super::WorkerContext;
-use crate::protocol::LoadCount;
+use crate::record::LoadCount;
 use crate::region::{Region, phase, worker_state};
 use crate::sys::sched;
 

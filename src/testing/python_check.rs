@@ -70,7 +70,7 @@ pub fn hdr_log(doc: &ResultDoc, log: &str) {
     let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
     for run in &doc.runs {
         for (name, series) in &run.series {
-            if !super::REPORTED_SERIES.contains(&name.as_str()) {
+            if !crate::export::REPORTED_SERIES.contains(&name.as_str()) {
                 continue;
             }
             expected

@@ -1,4 +1,9 @@
-//! Helpers for the crate's own unit tests; compiled only for them.
+//! Helpers for the crate's own unit tests; compiled only for them: result documents to render
+//! and judge ([`fixture`]), independent readers of the exports ([`python_check`]), and the one
+//! way a check says it was skipped ([`skip`]).
+
+pub mod fixture;
+pub mod python_check;
 
 /// Say why a check is skipped, so a skip is never silent; in CI (`RTSOAK_CI` set, as `.ci/run`
 /// does) fail instead, since CI is where every check must run.

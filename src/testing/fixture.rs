@@ -7,16 +7,16 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::plan::{FutexWake, Policy, RingSetup, RtPlan, RunPlan};
-use crate::result::{
-    BreakEvent, BreakSeries, Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, Series,
-    Tool, TransportSupport,
-};
+use crate::plan::{FutexWake, RtPlan, RunPlan};
+
+use crate::record::{Policy, RingSetup};
+use crate::result::{Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, Series, Tool};
+use crate::record::{self, BreakEvent, TransportSupport};
 use crate::stats::{
     Attribution, Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram,
 };
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
-use crate::transport::Support;
+use crate::record::Support;
 
 const THRESHOLD_NS: u64 = 100_000;
 const PERIOD_NS: u64 = 500_000;
@@ -361,7 +361,7 @@ pub fn two_round_doc() -> ResultDoc {
         futex(2),
     );
     futex_2.break_event = Some(BreakEvent {
-        series: BreakSeries::Delivery,
+        series: record::Series::Delivery,
         seq: 812,
         value_ns: 250_000,
         at_ns: 406_000_000,

@@ -1,0 +1,23 @@
+//! The floor of shared records: the plain data that crosses the process boundary (worker spec
+//! and report) and lands in the result file. Every other module may use these; this module
+//! uses nothing of rtsoak's, so the layers above it (kernel layer, loops, results, exports) meet
+//! here instead of importing each other.
+//!
+//! Owns: names and shapes, with their serde spelling (which is the result schema's). Never
+//! reads the system, measures, judges or renders.
+
+mod break_event;
+mod counters;
+mod finding;
+mod role;
+mod series;
+mod setup;
+mod support;
+
+pub use break_event::BreakEvent;
+pub use counters::{BurstReport, Counters, LoadCount};
+pub use finding::{Finding, Level};
+pub use role::Role;
+pub use series::{Series, series_names};
+pub use setup::{FdWait, Hygiene, Policy, RingSetup, RtSetup};
+pub use support::{Support, TransportSupport};
