@@ -12,12 +12,14 @@ use crate::sys::sched::SchedPolicy;
 use crate::sys::uring::SetupFlags;
 
 /// How the `futex` transport's publisher issues its wake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum FutexWake {
     /// `futex(2)` `FUTEX_WAKE` (shared, not private: the word lives in a memfd mapping).
+    #[value(help = "futex(2) FUTEX_WAKE")]
     Syscall,
     /// `IORING_OP_FUTEX_WAKE` submitted from the publisher's own ring.
+    #[value(help = "IORING_OP_FUTEX_WAKE from the publisher's ring")]
     IoUring,
 }
 
@@ -78,7 +80,7 @@ pub struct RunPlan {
     /// Assumed constants of unmerged kernel patches (`persistent-futex`, `doorbell`).
     pub abi: crate::abi::PatchedAbi,
     /// `--break-on`: a send call or delivery longer than this marks the ftrace buffer and stops
-    /// tracing (and the run, unless `break_on_continue`). Not a profile key.
+    /// tracing (and the run, unless `break_on_continue`). A flag only, not a profile key.
     #[serde(default)]
     pub break_on_ns: Option<u64>,
     /// `--break-on-continue`: carry on after the break.
@@ -103,12 +105,13 @@ pub struct RunPlan {
 }
 
 /// A fault injected into the measurement itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fault {
     /// The RT publisher publishes every message but never makes its wake call to the RT
     /// subscriber (it still wakes the noise subscribers): a wake path that silently reaches
     /// nobody.
+    #[value(help = "The RT publisher never wakes the RT subscriber.")]
     RtWakeLost,
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::{PolicyArg, RingSetupArg};
+use crate::record::{Policy, RingSetup};
 
 /// `rtsoak bench <name>`.
 #[derive(Debug, Subcommand)]
@@ -96,7 +96,7 @@ pub struct CommonArgs {
     pub cpu: Option<usize>,
     /// Scheduling policy of the measuring thread(s).
     #[arg(long, value_enum, default_value = "fifo")]
-    pub policy: PolicyArg,
+    pub policy: Policy,
     /// Priority for fifo/rr (1..=99).
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u8).range(1..=99))]
     pub priority: u8,
@@ -105,7 +105,7 @@ pub struct CommonArgs {
     pub shared: bool,
     /// Setup flags of the bench's ring(s).
     #[arg(long, value_enum, default_value = "none")]
-    pub ring_setup: RingSetupArg,
+    pub ring_setup: RingSetup,
     /// Result directory (default: `rtsoak-results/<UTC time>-bench-<name>`).
     #[arg(short, long)]
     pub output: Option<PathBuf>,

@@ -25,7 +25,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             json,
             rt_cpus,
             profile,
-        } => probe::probe(json, rt_cpus.map(|l| l.0), &profile),
+        } => probe::probe(json, rt_cpus, &profile),
         Command::Report {
             results,
             format,

@@ -29,14 +29,11 @@ pub fn soak(
     quiet: bool,
 ) -> anyhow::Result<Outcome> {
     let host = host_facts(&SysRoot::system());
-    let mut plan = resolve_plan(args, transports, &host)?;
+    let plan = resolve_plan(args, transports, &host)?;
     check_external_command(&plan)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
-    plan.break_on_ns = args.break_on;
-    plan.break_on_continue = args.break_on_continue;
-    plan.inject_fault = args.inject_fault.map(Into::into);
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
@@ -223,23 +220,7 @@ fn resolve_plan(
     let (name, profile) = profile::load(&args.profile)?;
     let overrides = Overrides {
         transports,
-        duration_ns: args.duration,
-        rounds: args.rounds,
-        warmup_ns: args.warmup,
-        period_ns: args.period,
-        threshold_ns: args.threshold,
-        interval_ns: args.interval,
-        rt_cpus: args.rt_cpus.clone().map(|l| l.0),
-        noise_cpus: args.noise_cpus.clone().map(|l| l.0),
-        priority: args.priority,
-        policy: args.policy.map(Into::into),
-        ring_setup: args
-            .ring_setup
-            .as_ref()
-            .map(|list| list.iter().map(|&setup| setup.into()).collect()),
-        futex_wake: args.futex_wake.map(Into::into),
-        hold_cpu_dma_latency: args.no_cpu_dma_latency.then_some(false),
-        no_noise: args.no_noise,
+        ..args.overrides.clone()
     };
     let topology = CpuTopology {
         online: host.online_cpus(),

@@ -8,6 +8,7 @@
 mod builtin;
 mod layout;
 mod noise;
+mod overrides;
 mod resolve;
 mod verdict;
 
@@ -19,6 +20,7 @@ use crate::plan::FutexWake;
 
 use crate::record::{Policy, RingSetup};
 
+pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns};
 pub use builtin::{builtin_names, builtin_text};
 pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
 pub use resolve::resolve;
@@ -208,31 +210,6 @@ impl Default for RtSection {
             futex_wake: FutexWake::Syscall,
         }
     }
-}
-
-/// Command-line overrides; `None` = keep the profile value. Durations already in ns.
-#[derive(Debug, Default, Clone)]
-pub struct Overrides {
-    pub transports: Option<Vec<String>>,
-    pub duration_ns: Option<u64>,
-    pub rounds: Option<u32>,
-    pub warmup_ns: Option<u64>,
-    pub period_ns: Option<u64>,
-    pub threshold_ns: Option<u64>,
-    pub interval_ns: Option<u64>,
-    /// Exactly two CPUs: `[publisher, subscriber]`.
-    pub rt_cpus: Option<Vec<usize>>,
-    pub noise_cpus: Option<Vec<usize>>,
-    /// Priority of both RT workers.
-    pub priority: Option<u8>,
-    pub policy: Option<Policy>,
-    /// One or several ring setups (several: every transport runs once per setup).
-    pub ring_setup: Option<Vec<RingSetup>>,
-    pub futex_wake: Option<FutexWake>,
-    /// `--no-noise`: a quiet baseline whatever the profile says.
-    pub no_noise: bool,
-    /// `false` from `--no-cpu-dma-latency`.
-    pub hold_cpu_dma_latency: Option<bool>,
 }
 
 /// What the resolver needs to know about the machine (the sysinfo module fills it).

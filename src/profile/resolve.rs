@@ -249,13 +249,11 @@ pub fn resolve(
         futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
         noise,
         abi: profile.abi,
-        break_on_ns: None,
-        break_on_continue: false,
-        inject_fault: None,
+        break_on_ns: ov.break_on_ns,
+        break_on_continue: ov.break_on_continue,
+        inject_fault: ov.inject_fault,
         layout_notes,
-        hold_cpu_dma_latency: ov
-            .hold_cpu_dma_latency
-            .unwrap_or(profile.system.hold_cpu_dma_latency),
+        hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
         verdict,
     })
 }

@@ -385,8 +385,11 @@ fn overrides_win_over_profile_values() {
         policy: Some(Policy::Rr),
         ring_setup: Some(vec![RingSetup::CoopTaskrun]),
         futex_wake: Some(FutexWake::IoUring),
-        hold_cpu_dma_latency: Some(false),
+        no_cpu_dma_latency: true,
         no_noise: true,
+        break_on_ns: Some(200_000),
+        break_on_continue: true,
+        inject_fault: Some(crate::plan::Fault::RtWakeLost),
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
@@ -409,6 +412,9 @@ fn overrides_win_over_profile_values() {
     );
     assert_eq!(plan.ring_setup, RingSetup::CoopTaskrun);
     assert_eq!(plan.futex_wake, FutexWake::IoUring);
+    assert_eq!(plan.break_on_ns, Some(200_000), "--break-on is resolved into the plan");
+    assert!(plan.break_on_continue);
+    assert_eq!(plan.inject_fault, Some(crate::plan::Fault::RtWakeLost));
     assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
 }
 

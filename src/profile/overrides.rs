@@ -1,0 +1,114 @@
+//! Command-line overrides of a profile: one type, which clap parses straight from the flags of
+//! `run` and `compare` and the resolver reads. `None` (or `false`) keeps the profile's value;
+//! durations are parsed into nanoseconds here, so the plan never sees a unit.
+
+use crate::plan::{Fault, FutexWake};
+use crate::record::{Policy, RingSetup};
+
+/// What the command line overrides.
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct Overrides {
+    /// Transports to run (`run -t`, `compare -t`); set by the command, not a flag of its own.
+    #[arg(skip)]
+    pub transports: Option<Vec<String>>,
+    /// Measured time per transport (e.g. `600s`, `10m`).
+    #[arg(short, long = "duration", value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub duration_ns: Option<u64>,
+    /// Rounds of a comparison: every transport runs once per round, for duration / rounds.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Warm-up per run before measuring (e.g. `500ms`).
+    #[arg(long = "warmup", value_name = "WARMUP", value_parser = parse_duration_ns)]
+    pub warmup_ns: Option<u64>,
+    /// Publisher period (e.g. `500us`).
+    #[arg(long = "period", value_name = "PERIOD", value_parser = parse_duration_ns)]
+    pub period_ns: Option<u64>,
+    /// Latency counted as over threshold (e.g. `100us`).
+    #[arg(long = "threshold", value_name = "THRESHOLD", value_parser = parse_duration_ns)]
+    pub threshold_ns: Option<u64>,
+    /// Length of each per-interval histogram (e.g. `10s`).
+    #[arg(long = "interval", value_name = "INTERVAL", value_parser = parse_duration_ns)]
+    pub interval_ns: Option<u64>,
+    /// CPUs of the RT publisher and subscriber, in that order (e.g. `4,5`).
+    // The full path keeps clap from reading the list as repeated values: it is one CPU list.
+    #[arg(long, value_parser = parse_cpus)]
+    pub rt_cpus: Option<::std::vec::Vec<usize>>,
+    /// CPUs for noise and the coordinator (e.g. `0-1`).
+    #[arg(long, value_parser = parse_cpus)]
+    pub noise_cpus: Option<::std::vec::Vec<usize>>,
+    /// Priority of both RT workers (1..=99).
+    #[arg(long)]
+    pub priority: Option<u8>,
+    /// Scheduling policy of both RT workers.
+    #[arg(long, value_enum)]
+    pub policy: Option<Policy>,
+    /// Setup flags of the subscriber's ring; several (comma-separated) compare each as its own
+    /// row, e.g. `defer-taskrun,coop-taskrun,none`.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub ring_setup: Option<Vec<RingSetup>>,
+    /// How the futex transport wakes.
+    #[arg(long, value_enum)]
+    pub futex_wake: Option<FutexWake>,
+    /// A quiet baseline: no noise, whatever the profile says.
+    #[arg(long)]
+    pub no_noise: bool,
+    /// Write a marker into the ftrace buffer and stop tracing when a send call or delivery
+    /// takes longer than this (microseconds, or with a unit: `200us`), then stop the run.
+    #[arg(long = "break-on", value_parser = parse_break_on_ns, value_name = "US")]
+    pub break_on_ns: Option<u64>,
+    /// After `--break-on` fires, carry on measuring (tracing stays off).
+    #[arg(long, requires = "break_on_ns")]
+    pub break_on_continue: bool,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
+    #[arg(long)]
+    pub no_cpu_dma_latency: bool,
+    /// Tests only: break the measurement on purpose (`rt-wake-lost`: the RT publisher never
+    /// wakes the RT subscriber), to prove such a run cannot pass. Recorded in the result.
+    #[arg(long, value_enum, hide = true)]
+    pub inject_fault: Option<Fault>,
+}
+
+/// `600s`, `500us`, `10m` → nanoseconds.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| {
+        format!("{e}: write a number with a unit, for example 500us, 10ms, 600s or 10m")
+    })?;
+    u64::try_from(duration.as_nanos()).map_err(|_| "duration too long".to_string())
+}
+
+/// `--break-on`: a bare number is microseconds (as cyclictest's `-b`); a unit is allowed.
+pub fn parse_break_on_ns(text: &str) -> Result<u64, String> {
+    let ns = match text.parse::<u64>() {
+        Ok(us) => us.checked_mul(1_000).ok_or("too long")?,
+        Err(_) => parse_duration_ns(text)?,
+    };
+    if ns == 0 {
+        return Err("give a positive limit, for example 200 (microseconds)".to_string());
+    }
+    Ok(ns)
+}
+
+/// A CPU list flag (`0-1,4`), one value to clap.
+pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    crate::cpulist::parse(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_the_units_rt_people_write() {
+        assert_eq!(parse_duration_ns("500us"), Ok(500_000));
+        assert_eq!(parse_duration_ns("600s"), Ok(600_000_000_000));
+        assert_eq!(parse_duration_ns("10m"), Ok(600_000_000_000));
+        assert!(parse_duration_ns("500").unwrap_err().contains("500us"));
+    }
+
+    #[test]
+    fn break_on_takes_microseconds_or_a_unit() {
+        assert_eq!(parse_break_on_ns("200"), Ok(200_000));
+        assert_eq!(parse_break_on_ns("1ms"), Ok(1_000_000));
+        assert!(parse_break_on_ns("0").is_err());
+    }
+}
