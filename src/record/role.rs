@@ -27,6 +27,11 @@ impl Role {
         matches!(self, Role::NoisePublisher | Role::NoiseSubscriber)
     }
 
+    /// True for the publishing roles (RT and noise).
+    pub fn is_publisher(self) -> bool {
+        matches!(self, Role::Publisher | Role::NoisePublisher)
+    }
+
     /// The name used in results and messages.
     pub fn name(self) -> &'static str {
         match self {

@@ -2,7 +2,7 @@
 //! io_uring fd cannot be sent over SCM_RIGHTS: kernel-notes, pitfall 1) and signal it without a
 //! pid-reuse race (`pidfd_send_signal`).
 
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::SysError;
 
@@ -46,6 +46,25 @@ struct QueuedSigInfo {
     uid: u32,
     value: u64,
     _rest: [u8; 128 - 32],
+}
+
+/// `pidfd_send_signal(pidfd, 0)`: whether this process may signal that one (the call exists
+/// and is permitted); delivers nothing.
+pub fn may_signal(pidfd: &OwnedFd) -> Result<(), SysError> {
+    // SAFETY: integer and null-pointer arguments only; signal 0 only checks permission.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        )
+    };
+    if rc < 0 {
+        return Err(SysError::last("pidfd_send_signal"));
+    }
+    Ok(())
 }
 
 /// A prepared `pidfd_send_signal` of one real-time signal with a 64-bit payload.

@@ -9,13 +9,12 @@
 
 use std::os::fd::AsRawFd;
 
-use anyhow::Context;
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker};
+use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker};
 use crate::record::Support;
 use crate::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
@@ -25,7 +24,6 @@ use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::{OpcodeSupport, build};
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `doorbell` transport.
 pub struct Doorbell;
@@ -66,23 +64,30 @@ impl Transport for Doorbell {
         }
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+
+}
+
+impl Mechanism for Doorbell {
+    type Waker = DoorbellWaker;
+    type Waiter = DoorbellWaiter;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
         let waker = DoorbellWaker {
-            sender: RingSender::new(context.spec.ring_setup)?,
-            targets: Targets::new(Reach::of(&context.spec)),
-            abi: context.spec.abi.doorbell,
-            bits: doorbell_bit(context.spec.publisher_id),
+            sender: RingSender::new(env.spec.ring_setup)?,
+            targets: Targets::new(Reach::of(env.spec)),
+            abi: env.spec.abi.doorbell,
+            bits: doorbell_bit(env.spec.publisher_id),
         };
-        publisher::run(context, waker)
+        Ok(waker)
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let waiter = DoorbellWaiter {
-            abi: context.spec.abi.doorbell,
+            abi: env.spec.abi.doorbell,
             registered: false,
-            rt_subscriber: context.spec.role == Role::Subscriber,
+            rt_subscriber: env.spec.role == Role::Subscriber,
         };
-        subscriber::run(context, waiter).context("doorbell subscriber")
+        Ok(waiter)
     }
 }
 
@@ -93,7 +98,7 @@ fn registration_call(abi: &Abi) -> String {
     )
 }
 
-struct DoorbellWaker {
+pub struct DoorbellWaker {
     sender: RingSender,
     targets: Targets<RemoteFd>,
     abi: Abi,
@@ -138,7 +143,7 @@ fn doorbell_bit(publisher_id: u32) -> u64 {
 }
 
 /// Registers the doorbell on the first arm (the ring exists only then), then waits for drains.
-struct DoorbellWaiter {
+pub struct DoorbellWaiter {
     abi: Abi,
     registered: bool,
     /// The RT subscriber: a drain with bit 0 set holds the RT publisher's own wake.

@@ -22,7 +22,7 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use super::fd_wait::{ReadWait, Taken};
 use crate::record::FdWait;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker, require_opcodes, trial};
 use crate::record::Support;
 use crate::protocol::WorkerSpec;
 use crate::record::Role;
@@ -30,7 +30,6 @@ use crate::queue::Message;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `eventfd` transport.
 pub struct Eventfd;
@@ -60,26 +59,32 @@ impl Transport for Eventfd {
                     .map(drop)
                     .map_err(|e| SysError::new("eventfd2", e)),
             )?;
-            trial("pidfd_getfd", super::msg_ring::pidfd_trial())
+            trial("pidfd_getfd", RemoteFd::trial())
         })
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let waker = EventfdWaker::new(&context.spec);
-        publisher::run(context, waker)
+
+}
+
+impl Mechanism for Eventfd {
+    type Waker = EventfdWaker;
+    type Waiter = EventfdWaiter;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+        let waker = EventfdWaker::new(env.spec);
+        Ok(waker)
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let eventfd = nonblocking_eventfd()?;
         // The trial's own eventfd: nobody can write to it, so the trial never takes a wake.
         let wait = FdWait::find(nonblocking_eventfd()?.as_fd())?;
-        context.report.setup.wait = Some(wait);
         let waiter = EventfdWaiter {
             eventfd,
             read: ReadWait::new(wait, 0),
-            decoder: CountDecoder::new(&context.spec),
+            decoder: CountDecoder::new(env.spec),
         };
-        subscriber::run(context, waiter)
+        Ok(waiter)
     }
 }
 
@@ -95,7 +100,7 @@ const RT_WAKE: u64 = 1 << 32;
 const NOISE_WAKE: u64 = 1;
 
 /// Writes to each subscriber's eventfd (shared with `eventfd-multishot`).
-pub(super) struct EventfdWaker {
+pub struct EventfdWaker {
     targets: Targets<RemoteFd>,
     /// [`RT_WAKE`] or [`NOISE_WAKE`], as bytes.
     value: [u8; 8],
@@ -175,7 +180,7 @@ impl Waker for EventfdWaker {
     }
 }
 
-struct EventfdWaiter {
+pub struct EventfdWaiter {
     eventfd: EventFd,
     /// The wait and the count it reads.
     read: ReadWait<u64>,
@@ -183,6 +188,10 @@ struct EventfdWaiter {
 }
 
 impl Waiter for EventfdWaiter {
+    fn fd_wait(&self) -> Option<FdWait> {
+        Some(self.read.how())
+    }
+
     fn attribution(&self) -> Attribution {
         self.decoder.attribution()
     }

@@ -14,12 +14,11 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::eventfd::{CountDecoder, EventfdWaker};
-use super::{ARM_USER_DATA, Completion, Own, Transport, Waiter, push, require_opcodes};
+use super::{ARM_USER_DATA, Completion, Own, Env, Mechanism, Transport, Waiter, push, require_opcodes};
 use crate::record::Support;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::build;
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `eventfd-multishot` transport.
 pub struct EventfdMultishot;
@@ -41,19 +40,26 @@ impl Transport for EventfdMultishot {
         Support::from_steps(|| {
             require_opcodes(&[(opcode::PollAdd::CODE, "IORING_OP_POLL_ADD")])?;
             super::trial("multishot IORING_OP_POLL_ADD", trial())?;
-            super::trial("pidfd_getfd", super::msg_ring::pidfd_trial())
+            super::trial("pidfd_getfd", super::targets::RemoteFd::trial())
         })
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        publisher::run(context, EventfdWaker::new(&context.spec))
+
+}
+
+impl Mechanism for EventfdMultishot {
+    type Waker = EventfdWaker;
+    type Waiter = MultishotWaiter;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+        Ok(EventfdWaker::new(env.spec))
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let eventfd = EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
             .map_err(|e| SysError::new("eventfd2", e))?;
-        let decoder = CountDecoder::new(&context.spec);
-        subscriber::run(context, MultishotWaiter { eventfd, decoder })
+        let decoder = CountDecoder::new(env.spec);
+        Ok(MultishotWaiter { eventfd, decoder })
     }
 }
 
@@ -89,7 +95,7 @@ fn trial() -> Result<(), SysError> {
     Ok(())
 }
 
-struct MultishotWaiter {
+pub struct MultishotWaiter {
     eventfd: EventFd,
     decoder: CountDecoder,
 }

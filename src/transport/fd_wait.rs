@@ -142,6 +142,11 @@ impl<B: AnyBytes> ReadWait<B> {
         }
     }
 
+    /// How it waits.
+    pub fn how(&self) -> FdWait {
+        self.how
+    }
+
     /// What the last completion read ([`Taken::Bytes`] says how much of it is new).
     pub fn buffer(&self) -> &B {
         &self.buffer

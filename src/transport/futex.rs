@@ -20,7 +20,7 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Own, Transport, Waiter, Waker, push, require_opcodes};
+use super::{ARM_USER_DATA, Completion, Own, Env, Mechanism, Transport, Waiter, Waker, push, require_opcodes};
 use crate::record::Support;
 use crate::plan::FutexWake;
 use crate::protocol::WorkerSpec;
@@ -30,7 +30,6 @@ use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
 use crate::sys::{SysError, uring};
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `futex` transport.
 pub struct Futex;
@@ -58,25 +57,32 @@ impl Transport for Futex {
         })
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let word = &context.region().futex_word.0;
+
+}
+
+impl Mechanism for Futex {
+    type Waker = FutexWaker<'static>;
+    type Waiter = FutexWaiter<'static>;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+        let word = &env.region.futex_word.0;
         let waker = FutexWaker {
             word,
-            sender: match context.spec.futex_wake {
+            sender: match env.spec.futex_wake {
                 FutexWake::Syscall => None,
-                FutexWake::IoUring => Some(RingSender::new(context.spec.ring_setup)?),
+                FutexWake::IoUring => Some(RingSender::new(env.spec.ring_setup)?),
             },
-            bitset: wake_bitset(&context.spec),
+            bitset: wake_bitset(env.spec),
         };
-        publisher::run(context, waker)
+        Ok(waker)
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let word = &context.region().futex_word.0;
-        let rt_subscriber = context.spec.role == Role::Subscriber;
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+        let word = &env.region.futex_word.0;
+        let rt_subscriber = env.spec.role == Role::Subscriber;
         let waits = if !rt_subscriber {
             vec![Wait::new(FROM_RT_PUBLISHER | FROM_NOISE, ARM_USER_DATA)]
-        } else if context.spec.noise_wakes_rt_subscriber {
+        } else if env.spec.noise_wakes_rt_subscriber {
             vec![
                 Wait::new(FROM_RT_PUBLISHER, ARM_USER_DATA),
                 Wait::new(FROM_NOISE, ARM_USER_DATA - 1),
@@ -90,7 +96,7 @@ impl Transport for Futex {
             waits,
             rt_subscriber,
         };
-        subscriber::run(context, waiter)
+        Ok(waiter)
     }
 }
 
@@ -133,7 +139,7 @@ pub(super) fn wake_bitset(spec: &WorkerSpec) -> u32 {
 /// Bump the word, then wake every waiter whose bitset holds ours. One call wakes every
 /// subscriber. Shared with `futex-syscall`, whose subscribers wait on the same word without
 /// io_uring.
-pub(super) struct FutexWaker<'r> {
+pub struct FutexWaker<'r> {
     pub(super) word: &'r AtomicU32,
     /// `None`: wake with `futex(2)`; else with `IORING_OP_FUTEX_WAKE` from this ring.
     pub(super) sender: Option<RingSender>,
@@ -195,7 +201,7 @@ impl Wait {
 
 /// One-shot waits on the word, one per bitset, each expecting the value seen before the last
 /// drain; a completed wait is armed again, the others stay in the kernel.
-struct FutexWaiter<'r> {
+pub struct FutexWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
     waits: Vec<Wait>,

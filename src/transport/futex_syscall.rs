@@ -12,13 +12,12 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
 use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
-use super::{Completion, Own, Transport, Waiter};
+use super::{Completion, Own, Env, Mechanism, Transport, Waiter};
 use crate::record::Support;
 use crate::record::Role;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::futex::{wait_shared, wait_shared_bitset};
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `futex-syscall` transport.
 pub struct FutexSyscall;
@@ -45,21 +44,28 @@ impl Transport for FutexSyscall {
         }
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let word = &context.region().futex_word.0;
-        let bitset = wake_bitset(&context.spec);
+
+}
+
+impl Mechanism for FutexSyscall {
+    type Waker = FutexWaker<'static>;
+    type Waiter = SyscallWaiter<'static>;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+        let word = &env.region.futex_word.0;
+        let bitset = wake_bitset(env.spec);
         let waker = FutexWaker {
             word,
             sender: None,
             bitset,
         };
-        publisher::run(context, waker)
+        Ok(waker)
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let word = &context.region().futex_word.0;
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+        let word = &env.region.futex_word.0;
         let only_own =
-            context.spec.role == Role::Subscriber && !context.spec.noise_wakes_rt_subscriber;
+            env.spec.role == Role::Subscriber && !env.spec.noise_wakes_rt_subscriber;
         let waiter = SyscallWaiter {
             word,
             expected: word.load(Ordering::Acquire),
@@ -70,11 +76,11 @@ impl Transport for FutexSyscall {
             },
             only_own,
         };
-        subscriber::run(context, waiter)
+        Ok(waiter)
     }
 }
 
-struct SyscallWaiter<'r> {
+pub struct SyscallWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
     /// Whose wakes it waits for.

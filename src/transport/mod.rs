@@ -1,13 +1,15 @@
 //! Transports: the mechanisms a publisher uses to wake a subscriber's io_uring event loop.
 //!
-//! A transport supplies only the mechanism: how to probe the kernel for it, how a publisher
-//! wakes one target ([`Waker`]), and how a subscriber arms its wait and reads a completion
-//! ([`Waiter`]). The loops in `worker::publisher` and `worker::subscriber` take every timestamp,
-//! so every transport is measured by the same code; each transport's `publish`/`subscribe`
-//! picks its concrete types once, and the loops are monomorphised for them (no dynamic dispatch
-//! inside a measured loop).
+//! A transport supplies only the mechanism: how to probe the kernel for it ([`Transport`]), how
+//! a publisher wakes one target ([`Waker`]), and how a subscriber arms its wait and reads a
+//! completion ([`Waiter`]), both built from the shared region and the worker's spec ([`Env`],
+//! [`Mechanism`]). A transport knows nothing of the loops that drive it: the worker takes every
+//! timestamp, so every transport is measured by the same code. The worker names a transport
+//! once ([`visit`]) and gets its concrete waker and waiter types back, so the loops are
+//! monomorphised for them (no dynamic dispatch inside a measured loop).
 //!
-//! Adding a transport: one file here plus one line in [`REGISTRY`].
+//! Adding a transport: one file here plus one line in the [`registry!`] call below (a test in
+//! `tests/architecture.rs` checks that every transport file is registered).
 
 mod doorbell;
 mod eventfd;
@@ -27,22 +29,41 @@ use nix::errno::Errno;
 pub use targets::{Reach, Targets};
 
 use crate::queue::Message;
-use crate::record::Support;
+use crate::record::{FdWait, Support};
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
-use crate::worker::WorkerContext;
+use crate::protocol::WorkerSpec;
 
-/// Every transport, in the order `compare` runs them and `probe` lists them.
-pub static REGISTRY: &[&dyn Transport] = &[
-    &futex::Futex,
-    &msg_ring::MsgRing,
-    &eventfd::Eventfd,
-    &signalfd::Signalfd,
-    &eventfd_multishot::EventfdMultishot,
-    &futex_syscall::FutexSyscall,
-    &persistent_futex::PersistentFutex,
-    &doorbell::Doorbell,
+/// Declares the transports once: [`REGISTRY`] for their names and probes, and [`visit`] to
+/// reach one's concrete waker and waiter types by name.
+macro_rules! registry {
+    ($($transport:expr),+ $(,)?) => {
+        /// Every transport, in the order `compare` runs them and `probe` lists them.
+        pub static REGISTRY: &[&dyn Transport] = &[$(&$transport),+];
+
+        /// Hand the transport called `name` to `visitor` with its concrete type, or `None` for
+        /// a name not in the registry.
+        pub fn visit<V: Visit>(name: &str, visitor: V) -> Option<V::Output> {
+            $(
+                if $transport.name() == name {
+                    return Some(visitor.visit(&$transport));
+                }
+            )+
+            None
+        }
+    };
+}
+
+registry![
+    futex::Futex,
+    msg_ring::MsgRing,
+    eventfd::Eventfd,
+    signalfd::Signalfd,
+    eventfd_multishot::EventfdMultishot,
+    futex_syscall::FutexSyscall,
+    persistent_futex::PersistentFutex,
+    doorbell::Doorbell,
 ];
 
 /// Look a transport up by its registry name.
@@ -81,10 +102,34 @@ pub trait Transport: Sync {
     /// Ask the running kernel, by opcode probe or trial call (never by version number). `abi`
     /// holds the assumed constants of unmerged patches, for the transports that need them.
     fn probe(&self, abi: &crate::abi::PatchedAbi) -> Support;
-    /// Run the publisher loop with this transport's waker.
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()>;
-    /// Run the subscriber loop with this transport's waiter.
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()>;
+}
+
+/// What a transport builds its halves from: the shared region and the worker's spec.
+pub struct Env<'a> {
+    /// The shared region (mapped for the life of the process).
+    pub region: &'static Region,
+    /// The worker's spec (role, ids, ring setup, patched ABI constants, ...).
+    pub spec: &'a WorkerSpec,
+}
+
+/// A transport with its concrete halves: what the worker's loops are monomorphised for.
+pub trait Mechanism: Transport + 'static {
+    /// The publisher's half.
+    type Waker: Waker;
+    /// The subscriber's half.
+    type Waiter: Waiter;
+    /// Build the publisher's half (before the loop, so it may allocate and make system calls).
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker>;
+    /// Build the subscriber's half (before the loop, likewise).
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter>;
+}
+
+/// Something to do with one transport's concrete type (the worker's dispatch into its loops).
+pub trait Visit {
+    /// What it gives back.
+    type Output;
+    /// Do it with `mechanism`.
+    fn visit<M: Mechanism>(self, mechanism: &'static M) -> Self::Output;
 }
 
 /// The publisher's half of a transport.
@@ -165,6 +210,11 @@ pub trait Waiter {
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError>;
     /// Interpret one completion.
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion;
+    /// How a waiter on an fd waits for it (`read` or `poll+read`, found by trying; recorded as
+    /// `setup.wait`), or `None` for a transport with one way to wait.
+    fn fd_wait(&self) -> Option<FdWait> {
+        None
+    }
     /// Ring-less waiters only: block until woken or `timeout_ns` passed (`ETIME`).
     fn block(&mut self, _timeout_ns: u64) -> std::io::Result<Completion> {
         Err(std::io::Error::from(std::io::ErrorKind::Unsupported))

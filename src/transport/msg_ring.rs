@@ -14,14 +14,13 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker, require_opcodes, trial};
 use crate::record::Support;
 use crate::record::Role;
 use crate::queue::Message;
 use crate::region::Region;
 use crate::stats::Attribution;
-use crate::sys::{SysError, pidfd};
-use crate::worker::{WorkerContext, publisher, subscriber};
+use crate::sys::SysError;
 
 /// The `msg-ring` transport.
 pub struct MsgRing;
@@ -42,41 +41,43 @@ impl Transport for MsgRing {
     fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&[(opcode::MsgRingData::CODE, "IORING_OP_MSG_RING")])?;
-            trial("pidfd_getfd", pidfd_trial())
+            trial("pidfd_getfd", RemoteFd::trial())
         })
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+
+}
+
+impl Mechanism for MsgRing {
+    type Waker = MsgRingWaker;
+    type Waiter = MsgRingWaiter;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
         let waker = MsgRingWaker {
-            sender: RingSender::new(context.spec.ring_setup)?,
-            targets: Targets::new(Reach::of(&context.spec)),
-            token: context.spec.coordinator_pid,
-            publisher_id: context.spec.publisher_id,
+            sender: RingSender::new(env.spec.ring_setup)?,
+            targets: Targets::new(Reach::of(env.spec)),
+            token: env.spec.coordinator_pid,
+            publisher_id: env.spec.publisher_id,
         };
-        publisher::run(context, waker)
+        Ok(waker)
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let waiter = MsgRingWaiter {
-            token: context.spec.coordinator_pid,
-            rt_publisher: (context.spec.role == Role::Subscriber)
-                .then_some(context.spec.publisher_id),
+            token: env.spec.coordinator_pid,
+            rt_publisher: (env.spec.role == Role::Subscriber)
+                .then_some(env.spec.publisher_id),
         };
-        subscriber::run(context, waiter)
+        Ok(waiter)
     }
 }
 
-/// Duplicate one of our own fds through a pidfd: proves both syscalls exist and are allowed.
-pub(super) fn pidfd_trial() -> Result<(), SysError> {
-    let me = pidfd::open(std::process::id() as i32)?;
-    pidfd::getfd(&me, me.as_raw_fd()).map(drop)
-}
 
 /// The completion data of a wake: the publisher's id above bit 48, the sequence number below.
 const ID_SHIFT: u32 = 48;
 const SEQ_MASK: u64 = (1 << ID_SHIFT) - 1;
 
-pub(super) struct MsgRingWaker {
+pub struct MsgRingWaker {
     sender: RingSender,
     targets: Targets<RemoteFd>,
     /// Carried as the CQE result, so a subscriber can tell the run's messages from strangers'.
@@ -115,7 +116,7 @@ impl Waker for MsgRingWaker {
 }
 
 /// Nothing to arm: MSG_RING completions simply appear in the ring.
-struct MsgRingWaiter {
+pub struct MsgRingWaiter {
     token: i32,
     /// The RT subscriber: the id whose completions are the RT publisher's own wakes.
     rt_publisher: Option<u32>,

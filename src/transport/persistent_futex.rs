@@ -10,12 +10,11 @@
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use anyhow::Context;
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Own, Transport, Waiter, Waker, push};
+use super::{ARM_USER_DATA, Completion, Own, Env, Mechanism, Transport, Waiter, Waker, push};
 use crate::record::Support;
 use crate::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
@@ -24,7 +23,6 @@ use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::{OpcodeSupport, build};
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `persistent-futex` transport.
 pub struct PersistentFutex;
@@ -60,28 +58,31 @@ impl Transport for PersistentFutex {
         }
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let abi = context.spec.abi.persistent_futex;
-        let word = &context.region().futex_word.0;
-        let sender = RingSender::new(context.spec.ring_setup)?;
+
+}
+
+impl Mechanism for PersistentFutex {
+    type Waker = RegisteredWaker<'static>;
+    type Waiter = PersistentWaiter<'static>;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+        let abi = env.spec.abi.persistent_futex;
+        let word = &env.region.futex_word.0;
+        let sender = RingSender::new(env.spec.ring_setup)?;
         register_word(&abi, sender.ring().as_raw_fd(), word.as_ptr())
             .map_err(|errno| anyhow::anyhow!("{}: {errno}", registration_call(&abi)))?;
-        publisher::run(context, RegisteredWaker { word, sender, abi })
+        Ok(RegisteredWaker { word, sender, abi })
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
-        let abi = context.spec.abi.persistent_futex;
-        let word = &context.region().futex_word.0;
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+        let abi = env.spec.abi.persistent_futex;
+        let word = &env.region.futex_word.0;
         let expected = word.load(Ordering::Acquire);
-        subscriber::run(
-            context,
-            PersistentWaiter {
+        Ok(PersistentWaiter {
                 word,
                 expected,
                 abi,
-            },
-        )
-        .context("persistent futex wait")
+            })
     }
 }
 
@@ -124,7 +125,7 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
 }
 
 /// Bump the word and wake registered slot 0 from the publisher's ring.
-struct RegisteredWaker<'r> {
+pub struct RegisteredWaker<'r> {
     word: &'r AtomicU32,
     sender: RingSender,
     abi: Abi,
@@ -153,7 +154,7 @@ impl Waker for RegisteredWaker<'_> {
 }
 
 /// One wait, armed once; re-armed only if the kernel ends it.
-struct PersistentWaiter<'r> {
+pub struct PersistentWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
     abi: Abi,

@@ -24,7 +24,7 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use super::fd_wait::{ReadWait, Taken};
 use crate::record::FdWait;
-use super::{Completion, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes, trial};
+use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker, require_opcodes, trial};
 use crate::record::Support;
 use crate::record::Role;
 use crate::queue::Message;
@@ -32,7 +32,6 @@ use crate::region::{RT_PUBLISHER_SLOT, Region};
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::pidfd::{self, SignalSender};
-use crate::worker::{WorkerContext, publisher, subscriber};
 
 /// The `signalfd` transport.
 pub struct Signalfd;
@@ -68,25 +67,31 @@ impl Transport for Signalfd {
         })
     }
 
-    fn publish(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+
+}
+
+impl Mechanism for Signalfd {
+    type Waker = SignalWaker;
+    type Waiter = SignalWaiter;
+
+    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
         let waker = SignalWaker {
-            targets: Targets::new(Reach::of(&context.spec)),
+            targets: Targets::new(Reach::of(env.spec)),
             sender: SignalSender::new(wake_signal()),
         };
-        publisher::run(context, waker)
+        Ok(waker)
     }
 
-    fn subscribe(&self, context: &mut WorkerContext) -> anyhow::Result<()> {
+    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let signalfd = blocked_signalfd().map_err(|e| SysError::new("signalfd", e))?;
         let wait = FdWait::find(trial_signalfd()?.as_fd())?;
-        context.report.setup.wait = Some(wait);
         let waiter = SignalWaiter {
             signalfd,
             read: ReadWait::new(wait, [zeroed_siginfo(); BATCH]),
-            region: context.region(),
-            rt_subscriber: context.spec.role == Role::Subscriber,
+            region: env.region,
+            rt_subscriber: env.spec.role == Role::Subscriber,
         };
-        subscriber::run(context, waiter)
+        Ok(waiter)
     }
 }
 
@@ -122,21 +127,7 @@ fn trial_signalfd() -> Result<SignalFd, SysError> {
 
 /// `pidfd_send_signal(self, 0)`: proves the call exists and is permitted, delivering nothing.
 fn signal_trial() -> Result<(), SysError> {
-    let me = pidfd::open(std::process::id() as i32)?;
-    // SAFETY: integer and null-pointer arguments only; signal 0 only checks permission.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            me.as_raw_fd(),
-            0,
-            std::ptr::null::<libc::siginfo_t>(),
-            0u32,
-        )
-    };
-    if rc < 0 {
-        return Err(SysError::last("pidfd_send_signal"));
-    }
-    Ok(())
+    pidfd::may_signal(&pidfd::open(std::process::id() as i32)?)
 }
 
 fn zeroed_siginfo() -> libc::signalfd_siginfo {
@@ -144,7 +135,7 @@ fn zeroed_siginfo() -> libc::signalfd_siginfo {
     unsafe { std::mem::zeroed() }
 }
 
-struct SignalWaker {
+pub struct SignalWaker {
     targets: Targets<OwnedFd>,
     sender: SignalSender,
 }
@@ -169,7 +160,7 @@ impl Waker for SignalWaker {
     }
 }
 
-struct SignalWaiter {
+pub struct SignalWaiter {
     signalfd: SignalFd,
     /// The wait and the buffer the siginfos land in.
     read: ReadWait<[libc::signalfd_siginfo; BATCH]>,
@@ -224,6 +215,10 @@ impl SignalWaiter {
 }
 
 impl Waiter for SignalWaiter {
+    fn fd_wait(&self) -> Option<FdWait> {
+        Some(self.read.how())
+    }
+
     fn attribution(&self) -> Attribution {
         if self.rt_subscriber {
             Attribution::Exact

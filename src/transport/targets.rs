@@ -2,7 +2,7 @@
 //! transport needs to wake it (a pidfd, a duplicated fd). Refreshed outside the timed section;
 //! fixed-size, so the hot path never allocates.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
 use crate::protocol::WorkerSpec;
@@ -41,6 +41,13 @@ pub struct RemoteFd {
 }
 
 impl RemoteFd {
+    /// Duplicate one of our own fds through a pidfd: proves both `pidfd_open` and
+    /// `pidfd_getfd` exist and are allowed (the probe of every transport that uses this).
+    pub fn trial() -> Result<(), SysError> {
+        let me = pidfd::open(std::process::id() as i32)?;
+        pidfd::getfd(&me, me.as_raw_fd()).map(drop)
+    }
+
     /// Duplicate `remote_fd` of process `pid`.
     pub fn open(pid: i32, remote_fd: i32) -> Result<Self, SysError> {
         let process = pidfd::open(pid)?;

@@ -3,8 +3,8 @@
 //! then runs its role's loop with the transport the spec names, ships its interval frames into
 //! its frame ring, and leaves its final report in its report memfd.
 //!
-//! Dynamic dispatch happens exactly once, here (`&dyn Transport`); each transport's
-//! `publish`/`subscribe` then calls the generic loop with its concrete waker or waiter.
+//! The transport is named once, here ([`transport::visit`]), which hands back its concrete
+//! waker or waiter type, and the generic loop is run with it: no dynamic dispatch inside a loop.
 
 pub mod break_on;
 pub mod burst;
@@ -26,6 +26,7 @@ use crate::protocol::ring::{FrameRing, RingWriter};
 use crate::protocol::{FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, WorkerReport, WorkerSpec, write_report};
 use crate::record::Role;
 use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
+use crate::transport::{self, Env, Mechanism, Visit, Waiter};
 use crate::sys::shm::SharedMemory;
 
 /// What a running worker has: its spec, the shared region, where its frames and report go, and
@@ -160,16 +161,37 @@ fn start(mut spec_file: File, region_fd: OwnedFd) -> anyhow::Result<(WorkerSpec,
 
 fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     context.report.setup = realtime::become_realtime(&context.spec);
-    let transport = crate::transport::by_name(&context.spec.transport).with_context(|| {
-        format!(
-            "unknown transport `{}` in worker spec",
-            context.spec.transport
-        )
-    })?;
     match context.spec.role {
-        Role::Publisher | Role::NoisePublisher => transport.publish(context),
-        Role::Subscriber | Role::NoiseSubscriber => transport.subscribe(context),
+        Role::Publisher | Role::NoisePublisher | Role::Subscriber | Role::NoiseSubscriber => {
+            let name = context.spec.transport.clone();
+            transport::visit(&name, Loop(context))
+                .with_context(|| format!("unknown transport `{name}` in worker spec"))?
+        }
         Role::Burst => burst::run(context),
         Role::Load => load::run(context),
+    }
+}
+
+/// The one dispatch from a transport's name into the measuring loops: the loops are
+/// monomorphised for the transport's concrete waker or waiter.
+struct Loop<'a>(&'a mut WorkerContext);
+
+impl Visit for Loop<'_> {
+    type Output = anyhow::Result<()>;
+
+    fn visit<M: Mechanism>(self, mechanism: &'static M) -> Self::Output {
+        let context = self.0;
+        let env = Env {
+            region: context.region,
+            spec: &context.spec,
+        };
+        if context.spec.role.is_publisher() {
+            let waker = mechanism.waker(&env)?;
+            publisher::run(context, waker)
+        } else {
+            let waiter = mechanism.waiter(&env)?;
+            context.report.setup.wait = waiter.fd_wait();
+            subscriber::run(context, waiter)
+        }
     }
 }

@@ -114,9 +114,9 @@ fn resolve(
         rounds: common.rounds,
         cycles: common.cycles,
         cpu,
-        policy: common.policy.into(),
+        policy: common.policy,
         priority: common.priority,
-        ring_setup: common.ring_setup.into(),
+        ring_setup: common.ring_setup,
     };
     Ok((name, config, common))
 }
