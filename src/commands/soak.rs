@@ -15,7 +15,7 @@ use crate::plan::RunPlan;
 use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, write_atomic};
-use crate::result::{ResultDoc, RunResult, RunStatus, Tool, caveats, timestamp};
+use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, caveats, timestamp};
 use crate::sys::trace::{Trace, find_tracefs};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
@@ -117,10 +117,11 @@ pub fn soak(
                 ..doc.plan.clone()
             };
             let mut run = run_one(&plan, name, &result_dir, &stop, &mut progress)?;
-            if setups.len() > 1 {
-                run.ring_setup_requested = Some(setup);
-                run.transport = format!("{name} ({})", setup.name());
-            }
+            let key = RunKey {
+                transport: name,
+                ring_setup: (setups.len() > 1).then_some(setup),
+            };
+            key.apply(&mut run);
             run.round = round;
             let broke = run.break_event.is_some_and(|event| !event.continued);
             doc.runs.push(run);

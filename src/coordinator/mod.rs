@@ -11,6 +11,7 @@ mod noise_fold;
 mod progress;
 pub use progress::Progress;
 mod spawn;
+mod specs;
 pub mod stop;
 pub mod watchdog;
 
@@ -24,7 +25,7 @@ use self::noise::NoiseManager;
 use self::spawn::{Spawned, ring_for, spawn};
 use self::stop::StopFlag;
 use crate::plan::RunPlan;
-use crate::protocol::{WorkerSpec, read_report};
+use crate::protocol::read_report;
 use crate::record::Role;
 use crate::region::{
     RT_MEMBER, RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
@@ -185,7 +186,7 @@ fn drive(
         (Role::Publisher, RT_PUBLISHER_SLOT),
     ] {
         workers.push(spawn(
-            spec(plan, transport, role),
+            specs::worker_spec(plan, transport, role, slot, RT_MEMBER),
             region,
             ring_for(role, slot)?,
         )?);
@@ -252,7 +253,7 @@ fn drive(
             }
         }
         let all_done = workers.iter().all(|w| {
-            r.workers[slot_of(w.spec.role)]
+            r.workers[w.spec.slot]
                 .state
                 .load(Ordering::Acquire)
                 >= worker_state::DONE
@@ -283,56 +284,6 @@ fn drive(
         measured_ns,
         cpu_busy_percent,
     })
-}
-
-fn slot_of(role: Role) -> usize {
-    match role {
-        Role::Publisher => RT_PUBLISHER_SLOT,
-        _ => RT_SUBSCRIBER_SLOT,
-    }
-}
-
-/// The spec of one RT worker.
-fn spec(plan: &RunPlan, transport: &str, role: Role) -> WorkerSpec {
-    let (cpu, priority) = match role {
-        Role::Publisher => (plan.rt.publisher_cpu, plan.rt.publisher_priority),
-        _ => (plan.rt.subscriber_cpu, plan.rt.subscriber_priority),
-    };
-    WorkerSpec {
-        role,
-        slot: slot_of(role),
-        member: RT_MEMBER,
-        publisher_id: 0,
-        transport: transport.to_string(),
-        cpus: vec![cpu],
-        policy: plan.rt.policy,
-        priority,
-        period_ns: plan.period_ns,
-        warmup_periods: plan.warmup_periods(),
-        measured_periods: plan.measured_periods(),
-        threshold_ns: plan.threshold_ns,
-        interval_ns: plan.interval_ns,
-        delivery_timeout_ns: plan.delivery_timeout_ns,
-        outliers_max: plan.outliers_max,
-        ring_setup: plan.ring_setup,
-        futex_wake: plan.futex_wake,
-        coordinator_pid: std::process::id() as i32,
-        lifetime_ns: 0,
-        lock_memory: true,
-        bursts: None,
-        load: None,
-        scratch_dir: None,
-        abi: plan.abi,
-        break_on_ns: plan.break_on_ns,
-        break_on_continue: plan.break_on_continue,
-        tracefs_dir: plan
-            .break_on_ns
-            .and_then(|_| crate::sys::trace::find_tracefs(std::path::Path::new("/")).ok()),
-        noise_wakes_rt_subscriber: plan.noise.enabled
-            && plan.noise.queue.publishers > 0
-            && plan.noise.queue.wake_rt_subscriber,
-        inject_fault: plan.inject_fault,
-    }
 }
 
 /// Wait until the worker in `slot` is ready, has failed, or the setup time ran out.

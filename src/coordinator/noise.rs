@@ -20,7 +20,6 @@ use anyhow::Context;
 use super::noise_fold;
 use super::spawn::{Spawned, ring_for, spawn};
 use crate::plan::RunPlan;
-use crate::record::Policy;
 use crate::protocol::ring::RingReader;
 use crate::protocol::{WorkerSpec, read_report};
 use crate::record::Role;
@@ -230,7 +229,7 @@ impl<'a> NoiseManager<'a> {
 
     /// A spec for a noise worker of `role`; callers add what differs from process to process.
     fn spec(&self, role: Role, slot: usize, member: usize) -> WorkerSpec {
-        noise_spec(self.plan, self.transport, role, slot, member)
+        super::specs::worker_spec(self.plan, self.transport, role, slot, member)
     }
 
     /// A queue-noise process ended: make sure it left the queue, then fold its report. Returns
@@ -331,66 +330,6 @@ impl<'a> NoiseManager<'a> {
             exit,
         });
     }
-}
-
-/// The spec of a noise worker of `role` under `plan`: pinned to the noise CPUs (a burst worker:
-/// to the burst CPUs), with the policy and priority the profile gives its kind. What the
-/// profile asked of each kind of noise is read back from these specs (`noise_fold::asked`).
-pub(super) fn noise_spec(
-    plan: &RunPlan,
-    transport: &str,
-    role: Role,
-    slot: usize,
-    member: usize,
-) -> WorkerSpec {
-    let noise = &plan.noise;
-    let mut spec = WorkerSpec {
-        role,
-        slot,
-        member,
-        publisher_id: 0,
-        transport: transport.to_string(),
-        cpus: plan.noise_cpus.clone(),
-        policy: Policy::Other,
-        priority: 0,
-        period_ns: noise.queue.period_ns,
-        warmup_periods: 0,
-        measured_periods: 0,
-        threshold_ns: plan.threshold_ns,
-        // One histogram per process, shipped when it exits.
-        interval_ns: 0,
-        delivery_timeout_ns: plan.delivery_timeout_ns,
-        outliers_max: 0,
-        ring_setup: plan.ring_setup,
-        futex_wake: plan.futex_wake,
-        coordinator_pid: std::process::id() as i32,
-        lifetime_ns: 0,
-        lock_memory: false,
-        bursts: None,
-        load: None,
-        scratch_dir: None,
-        abi: plan.abi,
-        // Breaks are for the RT pair's samples only.
-        break_on_ns: None,
-        break_on_continue: false,
-        tracefs_dir: None,
-        noise_wakes_rt_subscriber: plan.noise.queue.wake_rt_subscriber,
-        inject_fault: None,
-    };
-    match role {
-        Role::NoisePublisher | Role::NoiseSubscriber => {
-            spec.policy = noise.queue.policy;
-            spec.priority = noise.queue.priority;
-        }
-        // The worker's own thread only waits; each burst thread takes the burst priority.
-        Role::Burst => {
-            spec.cpus = noise.bursts.cpus.clone();
-            spec.bursts = Some(noise.bursts.clone());
-        }
-        Role::Load => spec.load = Some(noise.load.clone()),
-        Role::Publisher | Role::Subscriber => {}
-    }
-    spec
 }
 
 /// A child process as [`wait_until`] sees it: the workers' `sys::spawn::Process` or the external

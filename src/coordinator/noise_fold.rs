@@ -156,7 +156,7 @@ pub fn failed(activity: &mut NoiseActivity, message: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::noise::noise_spec;
+    use crate::coordinator::specs::worker_spec;
     use crate::plan::RunPlan;
     use crate::profile::{CpuTopology, Overrides};
     use crate::protocol::WorkerReport;
@@ -184,7 +184,7 @@ mod tests {
     }
 
     fn spec(plan: &RunPlan, role: Role) -> WorkerSpec {
-        noise_spec(plan, "eventfd", role, 4, 1)
+        worker_spec(plan, "eventfd", role, 4, 1)
     }
 
     /// What a worker pinned to `cpus` records when it asked for `policy`/`priority` and got

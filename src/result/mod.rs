@@ -95,6 +95,34 @@ impl Tool {
 }
 
 
+/// What a run is a row of: a transport, and the ring setup where several setups were compared
+/// (each setup is then a row of its own). The result records it as `transport`, read by
+/// [`RunKey::label`], and `ring_setup_requested`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunKey<'a> {
+    /// Registry name of the transport.
+    pub transport: &'a str,
+    /// The ring setup, where several were compared.
+    pub ring_setup: Option<RingSetup>,
+}
+
+impl RunKey<'_> {
+    /// The run's `transport` as results and tables show it: `eventfd`, or
+    /// `eventfd (defer-taskrun)` in a ring-setup comparison.
+    pub fn label(&self) -> String {
+        match self.ring_setup {
+            Some(setup) => format!("{} ({})", self.transport, setup.name()),
+            None => self.transport.to_string(),
+        }
+    }
+
+    /// Record this key in `run`.
+    pub fn apply(&self, run: &mut RunResult) {
+        run.transport = self.label();
+        run.ring_setup_requested = self.ring_setup;
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -118,7 +146,7 @@ pub struct RunResult {
     #[serde(default = "first_round")]
     pub round: u32,
     /// With several ring setups compared: the setup this run asked for (its `transport` then
-    /// reads `name (setup)`, so each setup is its own row). Absent otherwise.
+    /// reads `name (setup)`, so each setup is its own row; see [`RunKey`]). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_setup_requested: Option<RingSetup>,
     /// How it ended.
