@@ -13,6 +13,8 @@ pub mod coordinator;
 pub mod cpulist;
 pub mod exit;
 pub mod export;
+pub mod launch;
+pub mod noise;
 pub mod plan;
 pub mod preflight;
 pub mod profile;

@@ -316,4 +316,3 @@ impl From<SetupFlags> for RingSetup {
         }
     }
 }
-

@@ -228,8 +228,8 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::one_run_doc;
     use crate::result::diff::{Diff, Figure, Finding};
+    use crate::testing::fixture::one_run_doc;
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
         let mut doc = one_run_doc();

@@ -6,12 +6,8 @@
 //! workers die with it if it dies.
 
 mod exits;
-pub mod noise;
-mod noise_fold;
 mod progress;
 pub use progress::Progress;
-mod spawn;
-mod specs;
 pub mod stop;
 pub mod watchdog;
 
@@ -21,9 +17,9 @@ use std::time::Duration;
 use anyhow::Context;
 
 use self::exits::ChildExits;
-use self::noise::NoiseManager;
-use self::spawn::{Spawned, ring_for, spawn};
 use self::stop::StopFlag;
+use crate::launch::{Spawned, ring_for, spawn};
+use crate::noise::NoiseManager;
 use crate::plan::RunPlan;
 use crate::protocol::read_report;
 use crate::record::Role;
@@ -186,7 +182,7 @@ fn drive(
         (Role::Publisher, RT_PUBLISHER_SLOT),
     ] {
         workers.push(spawn(
-            specs::worker_spec(plan, transport, role, slot, RT_MEMBER),
+            crate::launch::worker_spec(plan, transport, role, slot, RT_MEMBER),
             region,
             ring_for(role, slot)?,
         )?);
@@ -252,12 +248,9 @@ fn drive(
                 break;
             }
         }
-        let all_done = workers.iter().all(|w| {
-            r.workers[w.spec.slot]
-                .state
-                .load(Ordering::Acquire)
-                >= worker_state::DONE
-        });
+        let all_done = workers
+            .iter()
+            .all(|w| r.workers[w.spec.slot].state.load(Ordering::Acquire) >= worker_state::DONE);
         if all_done {
             break;
         }

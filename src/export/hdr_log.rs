@@ -83,8 +83,8 @@ mod tests {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     use super::*;
-    use crate::testing::fixture::two_round_doc;
     use crate::stats::new_histogram;
+    use crate::testing::fixture::two_round_doc;
 
     #[test]
     fn the_interval_log_has_the_java_header_lines_and_one_tag_per_transport_and_series() {

@@ -16,7 +16,6 @@ pub mod prometheus;
 pub mod table;
 pub mod textfile;
 
-
 use crate::result::{ResultDoc, RunResult};
 
 /// One output format.

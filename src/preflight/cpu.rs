@@ -2,8 +2,8 @@
 
 use super::{Inputs, cpus_named};
 
-use crate::record::{Finding, Level};
 use crate::cpulist;
+use crate::record::{Finding, Level};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     vec![governor(inputs), idle_states(inputs), smt(inputs)]

@@ -4,8 +4,8 @@
 
 use super::{Inputs, cpus_named};
 
-use crate::record::{Finding, Level};
 use crate::cpulist;
+use crate::record::{Finding, Level};
 use crate::sysinfo::tasks::Task;
 
 /// Names listed in a task finding before "and N more".

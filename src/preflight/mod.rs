@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 pub use privileges::{Privileges, Trial, WORKER_LOCK_BYTES};
 
 use crate::plan::RunPlan;
-use crate::record::{Finding, Level};
 use crate::record::TransportSupport;
+use crate::record::{Finding, Level};
 use crate::sysinfo::cpus::IdleState;
 use crate::sysinfo::irqs::{Irq, irqs_allowed_on};
 use crate::sysinfo::tasks::{Task, irqbalance_pids, own_pid, tasks_allowed_on};

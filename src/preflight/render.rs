@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use super::SystemCheck;
 
-use crate::record::Level;
 use crate::cpulist;
+use crate::record::Level;
 use crate::record::TransportSupport;
 use crate::sysinfo::HostFacts;
 use crate::transport;

@@ -20,9 +20,9 @@ use crate::plan::FutexWake;
 
 use crate::record::{Policy, RingSetup};
 
-pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns};
 pub use builtin::{builtin_names, builtin_text};
 pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
+pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns};
 pub use resolve::resolve;
 pub use verdict::VerdictSection;
 

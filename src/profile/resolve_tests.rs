@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::plan::FutexWake;
-use crate::record::RingSetup;
 use crate::profile::{builtin_names, load, parse};
+use crate::record::RingSetup;
 
 const KNOWN: &[&str] = &["futex", "msg-ring", "eventfd", "signalfd"];
 
@@ -412,7 +412,11 @@ fn overrides_win_over_profile_values() {
     );
     assert_eq!(plan.ring_setup, RingSetup::CoopTaskrun);
     assert_eq!(plan.futex_wake, FutexWake::IoUring);
-    assert_eq!(plan.break_on_ns, Some(200_000), "--break-on is resolved into the plan");
+    assert_eq!(
+        plan.break_on_ns,
+        Some(200_000),
+        "--break-on is resolved into the plan"
+    );
     assert!(plan.break_on_continue);
     assert_eq!(plan.inject_fault, Some(crate::plan::Fault::RtWakeLost));
     assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);

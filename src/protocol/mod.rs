@@ -19,7 +19,9 @@ pub use stream::{Frames, ReportStream, ReportWriter, parse_report, read_report, 
 
 use crate::plan::FutexWake;
 
-use crate::record::{BurstReport, Counters, Hygiene, LoadCount, Policy, RingSetup, Role, RtSetup, Series};
+use crate::record::{
+    BurstReport, Counters, Hygiene, LoadCount, Policy, RingSetup, Role, RtSetup, Series,
+};
 use crate::stats::{Outlier, Recorder, SampleStats};
 
 /// The worker's spec memfd.
@@ -30,7 +32,6 @@ pub const REGION_FD: i32 = 4;
 pub const REPORT_FD: i32 = 5;
 /// The frame ring's memfd.
 pub const FRAMES_FD: i32 = 6;
-
 
 /// Everything a worker needs, typed. Times in ns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,8 +102,6 @@ pub struct WorkerSpec {
     pub inject_fault: Option<crate::plan::Fault>,
 }
 
-
-
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeriesReport {
@@ -125,9 +124,6 @@ impl SeriesReport {
         }
     }
 }
-
-
-
 
 /// The final report of a worker.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -269,7 +269,10 @@ mod tests {
         writer.interval(1, 1, 1_000, 1_000, &recorder).unwrap();
         let report = WorkerReport {
             pid: 42,
-            series: vec![(crate::record::Series::Delivery, SeriesReport::from_recorder(&recorder))],
+            series: vec![(
+                crate::record::Series::Delivery,
+                SeriesReport::from_recorder(&recorder),
+            )],
             ..Default::default()
         };
         writer.report(&report).unwrap();

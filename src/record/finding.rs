@@ -44,7 +44,11 @@ pub struct Finding {
 
 impl Finding {
     /// An ok finding: nothing to do, nothing to say about the figures.
-    pub fn ok(id: impl Into<String>, subject: impl Into<String>, detail: impl Into<String>) -> Self {
+    pub fn ok(
+        id: impl Into<String>,
+        subject: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
         Finding {
             id: id.into(),
             level: Level::Ok,

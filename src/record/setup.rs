@@ -61,7 +61,6 @@ impl RingSetup {
     }
 }
 
-
 /// How a subscriber waits for its fd to be written (recorded as `setup.wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FdWait {

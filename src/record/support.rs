@@ -59,7 +59,6 @@ impl Support {
     }
 }
 
-
 /// Whether one transport works on this kernel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportSupport {

@@ -7,11 +7,10 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{Interval, IntervalSeries, RunResult, RunStatus, Series, WorkerRecord};
-use crate::record::RingSetup;
 use crate::protocol::ReportStream;
+use crate::record::RingSetup;
 use crate::record::{self, Role};
 use crate::stats::{Attribution, Integrity, SampleStats, Summary, encode_histogram, new_histogram};
-
 
 /// One worker's leftovers.
 pub struct WorkerOutput {
@@ -47,7 +46,6 @@ pub struct RunInputs {
 
 const PUBLISHER_NAMES: [&str; 4] = record::series_names(record::Series::PUBLISHER);
 const SUBSCRIBER_NAMES: [&str; 4] = record::series_names(record::Series::SUBSCRIBER);
-
 
 /// Names of a worker's series in a result, in the order its interval frames number them.
 /// Queue noise records the same series as the RT pair; they are kept under their own names.

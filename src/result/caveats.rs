@@ -266,9 +266,9 @@ fn noise_notes(doc: &ResultDoc) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Policy;
     use crate::preflight::{Privileges, RtCpus, Trial, check};
     use crate::profile::{CpuTopology, Overrides};
+    use crate::record::Policy;
     use crate::record::{Hygiene, RtSetup};
     use crate::result::{ResultDoc, Tool, WorkerRecord};
     use crate::sys::cpu_dma_latency::CpuDmaLatency;

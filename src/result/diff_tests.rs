@@ -1,6 +1,6 @@
 use super::*;
-use crate::testing::fixture::one_run_doc;
 use crate::stats::{SampleStats, encode_histogram, new_histogram};
+use crate::testing::fixture::one_run_doc;
 
 /// Replace `series` of the fixture's eventfd run by `count` samples of 5 us with `over` of them
 /// at `spike_ns`.

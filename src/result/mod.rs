@@ -23,13 +23,13 @@ pub use noise_setup::{NoiseKind, NoiseSetup};
 
 use crate::plan::RunPlan;
 
-use crate::record::RingSetup;
 use crate::preflight::SystemCheck;
+use crate::record::RingSetup;
+use crate::record::{BreakEvent, TransportSupport};
 use crate::record::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
 use crate::stats::{Integrity, Outlier, SampleStats, Summary};
 use crate::sys::cpu_dma_latency::CpuDmaLatency;
 use crate::sysinfo::HostFacts;
-use crate::record::{BreakEvent, TransportSupport};
 
 /// Bumped on any incompatible change of the document's shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -93,7 +93,6 @@ impl Tool {
         }
     }
 }
-
 
 /// What a run is a row of: a transport, and the ring setup where several setups were compared
 /// (each setup is then a row of its own). The result records it as `transport`, read by
@@ -246,8 +245,6 @@ pub struct ExternalActivity {
 fn first_round() -> u32 {
     1
 }
-
-
 
 /// One latency series over the whole measured phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -49,6 +49,16 @@ pub enum SchedPolicy {
     Other,
 }
 
+/// Why a policy could not be taken, with what to do when it is a matter of privileges.
+pub fn policy_error(error: &SysError) -> String {
+    let hint = if error.errno == nix::errno::Errno::EPERM {
+        ": run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority"
+    } else {
+        ""
+    };
+    format!("{error}{hint}")
+}
+
 /// Set the calling thread's scheduling policy and priority. `EPERM` means no `CAP_SYS_NICE`
 /// and `RLIMIT_RTPRIO` below the priority.
 pub fn set_policy(policy: SchedPolicy, priority: u8) -> Result<(), SysError> {

@@ -50,11 +50,12 @@ pub fn build_sized(
     };
     match attempt(requested) {
         Ok(ring) => Ok((ring, requested)),
-        Err(error) if requested == SetupFlags::SingleIssuerDeferTaskrun => match attempt(SetupFlags::CoopTaskrun)
-        {
-            Ok(ring) => Ok((ring, SetupFlags::CoopTaskrun)),
-            Err(_) => Err(SysError::from_io("io_uring_setup", &error)),
-        },
+        Err(error) if requested == SetupFlags::SingleIssuerDeferTaskrun => {
+            match attempt(SetupFlags::CoopTaskrun) {
+                Ok(ring) => Ok((ring, SetupFlags::CoopTaskrun)),
+                Err(_) => Err(SysError::from_io("io_uring_setup", &error)),
+            }
+        }
         Err(error) => Err(SysError::from_io("io_uring_setup", &error)),
     }
 }

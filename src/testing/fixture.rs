@@ -9,14 +9,14 @@ use hdrhistogram::Histogram;
 
 use crate::plan::{FutexWake, RtPlan, RunPlan};
 
+use crate::record::Support;
+use crate::record::{self, BreakEvent, TransportSupport};
 use crate::record::{Policy, RingSetup};
 use crate::result::{Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, Series, Tool};
-use crate::record::{self, BreakEvent, TransportSupport};
 use crate::stats::{
     Attribution, Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram,
 };
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
-use crate::record::Support;
 
 const THRESHOLD_NS: u64 = 100_000;
 const PERIOD_NS: u64 = 500_000;

@@ -14,12 +14,12 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker};
-use crate::record::Support;
+use super::{Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker};
 use crate::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
-use crate::record::Role;
 use crate::queue::Message;
+use crate::record::Role;
+use crate::record::Support;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -63,8 +63,6 @@ impl Transport for Doorbell {
             ),
         }
     }
-
-
 }
 
 impl Mechanism for Doorbell {

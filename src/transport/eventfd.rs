@@ -20,13 +20,16 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::fd_wait::{ReadWait, Taken};
-use crate::record::FdWait;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker, require_opcodes, trial};
-use crate::record::Support;
+use super::{
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
+    trial,
+};
 use crate::protocol::WorkerSpec;
-use crate::record::Role;
 use crate::queue::Message;
+use crate::record::FdWait;
+use crate::record::Role;
+use crate::record::Support;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -62,8 +65,6 @@ impl Transport for Eventfd {
             trial("pidfd_getfd", RemoteFd::trial())
         })
     }
-
-
 }
 
 impl Mechanism for Eventfd {

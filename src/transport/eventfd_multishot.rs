@@ -14,7 +14,9 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::eventfd::{CountDecoder, EventfdWaker};
-use super::{ARM_USER_DATA, Completion, Own, Env, Mechanism, Transport, Waiter, push, require_opcodes};
+use super::{
+    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, push, require_opcodes,
+};
 use crate::record::Support;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -43,8 +45,6 @@ impl Transport for EventfdMultishot {
             super::trial("pidfd_getfd", super::targets::RemoteFd::trial())
         })
     }
-
-
 }
 
 impl Mechanism for EventfdMultishot {

@@ -20,12 +20,14 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Own, Env, Mechanism, Transport, Waiter, Waker, push, require_opcodes};
-use crate::record::Support;
+use super::{
+    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push, require_opcodes,
+};
 use crate::plan::FutexWake;
 use crate::protocol::WorkerSpec;
-use crate::record::Role;
 use crate::queue::Message;
+use crate::record::Role;
+use crate::record::Support;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
@@ -56,8 +58,6 @@ impl Transport for Futex {
             super::trial("IORING_OP_FUTEX_WAIT", trial())
         })
     }
-
-
 }
 
 impl Mechanism for Futex {

@@ -12,9 +12,9 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
 use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
-use super::{Completion, Own, Env, Mechanism, Transport, Waiter};
-use crate::record::Support;
+use super::{Completion, Env, Mechanism, Own, Transport, Waiter};
 use crate::record::Role;
+use crate::record::Support;
 use crate::stats::Attribution;
 use crate::sys::SysError;
 use crate::sys::futex::{wait_shared, wait_shared_bitset};
@@ -43,8 +43,6 @@ impl Transport for FutexSyscall {
             Ok(()) => Support::missing("futex(2) FUTEX_WAIT", "trial futex wait", Some(Errno::EIO)),
         }
     }
-
-
 }
 
 impl Mechanism for FutexSyscall {
@@ -64,8 +62,7 @@ impl Mechanism for FutexSyscall {
 
     fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let word = &env.region.futex_word.0;
-        let only_own =
-            env.spec.role == Role::Subscriber && !env.spec.noise_wakes_rt_subscriber;
+        let only_own = env.spec.role == Role::Subscriber && !env.spec.noise_wakes_rt_subscriber;
         let waiter = SyscallWaiter {
             word,
             expected: word.load(Ordering::Acquire),

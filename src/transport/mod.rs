@@ -28,12 +28,12 @@ use nix::errno::Errno;
 
 pub use targets::{Reach, Targets};
 
+use crate::protocol::WorkerSpec;
 use crate::queue::Message;
 use crate::record::{FdWait, Support};
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
-use crate::protocol::WorkerSpec;
 
 /// Declares the transports once: [`REGISTRY`] for their names and probes, and [`visit`] to
 /// reach one's concrete waker and waiter types by name.

@@ -14,10 +14,13 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker, require_opcodes, trial};
-use crate::record::Support;
-use crate::record::Role;
+use super::{
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
+    trial,
+};
 use crate::queue::Message;
+use crate::record::Role;
+use crate::record::Support;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -44,8 +47,6 @@ impl Transport for MsgRing {
             trial("pidfd_getfd", RemoteFd::trial())
         })
     }
-
-
 }
 
 impl Mechanism for MsgRing {
@@ -65,13 +66,11 @@ impl Mechanism for MsgRing {
     fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
         let waiter = MsgRingWaiter {
             token: env.spec.coordinator_pid,
-            rt_publisher: (env.spec.role == Role::Subscriber)
-                .then_some(env.spec.publisher_id),
+            rt_publisher: (env.spec.role == Role::Subscriber).then_some(env.spec.publisher_id),
         };
         Ok(waiter)
     }
 }
-
 
 /// The completion data of a wake: the publisher's id above bit 48, the sequence number below.
 const ID_SHIFT: u32 = 48;

@@ -14,11 +14,11 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Own, Env, Mechanism, Transport, Waiter, Waker, push};
-use crate::record::Support;
+use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push};
 use crate::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use crate::queue::Message;
+use crate::record::Support;
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -57,8 +57,6 @@ impl Transport for PersistentFutex {
             Err((probe, errno)) => Support::missing(FEATURE, &probe, Some(errno)),
         }
     }
-
-
 }
 
 impl Mechanism for PersistentFutex {
@@ -79,10 +77,10 @@ impl Mechanism for PersistentFutex {
         let word = &env.region.futex_word.0;
         let expected = word.load(Ordering::Acquire);
         Ok(PersistentWaiter {
-                word,
-                expected,
-                abi,
-            })
+            word,
+            expected,
+            abi,
+        })
     }
 }
 
@@ -96,8 +94,8 @@ fn registration_call(abi: &Abi) -> String {
 /// Register a local word, then arm a persistent wait on it with a stale value: a patched kernel
 /// accepts the registration and completes the wait with `-EAGAIN`.
 fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
-    let (mut ring, _) =
-        build(crate::sys::uring::SetupFlags::None).map_err(|e| ("io_uring_setup".to_string(), e.errno))?;
+    let (mut ring, _) = build(crate::sys::uring::SetupFlags::None)
+        .map_err(|e| ("io_uring_setup".to_string(), e.errno))?;
     let word = AtomicU32::new(1);
     register_word(abi, ring.as_raw_fd(), word.as_ptr())
         .map_err(|errno| (registration_call(abi), errno))?;

@@ -23,11 +23,14 @@ use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use super::fd_wait::{ReadWait, Taken};
-use crate::record::FdWait;
-use super::{Completion, Own, Reach, Targets, Env, Mechanism, Transport, Waiter, Waker, require_opcodes, trial};
-use crate::record::Support;
-use crate::record::Role;
+use super::{
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
+    trial,
+};
 use crate::queue::Message;
+use crate::record::FdWait;
+use crate::record::Role;
+use crate::record::Support;
 use crate::region::{RT_PUBLISHER_SLOT, Region};
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -66,8 +69,6 @@ impl Transport for Signalfd {
             trial("pidfd_send_signal", signal_trial())
         })
     }
-
-
 }
 
 impl Mechanism for Signalfd {

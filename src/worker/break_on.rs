@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 
 use crate::protocol::WorkerSpec;
-use crate::region::{Region, phase};
 use crate::record::{BreakEvent, Series};
+use crate::region::{Region, phase};
 use crate::sys::trace::Trace;
 
 /// Longest marker line: the prefix, a series name and three numbers.
@@ -32,11 +32,7 @@ pub struct BreakOn {
 
 impl BreakOn {
     /// Prepare for `spec` (open the tracefs files if `--break-on` is on).
-    pub fn new(
-        spec: &WorkerSpec,
-        series: Series,
-        region: &'static Region,
-    ) -> anyhow::Result<Self> {
+    pub fn new(spec: &WorkerSpec, series: Series, region: &'static Region) -> anyhow::Result<Self> {
         let trace = match (spec.break_on_ns, &spec.tracefs_dir) {
             (Some(_), Some(dir)) => Some(Trace::open(dir).context("preparing --break-on")?),
             _ => None,

@@ -7,9 +7,7 @@
 //! waker or waiter type, and the generic loop is run with it: no dynamic dispatch inside a loop.
 
 pub mod break_on;
-pub mod burst;
 pub mod intervals;
-pub mod load;
 pub mod own_wake;
 pub mod publisher;
 pub mod realtime;
@@ -22,12 +20,15 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
+use crate::noise;
 use crate::protocol::ring::{FrameRing, RingWriter};
-use crate::protocol::{FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, WorkerReport, WorkerSpec, write_report};
+use crate::protocol::{
+    FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, WorkerReport, WorkerSpec, write_report,
+};
 use crate::record::Role;
 use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
-use crate::transport::{self, Env, Mechanism, Visit, Waiter};
 use crate::sys::shm::SharedMemory;
+use crate::transport::{self, Env, Mechanism, Visit, Waiter};
 
 /// What a running worker has: its spec, the shared region, where its frames and report go, and
 /// the report it is filling in.
@@ -167,8 +168,8 @@ fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             transport::visit(&name, Loop(context))
                 .with_context(|| format!("unknown transport `{name}` in worker spec"))?
         }
-        Role::Burst => burst::run(context),
-        Role::Load => load::run(context),
+        Role::Burst => noise::burst::run(&context.spec, context.region, &mut context.report),
+        Role::Load => noise::load::run(&context.spec, context.region, &mut context.report),
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::protocol::WorkerSpec;
 
 use crate::record::{Role, RtSetup};
-use crate::sys::{SysError, sched};
+use crate::sys::sched;
 
 /// Pin, take the policy, pre-fault the stack, and (subscribers) let the run's other workers
 /// duplicate our fds. Returns what was achieved.
@@ -25,7 +25,7 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
     }
     setup.cpus_allowed = sched::affinity();
     if let Err(error) = sched::set_policy(spec.policy.into(), spec.priority) {
-        setup.policy_error = Some(policy_error(&error));
+        setup.policy_error = Some(sched::policy_error(&error));
     }
     let (policy, priority) = sched::current_policy();
     setup.policy = policy;
@@ -39,16 +39,6 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
         let _ = sched::allow_fd_access_from(spec.coordinator_pid);
     }
     setup
-}
-
-/// Why a policy could not be taken, with what to do when it is a matter of privileges.
-pub fn policy_error(error: &SysError) -> String {
-    let hint = if error.errno == nix::errno::Errno::EPERM {
-        ": run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority"
-    } else {
-        ""
-    };
-    format!("{error}{hint}")
 }
 
 /// At the end of setup: lock what fits under `RLIMIT_MEMLOCK` (everything, with room to spare

@@ -17,7 +17,7 @@ use crate::record::{Policy, Role};
 ///   per process, shipped when it exits; its lifetime is set per process by the caller.
 /// - Bursts: on the burst CPUs (the worker's own thread only waits; each burst thread takes
 ///   the burst priority itself). Load: on the noise CPUs.
-pub(crate) fn worker_spec(
+pub fn worker_spec(
     plan: &RunPlan,
     transport: &str,
     role: Role,
@@ -56,7 +56,11 @@ pub(crate) fn worker_spec(
         cpus,
         policy,
         priority,
-        period_ns: if rt { plan.period_ns } else { noise.queue.period_ns },
+        period_ns: if rt {
+            plan.period_ns
+        } else {
+            noise.queue.period_ns
+        },
         warmup_periods: if rt { plan.warmup_periods() } else { 0 },
         measured_periods: if rt { plan.measured_periods() } else { 0 },
         threshold_ns: plan.threshold_ns,
@@ -74,8 +78,7 @@ pub(crate) fn worker_spec(
         abi: plan.abi,
         break_on_ns,
         break_on_continue: rt && plan.break_on_continue,
-        tracefs_dir: break_on_ns
-            .and_then(|_| crate::sys::trace::find_tracefs(Path::new("/")).ok()),
+        tracefs_dir: break_on_ns.and_then(|_| crate::sys::trace::find_tracefs(Path::new("/")).ok()),
         noise_wakes_rt_subscriber: noise.enabled
             && noise.queue.publishers > 0
             && noise.queue.wake_rt_subscriber,

@@ -11,12 +11,12 @@ use hdrhistogram::Histogram;
 
 use crate::protocol::{WorkerReport, WorkerSpec, frame};
 
+use super::burst;
 use crate::record::{Role, RtSetup};
 use crate::result::NoiseActivity;
 use crate::result::build::NoiseOutcome;
 use crate::result::noise_setup::{NoiseKind, NoiseSetup, failure};
 use crate::stats::{SampleStats, new_histogram};
-use crate::worker::burst;
 
 /// Noise series kept in the result (the others a noise worker records are dropped).
 const REPORTED: [&str; 2] = ["noise_send_call", "noise_delivery"];
@@ -156,7 +156,7 @@ pub fn failed(activity: &mut NoiseActivity, message: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::specs::worker_spec;
+    use crate::launch::worker_spec;
     use crate::plan::RunPlan;
     use crate::profile::{CpuTopology, Overrides};
     use crate::protocol::WorkerReport;

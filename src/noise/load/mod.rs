@@ -18,7 +18,8 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
-use super::WorkerContext;
+use crate::plan::LoadPlan;
+use crate::protocol::{WorkerReport, WorkerSpec};
 use crate::record::LoadCount;
 use crate::region::{Region, phase, worker_state};
 use crate::sys::sched;
@@ -28,70 +29,73 @@ pub(super) fn stopping(region: &Region) -> bool {
     region.phase() == phase::STOP
 }
 
-/// One generator: its name, what one operation is, and the body each of its threads runs
-/// (returning the operations it did).
-struct Generator {
-    name: &'static str,
-    unit: &'static str,
-    threads: u32,
+/// One generator: its name, what one operation is, how many threads the plan gives it, and
+/// the body each of its threads runs (returning the operations it did).
+pub struct Generator {
+    /// Name in results (`load.<name>`).
+    pub name: &'static str,
+    /// What one operation is.
+    pub unit: &'static str,
+    /// Its thread count in a plan (0: off).
+    pub threads: fn(&LoadPlan) -> u32,
     body: fn(&Region, &Path, usize) -> u64,
 }
 
+/// Every load generator, in the order results list them. Adding one: a file here and a line.
+pub static GENERATORS: &[Generator] = &[
+    Generator {
+        name: "sched",
+        unit: "pipe/socket round trips",
+        threads: |plan| plan.sched_pairs,
+        body: sched_pairs::run,
+    },
+    Generator {
+        name: "net",
+        unit: "bytes over loopback TCP",
+        threads: |plan| plan.net_streams,
+        body: net::run,
+    },
+    Generator {
+        name: "mm",
+        unit: "map-touch-unmap cycles of 2 MiB",
+        threads: |plan| plan.mm_threads,
+        body: mm::run,
+    },
+    Generator {
+        name: "timers",
+        unit: "timer expirations",
+        threads: |plan| plan.timers,
+        body: timers::run,
+    },
+    Generator {
+        name: "file_io",
+        unit: "bytes written and fsynced",
+        threads: |plan| plan.file_writers,
+        body: file_io::run,
+    },
+];
+
 /// Run every enabled generator until the run stops.
-pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
-    let plan = context
-        .spec
+pub fn run(
+    spec: &WorkerSpec,
+    region: &'static Region,
+    out: &mut WorkerReport,
+) -> anyhow::Result<()> {
+    let plan = spec
         .load
         .clone()
         .context("a load worker needs load settings")?;
-    let scratch = context
-        .spec
-        .scratch_dir
-        .clone()
-        .unwrap_or_else(std::env::temp_dir);
-    let region = context.region();
-    let generators = [
-        Generator {
-            name: "sched",
-            unit: "pipe/socket round trips",
-            threads: plan.sched_pairs,
-            body: sched_pairs::run,
-        },
-        Generator {
-            name: "net",
-            unit: "bytes over loopback TCP",
-            threads: plan.net_streams,
-            body: net::run,
-        },
-        Generator {
-            name: "mm",
-            unit: "map-touch-unmap cycles of 2 MiB",
-            threads: plan.mm_threads,
-            body: mm::run,
-        },
-        Generator {
-            name: "timers",
-            unit: "timer expirations",
-            threads: plan.timers,
-            body: timers::run,
-        },
-        Generator {
-            name: "file_io",
-            unit: "bytes written and fsynced",
-            threads: plan.file_writers,
-            body: file_io::run,
-        },
-    ];
-    context
-        .slot()
+    let scratch = spec.scratch_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let threads: Vec<u32> = GENERATORS.iter().map(|g| (g.threads)(&plan)).collect();
+    region.workers[spec.slot]
         .state
         .store(worker_state::READY, Ordering::Release);
     // Each thread also says which CPU it ended on: the threads inherit the worker's affinity and
     // policy, and where they really ran is what the result reports.
     let counts: Vec<(usize, u64, i32)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
-        for (g, generator) in generators.iter().enumerate() {
-            for index in 0..generator.threads as usize {
+        for (g, generator) in GENERATORS.iter().enumerate() {
+            for index in 0..threads[g] as usize {
                 let scratch = scratch.as_path();
                 let body = generator.body;
                 handles.push((
@@ -108,8 +112,8 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             })
             .collect()
     });
-    for (g, generator) in generators.iter().enumerate() {
-        if generator.threads == 0 {
+    for (g, generator) in GENERATORS.iter().enumerate() {
+        if threads[g] == 0 {
             continue;
         }
         let operations = counts
@@ -117,16 +121,16 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             .filter(|(i, _, _)| *i == g)
             .map(|(_, n, _)| n)
             .sum();
-        context.report.load.insert(
+        out.load.insert(
             generator.name.to_string(),
             LoadCount {
-                threads: generator.threads,
+                threads: threads[g],
                 operations,
                 unit: generator.unit.to_string(),
             },
         );
     }
-    let observed = &mut context.report.setup.cpus_observed;
+    let observed = &mut out.setup.cpus_observed;
     sched::current_cpu_into(observed);
     for cpu in counts
         .iter()

@@ -14,9 +14,8 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
-use super::WorkerContext;
-use super::realtime::policy_error;
 use crate::plan::BurstPlan;
+use crate::protocol::{WorkerReport, WorkerSpec};
 use crate::record::Policy;
 use crate::record::{BurstReport, RtSetup};
 use crate::region::{Region, phase};
@@ -44,16 +43,17 @@ struct ThreadTotals {
 }
 
 /// Run the burst threads until the run stops.
-pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
-    let plan = context
-        .spec
+pub fn run(
+    spec: &WorkerSpec,
+    region: &'static Region,
+    out: &mut WorkerReport,
+) -> anyhow::Result<()> {
+    let plan = spec
         .bursts
         .clone()
         .context("a burst worker needs burst settings")?;
-    let region = context.region();
-    let cpus = context.spec.cpus.clone();
-    context
-        .slot()
+    let cpus = spec.cpus.clone();
+    region.workers[spec.slot]
         .state
         .store(crate::region::worker_state::READY, Ordering::Release);
     let totals: Vec<ThreadTotals> = std::thread::scope(|scope| {
@@ -83,13 +83,13 @@ pub fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             report.max_duty_percent = report.max_duty_percent.max(duty);
         }
         for &cpu in &t.setup.cpus_observed {
-            if !context.report.setup.cpus_observed.contains(&cpu) {
-                context.report.setup.cpus_observed.push(cpu);
+            if !out.setup.cpus_observed.contains(&cpu) {
+                out.setup.cpus_observed.push(cpu);
             }
         }
     }
-    context.report.thread_setups = totals.into_iter().map(|t| t.setup).collect();
-    context.report.bursts = Some(report);
+    out.thread_setups = totals.into_iter().map(|t| t.setup).collect();
+    out.bursts = Some(report);
     Ok(())
 }
 
@@ -108,7 +108,7 @@ fn take_setup(cpu: usize, plan: &BurstPlan) -> RtSetup {
         Err(error) => Some(format!("pinning to CPU {cpu}: {error}")),
         Ok(()) => sched::set_policy(POLICY.into(), plan.priority)
             .err()
-            .map(|error| policy_error(&error)),
+            .map(|error| sched::policy_error(&error)),
     };
     if setup.policy_error.is_some() {
         let _ = sched::set_policy(sched::SchedPolicy::Other, 0);

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::noise_fold;
-use super::spawn::{Spawned, ring_for, spawn};
+use super::fold as noise_fold;
+use crate::launch::{Spawned, ring_for, spawn, worker_spec};
 use crate::plan::RunPlan;
 use crate::protocol::ring::RingReader;
 use crate::protocol::{WorkerSpec, read_report};
@@ -229,7 +229,7 @@ impl<'a> NoiseManager<'a> {
 
     /// A spec for a noise worker of `role`; callers add what differs from process to process.
     fn spec(&self, role: Role, slot: usize, member: usize) -> WorkerSpec {
-        super::specs::worker_spec(self.plan, self.transport, role, slot, member)
+        worker_spec(self.plan, self.transport, role, slot, member)
     }
 
     /// A queue-noise process ended: make sure it left the queue, then fold its report. Returns

@@ -1,0 +1,9 @@
+//! Launching workers: the spec every worker of a run gets from the plan ([`specs`]) and the
+//! worker process started with its memfds and frame ring ([`spawn`]). Shared by the coordinator
+//! (the RT pair) and the noise wing (every noise process).
+
+pub mod spawn;
+pub mod specs;
+
+pub use spawn::{Spawned, ring_for, spawn};
+pub use specs::worker_spec;
