@@ -144,7 +144,8 @@ fn compare_reports_the_child_against_the_parents_midpoint_and_exits_3_on_a_regre
         dir.path().join("child.json"),
         dir.path().join("b.json"),
     );
-    // Seed 000's figures, two equal rounds each (CV 0): +9.268 %, drift -0.124 %.
+    // The figures of the 2026-07-30 io_uring scalar futex wait/wake regression report (parent
+    // A, child, parent B ns/op), two equal rounds each (CV 0): +9.268 %, drift -0.124 %.
     save_point(&template, &[180.079, 180.079], &a);
     save_point(&template, &[196.647, 196.647], &child);
     save_point(&template, &[179.856, 179.856], &b);

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use rtsoak::preflight::{Privileges, RtCpus, SystemCheck, Trial, check, render};
 
-use rtsoak::record::Level;
 use rtsoak::profile::{self, CpuTopology, Overrides};
+use rtsoak::record::Level;
+use rtsoak::record::Support;
 use rtsoak::record::TransportSupport;
 use rtsoak::sysinfo::{SysRoot, host_facts};
-use rtsoak::record::Support;
 
 fn root(name: &str) -> SysRoot {
     SysRoot::at(

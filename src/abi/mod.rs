@@ -1,6 +1,7 @@
 //! UNMERGED KERNEL ABIs. Everything here is an assumption about kernel patches that are not in
-//! mainline (seed 002): the io_uring persistent futex wait with registered wakes (RFC, patch 2
-//! of "io_uring: futex wakeups that a preempted lower-priority task cannot delay"), and the
+//! mainline: the io_uring persistent futex wait with registered wakes (patch 2 of the RFC
+//! "io_uring: futex wakeups that a preempted lower-priority task cannot delay", io-uring list,
+//! 2026-10-22), and the
 //! `IORING_MSG_DOORBELL` prototype. Every constant and field rtsoak assumes is in these files,
 //! with its default; every one can be overridden from a profile's `[abi.*]` sections for another
 //! patch revision (see `profiles/README.md`). On a kernel without the patch the transports'

@@ -1,4 +1,5 @@
-//! UNMERGED KERNEL ABI: persistent futex waits and registered wakes (seed 002, RFC patch 2).
+//! UNMERGED KERNEL ABI: persistent futex waits and registered wakes (patch 2 of the
+//! 2026-10-22 RFC "io_uring: futex wakeups that a preempted lower-priority task cannot delay").
 //!
 //! What rtsoak assumes, field by field (override each in `[abi.persistent-futex]`):
 //! - **Registration** (waker side, once): `io_uring_register(ring_fd, register_opcode, regs,

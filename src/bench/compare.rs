@@ -2,7 +2,7 @@
 //! parents' drift, and the verdict against gates fixed before the run. Pure functions over
 //! ns/op figures; loading, matching and printing live in `commands::bench`.
 //!
-//! Definitions (kernel regression-report conventions, research/anchors.md section 7):
+//! Definitions (the conventions of kernel regression reports on the mailing lists):
 //! - midpoint = (parent A + parent B) / 2 of the points' mean ns/op;
 //! - change = (child - midpoint) / midpoint × 100 %; positive is slower;
 //! - drift = (parent B - parent A) / parent A × 100 %;

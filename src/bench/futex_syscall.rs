@@ -1,9 +1,11 @@
-//! `futex-syscall` (seed 004, like will-it-scale's futex tests): the cost of an uncontended
+//! `futex-syscall` (like will-it-scale's futex01 tests, whose 2 % slowdown from v6.9 to
+//! v6.10-rc1 was reported in 2024): the cost of an uncontended
 //! `futex(FUTEX_WAKE)` on a word nobody waits on, per thread count. Each thread has its own
 //! word and CPU and makes K calls per cycle; every call must return 0 (nobody woken). Rounds
 //! start together (a barrier) and a round's ns/op is the mean over threads of each thread's
 //! elapsed time over its own calls. `--shared` calls without `FUTEX_PRIVATE_FLAG` on a
-//! MAP_SHARED word, so the kernel keys the futex by page (the gup path of seed 004).
+//! MAP_SHARED word, so the kernel keys the futex by page (the get_user_pages path that report
+//! pointed at).
 
 use std::sync::Barrier;
 use std::sync::atomic::AtomicU32;

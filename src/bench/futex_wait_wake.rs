@@ -1,4 +1,5 @@
-//! `futex-wait-wake` (seed 000): one ring, K cacheline-separated futex words. A cycle queues K
+//! `futex-wait-wake` (the workload of the 2026-07-30 io_uring scalar futex wait/wake
+//! regression report on the io-uring list): one ring, K cacheline-separated futex words. A cycle queues K
 //! `IORING_OP_FUTEX_WAIT` (user data 0..K) then K `IORING_OP_FUTEX_WAKE` (user data K..2K), submits
 //! them in one call and reaps exactly 2K completions: every wait must return 0 and every wake 1.
 //! One operation is one wait/wake pair.

@@ -1,6 +1,7 @@
 //! Cacheline-separated futex words: private (process memory, waited on with `FUTEX2_PRIVATE`)
 //! or shared (a `MAP_SHARED` memfd, waited on without it: the kernel then keys the futex by
-//! page, the path seed 004 measured). Every word stays 0: a wait expects 0 and nobody writes.
+//! page, the get_user_pages path whose cost the v6.10 futex01 regression report
+//! measured). Every word stays 0: a wait expects 0 and nobody writes.
 
 use std::sync::atomic::AtomicU32;
 

@@ -1,5 +1,5 @@
 //! Process file descriptors: reach another worker's ring or eventfd (`pidfd_getfd`, since an
-//! io_uring fd cannot be sent over SCM_RIGHTS: kernel-notes, pitfall 1) and signal it without a
+//! io_uring fd cannot be sent over SCM_RIGHTS: the kernel refuses an io_uring fd in SCM_RIGHTS) and signal it without a
 //! pid-reuse race (`pidfd_send_signal`).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -1,4 +1,5 @@
-//! `doorbell`: the allocation-free MSG_RING prototype of seed 002. Each subscriber's ring
+//! `doorbell`: the allocation-free MSG_RING prototype the same RFC describes (a
+//! doorbell bit per publisher instead of a slab-allocated message). Each subscriber's ring
 //! registers a doorbell; a publisher ORs bits into it with `IORING_OP_MSG_RING` and the target
 //! posts one completion per drain. One send call per subscriber, like `msg-ring`.
 //!
@@ -57,7 +58,7 @@ impl Transport for Doorbell {
         match register_doorbell(&abi.doorbell, ring.as_raw_fd(), DOORBELL_USER_DATA) {
             Ok(()) => Support::Supported,
             Err(errno) => Support::missing(
-                "IORING_MSG_DOORBELL (unmerged prototype, seed 002)",
+                "IORING_MSG_DOORBELL (unmerged prototype)",
                 &registration_call(&abi.doorbell),
                 Some(errno),
             ),

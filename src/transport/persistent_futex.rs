@@ -1,4 +1,5 @@
-//! `persistent-futex`: the persistent futex wait with registered wakes of seed 002's RFC. The
+//! `persistent-futex`: the persistent futex wait with registered wakes proposed by the RFC
+//! "io_uring: futex wakeups that a preempted lower-priority task cannot delay" (2026-10-22). The
 //! publisher registers the futex word with its ring once and wakes the registered slot; the
 //! subscriber arms one wait that stays armed and posts a completion per wakeup.
 //!
@@ -28,7 +29,7 @@ use crate::sys::uring::{OpcodeSupport, build};
 pub struct PersistentFutex;
 
 /// What the probe reports as missing.
-const FEATURE: &str = "persistent futex waits and registered wakes (unmerged RFC, seed 002)";
+const FEATURE: &str = "persistent futex waits and registered wakes (unmerged RFC)";
 
 impl Transport for PersistentFutex {
     fn name(&self) -> &'static str {
