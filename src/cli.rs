@@ -1,5 +1,7 @@
 //! The command line (clap derive). Doc comments here are the `--help` text.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};

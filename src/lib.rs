@@ -5,6 +5,13 @@
 //! `stats` over a `queue` and a `transport`; their reports become a `result`, which `export`
 //! renders.
 
+// `unsafe` lives in the rtsoak-sys crate and in `transport` (which allows it); every other
+// module forbids it.
+#![deny(unsafe_code)]
+
+pub use rtsoak_sys as sys;
+pub use rtsoak_sys::{queue, region};
+
 pub mod abi;
 pub mod bench;
 pub mod cli;
@@ -19,12 +26,9 @@ pub mod plan;
 pub mod preflight;
 pub mod profile;
 pub mod protocol;
-pub mod queue;
 pub mod record;
-pub mod region;
 pub mod result;
 pub mod stats;
-pub mod sys;
 pub mod sysinfo;
 #[cfg(test)]
 mod testing;

@@ -1,3 +1,5 @@
+#![forbid(unsafe_code)]
+
 use clap::Parser;
 use rtsoak::cli::Cli;
 use rtsoak::exit::Outcome;
@@ -10,8 +12,7 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 fn main() {
     // Like any Unix filter, end quietly when stdout's reader goes away (`rtsoak report | head`)
     // instead of panicking on the failed write; workers set their own dispositions.
-    // SAFETY: restoring a signal's default disposition installs no handler code.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    rtsoak::sys::signals::restore_default(nix::sys::signal::Signal::SIGPIPE);
     let cli = Cli::parse();
     let code = match rtsoak::commands::dispatch(cli) {
         Ok(outcome) => outcome.code(),

@@ -5,6 +5,8 @@
 //!
 //! Nothing here reads the system or validates input: by the time a `RunPlan` exists, it is valid.
 
+#![forbid(unsafe_code)]
+
 use serde::{Deserialize, Serialize};
 
 use crate::record::{Policy, RingSetup};

@@ -13,7 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{field_u64, register, sqe, sqe_bytes, sqe_from_bytes};
+use super::{field_u64, sqe, sqe_bytes, sqe_from_bytes};
+use crate::sys::uring::register_one;
 
 /// The assumed constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,16 +54,7 @@ pub fn register_doorbell(abi: &Abi, ring_fd: i32, user_data: u64) -> Result<(), 
         flags: 0,
         resv: 0,
     };
-    // SAFETY: `reg` is one initialised DoorbellReg, alive across the call.
-    unsafe {
-        register(
-            ring_fd,
-            abi.register_opcode,
-            (&reg as *const DoorbellReg).cast(),
-            1,
-        )
-    }
-    .map(drop)
+    register_one(ring_fd, abi.register_opcode, &reg).map(drop)
 }
 
 /// The SQE that ORs `bits` into the doorbell of `target_ring_fd`.

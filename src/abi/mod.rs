@@ -11,6 +11,8 @@
 //! above `IORING_REGISTER_LAST`), so that a default can never alias a mainline operation: on a
 //! patched kernel, set the values of that patch.
 
+#![forbid(unsafe_code)]
+
 pub mod doorbell;
 pub mod persistent_futex;
 
@@ -48,20 +50,7 @@ pub mod sqe {
     pub const ADDR3: usize = 48;
 }
 
-/// The raw bytes of an SQE, to patch a field the io-uring crate has no builder for and to pin
-/// encodings down in tests.
-pub fn sqe_bytes(entry: &io_uring::squeue::Entry) -> [u8; 64] {
-    const _: () = assert!(std::mem::size_of::<io_uring::squeue::Entry>() == 64);
-    // SAFETY: `squeue::Entry` is `#[repr(C)]` around the 64-byte `io_uring_sqe`, which is plain
-    // integers and unions of integers: every byte is initialised (entries start zeroed).
-    unsafe { std::mem::transmute_copy(entry) }
-}
-
-/// An SQE from raw bytes.
-pub fn sqe_from_bytes(bytes: [u8; 64]) -> io_uring::squeue::Entry {
-    // SAFETY: as in `sqe_bytes`; any 64 bytes are a valid `io_uring_sqe` bit pattern.
-    unsafe { std::mem::transmute(bytes) }
-}
+pub use crate::sys::uring::{sqe_bytes, sqe_from_bytes};
 
 /// Read a little/native-endian integer field of an SQE.
 pub fn field_u64(bytes: &[u8; 64], offset: usize) -> u64 {
@@ -71,24 +60,4 @@ pub fn field_u64(bytes: &[u8; 64], offset: usize) -> u64 {
 /// Read a 32-bit field of an SQE.
 pub fn field_u32(bytes: &[u8; 64], offset: usize) -> u32 {
     u32::from_ne_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes"))
-}
-
-/// `io_uring_register(fd, opcode, arg, nr_args)` for opcodes the io-uring crate does not know.
-///
-/// # Safety
-/// `arg` must point to `nr_args` initialised structures of the layout `opcode` expects (or be
-/// null with `nr_args` 0), alive for the duration of the call.
-pub unsafe fn register(
-    ring_fd: i32,
-    opcode: u32,
-    arg: *const libc::c_void,
-    nr_args: u32,
-) -> Result<i32, nix::errno::Errno> {
-    // SAFETY: the caller upholds this function's contract; the kernel only reads `arg`.
-    let rc = unsafe { libc::syscall(libc::SYS_io_uring_register, ring_fd, opcode, arg, nr_args) };
-    if rc < 0 {
-        Err(nix::errno::Errno::last())
-    } else {
-        Ok(rc as i32)
-    }
 }

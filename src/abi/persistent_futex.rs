@@ -16,8 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::register;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
+use crate::sys::uring::register_one;
 
 /// The assumed constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,16 +60,7 @@ pub fn register_word(abi: &Abi, ring_fd: i32, word: *const u32) -> Result<(), ni
         futex_flags: FUTEX2_SIZE_U32,
         resv: 0,
     };
-    // SAFETY: `reg` is one initialised FutexReg, alive across the call.
-    unsafe {
-        register(
-            ring_fd,
-            abi.register_opcode,
-            (&reg as *const FutexReg).cast(),
-            1,
-        )
-    }
-    .map(drop)
+    register_one(ring_fd, abi.register_opcode, &reg).map(drop)
 }
 
 /// The persistent wait SQE.

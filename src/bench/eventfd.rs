@@ -4,8 +4,9 @@
 //! read.
 
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, types};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::checks::Tally;
@@ -13,14 +14,16 @@ use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drai
 use super::{BenchConfig, Workload};
 use crate::record::RingSetup;
 use crate::sys::SysError;
+use crate::sys::uring::Sqe;
 
 /// The bench's state.
 pub struct Eventfd {
     ring: IoUring,
     eventfds: Vec<EventFd>,
-    /// One 8-byte read buffer per eventfd; the reads point into it.
-    buffers: Box<[u64]>,
-    entries: Vec<squeue::Entry>,
+    /// One 8-byte read buffer per eventfd; the reads point into it. Leaked (once per bench
+    /// run): a read left armed by a broken round may still land in it at any time.
+    buffers: &'static [AtomicU64],
+    entries: Vec<Sqe>,
     k: u64,
     timeout: types::Timespec,
 }
@@ -34,14 +37,9 @@ impl Eventfd {
             .map(|_| EventFd::from_flags(EfdFlags::EFD_CLOEXEC))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| SysError::new("eventfd2", e))?;
-        let mut buffers: Box<[u64]> = vec![0u64; k].into_boxed_slice();
+        let buffers: &'static [AtomicU64] = Box::leak((0..k).map(|_| AtomicU64::new(0)).collect());
         let entries = (0..k)
-            .map(|i| {
-                let buffer = (&mut buffers[i] as *mut u64).cast::<u8>();
-                opcode::Read::new(types::Fd(eventfds[i].as_raw_fd()), buffer, 8)
-                    .build()
-                    .user_data(i as u64)
-            })
+            .map(|i| Sqe::read_u64(eventfds[i].as_raw_fd(), &buffers[i]).user_data(i as u64))
             .collect();
         let bench = Eventfd {
             ring,
@@ -67,12 +65,10 @@ impl Workload for Eventfd {
 
     #[inline(always)]
     fn cycle(&mut self, tally: &mut Tally) -> bool {
-        for buffer in self.buffers.iter_mut() {
-            *buffer = 0;
+        for buffer in self.buffers {
+            buffer.store(0, Ordering::Relaxed);
         }
-        // SAFETY: the reads point into `self.buffers`, which lives as long as the ring and is
-        // not touched until their completions are reaped (or drained after a broken round).
-        if !unsafe { push_all(&mut self.ring, &self.entries, tally) } {
+        if !push_all(&mut self.ring, &self.entries, tally) {
             return false;
         }
         if let Err(error) = self.ring.submit() {
@@ -81,21 +77,25 @@ impl Workload for Eventfd {
         }
         let one = 1u64.to_ne_bytes();
         for eventfd in &self.eventfds {
-            // SAFETY: writes 8 bytes from a live stack buffer to an eventfd we own.
-            let written = unsafe { libc::write(eventfd.as_raw_fd(), one.as_ptr().cast(), 8) };
-            if written != 8 {
-                tally.call_failed(nix::errno::Errno::last_raw());
-                return false;
+            match nix::unistd::write(eventfd, &one) {
+                Ok(8) => {}
+                Ok(_) => {
+                    tally.call_failed(libc::EIO);
+                    return false;
+                }
+                Err(errno) => {
+                    tally.call_failed(errno as i32);
+                    return false;
+                }
             }
         }
-        let buffers = self.buffers.as_ptr();
+        let buffers = self.buffers;
         let k = self.k;
         submit_and_drain(&mut self.ring, k, &self.timeout, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), 8);
             let value = if ud < k {
-                // SAFETY: ud < k indexes a live buffer; the kernel finished writing it before
-                // posting this completion, and volatile keeps the read after the reap.
-                unsafe { std::ptr::read_volatile(buffers.add(ud as usize)) as i64 }
+                // The kernel finished writing the buffer before posting this completion.
+                buffers[ud as usize].load(Ordering::Acquire) as i64
             } else {
                 -1
             };
@@ -107,8 +107,8 @@ impl Workload for Eventfd {
         if tally.timeouts > 0 || tally.call_errors > 0 {
             let one = 1u64.to_ne_bytes();
             for eventfd in &self.eventfds {
-                // SAFETY: as in `cycle`; satisfies any read left armed.
-                unsafe { libc::write(eventfd.as_raw_fd(), one.as_ptr().cast(), 8) };
+                // Satisfies any read left armed.
+                let _ = nix::unistd::write(eventfd, &one);
             }
             drain_leftovers(&mut self.ring);
         }

@@ -4,7 +4,7 @@
 //! them in one call and reaps exactly 2K completions: every wait must return 0 and every wake 1.
 //! One operation is one wait/wake pair.
 
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, types};
 
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
@@ -12,12 +12,13 @@ use super::words::Words;
 use super::{BenchConfig, Workload};
 use crate::record::RingSetup;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
+use crate::sys::uring::Sqe;
 
 /// The bench's state: words, ring and the 2K prepared requests.
 pub struct FutexWaitWake {
     ring: IoUring,
     words: Words,
-    entries: Vec<squeue::Entry>,
+    entries: Vec<Sqe>,
     k: u64,
     timeout: types::Timespec,
 }
@@ -32,15 +33,13 @@ impl FutexWaitWake {
         let mut entries = Vec::with_capacity(2 * k);
         for i in 0..k {
             entries.push(
-                opcode::FutexWait::new(words.addr(i), 0, FUTEX_BITSET_MATCH_ANY, flags)
-                    .build()
+                Sqe::futex_wait(words.word(i), 0, FUTEX_BITSET_MATCH_ANY, flags)
                     .user_data(i as u64),
             );
         }
         for i in 0..k {
             entries.push(
-                opcode::FutexWake::new(words.addr(i), 1, FUTEX_BITSET_MATCH_ANY, flags)
-                    .build()
+                Sqe::futex_wake(words.word(i), 1, FUTEX_BITSET_MATCH_ANY, flags)
                     .user_data((k + i) as u64),
             );
         }
@@ -66,9 +65,7 @@ impl Workload for FutexWaitWake {
 
     #[inline(always)]
     fn cycle(&mut self, tally: &mut Tally) -> bool {
-        // SAFETY: the entries point at `self.words`, which lives as long as the ring, and every
-        // cycle reaps all its completions (a broken round is drained in `after_round`).
-        if !unsafe { push_all(&mut self.ring, &self.entries, tally) } {
+        if !push_all(&mut self.ring, &self.entries, tally) {
             return false;
         }
         let k = self.k;

@@ -6,7 +6,7 @@
 //! with `futex_wake(2)` and expects nobody: a completed waitv must leave no waiter behind.
 //! One operation is one waitv/wake pair.
 
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, types};
 
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
@@ -14,6 +14,7 @@ use super::words::Words;
 use super::{BenchConfig, Workload};
 use crate::record::RingSetup;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
+use crate::sys::uring::Sqe;
 
 /// The bench's state.
 pub struct FutexWaitv {
@@ -21,7 +22,7 @@ pub struct FutexWaitv {
     words: Words,
     /// V × W wait descriptors, vector v at `v * W`; the WAITV requests point into it.
     _vectors: Box<[types::FutexWaitV]>,
-    entries: Vec<squeue::Entry>,
+    entries: Vec<Sqe>,
     vectors: u64,
     width: usize,
     wake_index: usize,
@@ -47,18 +48,14 @@ impl FutexWaitv {
             .collect();
         let mut entries = Vec::with_capacity(2 * vectors);
         for v in 0..vectors {
-            let first = descriptors[v * width..].as_ptr();
             entries.push(
-                opcode::FutexWaitV::new(first, width as u32)
-                    .build()
-                    .user_data(v as u64),
+                Sqe::futex_waitv(&descriptors[v * width..(v + 1) * width]).user_data(v as u64),
             );
         }
         for v in 0..vectors {
-            let word = words.addr(v * width + wake_index);
+            let word = words.word(v * width + wake_index);
             entries.push(
-                opcode::FutexWake::new(word, 1, FUTEX_BITSET_MATCH_ANY, flags)
-                    .build()
+                Sqe::futex_wake(word, 1, FUTEX_BITSET_MATCH_ANY, flags)
                     .user_data((vectors + v) as u64),
             );
         }
@@ -87,9 +84,7 @@ impl Workload for FutexWaitv {
 
     #[inline(always)]
     fn cycle(&mut self, tally: &mut Tally) -> bool {
-        // SAFETY: the entries point at `self._vectors` and `self.words`, which live as long as
-        // the ring; every cycle reaps all its completions (a broken round is drained after).
-        if !unsafe { push_all(&mut self.ring, &self.entries, tally) } {
+        if !push_all(&mut self.ring, &self.entries, tally) {
             return false;
         }
         let (vectors, woken_index) = (self.vectors, self.wake_index as i64);

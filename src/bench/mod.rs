@@ -8,6 +8,8 @@
 //! Must never: allocate, log or format between the two clock reads of a round (a cycle records
 //! into a [`Tally`] of plain counters); judge a comparison (that is [`compare`]); print.
 
+#![forbid(unsafe_code)]
+
 pub mod args;
 pub mod checks;
 pub mod compare;

@@ -6,12 +6,13 @@
 
 use std::os::fd::AsRawFd;
 
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, types};
 
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::{BenchConfig, Workload};
 use crate::record::RingSetup;
+use crate::sys::uring::Sqe;
 
 /// The result every message carries to the receiver.
 pub const TAG: i32 = 0x5eed;
@@ -20,7 +21,7 @@ pub const TAG: i32 = 0x5eed;
 pub struct MsgRing {
     sender: IoUring,
     receiver: IoUring,
-    entries: Vec<squeue::Entry>,
+    entries: Vec<Sqe>,
     k: u64,
     timeout: types::Timespec,
 }
@@ -31,13 +32,9 @@ impl MsgRing {
         let k = config.k as usize;
         let (receiver, setup) = super::ring::build(config.ring_setup, k)?;
         let (sender, _) = super::ring::build(config.ring_setup, k)?;
-        let target = types::Fd(receiver.as_raw_fd());
+        let target = receiver.as_raw_fd();
         let entries = (0..k)
-            .map(|i| {
-                opcode::MsgRingData::new(target, TAG, i as u64, None)
-                    .build()
-                    .user_data((k + i) as u64)
-            })
+            .map(|i| Sqe::msg_ring_data(target, TAG, i as u64).user_data((k + i) as u64))
             .collect();
         let bench = MsgRing {
             sender,
@@ -61,8 +58,7 @@ impl Workload for MsgRing {
 
     #[inline(always)]
     fn cycle(&mut self, tally: &mut Tally) -> bool {
-        // SAFETY: MSG_RING data requests point at no memory; the target ring outlives them.
-        if !unsafe { push_all(&mut self.sender, &self.entries, tally) } {
+        if !push_all(&mut self.sender, &self.entries, tally) {
             return false;
         }
         let k = self.k;

@@ -1,13 +1,13 @@
 //! The one ring a bench submits through: sized for a whole cycle, waited on with a timeout, and
 //! drained with every completion handed to the bench's validation.
 
-use io_uring::{IoUring, squeue, types};
+use io_uring::{IoUring, types};
 
 use super::COMPLETION_TIMEOUT_NS;
 use super::checks::Tally;
 use crate::record::RingSetup;
 use crate::sys::SysError;
-use crate::sys::uring::build_sized;
+use crate::sys::uring::{Sqe, build_sized};
 
 /// A ring with room for `requests` submissions and their completions at once.
 pub fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingSetup), SysError> {
@@ -25,20 +25,15 @@ pub fn completion_timeout() -> types::Timespec {
 
 /// Queue `entries` on `ring`. False (and a call error) if the SQ is full, which a ring built by
 /// [`build`] for the cycle never is.
-///
-/// # Safety
-/// Every buffer or word an entry points at must stay valid until its completion is reaped.
 #[inline(always)]
-pub unsafe fn push_all(ring: &mut IoUring, entries: &[squeue::Entry], tally: &mut Tally) -> bool {
-    let mut sq = ring.submission();
-    for entry in entries {
-        // SAFETY: the caller guarantees what the entries point at outlives their completion.
-        if unsafe { sq.push(entry) }.is_err() {
-            tally.call_failed(libc::EBUSY);
-            return false;
+pub fn push_all(ring: &mut IoUring, entries: &[Sqe], tally: &mut Tally) -> bool {
+    match crate::sys::uring::push_all(ring, entries) {
+        Ok(()) => true,
+        Err(errno) => {
+            tally.call_failed(errno as i32);
+            false
         }
     }
-    true
 }
 
 /// Submit whatever is queued and reap exactly `want` completions, handing each to `validate`

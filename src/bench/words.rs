@@ -57,15 +57,9 @@ impl Words {
         assert!(index < self.count, "word {index} of {}", self.count);
         match &self.backing {
             Backing::Private(lines) => &lines[index].word,
-            // SAFETY: the mapping holds `count * WORD_STRIDE_BYTES` zeroed, page-aligned bytes
-            // (checked above: index < count), so the offset is in bounds and 4-byte aligned;
-            // AtomicU32 has the layout of u32 and the mapping lives as long as `self`.
-            Backing::Shared(memory) => unsafe {
-                &*memory
-                    .as_ptr()
-                    .add(index * WORD_STRIDE_BYTES)
-                    .cast::<AtomicU32>()
-            },
+            Backing::Shared(memory) => memory
+                .atomic_u32(index * WORD_STRIDE_BYTES)
+                .expect("the mapping holds count words"),
         }
     }
 

@@ -1,5 +1,7 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
+#![forbid(unsafe_code)]
+
 mod bench;
 mod diff;
 mod nightly;

@@ -96,11 +96,10 @@ mod tests {
     #[test]
     fn a_new_result_directory_is_created_0755_whatever_the_umask() {
         let base = tempfile::tempdir().unwrap();
-        // SAFETY: umask only changes this process's default mode for new files.
-        let old = unsafe { libc::umask(0o077) };
+        use nix::sys::stat::{Mode, umask};
+        let old = umask(Mode::from_bits_truncate(0o077));
         let created = create_result_dir(&base.path().join("a/b"));
-        // SAFETY: as above, restoring the previous mask.
-        unsafe { libc::umask(old) };
+        umask(old);
         created.unwrap();
         let mode = std::fs::metadata(base.path().join("a"))
             .unwrap()

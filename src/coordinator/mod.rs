@@ -5,6 +5,8 @@
 //! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
 //! workers die with it if it dies.
 
+#![forbid(unsafe_code)]
+
 mod exits;
 mod progress;
 pub use progress::Progress;

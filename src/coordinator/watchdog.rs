@@ -158,8 +158,11 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        // SAFETY: signalling a child this test started and still owns.
-        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGSTOP,
+        )
+        .unwrap();
         let mut state = String::new();
         for _ in 0..100 {
             state = process_state(pid);

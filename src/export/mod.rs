@@ -6,6 +6,8 @@
 //! README and a test all read it. Adding a format is one file here and one line in it. Nothing
 //! in this module reads files, the clock or the system.
 
+#![forbid(unsafe_code)]
+
 mod comparison;
 pub mod cyclictest;
 pub mod hdr_log;

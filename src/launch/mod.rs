@@ -2,6 +2,8 @@
 //! worker process started with its memfds and frame ring ([`spawn`]). Shared by the coordinator
 //! (the RT pair) and the noise wing (every noise process).
 
+#![forbid(unsafe_code)]
+
 pub mod spawn;
 pub mod specs;
 

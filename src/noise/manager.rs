@@ -9,7 +9,7 @@
 //! frame ring is handed to its replacement.
 
 use std::fs::File;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::Ordering;
@@ -294,16 +294,7 @@ impl<'a> NoiseManager<'a> {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        // SAFETY: the hook runs between fork and exec and only makes async-signal-safe system
-        // calls (setpgid, prctl, sched_setaffinity) on data prepared before the fork.
-        unsafe {
-            command.pre_exec(move || {
-                nix::unistd::setpgid(nix::unistd::Pid::from_raw(0), nix::unistd::Pid::from_raw(0))?;
-                nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
-                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)?;
-                Ok(())
-            });
-        }
+        crate::sys::spawn::own_group_pinned(&mut command, set);
         command
             .spawn()
             .with_context(|| format!("starting the external noise command {argv:?}"))

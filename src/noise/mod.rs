@@ -5,6 +5,8 @@
 //! generators (its [`load::GENERATORS`] registry). Queue noise (lower-priority publishers and
 //! subscribers on the RT pair's queue) runs the worker's own measuring loops.
 
+#![forbid(unsafe_code)]
+
 pub mod burst;
 pub mod fold;
 pub mod load;

@@ -13,6 +13,8 @@
 //! (frequency, idle states, SMT), [`access`] (privileges, transports). [`render`] turns a check
 //! into the text `rtsoak probe` prints.
 
+#![forbid(unsafe_code)]
+
 mod access;
 mod cpu;
 mod isolation;

@@ -8,6 +8,8 @@
 //! into the pre-sized ring: no allocation, no syscall, no waiting. The final report is written
 //! after the loop.
 
+#![forbid(unsafe_code)]
+
 pub mod frame;
 pub mod ring;
 mod stream;

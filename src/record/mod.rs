@@ -6,6 +6,8 @@
 //! Owns: names and shapes, with their serde spelling (which is the result schema's). Never
 //! reads the system, measures, judges or renders.
 
+#![forbid(unsafe_code)]
+
 mod break_event;
 mod counters;
 mod finding;

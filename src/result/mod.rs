@@ -3,6 +3,8 @@
 //! figures together with the encoded histograms they were derived from, so any figure can be
 //! recomputed later. Documented field by field in `docs/result-schema.md`.
 
+#![forbid(unsafe_code)]
+
 pub mod build;
 mod caveats;
 pub mod coarsen;

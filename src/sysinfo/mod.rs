@@ -9,6 +9,8 @@
 //! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`], interrupts in
 //! [`irqs`], processes and threads in [`tasks`].
 
+#![forbid(unsafe_code)]
+
 pub mod cpus;
 pub mod cpustat;
 pub mod irqs;

@@ -1,16 +1,8 @@
 //! Helpers for the crate's own unit tests; compiled only for them: result documents to render
 //! and judge ([`fixture`]), independent readers of the exports ([`python_check`]), and the one
-//! way a check says it was skipped ([`skip`]).
+//! way a check says it was skipped ([`skip`], shared with the kernel-layer crate).
 
 pub mod fixture;
 pub mod python_check;
 
-/// Say why a check is skipped, so a skip is never silent; in CI (`RTSOAK_CI` set, as `.ci/run`
-/// does) fail instead, since CI is where every check must run.
-pub fn skip(reason: &str) {
-    assert!(
-        std::env::var_os("RTSOAK_CI").is_none(),
-        "a check CI must run was skipped: {reason}"
-    );
-    eprintln!("SKIPPED: {reason}");
-}
+pub use crate::sys::testing::skip;

@@ -6,6 +6,8 @@
 //! The transport is named once, here ([`transport::visit`]), which hands back its concrete
 //! waker or waiter type, and the generic loop is run with it: no dynamic dispatch inside a loop.
 
+#![forbid(unsafe_code)]
+
 pub mod break_on;
 pub mod intervals;
 pub mod own_wake;
@@ -15,10 +17,11 @@ pub mod subscriber;
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 
 use anyhow::Context;
+use nix::sys::signal::Signal;
 
 use crate::noise;
 use crate::protocol::ring::{FrameRing, RingWriter};
@@ -28,6 +31,7 @@ use crate::protocol::{
 use crate::record::Role;
 use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
 use crate::sys::shm::SharedMemory;
+use crate::sys::{inherited, signals};
 use crate::transport::{self, Env, Mechanism, Visit, Waiter};
 
 /// What a running worker has: its spec, the shared region, where its frames and report go, and
@@ -69,20 +73,28 @@ impl WorkerContext {
 pub fn main() -> i32 {
     // The coordinator decides when workers stop: a Ctrl-C reaching the whole process group
     // must not kill a worker before it has reported.
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
-        // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code.
-        unsafe { libc::signal(signal, libc::SIG_IGN) };
-    }
-    // SAFETY: the coordinator maps exactly these fds into every worker (protocol::*_FD); each is
-    // owned here and nowhere else.
-    let (spec_file, region_fd, report_file, frames_fd) = unsafe {
-        (
-            File::from_raw_fd(SPEC_FD),
-            OwnedFd::from_raw_fd(REGION_FD),
-            File::from_raw_fd(REPORT_FD),
-            OwnedFd::from_raw_fd(FRAMES_FD),
-        )
+    signals::ignore(&[
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGPIPE,
+    ]);
+    // The coordinator maps exactly these fds into every worker (protocol::*_FD).
+    let fds = [SPEC_FD, REGION_FD, REPORT_FD, FRAMES_FD].map(inherited::take);
+    let [
+        Some(spec_fd),
+        Some(region_fd),
+        Some(report_fd),
+        Some(frames_fd),
+    ] = fds
+    else {
+        eprintln!(
+            "rtsoak worker: fds {SPEC_FD}-{FRAMES_FD} (spec, region, report, frame ring) are not \
+             open: `rtsoak worker` is started by the coordinator, never by hand"
+        );
+        return 1;
     };
+    let (spec_file, report_file) = (File::from(spec_fd), File::from(report_fd));
     let mut report = WorkerReport {
         pid: std::process::id() as i32,
         ..Default::default()

@@ -4,8 +4,6 @@
 use std::num::NonZeroUsize;
 use std::path::Path;
 
-use nix::sys::mman::{MapFlags, ProtFlags, mmap_anonymous, munmap};
-
 use super::stopping;
 use crate::region::Region;
 
@@ -16,24 +14,7 @@ const PAGE: usize = 4096;
 pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     let size = NonZeroUsize::new(SIZE).expect("non-zero");
     let mut cycles = 0;
-    while !stopping(region) {
-        // SAFETY: a fresh private anonymous mapping, touched only through the pointer it
-        // returned and unmapped before the pointer goes out of scope.
-        unsafe {
-            let Ok(memory) = mmap_anonymous(
-                None,
-                size,
-                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
-                MapFlags::MAP_PRIVATE,
-            ) else {
-                break;
-            };
-            let bytes = memory.as_ptr().cast::<u8>();
-            for offset in (0..SIZE).step_by(PAGE) {
-                bytes.add(offset).write_volatile(1);
-            }
-            let _ = munmap(memory, SIZE);
-        }
+    while !stopping(region) && crate::sys::mm::map_touch_unmap(size, PAGE) {
         cycles += 1;
     }
     cycles

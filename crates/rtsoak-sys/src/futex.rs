@@ -144,7 +144,7 @@ pub fn wait_shared_bitset(
     bitset: u32,
 ) -> Result<(), Errno> {
     // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, not a relative timeout.
-    let deadline_ns = crate::sys::clock::now_ns() + timeout_ns;
+    let deadline_ns = crate::clock::now_ns() + timeout_ns;
     let deadline = libc::timespec {
         tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,

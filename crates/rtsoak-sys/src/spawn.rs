@@ -147,6 +147,24 @@ impl Process {
     }
 }
 
+/// Make `command` start in a process group of its own (so it and its children can be signalled
+/// together), pinned to `cpus`, and killed if this process dies (for an external command that
+/// is not one of rtsoak's workers, started with `std::process::Command`).
+pub fn own_group_pinned(command: &mut std::process::Command, cpus: nix::sched::CpuSet) {
+    use nix::unistd::Pid;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook runs between fork and exec and only makes async-signal-safe system calls
+    // (setpgid, prctl, sched_setaffinity) on data prepared before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0))?;
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)?;
+            nix::sched::sched_setaffinity(Pid::from_raw(0), &cpus)?;
+            Ok(())
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,9 +8,9 @@
 
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
+use crate::SysError;
 use crate::queue::Queue;
-use crate::sys::SysError;
-use crate::sys::shm::SharedMemory;
+use crate::shm::SharedMemory;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rtsoak\0\x01");
 /// Bumped whenever the layout below changes.

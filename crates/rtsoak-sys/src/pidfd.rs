@@ -118,7 +118,7 @@ impl SignalSender {
     /// sent it (`rt_tgsigqueueinfo`; a process may name any sender in a signal to itself). For
     /// tests: a thread-directed signal stays with the one thread that blocks it, where a
     /// process-directed one could reach another thread of the test binary and end it.
-    #[cfg(test)]
+    #[doc(hidden)]
     pub fn queue_to_this_thread(
         &mut self,
         sender_pid: i32,

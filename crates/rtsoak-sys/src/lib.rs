@@ -1,22 +1,33 @@
-//! The thin layer over the kernel: raw syscalls, shared memory, scheduling, io_uring setup.
+//! rtsoak's kernel layer: raw system calls, shared memory and its layout (the region and the
+//! message queue), scheduling, memory locking, io_uring setup. It depends on nothing of
+//! rtsoak's; the main crate reaches it as `rtsoak::sys` (and `rtsoak::region`, `rtsoak::queue`).
 //!
-//! Rules for this area (and the transport files, the only other places with `unsafe`): every
-//! `unsafe` block carries a `// SAFETY:` note saying why it is sound; syscall numbers come from
-//! `libc`; a failed call becomes a [`SysError`] naming the call and the errno, never a panic.
+//! This crate holds every `unsafe` block of rtsoak except the transports' SQE handling; the main
+//! crate forbids `unsafe` everywhere else. Rules: every `unsafe` block carries a `// SAFETY:`
+//! note saying why it is sound; syscall numbers come from `libc`; a failed call becomes a
+//! [`SysError`] naming the call and the errno, never a panic.
 
 pub mod alloc;
 pub mod clock;
 pub mod cpu_dma_latency;
 pub mod cpu_lock;
 pub mod futex;
+pub mod inherited;
 pub mod io_wq;
 pub mod memlock;
+pub mod mm;
 pub mod pidfd;
+pub mod queue;
+pub mod region;
 pub mod sched;
 pub mod shm;
+pub mod signals;
 pub mod spawn;
 pub mod trace;
 pub mod uring;
+
+#[doc(hidden)]
+pub mod testing;
 
 use nix::errno::Errno;
 

@@ -7,7 +7,7 @@
 use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU8, AtomicU64};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64};
 
 use nix::fcntl::{FcntlArg, SealFlag, fcntl};
 use nix::sys::memfd::{MFdFlags, memfd_create};
@@ -85,6 +85,17 @@ impl SharedMemory {
     /// Always false: a mapping has at least one byte.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The 32-bit word at byte `offset`, as an atomic: `None` past the end or unaligned.
+    pub fn atomic_u32(&self, offset: usize) -> Option<&AtomicU32> {
+        if !offset.is_multiple_of(4) || offset.checked_add(4)? > self.len() {
+            return None;
+        }
+        // SAFETY: in bounds and 4-byte aligned (checked above; the mapping is page aligned);
+        // AtomicU32 has the layout of u32, any bit pattern is valid, and the mapping lives as
+        // long as `self`, which the reference borrows.
+        Some(unsafe { &*self.as_ptr().add(offset).cast::<AtomicU32>() })
     }
 
     /// The mapping as `header_words` 64-bit atomics followed by the rest as byte atomics: a
