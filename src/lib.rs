@@ -20,6 +20,7 @@ pub mod coordinator;
 pub mod cpulist;
 pub mod exit;
 pub mod export;
+pub mod judge;
 pub mod launch;
 pub mod noise;
 pub mod plan;

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::result::diff::{Diff, DiffRules, diff as compare};
+use crate::judge::diff as compare;
+use crate::result::diff::{Diff, DiffRules};
 use crate::result::store::{RESULT_FILE, load, write_atomic};
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.

@@ -8,7 +8,6 @@ mod nightly;
 mod probe;
 mod profiles;
 mod report;
-mod saving;
 mod soak;
 
 use crate::cli::{Cli, Command};

@@ -11,11 +11,13 @@ use anyhow::Context;
 
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
-use crate::result::diff::{DiffRules, diff};
+use crate::judge::diff;
+use crate::judge::verdict;
+use crate::result::diff::DiffRules;
 use crate::result::merge::by_transport;
-use crate::result::retention::{Retention, prune, stamp_of, update_latest};
+use crate::result::store::retention::{self, Retention};
 use crate::result::store::{load, write_atomic};
-use crate::result::verdict::{FailureKind, Verdict, verdict};
+use crate::result::verdict::{FailureKind, Verdict};
 use crate::result::{ResultDoc, RunStatus};
 
 /// A loaded baseline and the name it is reported under.
@@ -91,41 +93,14 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs) {
             );
         }
     }
-    if let Err(error) = keep(result_dir, args) {
-        eprintln!("Warning: {error:#}");
-    }
-}
-
-/// Point `latest` at an rtsoak-named result directory and prune its siblings.
-fn keep(result_dir: &Path, args: &NightlyArgs) -> anyhow::Result<()> {
-    let parent = result_dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let named = result_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| stamp_of(n).is_some());
     let retention = Retention {
         keep: args.keep.map(|n| n as usize),
         keep_days: args.keep_days,
     };
-    if !named {
-        if retention != Retention::default() {
-            eprintln!(
-                "Warning: --keep and --keep-days prune timestamped result directories; with \
-                 --output nothing was pruned. Use --results-dir DIR instead of --output."
-            );
-        }
-        return Ok(());
+    match retention::keep(result_dir, &retention, SystemTime::now()) {
+        Ok(lines) => lines.iter().for_each(|line| eprintln!("{line}")),
+        Err(error) => eprintln!("Warning: {error:#}"),
     }
-    update_latest(parent, result_dir)?;
-    if retention != Retention::default() {
-        for removed in prune(parent, result_dir, &retention, SystemTime::now())? {
-            eprintln!("Removed old result {} (retention)", removed.display());
-        }
-    }
-    Ok(())
 }
 
 /// One line per transport, for the journal.
@@ -204,7 +179,7 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::result::verdict::verdict(doc);
+            judged = crate::judge::verdict(doc);
             &judged
         }
     };

@@ -7,15 +7,16 @@ use anyhow::Context;
 
 use crate::cli::SoakArgs;
 use crate::commands::nightly;
-use crate::commands::saving::{Saver, create_result_dir};
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
+use crate::judge::caveats;
 use crate::plan::RunPlan;
 use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, write_atomic};
-use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, caveats, timestamp};
+use crate::result::store::{Saver, new_result_dir};
+use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, timestamp};
 use crate::sys::trace::{Trace, find_tracefs};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
@@ -238,15 +239,11 @@ fn resolve_plan(
 
 /// Create the result directory (one per invocation, named by its UTC start time) and return it.
 fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
-    let dir = match &args.output {
-        Some(dir) => dir.clone(),
-        None => {
-            let stamp = timestamp().replace([':', '-'], "");
-            nightly::results_parent(&args.nightly).join(format!("{stamp}-{command}"))
-        }
-    };
-    create_result_dir(&dir)?;
-    Ok(dir)
+    new_result_dir(
+        args.output.as_deref(),
+        &nightly::results_parent(&args.nightly),
+        command,
+    )
 }
 
 /// Keep the coordinator (and its progress display) off the RT CPUs where the layout allows.

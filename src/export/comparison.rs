@@ -9,10 +9,10 @@
 //! from a [`ResultDoc`], decides no layout.
 
 use super::{noise_ran, seconds, us};
+use crate::judge::rates::rates_differ_p_value;
 use crate::record::Series;
 use crate::result::merge::{MergedSeries, TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunResult, RunStatus};
-use crate::stats::rate_test::rates_differ_p_value;
 use crate::stats::{Attribution, Integrity, Summary, clopper_pearson_95, rests_on_few_samples};
 
 /// Everything a comparison shows, as text.

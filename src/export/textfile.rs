@@ -105,7 +105,7 @@ mod tests {
     fn doc() -> ResultDoc {
         let mut doc = two_round_doc();
         doc.plan.profile = "/etc/rtsoak/night ly.toml".to_string();
-        doc.verdict = Some(crate::result::verdict::verdict(&doc));
+        doc.verdict = Some(crate::judge::verdict(&doc));
         doc
     }
 

@@ -6,12 +6,10 @@
 #![forbid(unsafe_code)]
 
 pub mod build;
-mod caveats;
 pub mod coarsen;
 pub mod diff;
 pub mod merge;
 pub mod noise_setup;
-pub mod retention;
 pub mod store;
 pub mod verdict;
 
@@ -20,7 +18,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use build::{RunInputs, build_run};
-pub use caveats::caveats;
 pub use noise_setup::{NoiseKind, NoiseSetup};
 
 use crate::plan::RunPlan;

@@ -11,7 +11,7 @@ mod confidence;
 mod encode;
 mod histogram;
 mod integrity;
-pub mod rate_test;
+
 mod summary;
 
 pub use confidence::{

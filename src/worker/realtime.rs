@@ -5,8 +5,28 @@
 
 use crate::protocol::WorkerSpec;
 
-use crate::record::{Role, RtSetup};
-use crate::sys::sched;
+use crate::record::{Policy, Role, RtSetup};
+use crate::sys::{SysError, sched};
+
+/// What the first steps of becoming real-time got: each step's error, if it failed.
+pub struct Steps {
+    /// Pinning to the CPUs.
+    pub pin: Result<(), SysError>,
+    /// Taking the policy and priority.
+    pub policy: Result<(), SysError>,
+}
+
+/// The steps every measuring thread takes (a worker's and a microbenchmark's), in this order:
+/// pin the calling thread to `cpus` first, so that nothing runs on the wrong CPU at real-time
+/// priority; take `policy` at `priority`; then, if `prefault`, touch the stack the loop will use.
+pub fn take_cpus_and_policy(cpus: &[usize], policy: Policy, priority: u8, prefault: bool) -> Steps {
+    let pin = sched::pin_to(cpus);
+    let policy = sched::set_policy(policy.into(), priority);
+    if prefault {
+        sched::prefault_stack();
+    }
+    Steps { pin, policy }
+}
 
 /// Pin, take the policy, pre-fault the stack, and (subscribers) let the run's other workers
 /// duplicate our fds. Returns what was achieved.
@@ -19,20 +39,17 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
         cpus_observed: Vec::with_capacity(crate::region::MAX_WORKERS),
         ..Default::default()
     };
-    // Affinity first, so that nothing below runs on the wrong CPU at real-time priority.
-    if let Err(error) = sched::pin_to(&spec.cpus) {
+    let steps = take_cpus_and_policy(&spec.cpus, spec.policy, spec.priority, spec.lock_memory);
+    if let Err(error) = steps.pin {
         setup.policy_error = Some(format!("pinning to CPUs {:?}: {error}", spec.cpus));
     }
     setup.cpus_allowed = sched::affinity();
-    if let Err(error) = sched::set_policy(spec.policy.into(), spec.priority) {
+    if let Err(error) = steps.policy {
         setup.policy_error = Some(sched::policy_error(&error));
     }
     let (policy, priority) = sched::current_policy();
     setup.policy = policy;
     setup.priority = priority;
-    if spec.lock_memory {
-        sched::prefault_stack();
-    }
     if matches!(spec.role, Role::Subscriber | Role::NoiseSubscriber) {
         // Publishers reach our ring or eventfd with pidfd_getfd, which Yama's ptrace_scope=1
         // allows only to an ancestor we name; they are all the coordinator's descendants.

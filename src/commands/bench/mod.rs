@@ -25,6 +25,7 @@ use crate::result::{Tool, timestamp};
 use crate::sys::sched;
 use crate::sys::uring::OpcodeSupport;
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::worker::realtime;
 
 /// Bad input to `rtsoak bench`: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -225,10 +226,11 @@ fn check_support(name: &str) -> anyhow::Result<()> {
 /// Pin, prioritise and lock the calling thread; record what it really got.
 fn become_measuring_thread(config: &BenchConfig) -> Setup {
     let mut warnings = Vec::new();
-    if let Err(error) = sched::pin_to(&[config.cpu]) {
+    let steps = realtime::take_cpus_and_policy(&[config.cpu], config.policy, config.priority, true);
+    if let Err(error) = steps.pin {
         warnings.push(format!("could not pin to CPU {} ({error})", config.cpu));
     }
-    if let Err(error) = sched::set_policy(config.policy.into(), config.priority) {
+    if let Err(error) = steps.policy {
         warnings.push(format!(
             "no {} priority {} ({error}): measured under the default policy; run as root or \
              grant CAP_SYS_NICE",
@@ -236,12 +238,12 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
             config.priority
         ));
     }
-    sched::prefault_stack();
-    let lock = crate::sys::memlock::lock_what_fits();
-    if let Some(note) = lock.note {
+    let mut locked = crate::record::RtSetup::default();
+    realtime::lock_memory(&mut locked);
+    if let Some(note) = locked.memory_lock_error {
         warnings.push(format!("memory: {note}"));
     }
-    let memory_locked = lock.current;
+    let memory_locked = locked.memory_locked;
     for warning in &warnings {
         eprintln!("Warning: {warning}");
     }
@@ -328,18 +330,10 @@ fn rotated_online(host: &HostFacts, first: usize) -> Vec<usize> {
 
 /// Create the result directory and return the result file's path.
 fn prepare_output(name: &str, output: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let dir = match output {
-        Some(dir) => dir.to_path_buf(),
-        None => {
-            let stamp = timestamp().replace([':', '-'], "");
-            PathBuf::from("rtsoak-results").join(format!("{stamp}-bench-{name}"))
-        }
-    };
-    std::fs::create_dir_all(&dir).with_context(|| {
-        format!(
-            "creating the result directory {}: choose another with --output",
-            dir.display()
-        )
-    })?;
+    let dir = crate::result::store::new_result_dir(
+        output,
+        Path::new("rtsoak-results"),
+        &format!("bench-{name}"),
+    )?;
     Ok(dir.join(BENCH_FILE))
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 
-use super::store::RESULT_FILE;
+use super::RESULT_FILE;
 
 /// Name of the symlink to the newest result directory.
 pub const LATEST: &str = "latest";
@@ -141,6 +141,44 @@ pub fn update_latest(parent: &Path, current: &Path) -> anyhow::Result<()> {
         format!("renaming the new symlink onto {}", link.display())
     })?;
     Ok(())
+}
+
+/// After a result is saved in `result_dir`: point `latest` at it and prune its siblings under
+/// `retention`, if it is a timestamped rtsoak directory. Returns what to tell the user (the
+/// directories removed, or why nothing was pruned).
+pub fn keep(
+    result_dir: &Path,
+    retention: &Retention,
+    now: SystemTime,
+) -> anyhow::Result<Vec<String>> {
+    let parent = result_dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let named = result_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| stamp_of(n).is_some());
+    let pruning = *retention != Retention::default();
+    if !named {
+        return Ok(if pruning {
+            vec![
+                "Warning: --keep and --keep-days prune timestamped result directories; with \
+                 --output nothing was pruned. Use --results-dir DIR instead of --output."
+                    .to_string(),
+            ]
+        } else {
+            Vec::new()
+        });
+    }
+    update_latest(parent, result_dir)?;
+    if !pruning {
+        return Ok(Vec::new());
+    }
+    Ok(prune(parent, result_dir, retention, now)?
+        .iter()
+        .map(|removed| format!("Removed old result {} (retention)", removed.display()))
+        .collect())
 }
 
 #[cfg(test)]

@@ -8,13 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use super::merge::by_transport;
-use super::noise_setup::{NoiseKind, NoiseSetup};
-use super::{ResultDoc, RunStatus};
 use crate::cpulist;
 use crate::preflight::SystemCheck;
 use crate::record::Level;
 use crate::record::Role;
+use crate::result::merge::by_transport;
+use crate::result::noise_setup::{NoiseKind, NoiseSetup};
+use crate::result::{ResultDoc, RunStatus};
 
 /// Every caveat of `doc`, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::{RESULT_FILE, save};
 use crate::result::ResultDoc;
-use crate::result::store::{RESULT_FILE, save};
 
 /// Create `dir` (and its parents) with mode 0755 where it is new, and check a file can be
 /// created in it, so an unwritable place is refused before the first run rather than after.
@@ -38,6 +38,24 @@ pub fn create_result_dir(dir: &Path) -> anyhow::Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// The result directory of a new `command` invocation: `output` if the user named one, else a
+/// new `<UTC time>-<command>` directory in `parent`; created and tried for writing.
+pub fn new_result_dir(
+    output: Option<&Path>,
+    parent: &Path,
+    command: &str,
+) -> anyhow::Result<PathBuf> {
+    let dir = match output {
+        Some(dir) => dir.to_path_buf(),
+        None => {
+            let stamp = crate::result::timestamp().replace([':', '-'], "");
+            parent.join(format!("{stamp}-{command}"))
+        }
+    };
+    create_result_dir(&dir)?;
+    Ok(dir)
 }
 
 /// Saves the document after every run; remembers the first failure instead of returning it,

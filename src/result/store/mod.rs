@@ -1,11 +1,18 @@
-//! Saving and loading result documents. Saves are atomic (a temporary file in the same
-//! directory, then rename), so a reader or a crash never sees half a document; a comparison
-//! re-saves after every run, so a late failure loses only the run in progress.
+//! The result directory's whole life: made and tried for writing before anything runs
+//! ([`dir`]), the document saved into it after every run and loaded back, and `latest` and
+//! retention among its siblings once it is done ([`retention`]). Saves are atomic (a temporary
+//! file in the same directory, then rename), so a reader or a crash never sees half a document;
+//! a comparison re-saves after every run, so a late failure loses only the run in progress.
+
+pub mod dir;
+pub mod retention;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+
+pub use dir::{Saver, create_result_dir, new_result_dir};
 
 use super::{ResultDoc, SCHEMA_VERSION};
 
