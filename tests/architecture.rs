@@ -1,0 +1,448 @@
+//! The architecture the code must keep, checked on its sources (docs/architecture.md draws it):
+//!
+//! - no import cycle among the top-level modules of the main crate;
+//! - `record`, the floor of shared records, imports nothing of rtsoak's, and the kernel-layer
+//!   crate `rtsoak-sys` depends on nothing of rtsoak's;
+//! - the measuring loops import no result, judging or export code, and results import no loop,
+//!   transport, coordinator or noise code;
+//! - `unsafe` appears only in `rtsoak-sys` and `src/transport/`, and every other top-level
+//!   module forbids it, so the compiler keeps it that way;
+//! - every transport file is in the registry, so adding a transport is one file plus one line.
+//!
+//! Test code (`#[cfg(test)] mod tests`, `*_tests.rs`, `src/testing/`) is left out: tests may
+//! reach anywhere.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The source with comments and string and char literals blanked out, so that only code is
+/// searched.
+fn code_only(source: &str) -> String {
+    let bytes: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < bytes.len() && bytes[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i + 1 < bytes.len() && !(bytes[i] == '*' && bytes[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && raw_string_at(&bytes, i) {
+            let mut hashes = 0;
+            i += 1;
+            while bytes[i] == '#' {
+                hashes += 1;
+                i += 1;
+            }
+            i += 1;
+            loop {
+                if bytes[i] == '"' && (0..hashes).all(|h| bytes.get(i + 1 + h) == Some(&'#')) {
+                    i += 1 + hashes;
+                    break;
+                }
+                i += 1;
+            }
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != '"' {
+                i += if bytes[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' && is_char_literal(&bytes, i) {
+            i += 1;
+            while bytes[i] != '\'' {
+                i += if bytes[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("' '");
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn raw_string_at(chars: &[char], i: usize) -> bool {
+    let before_is_ident = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+    let mut j = i + 1;
+    while chars.get(j) == Some(&'#') {
+        j += 1;
+    }
+    !before_is_ident && chars.get(j) == Some(&'"')
+}
+
+/// `'x'` or `'\n'` (not a lifetime such as `'a` or `'static`).
+fn is_char_literal(chars: &[char], i: usize) -> bool {
+    matches!(
+        (chars.get(i + 1), chars.get(i + 2)),
+        (Some('\\'), _) | (Some(_), Some('\''))
+    )
+}
+
+/// What of a file is product code: up to its `#[cfg(test)] mod`, none for test-only files.
+fn product_code(path: &Path) -> Option<String> {
+    let text = path.to_string_lossy();
+    if text.ends_with("_tests.rs") || text.contains("/src/testing/") {
+        return None;
+    }
+    let source = fs::read_to_string(path).unwrap();
+    let code = code_only(&source);
+    let end = code
+        .match_indices("#[cfg(test)]")
+        .find(|(at, _)| code[at + 12..].trim_start().starts_with("mod "))
+        .map_or(code.len(), |(at, _)| at);
+    Some(code[..end].to_string())
+}
+
+/// The top-level module a file of `src/` belongs to (`worker` for `src/worker/publisher.rs`),
+/// `None` for the crate roots.
+fn top_module(src: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(src).unwrap();
+    let first = relative.components().next()?.as_os_str().to_string_lossy();
+    let name = first.trim_end_matches(".rs").to_string();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// Every top-level module a piece of code names through `crate::` (in paths and `use` groups).
+fn named_modules(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        if at > 0 && code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue; // `rtsoak_sys::...crate::` cannot happen, but `mycrate::` could
+        }
+        let rest = &code[at + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let close = matching_brace(group);
+            for item in split_top_level(&group[..close]) {
+                let head = ident_prefix(item.trim());
+                if !head.is_empty() && head != "self" {
+                    names.insert(head.to_string());
+                }
+            }
+        } else {
+            let head = ident_prefix(rest);
+            if !head.is_empty() {
+                names.insert(head.to_string());
+            }
+        }
+    }
+    names
+}
+
+fn ident_prefix(text: &str) -> &str {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// Index of the `}` closing a group whose `{` came just before `text`.
+fn matching_brace(text: &str) -> usize {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return i,
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The items of a `use` group, split at commas outside nested groups.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut items, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&text[start..]);
+    items
+}
+
+/// The main crate's top-level module graph: module → modules it names, and through which
+/// files.
+fn module_graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let src = Path::new(ROOT).join("src");
+    let mut graph: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for path in rust_files(&src) {
+        let (Some(module), Some(code)) = (top_module(&src, &path), product_code(&path)) else {
+            continue;
+        };
+        let edges = graph.entry(module.clone()).or_default();
+        for named in named_modules(&code) {
+            if named != module {
+                let file = path.strip_prefix(ROOT).unwrap().display().to_string();
+                edges.entry(named).or_default().insert(file);
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle in `graph`, as the path of modules around it, if there is one.
+fn find_cycle(graph: &BTreeMap<String, BTreeMap<String, BTreeSet<String>>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
+        done: &mut BTreeSet<String>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|n| n == node) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flat_map(|edges| edges.keys()) {
+            if let Some(cycle) = visit(next, graph, done, path) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut done, &mut Vec::new()))
+}
+
+#[test]
+fn the_top_level_modules_import_each_other_one_way() {
+    let graph = module_graph();
+    assert!(
+        graph.len() > 15,
+        "the module scan found too little: {graph:?}"
+    );
+    if let Some(cycle) = find_cycle(&graph) {
+        let steps: Vec<String> = cycle
+            .windows(2)
+            .map(|pair| {
+                let files = &graph[&pair[0]][&pair[1]];
+                format!(
+                    "{} -> {} ({})",
+                    pair[0],
+                    pair[1],
+                    files.iter().cloned().collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect();
+        panic!(
+            "import cycle among the top-level modules:\n{}",
+            steps.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_scanner_sees_a_cycle_and_skips_comments_and_strings() {
+    let code =
+        code_only("use crate::{a, b::{c, d}};\n// crate::e\nlet s = \"crate::f\"; crate::g::h();");
+    let names: Vec<String> = named_modules(&code).into_iter().collect();
+    assert_eq!(names, ["a", "b", "g"]);
+    let mut graph = BTreeMap::new();
+    for (from, to) in [("a", "b"), ("b", "c"), ("c", "a")] {
+        graph
+            .entry(from.to_string())
+            .or_insert_with(BTreeMap::new)
+            .insert(to.to_string(), BTreeSet::new());
+    }
+    assert_eq!(find_cycle(&graph).unwrap().len(), 4);
+}
+
+#[test]
+fn the_floor_of_records_imports_nothing_of_rtsoaks() {
+    let graph = module_graph();
+    let record = graph.get("record").expect("src/record exists");
+    assert!(record.is_empty(), "record imports {record:?}");
+}
+
+#[test]
+fn the_kernel_layer_crate_depends_on_nothing_of_rtsoaks() {
+    let sys = Path::new(ROOT).join("crates/rtsoak-sys");
+    let manifest = fs::read_to_string(sys.join("Cargo.toml")).unwrap();
+    let dependencies = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .expect("a [dependencies] table");
+    let dependencies = dependencies.split("\n[").next().unwrap();
+    assert!(
+        !dependencies.contains("rtsoak"),
+        "rtsoak-sys must not depend on an rtsoak crate:\n{dependencies}"
+    );
+    for path in rust_files(&sys.join("src")) {
+        let code = code_only(&fs::read_to_string(&path).unwrap());
+        assert!(
+            !code.contains("rtsoak::"),
+            "{} names rtsoak",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn the_loops_import_no_result_and_results_no_loop() {
+    let src = Path::new(ROOT).join("src");
+    let loops = [
+        "publisher",
+        "subscriber",
+        "break_on",
+        "intervals",
+        "own_wake",
+    ]
+    .map(|name| src.join("worker").join(format!("{name}.rs")));
+    for path in &loops {
+        let code = product_code(path).unwrap();
+        let named = named_modules(&code);
+        for forbidden in ["result", "judge", "export"] {
+            assert!(
+                !named.contains(forbidden),
+                "the loop {} imports {forbidden}",
+                path.display()
+            );
+        }
+    }
+    for path in rust_files(&src.join("result")) {
+        let Some(code) = product_code(&path) else {
+            continue;
+        };
+        let named = named_modules(&code);
+        for forbidden in ["worker", "transport", "coordinator", "noise", "launch"] {
+            assert!(
+                !named.contains(forbidden),
+                "the result file {} imports {forbidden}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn unsafe_is_only_in_the_kernel_layer_and_the_transports() {
+    let src = Path::new(ROOT).join("src");
+    for path in rust_files(&src) {
+        if path.starts_with(src.join("transport")) {
+            continue;
+        }
+        let code = code_only(&fs::read_to_string(&path).unwrap());
+        let code = code.replace("unsafe_code", "");
+        assert!(
+            !code
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == "unsafe"),
+            "{} has unsafe code: move it into crates/rtsoak-sys behind a safe function",
+            path.display()
+        );
+    }
+    // The compiler enforces it: each top-level module but the transports forbids unsafe code.
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
+    assert!(lib.contains("#![deny(unsafe_code)]"));
+    let main = fs::read_to_string(src.join("main.rs")).unwrap();
+    assert!(main.contains("#![forbid(unsafe_code)]"));
+    for line in lib.lines() {
+        let Some(name) = line
+            .strip_prefix("pub mod ")
+            .and_then(|l| l.strip_suffix(';'))
+        else {
+            continue;
+        };
+        let file = [
+            src.join(format!("{name}.rs")),
+            src.join(name).join("mod.rs"),
+        ]
+        .into_iter()
+        .find(|f| f.exists())
+        .unwrap();
+        let text = fs::read_to_string(&file).unwrap();
+        if name == "transport" {
+            assert!(text.contains("#![allow(unsafe_code)]"));
+        } else {
+            assert!(
+                text.contains("#![forbid(unsafe_code)]"),
+                "{} does not forbid unsafe code",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_transport_file_is_in_the_registry() {
+    let dir = Path::new(ROOT).join("src/transport");
+    let registry_source = fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let call = registry_source
+        .split("\nregistry![")
+        .nth(1)
+        .expect("a registry![...] call in src/transport/mod.rs");
+    let call = &call[..call.find("];").unwrap()];
+    let registered: BTreeSet<String> = call
+        .split(',')
+        .map(|entry| entry.trim().to_string())
+        .filter(|entry| !entry.is_empty())
+        .collect();
+    let mut found = BTreeSet::new();
+    for path in rust_files(&dir) {
+        let code = code_only(&fs::read_to_string(&path).unwrap());
+        let module = path.file_stem().unwrap().to_string_lossy().to_string();
+        for (at, _) in code.match_indices("impl Transport for ") {
+            let name = ident_prefix(&code[at + "impl Transport for ".len()..]);
+            found.insert(format!("{module}::{name}"));
+        }
+        for (at, _) in code.match_indices("impl Mechanism for ") {
+            let name = ident_prefix(&code[at + "impl Mechanism for ".len()..]);
+            assert!(
+                found.contains(&format!("{module}::{name}")),
+                "{module}::{name} is a Mechanism but not a Transport"
+            );
+        }
+    }
+    assert!(found.len() >= 8, "found only {found:?}");
+    assert_eq!(
+        found, registered,
+        "every `impl Transport` must be one line of registry![...] in src/transport/mod.rs"
+    );
+}
