@@ -5,7 +5,8 @@
 
 use std::path::Path;
 
-use rtsoak::preflight::{Privileges, RtCpus, SystemCheck, Trial, check, render};
+use rtsoak::export::probe as render;
+use rtsoak::preflight::{Privileges, RtCpus, SystemCheck, Trial, check};
 
 use rtsoak::profile::{self, CpuTopology, Overrides};
 use rtsoak::record::Level;

@@ -19,7 +19,6 @@ pub mod futex_syscall;
 pub mod futex_wait_wake;
 pub mod futex_waitv;
 pub mod msg_ring;
-pub mod report;
 mod ring;
 pub mod summary;
 mod words;

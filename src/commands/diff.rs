@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
+use crate::export::diff::render;
 use crate::judge::diff as compare;
-use crate::result::diff::{Diff, DiffRules};
+use crate::result::diff::DiffRules;
 use crate::result::store::{RESULT_FILE, load, write_atomic};
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
@@ -32,26 +33,6 @@ pub fn diff(baseline: &Path, new: &Path, json: bool) -> anyhow::Result<Outcome> 
     } else {
         Outcome::Pass
     })
-}
-
-/// One line per finding (`REGRESSION` or `ok`), then the one-line verdict.
-pub fn render(diff: &Diff) -> String {
-    let mut out = String::new();
-    for finding in &diff.findings {
-        let mark = if finding.regression {
-            "REGRESSION"
-        } else {
-            "ok"
-        };
-        out.push_str(&format!(
-            "{mark:<10}  {}: {}\n",
-            finding.label(),
-            finding.reason
-        ));
-    }
-    out.push_str(&diff.summary_line());
-    out.push('\n');
-    out
 }
 
 /// The result file of a result path (a `result.json` or its directory).

@@ -11,14 +11,14 @@ use anyhow::Context;
 
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
+use crate::export::journal;
 use crate::judge::diff;
 use crate::judge::verdict;
+use crate::result::ResultDoc;
 use crate::result::diff::DiffRules;
-use crate::result::merge::by_transport;
 use crate::result::store::retention::{self, Retention};
 use crate::result::store::{load, write_atomic};
 use crate::result::verdict::{FailureKind, Verdict};
-use crate::result::{ResultDoc, RunStatus};
 
 /// A loaded baseline and the name it is reported under.
 pub struct Baseline {
@@ -74,12 +74,12 @@ pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
 /// fails here is a warning: the result is saved and its verdict stands.
 pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs) {
     if std::env::var_os("JOURNAL_STREAM").is_some() {
-        for line in transport_lines(doc) {
+        for line in journal::transport_lines(doc) {
             eprintln!("{line}");
         }
     }
     if let Some(verdict) = &doc.verdict {
-        for line in verdict_lines(verdict) {
+        for line in journal::verdict_lines(verdict) {
             eprintln!("{line}");
         }
     }
@@ -101,72 +101,6 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs) {
         Ok(lines) => lines.iter().for_each(|line| eprintln!("{line}")),
         Err(error) => eprintln!("Warning: {error:#}"),
     }
-}
-
-/// One line per transport, for the journal.
-pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
-    let threshold_us = doc.plan.threshold_ns as f64 / 1e3;
-    by_transport(doc)
-        .iter()
-        .map(|t| {
-            if t.status == RunStatus::Unsupported {
-                return format!("rtsoak {}: unsupported on this kernel", t.transport);
-            }
-            let (send, delivery) = (t.summary("send_call"), t.summary("delivery"));
-            format!(
-                "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
-                 deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",
-                t.transport,
-                t.integrity.sent,
-                send.over_threshold,
-                send.max_ns as f64 / 1e3,
-                delivery.over_threshold,
-                delivery.max_ns as f64 / 1e3,
-                t.integrity.lost,
-                t.status
-            )
-        })
-        .collect()
-}
-
-/// The verdict line, then one line per failure, per breach and per regression.
-pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
-    let regressions = verdict
-        .baseline
-        .as_ref()
-        .map_or(0, |d| d.regressions().count());
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let mut lines = vec![format!(
-        "rtsoak verdict: {} ({}, {}, {})",
-        if verdict.pass { "PASS" } else { "FAIL" },
-        plural(verdict.failures.len(), "failure", "failures"),
-        plural(verdict.breaches.len(), "breach", "breaches"),
-        match &verdict.baseline {
-            Some(diff) => format!("{regressions} regression(s) against {}", diff.baseline),
-            None => "no baseline".to_string(),
-        }
-    )];
-    lines.extend(
-        verdict
-            .failures
-            .iter()
-            .map(|f| format!("  failure: {}", f.message)),
-    );
-    lines.extend(
-        verdict
-            .breaches
-            .iter()
-            .map(|b| format!("  breach: {}", b.message)),
-    );
-    if let Some(diff) = &verdict.baseline {
-        lines.extend(
-            diff.regressions()
-                .map(|f| format!("  regression: {}: {}", f.label(), f.reason)),
-        );
-        lines.push(format!("  {}", diff.summary_line()));
-    }
-    lines
 }
 
 /// The exit code a finished document earns. Precedence: interrupted, then a failed run (the
@@ -203,6 +137,8 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::journal::verdict_lines;
+    use crate::result::RunStatus;
     use crate::result::diff::{Diff, Figure, Finding};
     use crate::testing::fixture::one_run_doc;
 

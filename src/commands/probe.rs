@@ -51,7 +51,7 @@ pub fn probe(
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", preflight::render::render(&check, &host, &support));
+        print!("{}", crate::export::probe::render(&check, &host, &support));
     }
     Ok(Outcome::Pass)
 }

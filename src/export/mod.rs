@@ -1,6 +1,8 @@
-//! Renderings of a saved result: pure functions from a [`ResultDoc`] to bytes, so every format
-//! is produced from the saved data alone (never from a second measurement) and snapshot-tested
-//! without I/O.
+//! Every rendering rtsoak prints or writes: pure functions from a document to text or bytes, so
+//! every format is produced from the saved data alone (never from a second measurement) and
+//! snapshot-tested without I/O. The result formats are below; beside them, `rtsoak probe`'s
+//! report ([`probe`]), the microbenchmarks' summaries ([`bench`]), a baseline comparison
+//! ([`diff`]) and the lines a scheduled run leaves in the journal ([`journal`]).
 //!
 //! [`FORMATS`] is the one registry of output formats: `rtsoak report --format`, `--export`, the
 //! README and a test all read it. Adding a format is one file here and one line in it. Nothing
@@ -8,12 +10,16 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 mod comparison;
 pub mod cyclictest;
+pub mod diff;
 pub mod hdr_log;
 pub mod hgrm;
+pub mod journal;
 pub mod json;
 pub mod markdown;
+pub mod probe;
 pub mod prometheus;
 pub mod table;
 pub mod textfile;

@@ -10,8 +10,8 @@
 //!
 //! The checks live by area: [`kernel`] (RT kernel, io_uring, throttling, timers, clock
 //! source), [`isolation`] (isolated CPUs, interrupts, tasks, noise placement), [`cpu`]
-//! (frequency, idle states, SMT), [`access`] (privileges, transports). [`render`] turns a check
-//! into the text `rtsoak probe` prints.
+//! (frequency, idle states, SMT), [`access`] (privileges, transports). `export::probe` turns a
+//! check into the text `rtsoak probe` prints.
 
 #![forbid(unsafe_code)]
 
@@ -20,7 +20,6 @@ mod cpu;
 mod isolation;
 mod kernel;
 mod privileges;
-pub mod render;
 
 use serde::{Deserialize, Serialize};
 

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use super::UsageError;
 use crate::bench::compare::{self, Comparison, Gates, Point, Verdict};
 use crate::bench::doc;
-use crate::bench::{BenchConfig, BenchDoc, report};
+use crate::bench::{BenchConfig, BenchDoc};
 use crate::exit::Outcome;
+use crate::export::bench as report;
 
 /// Compare the results at `paths` (A CHILD B, or A B) against `gates`.
 pub fn compare_results(paths: &[PathBuf], gates: &Gates, json: bool) -> anyhow::Result<Outcome> {

@@ -16,9 +16,10 @@ use crate::bench::compare::Gates;
 use crate::bench::doc::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
 use crate::bench::{
     BenchConfig, BenchDoc, RoundPlan, Series, Workload, describe_rounds, eventfd, futex_syscall,
-    futex_wait_wake, futex_waitv, msg_ring, report, run_rounds,
+    futex_wait_wake, futex_waitv, msg_ring, run_rounds,
 };
 use crate::exit::Outcome;
+use crate::export::bench as report;
 use crate::record::RingSetup;
 use crate::result::store::save_json;
 use crate::result::{Tool, timestamp};

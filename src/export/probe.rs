@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::SystemCheck;
+use crate::preflight::SystemCheck;
 
 use crate::cpulist;
 use crate::record::Level;

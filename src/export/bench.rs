@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::compare::{Comparison, Gates};
-use super::doc::BenchDoc;
+use crate::bench::compare::{Comparison, Gates};
+use crate::bench::doc::BenchDoc;
 
 /// The summary `rtsoak bench <name>` prints: settings, then per series the figures, then each
 /// round with its checks.

@@ -1,0 +1,72 @@
+//! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
+//! then the verdict with one line per failure, breach and regression.
+
+use crate::result::merge::by_transport;
+use crate::result::verdict::Verdict;
+use crate::result::{ResultDoc, RunStatus};
+
+/// One line per transport, for the journal.
+pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
+    let threshold_us = doc.plan.threshold_ns as f64 / 1e3;
+    by_transport(doc)
+        .iter()
+        .map(|t| {
+            if t.status == RunStatus::Unsupported {
+                return format!("rtsoak {}: unsupported on this kernel", t.transport);
+            }
+            let (send, delivery) = (t.summary("send_call"), t.summary("delivery"));
+            format!(
+                "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
+                 deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",
+                t.transport,
+                t.integrity.sent,
+                send.over_threshold,
+                send.max_ns as f64 / 1e3,
+                delivery.over_threshold,
+                delivery.max_ns as f64 / 1e3,
+                t.integrity.lost,
+                t.status
+            )
+        })
+        .collect()
+}
+
+/// The verdict line, then one line per failure, per breach and per regression.
+pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
+    let regressions = verdict
+        .baseline
+        .as_ref()
+        .map_or(0, |d| d.regressions().count());
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut lines = vec![format!(
+        "rtsoak verdict: {} ({}, {}, {})",
+        if verdict.pass { "PASS" } else { "FAIL" },
+        plural(verdict.failures.len(), "failure", "failures"),
+        plural(verdict.breaches.len(), "breach", "breaches"),
+        match &verdict.baseline {
+            Some(diff) => format!("{regressions} regression(s) against {}", diff.baseline),
+            None => "no baseline".to_string(),
+        }
+    )];
+    lines.extend(
+        verdict
+            .failures
+            .iter()
+            .map(|f| format!("  failure: {}", f.message)),
+    );
+    lines.extend(
+        verdict
+            .breaches
+            .iter()
+            .map(|b| format!("  breach: {}", b.message)),
+    );
+    if let Some(diff) = &verdict.baseline {
+        lines.extend(
+            diff.regressions()
+                .map(|f| format!("  regression: {}: {}", f.label(), f.reason)),
+        );
+        lines.push(format!("  {}", diff.summary_line()));
+    }
+    lines
+}
