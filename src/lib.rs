@@ -1,37 +1,67 @@
 //! rtsoak: soak-test real-time wakeup latency between io_uring event loops on Linux PREEMPT_RT.
 //!
-//! Modules in reading order: the command line hands a profile to `profile`, which resolves it
-//! into a `plan::RunPlan`; the `coordinator` starts `worker` processes that measure with
-//! `stats` over a `queue` and a `transport`; their reports become a `result`, which `export`
-//! renders.
+//! The modules below are listed in reading order, top-down, in the order a run flows through
+//! them; `docs/architecture.md` draws the map. Imports go one way only, downwards through the
+//! layers (`tests/architecture.rs` checks it): nothing imports `commands`, and `record` and the
+//! kernel layer (`sys`, the rtsoak-sys crate) import nothing of rtsoak's.
 
 // `unsafe` lives in the rtsoak-sys crate and in `transport` (which allows it); every other
 // module forbids it.
 #![deny(unsafe_code)]
 
+// The command line: parse it, run one command, map what happened to an exit code.
+pub mod cli;
+
+pub mod commands;
+
+pub mod exit;
+
+// What to run: a profile plus command-line overrides, resolved into a complete plan.
+pub mod profile;
+
+pub mod plan;
+
+pub mod abi;
+
+pub mod cpulist;
+
+// The machine: what it is, and whether a figure measured on it means what it should.
+pub mod sysinfo;
+
+pub mod preflight;
+
+// The floor every layer meets on: the records that cross the process boundary and the file.
+pub mod record;
+
+// One run: the coordinator starts the workers, which measure through a transport while the
+// noise runs beside them, and report over the protocol.
+pub mod coordinator;
+
+pub mod launch;
+
+pub mod worker;
+
+pub mod transport;
+
+pub mod noise;
+
+pub mod protocol;
+
+pub mod stats;
+
+// What a run leaves: the result, judged, rendered.
+pub mod result;
+
+pub mod judge;
+
+pub mod export;
+
+// Per-operation microbenchmarks of the same kernel mechanisms (`rtsoak bench`).
+pub mod bench;
+
+// The kernel layer (system calls, shared memory, the region and queue layouts): its own crate.
 pub use rtsoak_sys as sys;
 pub use rtsoak_sys::{queue, region};
 
-pub mod abi;
-pub mod bench;
-pub mod cli;
-pub mod commands;
-pub mod coordinator;
-pub mod cpulist;
-pub mod exit;
-pub mod export;
-pub mod judge;
-pub mod launch;
-pub mod noise;
-pub mod plan;
-pub mod preflight;
-pub mod profile;
-pub mod protocol;
-pub mod record;
-pub mod result;
-pub mod stats;
-pub mod sysinfo;
 #[cfg(test)]
 mod testing;
-pub mod transport;
-pub mod worker;
