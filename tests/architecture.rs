@@ -136,12 +136,17 @@ fn top_module(src: &Path, path: &Path) -> Option<String> {
 
 /// Every top-level module a piece of code names through `crate::` (in paths and `use` groups).
 fn named_modules(code: &str) -> BTreeSet<String> {
+    names_after(code, "crate::")
+}
+
+/// Every name that follows `prefix` in a piece of code (in paths and `use` groups).
+fn names_after(code: &str, prefix: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
-    for (at, _) in code.match_indices("crate::") {
-        if at > 0 && code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
-            continue; // `rtsoak_sys::...crate::` cannot happen, but `mycrate::` could
+    for (at, _) in code.match_indices(prefix) {
+        if at > 0 && code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue; // `mycrate::`, or `a::super::` inside a longer path
         }
-        let rest = &code[at + 7..];
+        let rest = &code[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let close = matching_brace(group);
             for item in split_top_level(&group[..close]) {
@@ -276,6 +281,58 @@ fn the_top_level_modules_import_each_other_one_way() {
             steps.join("\n")
         );
     }
+}
+
+/// The files of one module directory (`src/profile/`) and which of their siblings each names
+/// (through `super::` or `crate::<module>::`).
+fn sibling_graph(dir: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let module = dir.file_name().unwrap().to_string_lossy().to_string();
+    let mut siblings = BTreeMap::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        if path.is_dir() && path.join("mod.rs").exists() {
+            siblings.insert(stem, path.join("mod.rs"));
+        } else if path.extension().is_some_and(|e| e == "rs") && stem != "mod" {
+            siblings.insert(stem, path);
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for (name, path) in &siblings {
+        let Some(code) = product_code(path) else {
+            continue;
+        };
+        let mut named = names_after(&code, "super::");
+        named.extend(names_after(&code, &format!("crate::{module}::")));
+        let edges: BTreeMap<String, BTreeSet<String>> = named
+            .into_iter()
+            .filter(|n| n != name && siblings.contains_key(n))
+            .map(|n| (n, BTreeSet::from([path.display().to_string()])))
+            .collect();
+        graph.insert(name.clone(), edges);
+    }
+    graph
+}
+
+#[test]
+fn the_files_of_each_module_import_each_other_one_way() {
+    let src = Path::new(ROOT).join("src");
+    let mut checked = 0;
+    for entry in fs::read_dir(&src).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("mod.rs").exists() || dir.ends_with("testing") {
+            continue;
+        }
+        checked += 1;
+        if let Some(cycle) = find_cycle(&sibling_graph(&dir)) {
+            panic!(
+                "import cycle inside {}: {}",
+                dir.display(),
+                cycle.join(" -> ")
+            );
+        }
+    }
+    assert!(checked > 10, "only {checked} module directories found");
 }
 
 #[test]

@@ -7,8 +7,10 @@
 
 use crate::cpulist;
 
-use super::resolve::{FROM_CLI, cpu_error, invalid};
-use super::{AUTO, CpuChoice, CpuListChoice, CpuTopology, Overrides, Profile, ProfileError};
+use super::{
+    AUTO, CpuChoice, CpuListChoice, CpuTopology, FROM_CLI, Overrides, Profile, ProfileError,
+    cpu_error, invalid,
+};
 
 /// An explicit RT CPU from the profile, or `None` for `auto`.
 fn explicit_cpu(key: &str, choice: &CpuChoice) -> Result<Option<usize>, ProfileError> {

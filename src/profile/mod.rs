@@ -223,6 +223,26 @@ pub struct CpuTopology {
     pub isolated: Vec<usize>,
 }
 
+/// Appended to a value that came from a flag, so the error names where it came from.
+const FROM_CLI: &str = " (from the command line)";
+
+/// A key whose value is out of its range.
+fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
+    ProfileError::Invalid {
+        key: key.to_string(),
+        value,
+        allowed,
+    }
+}
+
+/// A CPU key that cannot be satisfied on this machine.
+fn cpu_error(key: &str, message: String) -> ProfileError {
+    ProfileError::Cpu {
+        key: key.to_string(),
+        message,
+    }
+}
+
 /// A profile that cannot be loaded or resolved. Every message names what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {

@@ -5,8 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ProfileError;
-use super::resolve::invalid;
+use super::{ProfileError, invalid};
 use crate::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
 use crate::record::Policy;
 

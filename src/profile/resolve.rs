@@ -10,7 +10,7 @@ use crate::plan::{RtPlan, RunPlan};
 use crate::record::Policy;
 
 use super::layout::{noise_cpus, rt_cpus};
-use super::{CpuTopology, Overrides, Profile, ProfileError};
+use super::{CpuTopology, FROM_CLI, Overrides, Profile, ProfileError, invalid};
 
 /// A time unit a profile key is written in.
 struct Unit {
@@ -33,24 +33,6 @@ const MICROSECONDS: Unit = Unit {
 
 /// Priority of an RT worker whose profile gives none.
 const DEFAULT_RT_PRIORITY: u8 = 40;
-
-/// Suffix on a value that came from the command line rather than the profile.
-pub(super) const FROM_CLI: &str = " (from the command line)";
-
-pub(super) fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
-    ProfileError::Invalid {
-        key: key.to_string(),
-        value,
-        allowed,
-    }
-}
-
-pub(super) fn cpu_error(key: &str, message: String) -> ProfileError {
-    ProfileError::Cpu {
-        key: key.to_string(),
-        message,
-    }
-}
 
 /// `ns` written in `unit`, with a fraction only when it is not a whole number of units.
 fn in_unit(ns: u64, unit: &Unit) -> String {

@@ -5,8 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ProfileError;
-use super::resolve::invalid;
+use super::{ProfileError, invalid};
 use crate::plan::Limits;
 
 /// `[verdict]`. Every limit is optional: absent = not judged. A lost message always fails the
