@@ -273,7 +273,7 @@ fn noise_of(t: &TransportRuns<'_>) -> &'static str {
 /// The series as this transport can give it: none where it was not recorded, or where it is
 /// the own wake and the transport cannot tell its own wake apart.
 fn shown_series<'t>(t: &'t TransportRuns<'_>, shown: &Shown) -> Option<&'t MergedSeries> {
-    if shown.name == "own_wake" && !t.integrity.own_wake.attributable() {
+    if shown.name == Series::OwnWake.name() && !t.integrity.own_wake.attributable() {
         return None;
     }
     t.series.get(shown.name)
@@ -483,7 +483,8 @@ fn rounds_table(doc: &ResultDoc) -> Table {
                 status_word(run.status, i).to_string(),
             ];
             row.extend(SHOWN_SERIES.iter().map(|shown| {
-                let attributable = shown.name != "own_wake" || i.own_wake.attributable();
+                let attributable =
+                    shown.name != Series::OwnWake.name() || i.own_wake.attributable();
                 run.series
                     .get(shown.name)
                     .filter(|s| attributable && s.summary.count > 0)

@@ -1,6 +1,7 @@
 //! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
 //! then the verdict with one line per failure, breach and regression.
 
+use crate::record::Series;
 use crate::result::merge::by_transport;
 use crate::result::verdict::Verdict;
 use crate::result::{ResultDoc, RunStatus};
@@ -14,7 +15,10 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
             if t.status == RunStatus::Unsupported {
                 return format!("rtsoak {}: unsupported on this kernel", t.transport);
             }
-            let (send, delivery) = (t.summary("send_call"), t.summary("delivery"));
+            let (send, delivery) = (
+                t.summary(Series::SendCall.name()),
+                t.summary(Series::Delivery.name()),
+            );
             format!(
                 "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
                  deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",

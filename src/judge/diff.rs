@@ -5,13 +5,14 @@
 //! the commands.
 
 use super::rates::rate_increase_p_value;
+use crate::record::{Series, series_names};
 use crate::result::diff::{Diff, DiffRules, Figure, Finding};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
 use crate::stats::Summary;
 
 /// The series compared.
-const SERIES: [&str; 2] = ["send_call", "delivery"];
+const SERIES: [&str; 2] = series_names([Series::SendCall, Series::Delivery]);
 
 /// Compare `new` with `baseline` (named `baseline_name` in the findings) under `rules`.
 pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &DiffRules) -> Diff {

@@ -7,12 +7,13 @@
 //! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
 
 use crate::plan::Limits;
+use crate::record::Series;
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::verdict::{Breach, Failure, FailureKind, Limit, Verdict};
 use crate::result::{ResultDoc, RunStatus};
 
 /// The series the latency limits judge.
-const JUDGED_SERIES: [&str; 2] = ["send_call", "delivery"];
+const JUDGED_SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
 /// Judge `doc`: its failures, then `doc.plan.verdict`. Unsupported transports are not judged
 /// (nothing ran); failed runs are judged on what they measured as well.
@@ -144,10 +145,11 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
             text,
         );
     }
-    for series in JUDGED_SERIES {
+    for judged in JUDGED_SERIES {
+        let series = judged.name();
         let s = t.summary(series);
-        let (max_key, max_limit) = match series {
-            "send_call" => (Limit::MaxSendCall, limits.max_send_call_ns),
+        let (max_key, max_limit) = match judged {
+            Series::SendCall => (Limit::MaxSendCall, limits.max_send_call_ns),
             _ => (Limit::MaxDelivery, limits.max_delivery_ns),
         };
         if let Some(limit_ns) = max_limit.filter(|limit| s.max_ns > *limit) {

@@ -4,7 +4,7 @@
 //! Every noise process is pinned to the noise CPUs, and none outlives [`NoiseManager::finish`].
 //!
 //! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped
-//! (`noise_fold`), including the policy, priority and CPUs it really got: its interval frames
+//! (`noise::fold`), including the policy, priority and CPUs it really got: its interval frames
 //! are decoded straight into the run's noise histograms (no histogram per frame), and its seat's
 //! frame ring is handed to its replacement.
 
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::fold as noise_fold;
+use super::fold;
 use crate::launch::{Spawned, ring_for, spawn, worker_spec};
 use crate::plan::RunPlan;
 use crate::protocol::ring::RingReader;
@@ -255,7 +255,7 @@ impl<'a> NoiseManager<'a> {
         let series = &mut self.outcome.series;
         let mut damaged = Vec::new();
         worker.frames.drain_each(|payload| {
-            if let Err(error) = noise_fold::fold_frame(payload, names, series) {
+            if let Err(error) = fold::fold_frame(payload, names, series) {
                 damaged.push(error);
             }
         });
@@ -269,12 +269,12 @@ impl<'a> NoiseManager<'a> {
         }
         let report = read_report(&mut worker.report);
         let ring = worker.frames.into_ring();
-        noise_fold::fold_report(&mut self.outcome, &worker.spec, worker.child.id(), report);
+        fold::fold_report(&mut self.outcome, &worker.spec, worker.child.id(), report);
         ring
     }
 
     fn failed(&mut self, message: String) {
-        noise_fold::failed(&mut self.outcome.activity, message);
+        fold::failed(&mut self.outcome.activity, message);
     }
 
     /// Start the external command: its own process group (so it and its children can be

@@ -178,7 +178,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     // An own-wake figure exists only where the transport told its own wakes apart: elsewhere
     // the (empty) series would read as a measurement.
     if !attribution.attributable() {
-        series.remove("own_wake");
+        series.remove(record::Series::OwnWake.name());
     }
     RunResult {
         ring_setup_requested: None,

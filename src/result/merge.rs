@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{ResultDoc, RunResult, RunStatus};
+use crate::record::Series;
 use crate::stats::{Attribution, Integrity, SampleStats, Summary, decode_histogram, new_histogram};
 
 /// One transport's runs, merged.
@@ -91,7 +92,7 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
     // under the name `own_wake`: their sum would mean neither, so the merged result has none.
     let series = histograms
         .into_iter()
-        .filter(|(name, _)| name != "own_wake" || integrity.own_wake.attributable())
+        .filter(|(name, _)| *name != Series::OwnWake.name() || integrity.own_wake.attributable())
         .map(|(name, (histogram, stats))| {
             let summary = Summary::new(&histogram, &stats);
             (name, MergedSeries { summary, histogram })
