@@ -333,7 +333,8 @@ fn a_comparison_of_ring_setups_reports_each_setup_as_its_own_row() {
             "--duration",
             "1s",
         ])
-        .args(["--ring-setup", "defer-taskrun,coop-taskrun,none", "-o"])
+        .args(["--ring-setup", "defer-taskrun,coop-taskrun,none"])
+        .args(["--export", "hdr-log", "-o"])
         .arg(dir.path())
         .output()
         .unwrap();
@@ -370,5 +371,29 @@ fn a_comparison_of_ring_setups_reports_each_setup_as_its_own_row() {
         "eventfd (none)",
     ] {
         assert!(table.contains(label), "{table}");
+    }
+    // The interval log tags each setup as a part of its own, readable by the hdrhistogram
+    // crate's reader and by a reader that splits lines at spaces and commas as Java's does.
+    let log = std::fs::read_to_string(dir.path().join("intervals.hlog")).unwrap();
+    let mut tags = std::collections::BTreeSet::new();
+    for line in log.lines().filter(|l| l.starts_with("Tag=")) {
+        let tokens: Vec<&str> = line.split([' ', ',']).collect();
+        assert_eq!(tokens.len(), 5, "split as Java splits it: {tokens:?}");
+        tags.insert(tokens[0].trim_start_matches("Tag=").to_string());
+    }
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry, Tag};
+    let mut read = std::collections::BTreeSet::new();
+    for entry in IntervalLogIterator::new(log.as_bytes()) {
+        if let LogEntry::Interval(interval) = entry.expect("the crate reads every line") {
+            read.insert(interval.tag().expect("tagged").as_str().to_string());
+        }
+    }
+    assert_eq!(read, tags);
+    for setup in ["defer-taskrun", "coop-taskrun", "none"] {
+        for series in ["send_call", "delivery"] {
+            let tag = format!("eventfd/{setup}/{series}");
+            assert!(Tag::new(&tag).is_some());
+            assert!(tags.contains(&tag), "{tag} missing from {tags:?}");
+        }
     }
 }

@@ -1,7 +1,12 @@
 //! HdrHistogram interval log (the Java `HistogramLogWriter` format, version 1.3): header lines
 //! (`#[Histogram log format version 1.3]`, `#[StartTime: ...]`, `#[BaseTime: ...]`, the legend),
-//! then one line per interval, run and series, tagged `<transport>/<series>`:
+//! then one line per interval, run and series, tagged `<transport>/<series>`, or
+//! `<transport>/<ring setup>/<series>` in a ring-setup comparison:
 //! `Tag=futex/delivery,<start s>,<length s>,<max ms>,<base64 V2+DEFLATE histogram>`.
+//! A tag never holds a space or a comma: the Java `HistogramLogScanner` splits a line at both,
+//! and the `hdrhistogram` crate's `Tag` refuses them. Read one tag's lines with
+//! `HistogramLogProcessor -i intervals.hlog -tag futex/delivery` (`-listtags` lists them;
+//! without `-tag` it reads only untagged lines, and rtsoak writes none).
 //!
 //! The histograms are the result's own interval histograms, copied as saved (they are already
 //! in the log's compressed encoding), so adding a tag's lines gives the run histogram exactly.
@@ -14,7 +19,7 @@
 use std::fmt::Write;
 
 use super::REPORTED_SERIES;
-use crate::result::ResultDoc;
+use crate::result::{ResultDoc, RunKey};
 use crate::stats::decode_histogram;
 
 /// Divisor of the max column: ns to ms, the Java writer's default.
@@ -26,7 +31,7 @@ pub fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "#rtsoak {} {}: latencies in ns; tags are <transport>/<series>",
+        "#rtsoak {} {}: latencies in ns; tags are <transport>[/<ring setup>]/<series>",
         doc.tool.version, doc.command
     );
     let _ = writeln!(out, "#[Histogram log format version 1.3]");
@@ -43,6 +48,7 @@ pub fn render(doc: &ResultDoc) -> String {
     for run in &doc.runs {
         let run_start_s = epoch_seconds(&run.started_at).map_or(0.0, |s| s - base_s)
             + doc.plan.warmup_ns as f64 / 1e9;
+        let key = RunKey::of(run).tag();
         for interval in &run.intervals {
             for name in REPORTED_SERIES {
                 let Some(series) = interval.series.get(name) else {
@@ -52,9 +58,7 @@ pub fn render(doc: &ResultDoc) -> String {
                 let max_ns = decode_histogram(&series.histogram).map_or(0, |h| h.max());
                 let _ = writeln!(
                     out,
-                    "Tag={}/{},{:.3},{:.3},{:.3},{}",
-                    run.transport,
-                    name,
+                    "Tag={key}/{name},{:.3},{:.3},{:.3},{}",
                     run_start_s + interval.start_ns as f64 / 1e9,
                     interval.length_ns as f64 / 1e9,
                     max_ns as f64 / MAX_VALUE_UNIT_RATIO,
@@ -83,6 +87,7 @@ mod tests {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     use super::*;
+    use crate::record::RingSetup;
     use crate::stats::new_histogram;
     use crate::testing::fixture::two_round_doc;
 
@@ -138,5 +143,68 @@ mod tests {
     #[test]
     fn the_python_hdrhistogram_package_decodes_the_log_to_the_same_counts_and_max() {
         crate::testing::python_check::hdr_log(&two_round_doc(), &render(&two_round_doc()));
+    }
+
+    /// Every interval line split as Java's `HistogramLogScanner` splits it (at spaces and
+    /// commas): exactly `Tag=<tag>`, three numbers and the histogram, the tag one the crate's
+    /// `Tag` accepts. Returns the tags.
+    pub(crate) fn read_like_java(text: &str) -> Vec<String> {
+        use hdrhistogram::serialization::interval_log::Tag;
+        let mut tags = Vec::new();
+        for line in text.lines().filter(|l| l.starts_with("Tag=")) {
+            let tokens: Vec<&str> = line.split([' ', ',']).collect();
+            assert_eq!(
+                tokens.len(),
+                5,
+                "a Java reader splits {line:?} into {tokens:?}"
+            );
+            let tag = tokens[0].strip_prefix("Tag=").unwrap();
+            assert!(Tag::new(tag).is_some(), "the crate refuses the tag {tag:?}");
+            for number in &tokens[1..4] {
+                number.parse::<f64>().unwrap();
+            }
+            decode_histogram(tokens[4]).unwrap();
+            tags.push(tag.to_string());
+        }
+        tags
+    }
+
+    #[test]
+    fn a_ring_setup_comparison_tags_the_setup_as_a_part_of_its_own_without_spaces() {
+        let mut doc = two_round_doc();
+        for (run, setup) in doc.runs.iter_mut().zip(
+            [RingSetup::DeferTaskrun, RingSetup::None]
+                .into_iter()
+                .cycle(),
+        ) {
+            let transport = run.transport.clone();
+            RunKey {
+                transport: &transport,
+                ring_setup: Some(setup),
+            }
+            .apply(run);
+            assert!(
+                run.transport.contains(' '),
+                "the row label keeps its spelling"
+            );
+        }
+        let text = render(&doc);
+        let tags = read_like_java(&text);
+        assert!(!tags.is_empty());
+        assert!(
+            tags.iter().any(|t| t.contains("/defer-taskrun/")),
+            "{tags:?}"
+        );
+        assert!(tags.iter().all(|t| t.split('/').count() == 3), "{tags:?}");
+        // The crate's own reader takes every line too.
+        for entry in IntervalLogIterator::new(text.as_bytes()) {
+            entry.expect("every line parses");
+        }
+    }
+
+    #[test]
+    fn a_plain_comparison_keeps_its_two_part_tags() {
+        let tags = read_like_java(&render(&two_round_doc()));
+        assert!(tags.iter().all(|t| t.split('/').count() == 2), "{tags:?}");
     }
 }

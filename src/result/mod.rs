@@ -119,6 +119,31 @@ impl RunKey<'_> {
         run.transport = self.label();
         run.ring_setup_requested = self.ring_setup;
     }
+
+    /// The key `run` was recorded under (its `transport` without the ` (setup)` of a
+    /// ring-setup comparison).
+    pub fn of(run: &RunResult) -> RunKey<'_> {
+        let transport = match run.ring_setup_requested {
+            Some(setup) => run
+                .transport
+                .strip_suffix(&format!(" ({})", setup.name()))
+                .unwrap_or(&run.transport),
+            None => &run.transport,
+        };
+        RunKey {
+            transport,
+            ring_setup: run.ring_setup_requested,
+        }
+    }
+
+    /// The key as path parts without spaces, for tags and labels that must not hold one:
+    /// `eventfd`, or `eventfd/defer-taskrun` in a ring-setup comparison.
+    pub fn tag(&self) -> String {
+        match self.ring_setup {
+            Some(setup) => format!("{}/{}", self.transport, setup.name()),
+            None => self.transport.to_string(),
+        }
+    }
 }
 
 /// How a run ended.
