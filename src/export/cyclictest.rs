@@ -1,12 +1,16 @@
-//! A cyclictest-compatible histogram file (`cyclictest -h`, rt-tests 2.x layout): `# Histogram`,
-//! then one row per 1 us bucket, `%06d` bucket then one TAB-separated `%06lu` count per column,
-//! then the footer lines (`# Min Latencies`, `# Avg Latencies`, `# Max Latencies`,
-//! `# Histogram Overflows`, `# Histogram Overflow at cycle number`, one `# Thread N:` line per
-//! column). Where cyclictest has one column per thread, this has one per transport (rounds
-//! merged) and series, named in the comment lines above `# Histogram`.
+//! A cyclictest-compatible histogram file, byte for byte the layout of `cyclictest -h` in
+//! rt-tests 2.4 (Debian 12 and 13 ship it): `# Histogram`; one row per 1 us bucket, the bucket
+//! as `%06d` and a space, then the columns' counts as `%06lu` separated by TABs; then
+//! `# Total:` (` %09llu` per column: samples in the buckets), `# Min Latencies:`,
+//! `# Avg Latencies:`, `# Max Latencies:` and `# Histogram Overflows:` (` %05lu` per column),
+//! `# Histogram Overflow at cycle number:` and one `# Thread N:` line per column (` %05lu` per
+//! cycle, ` # %05lu others` for those not listed), and an empty last line. Where cyclictest has
+//! one column per thread, this has one per transport (rounds merged) and series, named in the
+//! comment line above `# Histogram`.
 //!
 //! Every bucket from 0 to the largest latency (at most [`MAX_BUCKETS`]) has its row, zero or not,
-//! as cyclictest printed before 2.7, so scripts that assume one row per microsecond work.
+//! as cyclictest printed before 2.7, so scripts that assume one row per microsecond work. A test
+//! compares the layout with the output of the real `cyclictest -h` (`tests/cyclictest_layout.rs`).
 
 use std::fmt::Write;
 
@@ -42,7 +46,7 @@ pub fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# rtsoak {} {}: 1 us buckets; columns: {}",
+        "# rtsoak {} {}: rt-tests 2.4 cyclictest -h layout, 1 us buckets; columns: {}",
         doc.tool.version,
         doc.command,
         columns
@@ -54,9 +58,10 @@ pub fn render(doc: &ResultDoc) -> String {
     let _ = writeln!(out, "# Histogram");
     let counts: Vec<Vec<u64>> = columns.iter().map(|c| per_us(c, buckets)).collect();
     for bucket in 0..buckets as usize {
-        let _ = write!(out, "{bucket:06}");
-        for column in &counts {
-            let _ = write!(out, "\t{:06}", column[bucket]);
+        let _ = write!(out, "{bucket:06} ");
+        for (index, column) in counts.iter().enumerate() {
+            let separator = if index == 0 { "" } else { "\t" };
+            let _ = write!(out, "{separator}{:06}", column[bucket]);
         }
         let _ = writeln!(out);
     }
@@ -109,9 +114,21 @@ fn per_us(column: &Column, buckets: u64) -> Vec<u64> {
 
 fn footer(out: &mut String, columns: &[Column], counts: &[Vec<u64>], buckets: u64) {
     let line = |out: &mut String, label: &str, values: Vec<u64>| {
-        let cells: Vec<String> = values.iter().map(|v| format!("{v:05}")).collect();
-        let _ = writeln!(out, "# {label}: {}", cells.join(" "));
+        let _ = write!(out, "# {label}:");
+        for value in values {
+            let _ = write!(out, " {value:05}");
+        }
+        let _ = writeln!(out);
     };
+    let _ = write!(out, "# Total:");
+    for column in counts {
+        let _ = write!(
+            out,
+            " {:09}",
+            column[..buckets as usize].iter().sum::<u64>()
+        );
+    }
+    let _ = writeln!(out);
     line(
         out,
         "Min Latencies",
@@ -137,18 +154,18 @@ fn footer(out: &mut String, columns: &[Column], counts: &[Vec<u64>], buckets: u6
     );
     let _ = writeln!(out, "# Histogram Overflow at cycle number:");
     for (index, column) in columns.iter().enumerate() {
-        let cycles: Vec<String> = column.overflow_cycles.iter().map(u64::to_string).collect();
         let overflows = counts[index][buckets as usize];
         let others = overflows.saturating_sub(column.overflow_cycles.len() as u64);
         let _ = write!(out, "# Thread {index}:");
-        if !cycles.is_empty() {
-            let _ = write!(out, " {}", cycles.join(" "));
+        for cycle in &column.overflow_cycles {
+            let _ = write!(out, " {cycle:05}");
         }
         if others > 0 {
             let _ = write!(out, " # {others:05} others");
         }
         let _ = writeln!(out);
     }
+    let _ = writeln!(out);
 }
 
 #[cfg(test)]
@@ -174,15 +191,22 @@ mod tests {
         // The largest sample is the fixture's 250 us delivery spike: buckets 0..=250.
         assert_eq!(rows.len(), 251);
         for (i, row) in rows.iter().enumerate() {
-            let fields: Vec<&str> = row.split('\t').collect();
-            assert_eq!(fields[0], format!("{i:06}"));
+            // The bucket ends with a space, the counts are TAB-separated (as cyclictest's).
+            let (bucket, counts) = row.split_once(' ').unwrap();
+            assert_eq!(bucket, format!("{i:06}"));
+            let fields: Vec<&str> = std::iter::once(bucket).chain(counts.split('\t')).collect();
             assert_eq!(
                 fields.len(),
                 1 + 7 + 7 + 6,
                 "futex and eventfd × seven series, futex-syscall × six (no own wake)"
             );
         }
+        assert!(
+            text.ends_with(":\n\n") || text.ends_with("others\n\n"),
+            "an empty last line"
+        );
         for footer in [
+            "# Total: ",
             "# Min Latencies: ",
             "# Avg Latencies: ",
             "# Max Latencies: ",
@@ -222,7 +246,7 @@ mod tests {
             .skip(1)
             .take_while(|l| !l.starts_with('#'))
         {
-            for (i, field) in row.split('\t').skip(1).enumerate() {
+            for (i, field) in row.split_whitespace().skip(1).enumerate() {
                 if sums.len() <= i {
                     sums.push(0);
                 }
@@ -237,5 +261,14 @@ mod tests {
             .map(|s| s.summary.count)
             .collect();
         assert_eq!(sums, expected);
+        let total = text.lines().find(|l| l.starts_with("# Total:")).unwrap();
+        let totals: Vec<u64> = total[8..]
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(
+            totals, sums,
+            "# Total: is each column's samples in the buckets"
+        );
     }
 }
