@@ -96,9 +96,56 @@ pub enum Command {
         #[command(subcommand)]
         bench: crate::bench::args::BenchCommand,
     },
-    /// Internal: a worker process started by the coordinator.
-    #[command(hide = true)]
-    Worker,
+    /// Print the shell completion script for SHELL (bash, zsh, fish, ...); `scripts/install`
+    /// installs them where each shell looks.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page rtsoak(1), or with --dir write it and one page per command
+    /// (rtsoak-compare(1), ...) into DIR.
+    Man {
+        /// Write rtsoak.1 and rtsoak-COMMAND.1 here instead of printing rtsoak.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// The command line as parsed: [`Cli`]'s definition, with each override's help saying what the
+/// built-in default profile gives it (`[default profile: 10s]`), so that `--help` tells what
+/// leaving a flag out means. Completions and manual pages are made from this too.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let Ok((_, profile)) = crate::profile::load("default") else {
+        return command;
+    };
+    let values = crate::profile::profile_values(&profile);
+    for name in ["run", "compare"] {
+        command = command.mut_subcommand(name, |mut sub| {
+            for (id, value) in &values {
+                sub = sub.mut_arg(*id, |arg| {
+                    let note = format!("[default profile: {value}]");
+                    let help = arg.get_help().map(|h| format!("{h} {note}"));
+                    let long = arg.get_long_help().map(|h| format!("{h}\n\n{note}"));
+                    let arg = arg.help(help.unwrap_or(note));
+                    match long {
+                        Some(long) => arg.long_help(long),
+                        None => arg,
+                    }
+                });
+            }
+            sub
+        });
+    }
+    command
+}
+
+/// Parse the process's arguments with [`command`]; exits with clap's message on a usage error.
+pub fn parse() -> Cli {
+    use clap::FromArgMatches;
+    Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|error| error.exit())
 }
 
 /// Options shared by `run` and `compare`.

@@ -155,3 +155,111 @@ fn an_unwritable_output_directory_is_reported_before_anything_runs() {
         .code(5)
         .stderr(predicate::str::contains("--output"));
 }
+
+#[test]
+fn help_says_what_the_default_profile_gives_each_override() {
+    let output = rtsoak().args(["compare", "--help"]).output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    let (_, profile) = rtsoak::profile::load("default").unwrap();
+    for (flag, value) in [
+        ("--duration", format!("{}s", profile.run.duration_s)),
+        ("--period", format!("{}us", profile.run.period_us)),
+        ("--threshold", format!("{}us", profile.run.threshold_us)),
+        ("--policy", profile.rt.policy.name().to_string()),
+    ] {
+        let at = help
+            .find(&format!("{flag} <"))
+            .unwrap_or_else(|| panic!("{flag}"));
+        let entry = &help[at..help[at..].find("\n\n").map_or(help.len(), |end| at + end)];
+        assert!(
+            entry.contains(&format!("[default profile: {value}]")),
+            "{flag}: {entry}"
+        );
+    }
+}
+
+#[test]
+fn completions_and_manual_pages_come_from_the_command_line_definition() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = rtsoak().args(["completions", shell]).output().unwrap();
+        assert!(output.status.success(), "{shell}");
+        let script = String::from_utf8(output.stdout).unwrap();
+        for word in ["compare", "ring-setup", "break-on", "probe"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+        for offered in ["'worker:", "\"worker\"", ",worker)"] {
+            assert!(
+                !script.contains(offered),
+                "{shell}: the internal worker entry is not offered"
+            );
+        }
+    }
+    let bash = rtsoak()
+        .args(["completions", "bash"])
+        .output()
+        .unwrap()
+        .stdout;
+    let mut check = std::process::Command::new("bash")
+        .args(["-n", "/dev/stdin"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    check.stdin.take().unwrap().write_all(&bash).unwrap();
+    assert!(
+        check.wait().unwrap().success(),
+        "bash -n rejects the completion"
+    );
+
+    let page = String::from_utf8(rtsoak().arg("man").output().unwrap().stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH rtsoak 1"),
+        "{page}"
+    );
+    assert!(page.contains(".TH rtsoak 1"));
+    for command in ["compare", "probe", "bench"] {
+        assert!(page.contains(command), "rtsoak(1) lists {command}");
+    }
+}
+
+#[test]
+fn the_install_script_installs_binary_pages_and_completions() {
+    let prefix = tempfile::tempdir().unwrap();
+    let status =
+        std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/install"))
+            .arg("--prefix")
+            .arg(prefix.path())
+            .arg("--binary")
+            .arg(common::rtsoak_path())
+            .status()
+            .unwrap();
+    assert!(status.success());
+    for file in [
+        "bin/rtsoak",
+        "share/man/man1/rtsoak.1",
+        "share/man/man1/rtsoak-compare.1",
+        "share/man/man1/rtsoak-run.1",
+        "share/bash-completion/completions/rtsoak",
+        "share/zsh/site-functions/_rtsoak",
+        "share/fish/vendor_completions.d/rtsoak.fish",
+    ] {
+        let path = prefix.path().join(file);
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 0, "{} missing or empty", path.display());
+    }
+    assert!(
+        !prefix
+            .path()
+            .join("share/man/man1/rtsoak-worker.1")
+            .exists()
+    );
+    // The units name the installed pages.
+    for unit in ["rtsoak-nightly.service", "rtsoak@.service"] {
+        let text = std::fs::read_to_string(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/systemd/").to_string() + unit,
+        )
+        .unwrap();
+        assert!(text.contains("Documentation=man:rtsoak(1)"), "{unit}");
+    }
+}

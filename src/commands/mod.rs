@@ -4,6 +4,7 @@
 
 mod bench;
 mod diff;
+mod generate;
 mod nightly;
 mod probe;
 mod profiles;
@@ -42,6 +43,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             command: crate::cli::BaselineCommand::Promote { result, to },
         } => diff::promote(&result, &to),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
-        Command::Worker => std::process::exit(crate::worker::main()),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { dir } => generate::man(dir.as_deref()),
     }
 }

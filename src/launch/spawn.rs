@@ -18,6 +18,10 @@ use crate::record::Role;
 use crate::region::SharedRegion;
 use crate::sys::spawn::Process;
 
+/// The argument that makes the re-executed binary a worker (`main` checks it before parsing the
+/// command line).
+pub const WORKER_ARG: &str = "worker";
+
 /// Frame ring of an RT worker, data bytes. A frame takes about 2 bytes per recorded bucket
 /// (see `protocol::frame`). Measured on a busy 2-CPU machine under the default noise, the RT
 /// subscriber's widest series spread over 6,800 buckets in a 10 s interval, a 15 KB frame, and
@@ -77,7 +81,7 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
 
     let child = crate::sys::spawn::spawn(
         executable()?,
-        &["worker"],
+        &[WORKER_ARG],
         &[
             (spec_file.as_fd(), SPEC_FD),
             (region.memory().fd().as_fd(), REGION_FD),

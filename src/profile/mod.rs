@@ -24,7 +24,7 @@ use crate::record::{Policy, RingSetup};
 
 pub use builtin::{builtin_names, builtin_text};
 pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
-pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns};
+pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns, profile_values};
 pub use resolve::resolve;
 pub use verdict::VerdictSection;
 

@@ -2,6 +2,8 @@
 //! `run` and `compare` and the resolver reads. `None` (or `false`) keeps the profile's value;
 //! durations are parsed into nanoseconds here, so the plan never sees a unit.
 
+use super::resolve::DEFAULT_RT_PRIORITY;
+use super::{CpuChoice, CpuListChoice, Profile};
 use crate::plan::{Fault, FutexWake};
 use crate::record::{Policy, RingSetup};
 
@@ -66,6 +68,80 @@ pub struct Overrides {
     /// wakes the RT subscriber), to prove such a run cannot pass. Recorded in the result.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
+}
+
+/// What `profile` gives each override, by the override's argument id, as `--help` shows it
+/// (`10s`, `fifo`, `auto`): a flag's help then says what running without it means.
+pub fn profile_values(profile: &Profile) -> Vec<(&'static str, String)> {
+    let run = &profile.run;
+    let cpu = |choice: &CpuChoice| match choice {
+        CpuChoice::Cpu(cpu) => cpu.to_string(),
+        CpuChoice::Keyword(word) => word.clone(),
+    };
+    let priority = |value: Option<u8>| value.unwrap_or(DEFAULT_RT_PRIORITY).to_string();
+    let setups: Vec<&str> = profile
+        .rt
+        .ring_setup
+        .to_vec()
+        .iter()
+        .map(|s| s.name())
+        .collect();
+    vec![
+        ("duration_ns", format!("{}s", run.duration_s)),
+        ("rounds", run.rounds.to_string()),
+        ("warmup_ns", format!("{}ms", run.warmup_ms)),
+        ("period_ns", format!("{}us", run.period_us)),
+        ("threshold_ns", format!("{}us", run.threshold_us)),
+        ("interval_ns", format!("{}s", run.interval_s)),
+        (
+            "rt_cpus",
+            format!(
+                "{},{}",
+                cpu(&profile.cpus.publisher),
+                cpu(&profile.cpus.subscriber)
+            ),
+        ),
+        (
+            "noise_cpus",
+            match &profile.cpus.noise {
+                CpuListChoice::Cpu(cpu) => cpu.to_string(),
+                CpuListChoice::Text(text) => text.clone(),
+            },
+        ),
+        (
+            "priority",
+            format!(
+                "{} publisher, {} subscriber",
+                priority(profile.rt.publisher_priority),
+                priority(profile.rt.subscriber_priority)
+            ),
+        ),
+        ("policy", profile.rt.policy.name().to_string()),
+        ("ring_setup", setups.join(",")),
+        (
+            "futex_wake",
+            clap::ValueEnum::to_possible_value(&profile.rt.futex_wake)
+                .map_or_else(String::new, |value| value.get_name().to_string()),
+        ),
+        (
+            "no_noise",
+            if profile.noise.enabled {
+                "noise on"
+            } else {
+                "no noise"
+            }
+            .to_string(),
+        ),
+        (
+            "no_cpu_dma_latency",
+            if profile.system.hold_cpu_dma_latency {
+                "held at 0"
+            } else {
+                "not held"
+            }
+            .to_string(),
+        ),
+    ]
 }
 
 /// `600s`, `500us`, `10m` → nanoseconds.

@@ -32,7 +32,7 @@ const MICROSECONDS: Unit = Unit {
 };
 
 /// Priority of an RT worker whose profile gives none.
-const DEFAULT_RT_PRIORITY: u8 = 40;
+pub(super) const DEFAULT_RT_PRIORITY: u8 = 40;
 
 /// `ns` written in `unit`, with a fraction only when it is not a whole number of units.
 fn in_unit(ns: u64, unit: &Unit) -> String {
