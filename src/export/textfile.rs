@@ -1,10 +1,9 @@
-//! The node_exporter textfile for fleet monitoring: the Prometheus text of a result, every
-//! sample labelled with the profile (several profiles on one node write one file each without
-//! clashing series), plus the verdict as gauges. Pure; the soak command writes it atomically.
+//! The node_exporter textfile for fleet monitoring: the Prometheus metrics of a result, every
+//! sample labelled with the profile by the writer (several profiles on one node write one file
+//! each without clashing series), plus the verdict as gauges. Pure; the soak command writes it
+//! atomically.
 
-use std::fmt::Write;
-
-use super::prometheus;
+use super::prometheus::{self, Writer};
 use crate::result::ResultDoc;
 
 /// `rtsoak-<profile>.prom`: the profile name (a file path's stem) with anything but letters,
@@ -30,45 +29,25 @@ fn profile_label(doc: &ResultDoc) -> String {
         .collect()
 }
 
-/// The textfile: the Prometheus text with a `profile` label on every sample, then the verdict.
+/// The textfile: the Prometheus metrics and the verdict, every sample labelled with the
+/// profile by the writer.
 pub fn render(doc: &ResultDoc) -> String {
-    let profile = profile_label(doc);
-    let mut out = String::new();
-    let text = prometheus::render(doc) + &verdict_metrics(doc);
-    for line in text.lines() {
-        if line.starts_with('#') || line.is_empty() {
-            out.push_str(line);
-        } else {
-            match (line.find('{'), line.find(' ')) {
-                (Some(brace), Some(space)) if brace < space => {
-                    out.push_str(&line[..=brace]);
-                    let _ = write!(out, "profile=\"{profile}\",");
-                    out.push_str(&line[brace + 1..]);
-                }
-                (_, Some(space)) => {
-                    out.push_str(&line[..space]);
-                    let _ = write!(out, "{{profile=\"{profile}\"}}");
-                    out.push_str(&line[space..]);
-                }
-                _ => out.push_str(line),
-            }
-        }
-        out.push('\n');
-    }
-    out
+    let common = [("profile", profile_label(doc))];
+    let mut w = Writer::new(&common);
+    prometheus::write_metrics(&mut w, doc);
+    verdict_metrics(&mut w, doc);
+    w.finish()
 }
 
 /// `rtsoak_verdict_pass`, `rtsoak_verdict_failures`, `rtsoak_verdict_breaches` and, with a
 /// baseline, `rtsoak_regression`.
-fn verdict_metrics(doc: &ResultDoc) -> String {
+fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
     let Some(verdict) = &doc.verdict else {
-        return String::new();
+        return;
     };
-    let mut out = String::new();
     let mut gauge = |name: &str, help: &str, value: usize| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} gauge");
-        let _ = writeln!(out, "{name} {value}");
+        w.family(name, "gauge", help);
+        w.sample(name, &[], value);
     };
     gauge(
         "rtsoak_verdict_pass",
@@ -94,7 +73,6 @@ fn verdict_metrics(doc: &ResultDoc) -> String {
             usize::from(diff.regression),
         );
     }
-    out
 }
 
 #[cfg(test)]
