@@ -51,14 +51,17 @@ def draw_longest_bars(ax, baseline, new, name) -> None:
         colors = [plotting.transport_color(t, i) for i, t in enumerate(transports)]
         bars = ax.bar(positions + offset, longest_us, width=0.4, color=colors, hatch=hatch, edgecolor="black",
                       alpha=0.55 if hatch else 0.95, label=f"{label}: {result.label}")
-        ax.bar_label(bars, fmt="%.0f", fontsize="x-small")
+        ax.bar_label(bars, fmt="%.0f", fontsize="x-small", rotation=90, padding=2)
     plotting.mark_threshold(ax, new.threshold_ns, orientation="horizontal")
     ax.set_xticks(positions, transports)
     plotting.log_axis_us(ax.yaxis)
     ax.set_ylabel("longest (us, log scale)")
     ax.set_title(f"{series_title(name)}: longest, baseline (hatched) vs new")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small")
+    # Room above the tallest bar for its label, and the legend below the axes, off the bars.
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high * 3)
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
 
 
 def main() -> None:
@@ -83,9 +86,14 @@ def render(baseline, new, output_dir) -> str:
                     color = plotting.transport_color(transport.transport, position)
                     draw_curve(ax, series, color, f"{transport.transport} {role}", linestyle=style)
         style_percentile_axes(ax, f"{series_title(name)}: baseline dashed, new solid")
+        floor = plotting.latency_floor_us(
+            [t.get(name) for r in (baseline, new) for t in r.measured_transports()]
+        )
+        if floor:
+            ax.set_ylim(bottom=floor)
         draw_longest_bars(axes[1][column], baseline, new, name)
     fig.suptitle(f"{baseline.label} (baseline) vs {new.label} (new)")
-    plotting.save_figure(fig, output_dir, "compare")
+    plotting.save_figure(fig, output_dir, "compare", [baseline, new])
     return format_table(["transport", "figure", "baseline", "new", "change"], comparison_rows(baseline, new))
 
 

@@ -19,16 +19,17 @@ BINS_PER_DECADE = 20
 
 
 def log_bin_edges_us(series_list) -> np.ndarray:
-    """Log-spaced bin edges covering every recorded value of the plotted series."""
+    """Log-spaced bin edges from the axis floor (below the 1st percentile, see plotting) to the
+    largest recorded value of the plotted series; faster samples count in the first bin."""
     values = [s.recorded[0][s.recorded[0] > 0] for s in series_list]
     values = [v for v in values if len(v)]
     if not values:
         return np.array([1.0, 10.0])
-    low_us = max(min(v.min() for v in values) / 1000.0, 0.001)
+    low_us = plotting.latency_floor_us(series_list) or max(min(v.min() for v in values) / 1000.0, 0.001)
     high_us = max(v.max() for v in values) / 1000.0
-    low_decade, high_decade = np.floor(np.log10(low_us)), np.ceil(np.log10(high_us * 1.0001))
-    count = int((high_decade - low_decade) * BINS_PER_DECADE) + 1
-    return np.logspace(low_decade, high_decade, count)
+    low, high = np.log10(low_us), np.ceil(np.log10(high_us * 1.0001))
+    count = max(int(np.ceil((high - low) * BINS_PER_DECADE)), 1) + 1
+    return np.logspace(low, high, count)
 
 
 def main() -> None:
@@ -76,20 +77,20 @@ def render(results, series_names, output_dir) -> str:
         for _, series, _ in plotted:
             values_us = series.recorded[0] / 1000.0
             if len(values_us):
-                shown_us += [max(values_us[0], edges[0]), values_us[-1]]
+                shown_us += [edges[0] * 1.3, values_us[-1]]
         if shown_us:
             ax.set_xlim(min(shown_us) / 1.3, max(shown_us) * 1.3)
         plotting.log_axis_us(ax.xaxis)
         ax.set_yscale("log")
         ax.set_ylim(bottom=0.5)
-        ax.set_xlabel("latency (us, log scale)")
+        ax.set_xlabel("latency (us, log scale; the first bin also counts the fastest 1 %)")
         ax.set_title(series_title(name))
         ax.grid(True, which="major", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="small")
     axes[0][0].set_ylabel("samples per bin (log scale)")
     fig.suptitle("Latency histogram per transport")
-    plotting.save_figure(fig, output_dir, "histogram")
+    plotting.save_figure(fig, output_dir, "histogram", results)
     return format_table(["label", "series", "count", "over_threshold", "max_us"], rows)
 
 

@@ -95,7 +95,7 @@ def render(result, series_names, output_dir) -> str:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize="small")
     fig.suptitle(f"Spikes over time ({result.label})")
-    plotting.save_figure(fig, output_dir, "intervals")
+    plotting.save_figure(fig, output_dir, "intervals", [result])
     return format_table(["label", "series", "interval", "start_s", "count", "over_threshold", "max_us"], rows)
 
 

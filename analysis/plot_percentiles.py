@@ -105,8 +105,13 @@ def render(results, series_names, output_dir) -> str:
         for result_threshold in sorted({r.threshold_ns for r in results if r.threshold_ns is not None}):
             plotting.mark_threshold(ax, result_threshold, orientation="horizontal")
         style_percentile_axes(ax, series_title(name))
+        floor = plotting.latency_floor_us(
+            [t.get(name) for r in results for t in r.measured_transports()]
+        )
+        if floor:
+            ax.set_ylim(bottom=floor)
     fig.suptitle("Latency by percentile")
-    plotting.save_figure(fig, output_dir, "percentiles")
+    plotting.save_figure(fig, output_dir, "percentiles", results)
     headers = ["label", "series", "count"] + [f"p{percentile_label(q)[:-1]}_us" for q in PRINTED_QUANTILES]
     return format_table(headers + ["max_us", "hdr_max_us"], rows)
 

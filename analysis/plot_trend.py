@@ -84,13 +84,16 @@ def render(results, baseline, output_dir) -> str:
         rate_ax.set_ylabel("over threshold per million messages")
         rate_ax.set_title(f"{series_title(name)}: over-threshold rate per night")
         rate_ax.set_xlabel("result started at (UTC)")
-        rate_ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d"))
+        # At most about eight date labels, however many nights: they never run into each other.
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+        rate_ax.xaxis.set_major_locator(locator)
+        rate_ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         for ax in (max_ax, rate_ax):
             ax.grid(True, alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize="small")
     fig.suptitle(f"Nightly trend over {len(results)} results")
-    plotting.save_figure(fig, output_dir, "trend")
+    plotting.save_figure(fig, output_dir, "trend", results)
     headers = ["started_at", "transport", "series", "count", "over_threshold", "per_million", "max_us"]
     return format_table(headers, rows, left_columns=3)
 

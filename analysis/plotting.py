@@ -16,9 +16,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+# Text stays text in the SVG (searchable, and readable by the tests), not glyph outlines.
+matplotlib.rcParams["svg.fonttype"] = "none"
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
 
 from rtsoak_results import ResultError, ns_to_us  # noqa: E402
 
@@ -61,6 +64,21 @@ def log_axis_us(axis) -> None:
     )
 
 
+# Share of the samples a latency axis may leave below its bottom: messages published while the
+# subscriber was draining for another one are seen at once, timed at tens of nanoseconds (a few
+# percent of deliveries on a busy machine), and would stretch a log axis over three decades the
+# rest of the samples never reach.
+FLOOR_QUANTILE = 0.01
+
+
+def latency_floor_us(series_list) -> float | None:
+    """The bottom of a log latency axis: below the 1st percentile of every plotted series (the
+    samples under it are still counted, in the lowest bin), or None with no samples."""
+    lows = [s.value_at_quantile_ns(FLOOR_QUANTILE) / 1000.0 for s in series_list if s.count]
+    lows = [low for low in lows if low > 0]
+    return min(lows) / 1.5 if lows else None
+
+
 def mark_threshold(ax, threshold_ns, orientation: str = "vertical") -> None:
     if threshold_ns is None:
         return
@@ -72,8 +90,85 @@ def mark_threshold(ax, threshold_ns, orientation: str = "vertical") -> None:
         ax.axhline(threshold_us, color="crimson", linestyle="--", linewidth=1.2, label=label)
 
 
-def save_figure(fig, output_dir: Path, name: str) -> list[Path]:
-    """Write NAME.png and NAME.svg into output_dir; report them on stderr (stdout holds figures)."""
+# How many caveats a caption spells out; the rest are counted.
+CAPTION_CAVEATS = 3
+
+# What each figure saved in this process showed (name -> axes' ranges and labels, the caption):
+# printed by nothing, read by the tests, which check a figure's content and not just its file.
+DRAWN: dict[str, dict] = {}
+
+
+def caption_lines(results) -> list[str]:
+    """Where a figure's figures came from and what they are worth: one line per result (host,
+    kernel and whether it is PREEMPT_RT, period, duration), then its caveats, so a figure pasted
+    elsewhere keeps the 'not an RT kernel' that the result says."""
+    lines = []
+    for result in results:
+        lines.append(result.context())
+        caveats = result.caveats
+        if caveats:
+            shown = [f"  caveat: {c}" for c in caveats[:CAPTION_CAVEATS]]
+            if len(caveats) > CAPTION_CAVEATS:
+                shown.append(f"  ... and {len(caveats) - CAPTION_CAVEATS} more caveats in the result")
+            lines += shown
+        else:
+            lines.append("  no caveats: a properly set up real-time machine")
+    # A figure of many results (a trend) names each distinct context once.
+    unique = list(dict.fromkeys(lines))
+    if len(unique) > 8:
+        unique = unique[:8] + [f"... ({len(results)} results)"]
+    return unique
+
+
+def add_caption(fig, results) -> str:
+    text = "\n".join(caption_lines(results))
+    fig.text(0.0, -0.02, text, ha="left", va="top", fontsize="x-small", wrap=True, color="#333333")
+    return text
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def describe_axes(ax) -> dict:
+    """What one drawn axes shows: titles, ranges, the tick labels shown, its legend, and whether
+    the legend or any two tick labels overlap something (the figure must have been drawn)."""
+    renderer = ax.figure.canvas.get_renderer()
+    legend = ax.get_legend()
+    ticks = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+    boxes = [t.get_window_extent(renderer) for t in ticks]
+    # On a log axis a bar starts below the visible range: only what is inside the axes counts.
+    inside = ax.get_window_extent(renderer)
+    bars = [
+        Bbox.intersection(p.get_window_extent(renderer), inside)
+        for p in ax.patches
+        if math.isfinite(p.get_window_extent(renderer).y1)
+    ]
+    bars = [b for b in bars if b is not None and b.height > 0]
+    legend_box = legend.get_window_extent(renderer) if legend else None
+    return {
+        "title": ax.get_title(),
+        "xlabel": ax.get_xlabel(),
+        "ylabel": ax.get_ylabel(),
+        "xlim": ax.get_xlim(),
+        "ylim": ax.get_ylim(),
+        "xticklabels": [t.get_text() for t in ticks],
+        "xticklabels_collide": any(_overlaps(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]),
+        "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+        "legend_covers_bars": bool(legend_box) and any(_overlaps(legend_box, bar) for bar in bars),
+    }
+
+
+def save_figure(fig, output_dir: Path, name: str, results) -> list[Path]:
+    """Caption the figure with where its figures came from (`results`), write NAME.png and
+    NAME.svg into output_dir, and report them on stderr (stdout holds figures)."""
+    caption = add_caption(fig, results)
+    fig.canvas.draw()
+    DRAWN[name] = {
+        "caption": caption,
+        "suptitle": fig._suptitle.get_text() if fig._suptitle else "",
+        "axes": [describe_axes(ax) for ax in fig.get_axes()],
+    }
     output_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for extension in ("png", "svg"):

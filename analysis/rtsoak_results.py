@@ -203,6 +203,28 @@ class Result:
         value = (self.data.get("plan") or {}).get("threshold_ns")
         return int(value) if value is not None else None
 
+    def context(self) -> str:
+        """Where the figures came from, for a figure's caption: host, kernel (and whether it is
+        PREEMPT_RT), period, time per transport, rtsoak version and date."""
+        host = self.data.get("host") or {}
+        plan = self.data.get("plan") or {}
+        tool = self.data.get("tool") or {}
+        rt = "PREEMPT_RT" if host.get("preempt_rt") else "NOT a PREEMPT_RT kernel"
+        period_us = ns_to_us(plan.get("period_ns") or 0)
+        seconds = (plan.get("duration_ns") or 0) / 1e9
+        rounds = plan.get("rounds") or 1
+        per = f"{seconds:g} s per transport" + (f" in {rounds} rounds" if rounds > 1 else "")
+        return (
+            f"{host.get('hostname', '?')}: Linux {host.get('kernel_release', '?')} "
+            f"{host.get('arch', '')}, {rt}; period {period_us:g} us, {per}; profile "
+            f"{plan.get('profile', '?')}; rtsoak {tool.get('version', '?')}, "
+            f"{str(self.data.get('started_at', '?'))[:16]}"
+        )
+
+    @property
+    def caveats(self) -> list[str]:
+        return [str(c) for c in self.data.get("caveats") or []]
+
     @property
     def runs(self) -> list[dict]:
         return list(self.data.get("runs") or [])

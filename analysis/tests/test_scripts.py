@@ -229,3 +229,77 @@ def test_a_file_that_is_not_json_is_refused(tmp_path):
     bad.write_text("{ half a result")
     completed = run_script("plot_percentiles.py", bad, expect_code=2)
     assert "not JSON" in completed.stderr
+
+
+def draw_in_process(module_name, *args):
+    """Run a script's render in this process, so what it drew can be read from plotting.DRAWN."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    analysis = str(Path(__file__).resolve().parent.parent)
+    if analysis not in sys.path:
+        sys.path.insert(0, analysis)
+    module = importlib.import_module(module_name)
+    module.render(*args)
+    return importlib.import_module("plotting").DRAWN
+
+
+def test_every_figure_says_where_its_figures_came_from_and_what_they_are_worth(real_result, real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    result = load_result(str(real_result))
+    drawn = {}
+    drawn.update(draw_in_process("plot_histogram", [result], list(HEADLINE), tmp_path))
+    drawn.update(draw_in_process("plot_percentiles", [result], list(HEADLINE), tmp_path))
+    drawn.update(draw_in_process("plot_intervals", result, list(HEADLINE), tmp_path))
+    drawn.update(draw_in_process("compare_results", result, result, tmp_path))
+    host, plan = real_data["host"], real_data["plan"]
+    rt = "PREEMPT_RT" if host["preempt_rt"] else "NOT a PREEMPT_RT kernel"
+    for name in ("histogram", "percentiles", "intervals", "compare"):
+        caption = drawn[name]["caption"]
+        assert f"Linux {host['kernel_release']}" in caption, (name, caption)
+        assert rt in caption, (name, caption)
+        assert f"period {plan['period_ns'] / 1000:g} us" in caption, (name, caption)
+        assert f"{plan['duration_ns'] / 1e9:g} s per transport" in caption, (name, caption)
+        if real_data["caveats"]:
+            assert f"caveat: {real_data['caveats'][0]}" in caption, (name, caption)
+        # The caption is text in the SVG, so it travels with the figure.
+        assert rt in (tmp_path / f"{name}.svg").read_text(), name
+
+
+def test_latency_axes_start_near_the_data_not_at_drained_nanoseconds(real_result, real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    result = load_result(str(real_result))
+    drawn = draw_in_process("plot_histogram", [result], list(HEADLINE), tmp_path)
+    for axes, name in zip(drawn["histogram"]["axes"], HEADLINE):
+        lows = [
+            run["series"][name]["summary"]["p50_ns"] / 1000.0 for run in measured_runs(real_data) if name in run["series"]
+        ]
+        low, high = axes["xlim"]
+        assert low >= min(lows) / 100, f"{name}: the axis starts at {low} us, two decades below every median"
+        assert axes["xlabel"].startswith("latency (us, log scale")
+    drawn = draw_in_process("plot_percentiles", [result], list(HEADLINE), tmp_path)
+    for axes, name in zip(drawn["percentiles"]["axes"], HEADLINE):
+        lows = [
+            run["series"][name]["summary"]["p50_ns"] / 1000.0 for run in measured_runs(real_data) if name in run["series"]
+        ]
+        assert axes["ylim"][0] >= min(lows) / 100, (name, axes["ylim"])
+
+
+def test_trend_dates_and_compare_legends_never_collide(real_data, tmp_path):
+    from rtsoak_results import load_result, load_results
+
+    paths = thirty_nights(real_data, tmp_path / "nights")
+    drawn = draw_in_process("plot_trend", load_results([str(p) for p in paths]), None, tmp_path)
+    for axes in drawn["trend"]["axes"]:
+        assert not axes["xticklabels_collide"], axes["xticklabels"]
+        assert len(axes["xticklabels"]) <= 9, axes["xticklabels"]
+    new = write_result(edited_copy(real_data, real_data["started_at"], 2.0, 5), tmp_path / "new")
+    drawn = draw_in_process("compare_results", load_result(str(paths[0])), load_result(str(new)), tmp_path)
+    bar_axes = [a for a in drawn["compare"]["axes"] if "longest" in a["title"]]
+    assert bar_axes
+    for axes in bar_axes:
+        assert axes["legend"], axes
+        assert not axes["legend_covers_bars"], axes["title"]
