@@ -117,7 +117,7 @@ pub enum Command {
 /// leaving a flag out means. Completions and manual pages are made from this too.
 pub fn command() -> clap::Command {
     use clap::CommandFactory;
-    let mut command = Cli::command();
+    let mut command = Cli::command().mut_subcommand("run", run_takes_one_run);
     let Ok((_, profile)) = crate::profile::load("default") else {
         return command;
     };
@@ -140,6 +140,27 @@ pub fn command() -> clap::Command {
         });
     }
     command
+}
+
+/// `run` is one transport under one profile for one duration: the flags that make several runs
+/// of a comparison (`--rounds`, a list of `--ring-setup`s) are not offered, and using them says
+/// to use `compare`.
+fn run_takes_one_run(run: clap::Command) -> clap::Command {
+    run.mut_arg("rounds", |arg| {
+        arg.hide(true)
+            .value_parser(|_: &str| -> Result<u32, String> {
+                Err(
+                    "rounds interleave the runs of a comparison: use `rtsoak compare -t TRANSPORT \
+                 --rounds N`"
+                        .to_string(),
+                )
+            })
+    })
+    .mut_arg("ring_setup", |arg| {
+        arg.value_delimiter(None).action(clap::ArgAction::Set).help(
+            "Setup flags of the subscriber's ring (one; `compare` takes several, each its own row)",
+        )
+    })
 }
 
 /// Parse the process's arguments with [`command`]; exits with clap's message on a usage error.

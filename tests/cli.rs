@@ -263,3 +263,38 @@ fn the_install_script_installs_binary_pages_and_completions() {
         assert!(text.contains("Documentation=man:rtsoak(1)"), "{unit}");
     }
 }
+
+#[test]
+fn run_offers_no_flag_of_a_comparison_and_says_to_use_compare() {
+    let help =
+        String::from_utf8(rtsoak().args(["run", "--help"]).output().unwrap().stdout).unwrap();
+    assert!(!help.contains("--rounds"), "{help}");
+    assert!(help.contains("--ring-setup"));
+    let compare = String::from_utf8(
+        rtsoak()
+            .args(["compare", "--help"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(compare.contains("--rounds"));
+    rtsoak()
+        .args(["run", "-t", "eventfd", "--profile", "ci", "--rounds", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("use `rtsoak compare"));
+    rtsoak()
+        .args([
+            "run",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "--ring-setup",
+            "none,coop-taskrun",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--ring-setup"));
+}
