@@ -1,34 +1,26 @@
-//! Process file descriptors: reach another worker's ring or eventfd (`pidfd_getfd`, since an
-//! io_uring fd cannot be sent over SCM_RIGHTS: the kernel refuses an io_uring fd in SCM_RIGHTS) and signal it without a
-//! pid-reuse race (`pidfd_send_signal`).
+//! Process file descriptors: reach another worker's ring or eventfd (`pidfd_getfd`, since the
+//! kernel refuses an io_uring fd in SCM_RIGHTS) and signal it without a pid-reuse race
+//! (`pidfd_send_signal`). `pidfd_open` and `pidfd_getfd` are rustix's; the signal calls stay raw
+//! here, since rustix's `pidfd_send_signal` carries neither signal 0 nor a `sigval` payload.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::SysError;
 
 /// `pidfd_open(pid, 0)`.
 pub fn open(pid: i32) -> Result<OwnedFd, SysError> {
-    // SAFETY: pidfd_open takes two integers and returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return Err(SysError::last("pidfd_open"));
-    }
-    // SAFETY: the kernel just returned this fd to us and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    let pid = rustix::process::Pid::from_raw(pid)
+        .ok_or(SysError::new("pidfd_open", nix::errno::Errno::EINVAL))?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
+        .map_err(|e| SysError::new("pidfd_open", nix::errno::Errno::from_raw(e.raw_os_error())))
 }
 
 /// `pidfd_getfd(pidfd, remote_fd, 0)`: a duplicate of another process's fd. Needs ptrace
 /// access to that process (root, or the same user with Yama's `ptrace_scope` 0, or a
 /// `PR_SET_PTRACER` grant from the target).
 pub fn getfd(pidfd: &OwnedFd, remote_fd: RawFd) -> Result<OwnedFd, SysError> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: integer arguments only; returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), remote_fd, 0) };
-    if fd < 0 {
-        return Err(SysError::last("pidfd_getfd"));
-    }
-    // SAFETY: the kernel just returned this fd to us and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    rustix::process::pidfd_getfd(pidfd, remote_fd, rustix::process::PidfdGetfdFlags::empty())
+        .map_err(|e| SysError::new("pidfd_getfd", nix::errno::Errno::from_raw(e.raw_os_error())))
 }
 
 /// The `siginfo_t` a `SI_QUEUE` signal carries (the layout `rt_sigqueueinfo(2)` and
