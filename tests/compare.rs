@@ -168,7 +168,7 @@ fn report_writes_a_format_to_a_file_and_refuses_what_is_not_a_result() {
         .success();
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
-        text.contains("rtsoak_messages_sent{transport=\"eventfd\"}"),
+        text.contains("rtsoak_messages_sent{transport=\"eventfd\",ring_setup="),
         "{text}"
     );
 

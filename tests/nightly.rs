@@ -347,7 +347,7 @@ fn the_textfile_lands_atomically_with_the_profile_label_and_the_verdict() {
         "{text}"
     );
     assert!(
-        text.contains("rtsoak_messages_lost{profile=\"night\",transport=\"eventfd\"}"),
+        text.contains("rtsoak_messages_lost{profile=\"night\",transport=\"eventfd\",ring_setup="),
         "{text}"
     );
 }
