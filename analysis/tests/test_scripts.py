@@ -5,10 +5,15 @@ maxima within HdrHistogram precision (0.1 %)."""
 from __future__ import annotations
 
 import copy
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from conftest import assert_images, edited_copy, measured_runs, parse_table, run_script, write_result
+
+# The scripts' modules, for the tests that run a render in this process (wherever pytest runs).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 HEADLINE = ("send_call", "delivery")
 HDR_PRECISION = 0.001
@@ -234,12 +239,7 @@ def test_a_file_that_is_not_json_is_refused(tmp_path):
 def draw_in_process(module_name, *args):
     """Run a script's render in this process, so what it drew can be read from plotting.DRAWN."""
     import importlib
-    import sys
-    from pathlib import Path
 
-    analysis = str(Path(__file__).resolve().parent.parent)
-    if analysis not in sys.path:
-        sys.path.insert(0, analysis)
     module = importlib.import_module(module_name)
     module.render(*args)
     return importlib.import_module("plotting").DRAWN
