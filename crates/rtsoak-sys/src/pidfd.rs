@@ -12,7 +12,7 @@ pub fn open(pid: i32) -> Result<OwnedFd, SysError> {
     let pid = rustix::process::Pid::from_raw(pid)
         .ok_or(SysError::new("pidfd_open", nix::errno::Errno::EINVAL))?;
     rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
-        .map_err(|e| SysError::new("pidfd_open", nix::errno::Errno::from_raw(e.raw_os_error())))
+        .map_err(|e| SysError::from_io("pidfd_open", &e.into()))
 }
 
 /// `pidfd_getfd(pidfd, remote_fd, 0)`: a duplicate of another process's fd. Needs ptrace
@@ -20,7 +20,7 @@ pub fn open(pid: i32) -> Result<OwnedFd, SysError> {
 /// `PR_SET_PTRACER` grant from the target).
 pub fn getfd(pidfd: &OwnedFd, remote_fd: RawFd) -> Result<OwnedFd, SysError> {
     rustix::process::pidfd_getfd(pidfd, remote_fd, rustix::process::PidfdGetfdFlags::empty())
-        .map_err(|e| SysError::new("pidfd_getfd", nix::errno::Errno::from_raw(e.raw_os_error())))
+        .map_err(|e| SysError::from_io("pidfd_getfd", &e.into()))
 }
 
 /// The `siginfo_t` a `SI_QUEUE` signal carries (the layout `rt_sigqueueinfo(2)` and
