@@ -137,6 +137,13 @@ impl<'a> NoiseManager<'a> {
         if !noise.external.is_empty() {
             self.external = Some(self.start_external()?);
         }
+        if !self.seats.is_empty() {
+            self.region
+                .get()
+                .control
+                .queue_noise_live
+                .store(1, Ordering::Release);
+        }
         self.spawning = true;
         self.tick(true);
         Ok(())
@@ -176,6 +183,13 @@ impl<'a> NoiseManager<'a> {
                 drop(self.retire(seat.role, seat.member, worker));
             }
         }
+        // Every noise publisher has exited: nothing more reaches the queue, so the RT
+        // subscriber can take the last noise messages and leave.
+        self.region
+            .get()
+            .control
+            .queue_noise_live
+            .store(0, Ordering::Release);
         for mut worker in std::mem::take(&mut self.fixed) {
             wait_until(&mut worker.child, deadline);
             drop(self.fold(worker));

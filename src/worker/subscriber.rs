@@ -25,7 +25,7 @@ use super::own_wake::OwnWakes;
 use crate::protocol::{SeriesReport, WorkerSpec};
 use crate::queue::{Cursor, FLAG_WARMUP};
 use crate::record::{Counters, Role, Series};
-use crate::region::{RT_PUBLISHER_SLOT, WorkerSlot, phase, worker_state};
+use crate::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
 use crate::stats::{Attribution, Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
 use crate::sys::{io_wq, sched, uring};
@@ -261,7 +261,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             if stop_seen_ns == 0 {
                 stop_seen_ns = woke_ns;
             }
-            if all_accounted(publisher, &tracker, &own)
+            if all_accounted(region, publisher, &tracker, &own)
                 || woke_ns > stop_seen_ns + spec.delivery_timeout_ns
             {
                 break;
@@ -270,18 +270,20 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     }
 
     region.leave(spec.member);
-    if noise {
-        // Every message published while we were a member must be ours: take what is left up
-        // to the moment we left, then count what never came (holes still being written are in
-        // flight, not missing).
-        let left_at = region.queue.head();
-        let woke_ns = now_ns();
-        cursor.drain_to(&region.queue, left_at, |message| {
+    // Every noise message published while we were a member must be ours: take what is left up
+    // to the moment we left (the last noise publishers may have sent after our last drain).
+    let left_at = region.queue.head();
+    let left_ns = now_ns();
+    cursor.drain_to(&region.queue, left_at, |message| {
+        if message.publisher_id != spec.publisher_id {
             counters.other_messages += 1;
             series
                 .other
-                .record(0, woke_ns.saturating_sub(message.send_ns));
-        });
+                .record(0, left_ns.saturating_sub(message.send_ns));
+        }
+    });
+    if noise {
+        // Then count what never came (holes still being written are in flight, not missing).
         let published = left_at.saturating_sub(joined_at);
         counters.member_misses = published
             .saturating_sub(cursor.taken)
@@ -348,9 +350,14 @@ fn publish_progress(slot: &WorkerSlot, counters: &Counters, delivery: &Recorder,
     slot.heartbeat_ns.store(now_ns, Ordering::Relaxed);
 }
 
-/// Done when the RT publisher has finished, every message it sent has been seen and, where each
-/// own wake is counted, every one of them has arrived.
-fn all_accounted(publisher: &WorkerSlot, tracker: &SeqTracker, own: &OwnWakes) -> bool {
+/// Done when the RT publisher has finished, every message it sent has been seen, where each own
+/// wake is counted every one of them has arrived, and no noise publisher can still publish.
+fn all_accounted(
+    region: &Region,
+    publisher: &WorkerSlot,
+    tracker: &SeqTracker,
+    own: &OwnWakes,
+) -> bool {
     let state = publisher.state.load(Ordering::Acquire);
     let finished = matches!(
         state,
@@ -358,5 +365,6 @@ fn all_accounted(publisher: &WorkerSlot, tracker: &SeqTracker, own: &OwnWakes) -
     );
     let sent = publisher.published_total.load(Ordering::Acquire);
     let wakes_in = own.attribution() != Attribution::Exact || own.wakes >= sent;
-    finished && tracker.distinct >= sent && wakes_in
+    let noise_ended = region.control.queue_noise_live.load(Ordering::Acquire) == 0;
+    finished && tracker.distinct >= sent && wakes_in && noise_ended
 }

@@ -14,7 +14,7 @@ use crate::shm::SharedMemory;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rtsoak\0\x01");
 /// Bumped whenever the layout below changes.
-const LAYOUT_VERSION: u32 = 1;
+const LAYOUT_VERSION: u32 = 2;
 
 /// Worker slot of the RT publisher.
 pub const RT_PUBLISHER_SLOT: usize = 0;
@@ -62,6 +62,11 @@ pub struct Control {
     /// Bumped on every membership change, so publishers refresh their wake targets (outside
     /// their timed section) only when something changed.
     pub members_epoch: AtomicU64,
+    /// Non-zero from the start of queue noise until every noise publisher has exited (set and
+    /// cleared by the coordinator's noise manager). The RT subscriber stays a member while it is
+    /// set, so it receives every noise message, not only those sent before the RT publisher
+    /// finished.
+    pub queue_noise_live: AtomicU32,
 }
 
 /// One worker's live figures, for progress display and supervision. Written with relaxed
