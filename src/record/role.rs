@@ -43,4 +43,32 @@ impl Role {
             Role::Load => "load",
         }
     }
+
+    /// The task name (comm, at most 15 bytes) a worker of this role gives itself, which its
+    /// threads inherit: a kernel trace names rtsoak's tasks by it.
+    pub fn comm(self) -> &'static str {
+        match self {
+            Role::Publisher => "rtsoak-pub",
+            Role::Subscriber => "rtsoak-sub",
+            Role::NoisePublisher => "rtsoak-npub",
+            Role::NoiseSubscriber => "rtsoak-nsub",
+            Role::Burst => "rtsoak-burst",
+            Role::Load => "rtsoak-load",
+        }
+    }
+
+    /// The role whose [`Role::comm`] is `comm`.
+    pub fn from_comm(comm: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.comm() == comm)
+    }
+
+    /// Every role.
+    pub const ALL: [Role; 6] = [
+        Role::Publisher,
+        Role::Subscriber,
+        Role::NoisePublisher,
+        Role::NoiseSubscriber,
+        Role::Burst,
+        Role::Load,
+    ];
 }

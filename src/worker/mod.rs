@@ -164,6 +164,8 @@ fn start(mut spec_file: File, region_fd: OwnedFd) -> anyhow::Result<(WorkerSpec,
         .context("the coordinator exited before this worker started")?;
     let region = SharedRegion::attach(SharedMemory::map(region_fd)?)?;
     // The region stays mapped until the process exits.
+    // Named by role, so that a kernel trace (the spike explainer's) tells the tasks apart.
+    crate::sys::sched::set_thread_name(spec.role.comm()).context("naming the worker")?;
     let region: &'static SharedRegion = Box::leak(Box::new(region));
     let region = region.get();
     region.workers[spec.slot]

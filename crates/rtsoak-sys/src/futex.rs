@@ -165,6 +165,50 @@ pub fn wait_shared_bitset(
     if rc < 0 { Err(Errno::last()) } else { Ok(()) }
 }
 
+/// `FUTEX_LOCK_PI_PRIVATE` on `word` (a PI futex between threads of one process), after the
+/// uncontended attempt (`0` → `tid`) failed: the kernel queues the caller on the owner's
+/// rt_mutex and boosts the owner to the caller's priority until it unlocks.
+pub fn lock_pi_private(word: &AtomicU32, tid: u32) -> Result<(), Errno> {
+    use std::sync::atomic::Ordering;
+    if word
+        .compare_exchange(0, tid, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+    {
+        return Ok(());
+    }
+    pi_call(word, libc::FUTEX_LOCK_PI | libc::FUTEX_PRIVATE_FLAG)
+}
+
+/// Unlock a PI futex taken with [`lock_pi_private`]: `tid` → `0` without waiters, else
+/// `FUTEX_UNLOCK_PI_PRIVATE` hands it to the top waiter and ends the owner's boost.
+pub fn unlock_pi_private(word: &AtomicU32, tid: u32) -> Result<(), Errno> {
+    use std::sync::atomic::Ordering;
+    if word
+        .compare_exchange(tid, 0, Ordering::Release, Ordering::Relaxed)
+        .is_ok()
+    {
+        return Ok(());
+    }
+    pi_call(word, libc::FUTEX_UNLOCK_PI | libc::FUTEX_PRIVATE_FLAG)
+}
+
+fn pi_call(word: &AtomicU32, op: i32) -> Result<(), Errno> {
+    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; the PI
+    // operations read and write only that word, and the null timeout means "no timeout".
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op,
+            0,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+    if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,6 +125,14 @@ pub fn prefault_stack() {
     std::hint::black_box(&mut page);
 }
 
+/// Name the calling thread (`prctl(PR_SET_NAME)`; cut to the kernel's 15 bytes). Threads it
+/// starts afterwards inherit the name.
+pub fn set_thread_name(name: &str) -> Result<(), SysError> {
+    let name = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| SysError::new("prctl(PR_SET_NAME)", nix::errno::Errno::EINVAL))?;
+    nix::sys::prctl::set_name(&name).map_err(|e| SysError::new("prctl(PR_SET_NAME)", e))
+}
+
 /// Ask for SIGKILL when the parent (the coordinator) dies, then make sure it has not already
 /// died between fork and this call (in which case our parent is now someone else).
 pub fn die_with_parent(expected_parent: i32) -> Result<(), SysError> {
