@@ -96,6 +96,20 @@ pub enum Command {
         #[command(subcommand)]
         bench: crate::bench::args::BenchCommand,
     },
+    /// Check the spike explainer on a priority inversion with a known answer: a noise
+    /// publisher (FIFO 10) holds a PI futex, a burst thread (FIFO 50) keeps it off its CPU, and
+    /// the RT publisher (FIFO 40) waits for the futex. Passes (exit 0) when every round is
+    /// explained as that lock, that holder boosted to FIFO 40, and that burst thread; exit 1
+    /// when one is not. Needs root (tracefs and SCHED_FIFO) and two CPUs.
+    ExplainCheck {
+        /// Inversions to stage.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+        rounds: u32,
+        /// The holder's and burst's CPU, then the RT publisher's (default: the first two CPUs
+        /// this process may use).
+        #[arg(long, value_parser = parse_cpus)]
+        cpus: Option<::std::vec::Vec<usize>>,
+    },
     /// Print the shell completion script for SHELL (bash, zsh, fish, ...); `scripts/install`
     /// installs them where each shell looks.
     Completions {

@@ -52,6 +52,9 @@ pub mod stats;
 // What a run leaves: the result, judged, rendered.
 pub mod result;
 
+// Why each spike happened, from a kernel trace of the run.
+pub mod explain;
+
 pub mod judge;
 
 pub mod export;

@@ -85,6 +85,9 @@ pub struct RunPlan {
     /// tracing (and the run, unless `break_on_continue`). A flag only, not a profile key.
     #[serde(default)]
     pub break_on_ns: Option<u64>,
+    /// Trace the run and explain its spikes (`run.explain`, `--no-explain`).
+    #[serde(default)]
+    pub explain: bool,
     /// `--break-on-continue`: carry on after the break.
     #[serde(default)]
     pub break_on_continue: bool,

@@ -4,6 +4,7 @@
 
 mod bench;
 mod diff;
+mod explain_check;
 mod generate;
 mod nightly;
 mod probe;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             command: crate::cli::BaselineCommand::Promote { result, to },
         } => diff::promote(&result, &to),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
+        Command::ExplainCheck { rounds, cpus } => explain_check::explain_check(rounds, cpus),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
     }

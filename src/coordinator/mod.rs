@@ -20,6 +20,7 @@ use anyhow::Context;
 
 use self::exits::ChildExits;
 use self::stop::StopFlag;
+use crate::explain::{self, Tracer};
 use crate::launch::{Spawned, ring_for, spawn};
 use crate::noise::NoiseManager;
 use crate::plan::RunPlan;
@@ -57,11 +58,12 @@ pub fn run_one(
     let region = SharedRegion::create().context("creating the shared region")?;
     let mut workers: Vec<Spawned> = Vec::new();
     let mut noise = NoiseManager::new(plan, transport, &region, scratch_dir);
+    let mut tracer = None;
     let outcome = drive(
         plan,
         transport,
         &region,
-        &mut workers,
+        (&mut workers, &mut tracer),
         &mut noise,
         stop,
         progress,
@@ -74,6 +76,14 @@ pub fn run_one(
         .store(phase::STOP, Ordering::Release);
     let noise = noise.finish();
     let exits = reap(&region, &mut workers);
+    let rt_pids = [Role::Publisher, Role::Subscriber].map(|role| {
+        workers
+            .iter()
+            .find(|w| w.spec.role == role)
+            .map_or(0, |w| w.child.id() as i32)
+    });
+    // Every worker has exited: the trace holds all they did.
+    let trace = tracer.map(|started| started.map(Tracer::finish));
     let done = outcome.unwrap_or_else(|error| Driven {
         // A stop signal during setup interrupts the run; anything else failed it.
         status: if stop.is_set() {
@@ -122,6 +132,16 @@ pub fn run_one(
         std::mem::take(&mut result.intervals),
         crate::result::coarsen::MAX_INTERVALS,
     );
+    let start_ns = region.get().control.start_ns.load(Ordering::Acquire);
+    if start_ns > 0 {
+        let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
+        result.explanation = trace.map(|trace| match trace {
+            Ok(trace) => {
+                explain::explain_run(&trace, &result, measure_start_ns, rt_pids[0], rt_pids[1])
+            }
+            Err(reason) => explain::unavailable(reason),
+        });
+    }
     fail_for_frame_problems(&mut result.status, &mut result.reason, &frame_problems);
     if result.status == RunStatus::Completed
         && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
@@ -173,7 +193,7 @@ fn drive(
     plan: &RunPlan,
     transport: &str,
     region: &SharedRegion,
-    workers: &mut Vec<Spawned>,
+    (workers, tracer): (&mut Vec<Spawned>, &mut Option<Result<Tracer, String>>),
     noise: &mut NoiseManager,
     stop: &StopFlag,
     progress: &mut Progress,
@@ -189,6 +209,12 @@ fn drive(
             ring_for(role, slot)?,
         )?);
         wait_ready(region, workers, slot, stop)?;
+    }
+    // Tracing starts with the RT tasks known (its filters name them), before the noise and
+    // the first period.
+    if plan.explain {
+        let pids: Vec<i32> = workers.iter().map(|w| w.child.id() as i32).collect();
+        *tracer = Some(Tracer::start(&pids));
     }
     // Noise starts before the first period, so the warm-up already runs under it.
     noise.start().context("starting the noise")?;

@@ -29,6 +29,9 @@ pub struct Comparison {
     /// Which transports' over-threshold rates differ significantly (a heading line first);
     /// empty with fewer than two measured transports.
     pub differences: Vec<String>,
+    /// Why the spikes happened, per transport and series (a heading line first); empty when
+    /// no run was explained.
+    pub causes: Vec<String>,
     /// One row per run; none when every transport ran once.
     pub rounds: Option<Table>,
     /// What each column means, in short.
@@ -149,6 +152,7 @@ pub fn comparison(doc: &ResultDoc) -> Comparison {
             .map(|shown| series_table(shown, &measured, &threshold))
             .collect(),
         differences: differences(&measured),
+        causes: super::causes::lines(&measured, &threshold),
         rounds: merged
             .iter()
             .any(|t| t.runs.len() > 1)

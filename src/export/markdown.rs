@@ -20,6 +20,11 @@ pub fn render(doc: &ResultDoc) -> String {
         let _ = writeln!(out, "\n{}", escape(heading));
         bullets(&mut out, pairs);
     }
+    if let Some((heading, causes)) = c.causes.split_first() {
+        let _ = writeln!(out, "\n{}", escape(heading));
+        let causes: Vec<String> = causes.iter().map(|c| c.trim().to_string()).collect();
+        bullets(&mut out, &causes);
+    }
     if let Some(rounds) = &c.rounds {
         table(&mut out, rounds);
     }

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+mod causes;
 mod comparison;
 pub mod cyclictest;
 pub mod diff;

@@ -20,6 +20,7 @@ pub fn render(doc: &ResultDoc) -> String {
         lay_out(&mut out, table);
     }
     lines(&mut out, &c.differences);
+    lines(&mut out, &c.causes);
     if let Some(rounds) = &c.rounds {
         lay_out(&mut out, rounds);
     }

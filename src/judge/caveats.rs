@@ -38,6 +38,7 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
         .into_iter()
         .chain(io_wq_notes(doc))
         .chain(noise_notes(doc))
+        .chain(explain_notes(doc))
     {
         if !caveats.contains(&note) {
             caveats.push(note);
@@ -45,6 +46,16 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
     }
     caveats.extend(measurement_notes(doc));
     caveats
+}
+
+/// The spikes of a run the explainer could not trace are unexplained, and why.
+fn explain_notes(doc: &ResultDoc) -> Vec<String> {
+    doc.runs
+        .iter()
+        .filter_map(|run| run.explanation.as_ref()?.tracing.unavailable.clone())
+        .take(1)
+        .map(|reason| format!("the spikes are unexplained: no kernel trace ({reason})"))
+        .collect()
 }
 
 /// Over the measured transports (rounds merged), one line each: which missed periods, with how

@@ -91,6 +91,9 @@ pub struct RunSection {
     pub delivery_timeout_ms: u64,
     /// Capacity of each over-threshold sample list.
     pub outliers_max: u32,
+    /// Explain every kept send-call and delivery spike from a kernel trace of the run (needs
+    /// root and tracefs; without them the result says the spikes are unexplained).
+    pub explain: bool,
 }
 
 impl Default for RunSection {
@@ -105,6 +108,7 @@ impl Default for RunSection {
             interval_s: 10,
             delivery_timeout_ms: 1000,
             outliers_max: 1000,
+            explain: true,
         }
     }
 }

@@ -54,6 +54,9 @@ pub struct Overrides {
     /// A quiet baseline: no noise, whatever the profile says.
     #[arg(long)]
     pub no_noise: bool,
+    /// Do not trace the run to explain its spikes, whatever the profile says.
+    #[arg(long)]
+    pub no_explain: bool,
     /// Write a marker into the ftrace buffer and stop tracing when a send call or delivery
     /// takes longer than this (microseconds, or with a unit: `200us`), then stop the run.
     #[arg(long = "break-on", value_parser = parse_break_on_ns, value_name = "US")]

@@ -232,6 +232,7 @@ pub fn resolve(
         noise,
         abi: profile.abi,
         break_on_ns: ov.break_on_ns,
+        explain: run.explain && !ov.no_explain,
         break_on_continue: ov.break_on_continue,
         inject_fault: ov.inject_fault,
         layout_notes,

@@ -387,6 +387,7 @@ fn overrides_win_over_profile_values() {
         futex_wake: Some(FutexWake::IoUring),
         no_cpu_dma_latency: true,
         no_noise: true,
+        no_explain: true,
         break_on_ns: Some(200_000),
         break_on_continue: true,
         inject_fault: Some(crate::plan::Fault::RtWakeLost),
@@ -397,6 +398,7 @@ fn overrides_win_over_profile_values() {
     assert_eq!(plan.transports, vec!["msg-ring"]);
     assert!(!plan.hold_cpu_dma_latency);
     assert!(!plan.noise.enabled, "--no-noise wins over the profile");
+    assert!(!plan.explain, "--no-explain wins over the profile");
     assert_eq!(plan.duration_ns, 60_000_000_000);
     assert_eq!(plan.rounds, 3);
     assert_eq!(plan.warmup_ns, 0);

@@ -196,6 +196,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         series,
         intervals: intervals.into_values().collect(),
         workers,
+        explanation: None,
     }
 }
 

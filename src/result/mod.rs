@@ -8,6 +8,7 @@
 pub mod build;
 pub mod coarsen;
 pub mod diff;
+pub mod explain;
 pub mod merge;
 pub mod noise_setup;
 pub mod store;
@@ -201,6 +202,9 @@ pub struct RunResult {
     /// Busy share of each CPU from the first period to the end of the run, percent (from
     /// `/proc/stat`): where the load actually went.
     pub cpu_busy_percent: BTreeMap<usize, f64>,
+    /// Why each send-call and delivery spike happened (absent when the explainer was off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<explain::Explanation>,
 }
 
 /// Everything the noise of one run actually did, so a quiet run can never pass for a noisy one.

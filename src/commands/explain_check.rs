@@ -1,0 +1,56 @@
+//! `rtsoak explain-check`: stage the explainer's calibration inversion and say, round by round,
+//! whether the explanation named what was staged.
+
+use anyhow::bail;
+
+use crate::exit::Outcome;
+use crate::explain::calibrate;
+use crate::result::explain::Why;
+
+pub fn explain_check(rounds: u32, cpus: Option<Vec<usize>>) -> anyhow::Result<Outcome> {
+    let cpus = cpus.unwrap_or_else(crate::sys::sched::affinity);
+    let [holder_cpu, waiter_cpu] = match cpus.as_slice() {
+        [a, b, ..] if a != b => [*a, *b],
+        _ => bail!(
+            "the calibration needs two CPUs (the holder's and the RT publisher's); this process \
+             may use {cpus:?} (give two with --cpus A,B)"
+        ),
+    };
+    println!(
+        "explainer calibration: {rounds} rounds; a noise publisher (FIFO {}) and a burst thread \
+         (FIFO {}, {} us) on CPU {holder_cpu}, the RT publisher (FIFO {}) on CPU {waiter_cpu}",
+        calibrate::HOLDER_FIFO,
+        calibrate::BURST_FIFO,
+        calibrate::BURST_US,
+        calibrate::RT_FIFO
+    );
+    let done = calibrate::run(rounds, holder_cpu, waiter_cpu)?;
+    let mut right = 0;
+    for (i, round) in done.iter().enumerate() {
+        let said = match &round.explained.why {
+            Why::Explained(chain) => format!("{} for {} us", chain.cause(), chain.blamed_us),
+            Why::Unexplained { reason } => format!("unexplained: {reason}"),
+        };
+        let verdict = if round.wrong.is_empty() {
+            right += 1;
+            "right".to_string()
+        } else {
+            format!("WRONG: {}", round.wrong.join("; "))
+        };
+        println!(
+            "round {}: the RT publisher waited {} us; {said} (staged: holder pid {}, burst pid \
+             {}): {verdict}",
+            i + 1,
+            round.waited_us,
+            round.holder_tid,
+            round.burst_tid
+        );
+    }
+    if right == done.len() {
+        println!("PASS: {right} of {} rounds explained correctly", done.len());
+        Ok(Outcome::Pass)
+    } else {
+        println!("FAIL: {right} of {} rounds explained correctly", done.len());
+        Ok(Outcome::ThresholdBreach)
+    }
+}

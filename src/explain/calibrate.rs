@@ -1,0 +1,243 @@
+//! The explainer's calibration: a priority inversion with a known answer, staged with the roles
+//! of a real run, traced and explained by the same code as a run's spikes.
+//!
+//! On CPU A a noise publisher (FIFO 10) takes a PI futex; a burst thread (FIFO 50) then keeps
+//! it off CPU A for [`BURST_US`]; meanwhile the RT publisher (FIFO 40) on CPU B needs the futex.
+//! Priority inheritance boosts the holder to FIFO 40, which is still below the burst, so the RT
+//! publisher waits until the burst ends. The right explanation of each round's wait names the
+//! PI futex's rt_mutex, the holder's pid and role, its boost to FIFO 40 and the burst thread as
+//! its preemptor.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use super::Tracer;
+use super::blame::{self, Target};
+use crate::record::{Role, Series};
+use crate::result::explain::{ExplainedOutlier, TaskRole, Wait, Why};
+use crate::stats::Outlier;
+use crate::sys::clock::now_ns;
+use crate::sys::futex;
+use crate::sys::sched::{self, SchedPolicy};
+
+/// How long the burst keeps the holder off its CPU, us.
+pub const BURST_US: u64 = 3_000;
+/// How long after the burst starts the RT publisher asks for the lock, us.
+const ASK_AFTER_US: u64 = 500;
+pub const HOLDER_FIFO: u8 = 10;
+pub const RT_FIFO: u8 = 40;
+pub const BURST_FIFO: u8 = 50;
+
+/// One round as it happened and as it was explained.
+pub struct Round {
+    pub holder_tid: i32,
+    pub burst_tid: i32,
+    pub waited_us: u64,
+    pub explained: ExplainedOutlier,
+    /// What the explanation got wrong; empty when it named everything.
+    pub wrong: Vec<String>,
+}
+
+/// Stage `rounds` inversions on CPUs `holder_cpu` and `waiter_cpu` and explain each.
+pub fn run(rounds: u32, holder_cpu: usize, waiter_cpu: usize) -> anyhow::Result<Vec<Round>> {
+    // Probe the privilege before starting anything real-time.
+    sched::try_policy(SchedPolicy::Fifo, BURST_FIFO).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot use SCHED_FIFO {BURST_FIFO}: {} (run as root or raise RLIMIT_RTPRIO)",
+            sched::policy_error(&error)
+        )
+    })?;
+    let waiter_tid = Arc::new(AtomicU32::new(0));
+    let ready = Arc::new(AtomicBool::new(false));
+    let go = Arc::new(AtomicBool::new(false));
+    // The RT publisher runs in its own thread so that the tracer can watch its tid from the
+    // start; it waits for `go`.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = {
+        let (waiter_tid, ready, go) = (waiter_tid.clone(), ready.clone(), go.clone());
+        std::thread::spawn(move || -> anyhow::Result<()> {
+            sched::set_thread_name(Role::Publisher.comm())?;
+            sched::pin_to(&[waiter_cpu])?;
+            waiter_tid.store(nix::unistd::gettid().as_raw() as u32, Ordering::Release);
+            ready.store(true, Ordering::Release);
+            while !go.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            sched::set_policy(SchedPolicy::Fifo, RT_FIFO)?;
+            for _ in 0..rounds {
+                let round = one_round(holder_cpu)?;
+                tx.send(round).ok();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(())
+        })
+    };
+    while !ready.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let tid = waiter_tid.load(Ordering::Acquire) as i32;
+    let tracer = match Tracer::start(&[tid]) {
+        Ok(tracer) => tracer,
+        Err(reason) => {
+            go.store(true, Ordering::Release);
+            drop(rx);
+            let _ = waiter.join();
+            anyhow::bail!("the explainer cannot trace here: {reason}");
+        }
+    };
+    go.store(true, Ordering::Release);
+    let staged: Vec<Staged> = rx.iter().collect();
+    let outcome = waiter
+        .join()
+        .map_err(|_| anyhow::anyhow!("the RT publisher thread panicked"))?;
+    // Let the reader take the last events before tracing stops.
+    std::thread::sleep(Duration::from_millis(50));
+    let trace = tracer.finish();
+    outcome?;
+    if let Some(reason) = trace.tracing.unavailable {
+        anyhow::bail!("the trace could not be read: {reason}");
+    }
+    let outliers: Vec<Outlier> = staged
+        .iter()
+        .map(|s| Outlier {
+            at_ns: s.asked_ns,
+            value_ns: s.waited_ns,
+        })
+        .collect();
+    let target = Target {
+        series: Series::SendCall.name(),
+        outliers: &outliers,
+        over_threshold: outliers.len() as u64,
+        tasks: &[tid],
+    };
+    let (_, explained) = blame::explain(&target, &trace.episodes.done, 0, &trace.episodes.losses);
+    Ok(staged
+        .into_iter()
+        .zip(explained)
+        .map(|(staged, explained)| Round {
+            wrong: check(&explained, &staged),
+            holder_tid: staged.holder_tid,
+            burst_tid: staged.burst_tid,
+            waited_us: staged.waited_ns / 1_000,
+            explained,
+        })
+        .collect())
+}
+
+/// What one round did, as its threads saw it.
+struct Staged {
+    holder_tid: i32,
+    burst_tid: i32,
+    asked_ns: u64,
+    waited_ns: u64,
+}
+
+/// One inversion: start the holder and the burst on `holder_cpu`, then take the lock.
+fn one_round(holder_cpu: usize) -> anyhow::Result<Staged> {
+    let word = Arc::new(AtomicU32::new(0));
+    let held = Arc::new(AtomicBool::new(false));
+    let burst_on = Arc::new(AtomicBool::new(false));
+    let asked = Arc::new(AtomicBool::new(false));
+    let holder = {
+        let (word, held, asked) = (word.clone(), held.clone(), asked.clone());
+        std::thread::spawn(move || -> anyhow::Result<i32> {
+            sched::set_thread_name(Role::NoisePublisher.comm())?;
+            sched::pin_to(&[holder_cpu])?;
+            sched::set_policy(SchedPolicy::Fifo, HOLDER_FIFO)?;
+            let tid = nix::unistd::gettid().as_raw();
+            futex::lock_pi_private(&word, tid as u32)?;
+            held.store(true, Ordering::Release);
+            // Hold the lock until the RT publisher has asked for it (the burst keeps this
+            // thread off its CPU meanwhile), then a moment more.
+            while !asked.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            spin_us(50);
+            futex::unlock_pi_private(&word, tid as u32)?;
+            Ok(tid)
+        })
+    };
+    while !held.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let burst = {
+        let burst_on = burst_on.clone();
+        std::thread::spawn(move || -> anyhow::Result<i32> {
+            sched::set_thread_name(Role::Burst.comm())?;
+            sched::pin_to(&[holder_cpu])?;
+            sched::set_policy(SchedPolicy::Fifo, BURST_FIFO)?;
+            burst_on.store(true, Ordering::Release);
+            spin_us(BURST_US);
+            Ok(nix::unistd::gettid().as_raw())
+        })
+    };
+    // Sleep, not spin: the burst thread starts on this CPU at this thread's priority and must
+    // run to move itself.
+    while !burst_on.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    spin_us(ASK_AFTER_US);
+    let tid = nix::unistd::gettid().as_raw() as u32;
+    asked.store(true, Ordering::Release);
+    let asked_ns = now_ns();
+    futex::lock_pi_private(&word, tid)?;
+    let waited_ns = now_ns() - asked_ns;
+    futex::unlock_pi_private(&word, tid)?;
+    let holder_tid = holder
+        .join()
+        .map_err(|_| anyhow::anyhow!("the holder panicked"))??;
+    let burst_tid = burst
+        .join()
+        .map_err(|_| anyhow::anyhow!("the burst panicked"))??;
+    Ok(Staged {
+        holder_tid,
+        burst_tid,
+        asked_ns,
+        waited_ns,
+    })
+}
+
+fn spin_us(us: u64) {
+    let end = now_ns() + us * 1_000;
+    while now_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// What `explained` says wrong about `staged`.
+fn check(explained: &ExplainedOutlier, staged: &Staged) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let Why::Explained(chain) = &explained.why else {
+        return vec!["unexplained".to_string()];
+    };
+    let Wait::Lock { lock, holder } = &chain.wait else {
+        return vec![format!("not a lock wait: {}", chain.cause())];
+    };
+    if lock.kind != "PI futex (rt_mutex)" {
+        wrong.push(format!("lock kind `{}`", lock.kind));
+    }
+    let Some(holder) = holder else {
+        wrong.push("no holder".to_string());
+        return wrong;
+    };
+    if holder.task.pid != staged.holder_tid || holder.task.role != TaskRole::NoisePublisher {
+        wrong.push(format!(
+            "holder {} ({:?}), staged {} (noise publisher)",
+            holder.task.pid, holder.task.role, staged.holder_tid
+        ));
+    }
+    let boost = format!("FIFO {RT_FIFO}");
+    if holder.boosted_to.as_deref() != Some(boost.as_str()) {
+        wrong.push(format!("boost {:?}, staged {boost}", holder.boosted_to));
+    }
+    match &holder.preempted_by {
+        Some(by) if by.pid == staged.burst_tid && by.role == TaskRole::Burst => {}
+        other => wrong.push(format!(
+            "preemptor {:?}, staged the burst thread {}",
+            other.as_ref().map(|t| (t.pid, t.role)),
+            staged.burst_tid
+        )),
+    }
+    wrong
+}

@@ -1,0 +1,750 @@
+//! The trace, read as a sequence of waits of the RT tasks. Fed one parsed line at a time (in the
+//! order `trace_pipe` gives them), it follows every CPU's running task and every task's CPU, and
+//! records an [`Episode`] whenever an RT task is held back:
+//!
+//! - **lock**: from `lock:contention_begin` (or, where the kernel has no lock event on that path,
+//!   as for a PI futex, from the `sched_pi_setprio` the waiter emits) until it has the lock. The
+//!   waiter's `sched_pi_setprio` names the owner and its boost; from then on the owner's CPU is
+//!   followed, so the time it spent runnable but off-CPU, and who had its CPU, are known. The
+//!   owner's CPU history is kept from before the wait began: the task that preempts a holder
+//!   usually got there before the RT task blocked.
+//! - **preempted**: the RT task left its CPU still runnable, until it is back.
+//! - **waiting for CPU**: woken while its CPU ran another task, until it runs.
+//! - **blocked**: left its CPU in `D` without a lock event, until it runs; who woke it.
+//! - **interrupt / softirq**: a handler ran on its CPU while it was there.
+//!
+//! Nothing here guesses: a wait the trace does not show is not recorded.
+
+use std::collections::HashMap;
+
+use super::event::{Event, Pid, Record};
+use super::role;
+use crate::result::explain::{Holder, LockRef, TaskRef, Wait};
+
+/// Shortest interrupt worth recording, us (shorter ones cannot explain a spike of interest, and
+/// there are many).
+const MIN_IRQ_US: u64 = 2;
+/// Most episodes kept for one run; beyond it they are counted, not stored.
+const MAX_EPISODES: usize = 2_000_000;
+
+/// futex(2) operations that wait on an rt_mutex (`FUTEX_CMD_MASK` applied).
+const FUTEX_PI_OPS: [u32; 4] = [6, 8, 11, 13];
+const FUTEX_CMD_MASK: u32 = 0x7f;
+
+/// One wait of an RT task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Episode {
+    pub task: TaskRef,
+    pub start_us: u64,
+    pub end_us: u64,
+    pub wait: Wait,
+}
+
+/// What is known of any task from the trace so far.
+#[derive(Debug, Clone, Default)]
+struct TaskState {
+    comm: String,
+    prio: i32,
+    cpu: Option<usize>,
+    running: bool,
+    /// Left its CPU runnable at this time (preempted), not yet back.
+    preempted_since: Option<u64>,
+}
+
+/// What runs on a CPU.
+#[derive(Debug, Clone, Default)]
+struct CpuState {
+    current: Pid,
+    irq: Option<(u64, String)>,
+    softirq: Option<(u64, String)>,
+}
+
+/// An RT task's wait in progress.
+#[derive(Debug, Clone)]
+struct Open {
+    start_us: u64,
+    kind: OpenKind,
+    /// The task has left its CPU since the wait began (a lock wait without a contention event
+    /// ends when it is back).
+    left_cpu: bool,
+}
+
+#[derive(Debug, Clone)]
+enum OpenKind {
+    Lock {
+        lock: LockRef,
+        /// Opened by `contention_begin` (ends at `contention_end`), else by PI alone.
+        contended: bool,
+        holder: Option<OpenHolder>,
+    },
+    Preempted {
+        by: TaskRef,
+    },
+    WaitingForCpu {
+        by: TaskRef,
+    },
+    Blocked {
+        woken_by: Option<TaskRef>,
+    },
+}
+
+/// The owner of the lock an RT task waits on, followed while it waits.
+#[derive(Debug, Clone)]
+struct OpenHolder {
+    pid: Pid,
+    task: TaskRef,
+    boost_prio: i32,
+    /// Off-CPU while runnable since this time (if it is now).
+    waiting_since: Option<u64>,
+    /// Time each preemptor had the holder's CPU, us.
+    preemptors: Vec<(TaskRef, u64)>,
+}
+
+impl OpenHolder {
+    fn charge(&mut self, by: TaskRef, us: u64) {
+        if us == 0 {
+            return;
+        }
+        match self.preemptors.iter_mut().find(|(t, _)| t.pid == by.pid) {
+            Some((_, total)) => *total += us,
+            None => self.preemptors.push((by, us)),
+        }
+    }
+
+    fn close(self) -> Holder {
+        let preempted_us = self.preemptors.iter().map(|(_, us)| us).sum();
+        Holder {
+            task: self.task,
+            boosted_to: Some(role::priority(self.boost_prio)),
+            preempted_us,
+            preempted_by: self
+                .preemptors
+                .into_iter()
+                .max_by_key(|(_, us)| *us)
+                .map(|(task, _)| task),
+        }
+    }
+}
+
+/// Builds the RT tasks' episodes from trace records.
+#[derive(Debug, Default)]
+pub struct Episodes {
+    /// The RT tasks whose waits are recorded.
+    watched: Vec<Pid>,
+    tasks: HashMap<Pid, TaskState>,
+    cpus: HashMap<usize, CpuState>,
+    open: HashMap<Pid, Open>,
+    /// Last `futex(2)` entry per watched task: (time, uaddr, op).
+    futex: HashMap<Pid, (u64, u64, u32)>,
+    /// A stack trace is being printed for the contention that just began in this task.
+    stack_for: Option<Pid>,
+    /// Finished episodes, in the order they ended.
+    pub done: Vec<Episode>,
+    pub dropped: u64,
+    /// Events the kernel buffer lost, and when (the time of the last event before).
+    pub losses: Vec<(u64, u64)>,
+    last_us: u64,
+}
+
+impl Episodes {
+    /// Record the waits of the tasks `watched` (the RT publisher and subscriber).
+    pub fn new(watched: &[Pid]) -> Self {
+        Episodes {
+            watched: watched.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn is_watched(&self, pid: Pid) -> bool {
+        self.watched.contains(&pid)
+    }
+
+    /// Take one record.
+    pub fn feed(&mut self, record: &Record) {
+        let now = record.at_us.max(self.last_us);
+        if record.at_us > 0 {
+            self.last_us = now;
+        }
+        if !matches!(record.event, Event::StackFrame { .. }) {
+            self.stack_for = None;
+        }
+        match &record.event {
+            Event::Switch {
+                prev_pid,
+                prev_comm,
+                prev_prio,
+                prev_runnable,
+                prev_blocked,
+                next_pid,
+                next_comm,
+                next_prio,
+            } => {
+                let prev = role::task(*prev_pid, prev_comm, *prev_prio);
+                let next = role::task(*next_pid, next_comm, *next_prio);
+                self.switch(record.cpu, now, prev, *prev_runnable, *prev_blocked, next);
+            }
+            Event::Waking {
+                pid,
+                comm,
+                target_cpu,
+            } => {
+                let waker = self.task_ref(record.pid, &record.comm);
+                self.waking(now, *pid, comm, *target_cpu, waker);
+            }
+            Event::PiSetprio {
+                pid,
+                comm,
+                old_prio,
+                new_prio,
+            } => self.pi_setprio(record.pid, now, *pid, comm, *old_prio, *new_prio),
+            Event::ContentionBegin { address, flags } => {
+                if self.is_watched(record.pid) {
+                    self.begin_contention(record.pid, now, *address, flags);
+                    self.stack_for = Some(record.pid);
+                }
+            }
+            Event::ContentionEnd { .. } => {
+                if let Some(open) = self.open.get(&record.pid)
+                    && matches!(
+                        open.kind,
+                        OpenKind::Lock {
+                            contended: true,
+                            ..
+                        }
+                    )
+                {
+                    self.close(record.pid, now);
+                }
+            }
+            Event::StackFrame { symbol } => self.stack_frame(symbol),
+            Event::IrqEntry { irq, name } => {
+                self.cpu(record.cpu).irq = Some((now, format!("{irq}:{name}")));
+            }
+            Event::IrqExit => {
+                if let Some((start, name)) = self.cpu(record.cpu).irq.take() {
+                    self.handler(record.cpu, start, now, Wait::Interrupt { name });
+                }
+            }
+            Event::SoftirqEntry { action } => {
+                self.cpu(record.cpu).softirq = Some((now, action.clone()));
+            }
+            Event::SoftirqExit => {
+                if let Some((start, action)) = self.cpu(record.cpu).softirq.take() {
+                    self.handler(record.cpu, start, now, Wait::Softirq { action });
+                }
+            }
+            Event::FutexEnter { uaddr, op } => {
+                if self.is_watched(record.pid) {
+                    self.futex.insert(record.pid, (now, *uaddr, *op));
+                }
+            }
+            Event::Lost { events, .. } => self.losses.push((self.last_us, *events)),
+        }
+    }
+
+    /// Close every open wait at the end of the trace.
+    pub fn finish(&mut self) {
+        let pids: Vec<Pid> = self.open.keys().copied().collect();
+        for pid in pids {
+            self.close(pid, self.last_us);
+        }
+    }
+
+    fn cpu(&mut self, cpu: usize) -> &mut CpuState {
+        self.cpus.entry(cpu).or_default()
+    }
+
+    fn task_ref(&self, pid: Pid, comm: &str) -> TaskRef {
+        let prio = self.tasks.get(&pid).map_or(120, |t| t.prio);
+        role::task(pid, comm, prio)
+    }
+
+    fn current_on(&self, cpu: usize) -> Option<TaskRef> {
+        let pid = self.cpus.get(&cpu)?.current;
+        let state = self.tasks.get(&pid)?;
+        Some(role::task(pid, &state.comm, state.prio))
+    }
+
+    fn switch(
+        &mut self,
+        cpu: usize,
+        now: u64,
+        prev: TaskRef,
+        prev_runnable: bool,
+        prev_blocked: bool,
+        next: TaskRef,
+    ) {
+        // Lock holders waiting for this CPU: the task leaving it had it until now.
+        for open in self.open.values_mut() {
+            if let OpenKind::Lock {
+                holder: Some(holder),
+                ..
+            } = &mut open.kind
+                && let Some(since) = holder.waiting_since
+                && self.tasks.get(&holder.pid).and_then(|t| t.cpu) == Some(cpu)
+            {
+                holder.charge(prev.clone(), now.saturating_sub(since));
+                holder.waiting_since = if next.pid == holder.pid {
+                    None
+                } else {
+                    Some(now)
+                };
+            }
+            if let OpenKind::Lock {
+                holder: Some(holder),
+                ..
+            } = &mut open.kind
+                && holder.pid == prev.pid
+                && prev_runnable
+            {
+                holder.waiting_since = Some(now);
+            }
+        }
+
+        let state = self.tasks.entry(prev.pid).or_default();
+        state.comm.clone_from(&prev.comm);
+        state.prio = prio_of(&prev);
+        state.cpu = Some(cpu);
+        state.running = false;
+        state.preempted_since = prev_runnable.then_some(now);
+        let state = self.tasks.entry(next.pid).or_default();
+        state.comm.clone_from(&next.comm);
+        state.prio = prio_of(&next);
+        state.cpu = Some(cpu);
+        state.running = true;
+        state.preempted_since = None;
+        self.cpu(cpu).current = next.pid;
+
+        if self.is_watched(prev.pid) {
+            if let Some(open) = self.open.get_mut(&prev.pid) {
+                open.left_cpu = true;
+            } else if prev_runnable {
+                self.open(prev.pid, now, OpenKind::Preempted { by: next.clone() });
+            } else if prev_blocked {
+                self.open(prev.pid, now, OpenKind::Blocked { woken_by: None });
+            }
+        }
+        if self.is_watched(next.pid)
+            && let Some(open) = self.open.get(&next.pid)
+        {
+            let ends = match &open.kind {
+                OpenKind::Lock { contended, .. } => !contended && open.left_cpu,
+                _ => true,
+            };
+            if ends {
+                self.close(next.pid, now);
+            }
+        }
+    }
+
+    fn waking(&mut self, now: u64, pid: Pid, comm: &str, target_cpu: usize, waker: TaskRef) {
+        if !self.is_watched(pid) {
+            return;
+        }
+        if let Some(open) = self.open.get_mut(&pid) {
+            if let OpenKind::Blocked { woken_by } = &mut open.kind {
+                *woken_by = Some(waker);
+            }
+            return;
+        }
+        let _ = comm;
+        if let Some(by) = self.current_on(target_cpu)
+            && by.pid != 0
+            && by.pid != pid
+        {
+            self.open(pid, now, OpenKind::WaitingForCpu { by });
+        }
+    }
+
+    fn pi_setprio(
+        &mut self,
+        waiter: Pid,
+        now: u64,
+        owner: Pid,
+        comm: &str,
+        old_prio: i32,
+        new_prio: i32,
+    ) {
+        // The owner's priority as the trace now knows it.
+        let state = self.tasks.entry(owner).or_default();
+        state.prio = new_prio;
+        state.comm = comm.to_string();
+        if !self.is_watched(waiter) || waiter == owner || new_prio >= old_prio {
+            return;
+        }
+        let owner_state = self.tasks.get(&owner).cloned().unwrap_or_default();
+        let waiting_since = if owner_state.running {
+            None
+        } else {
+            // Runnable and off its CPU: charge the CPU's task from now (the wait's start).
+            owner_state.preempted_since.map(|_| now)
+        };
+        let holder = OpenHolder {
+            pid: owner,
+            task: role::task(owner, comm, old_prio),
+            boost_prio: new_prio,
+            waiting_since,
+            preemptors: Vec::new(),
+        };
+        if let Some(open) = self.open.get_mut(&waiter)
+            && let OpenKind::Lock { holder: slot, .. } = &mut open.kind
+        {
+            match slot {
+                Some(existing) if existing.pid == owner => {
+                    existing.boost_prio = existing.boost_prio.min(new_prio)
+                }
+                _ => *slot = Some(holder),
+            }
+            return;
+        }
+        // No contention event on this path: a PI futex if the task is in FUTEX_LOCK_PI.
+        let futex = self
+            .futex
+            .get(&waiter)
+            .filter(|(_, _, op)| FUTEX_PI_OPS.contains(&(op & FUTEX_CMD_MASK)));
+        let lock = LockRef {
+            kind: if futex.is_some() {
+                "PI futex (rt_mutex)".to_string()
+            } else {
+                "rt_mutex".to_string()
+            },
+            address: None,
+            futex_uaddr: futex.map(|(_, uaddr, _)| format!("{uaddr:#x}")),
+            caller: None,
+        };
+        self.open(
+            waiter,
+            now,
+            OpenKind::Lock {
+                lock,
+                contended: false,
+                holder: Some(holder),
+            },
+        );
+    }
+
+    fn begin_contention(&mut self, pid: Pid, now: u64, address: u64, flags: &str) {
+        if self.open.contains_key(&pid) {
+            self.close(pid, now);
+        }
+        let lock = LockRef {
+            kind: lock_kind(flags).to_string(),
+            address: Some(format!("{address:#x}")),
+            futex_uaddr: None,
+            caller: None,
+        };
+        self.open(
+            pid,
+            now,
+            OpenKind::Lock {
+                lock,
+                contended: true,
+                holder: None,
+            },
+        );
+    }
+
+    /// The first frame of the stack outside the locking primitives names the caller.
+    fn stack_frame(&mut self, symbol: &str) {
+        let Some(pid) = self.stack_for else { return };
+        if let Some(Open {
+            kind: OpenKind::Lock { lock, .. },
+            ..
+        }) = self.open.get_mut(&pid)
+            && lock.caller.is_none()
+            && !is_lock_primitive(symbol)
+        {
+            lock.caller = Some(symbol.to_string());
+        }
+    }
+
+    fn handler(&mut self, cpu: usize, start: u64, end: u64, wait: Wait) {
+        if end.saturating_sub(start) < MIN_IRQ_US {
+            return;
+        }
+        let Some(current) = self.cpus.get(&cpu).map(|c| c.current) else {
+            return;
+        };
+        if !self.is_watched(current) {
+            return;
+        }
+        let Some(state) = self.tasks.get(&current) else {
+            return;
+        };
+        let task = role::task(current, &state.comm, state.prio);
+        self.push(Episode {
+            task,
+            start_us: start,
+            end_us: end,
+            wait,
+        });
+    }
+
+    fn open(&mut self, pid: Pid, now: u64, kind: OpenKind) {
+        self.open.insert(
+            pid,
+            Open {
+                start_us: now,
+                kind,
+                left_cpu: false,
+            },
+        );
+    }
+
+    fn close(&mut self, pid: Pid, now: u64) {
+        let Some(open) = self.open.remove(&pid) else {
+            return;
+        };
+        let state = self.tasks.get(&pid).cloned().unwrap_or_default();
+        let task = role::task(pid, &state.comm, state.prio);
+        let wait = match open.kind {
+            OpenKind::Lock { lock, holder, .. } => Wait::Lock {
+                lock,
+                holder: holder.map(|mut holder| {
+                    if let Some(since) = holder.waiting_since.take() {
+                        let cpu = self.tasks.get(&holder.pid).and_then(|t| t.cpu);
+                        if let Some(by) = cpu.and_then(|cpu| self.current_on(cpu)) {
+                            holder.charge(by, now.saturating_sub(since));
+                        }
+                    }
+                    holder.close()
+                }),
+            },
+            OpenKind::Preempted { by } => Wait::Preempted { by },
+            OpenKind::WaitingForCpu { by } => Wait::WaitingForCpu { by },
+            OpenKind::Blocked { woken_by } => Wait::Blocked { woken_by },
+        };
+        self.push(Episode {
+            task,
+            start_us: open.start_us,
+            end_us: now,
+            wait,
+        });
+    }
+
+    fn push(&mut self, episode: Episode) {
+        if self.done.len() < MAX_EPISODES {
+            self.done.push(episode);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// The kernel priority back from a [`TaskRef`]'s words (the trace gave it; only its class and
+/// level matter here).
+fn prio_of(task: &TaskRef) -> i32 {
+    task.priority
+        .strip_prefix("FIFO ")
+        .and_then(|n| n.parse::<i32>().ok())
+        .map_or(120, |rt| 99 - rt)
+}
+
+/// `lock:contention_begin`'s flags as a lock kind. On PREEMPT_RT, spinlock_t, rwlock_t and
+/// mutexes are rt_mutex-based and flagged `RT`.
+fn lock_kind(flags: &str) -> &'static str {
+    let has = |flag: &str| flags.split('|').any(|f| f == flag);
+    if has("RT") {
+        "sleeping spinlock (rt_mutex)"
+    } else if has("MUTEX") {
+        "mutex"
+    } else if has("SPIN") {
+        "spinlock"
+    } else if has("READ") || has("WRITE") {
+        "rw_semaphore"
+    } else {
+        "lock"
+    }
+}
+
+fn is_lock_primitive(symbol: &str) -> bool {
+    [
+        "rt_spin",
+        "rtlock",
+        "rt_mutex",
+        "__rt_mutex",
+        "mutex_lock",
+        "__mutex",
+        "_raw_spin",
+        "queued_spin",
+        "rwsem",
+        "rwbase",
+        "down_",
+        "trace_",
+        "__traceiter",
+        "contention",
+        "native_queued",
+        "do_raw_spin",
+        "rt_read",
+        "rt_write",
+        "__down",
+        "stack_trace",
+        "__ftrace",
+    ]
+    .iter()
+    .any(|p| symbol.starts_with(p) || symbol.contains("spin_lock") || symbol.contains("slowlock"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::event::parse;
+    use crate::result::explain::TaskRole;
+
+    fn run(watched: &[Pid], lines: &[&str]) -> Episodes {
+        let mut episodes = Episodes::new(watched);
+        for line in lines {
+            episodes.feed(&parse(line).unwrap_or_else(|| panic!("parses: {line}")));
+        }
+        episodes.finish();
+        episodes
+    }
+
+    #[test]
+    fn a_pi_futex_held_by_a_preempted_holder_is_one_lock_wait_with_its_holder_and_preemptor() {
+        // The holder (FIFO 10) was preempted by a FIFO 50 burst before the RT task blocked.
+        let episodes = run(
+            &[300],
+            &[
+                "rtsoak-npub-200 [000] 1.000000: sched_switch: prev_comm=rtsoak-npub prev_pid=200 \
+                 prev_prio=89 prev_state=R+ ==> next_comm=rtsoak-burst next_pid=201 next_prio=49",
+                "rtsoak-pub-300 [001] 1.000500: sys_futex(uaddr: 0x7f0010, op: 0x86, val: 0, \
+                 utime: 0, uaddr2: 0, val3: 0)",
+                "rtsoak-pub-300 [001] 1.000510: sched_pi_setprio: comm=rtsoak-npub pid=200 \
+                 oldprio=89 newprio=59",
+                "rtsoak-pub-300 [001] 1.000520: sched_switch: prev_comm=rtsoak-pub prev_pid=300 \
+                 prev_prio=59 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+                "rtsoak-burst-201 [000] 1.003000: sched_switch: prev_comm=rtsoak-burst \
+                 prev_pid=201 prev_prio=49 prev_state=S ==> next_comm=rtsoak-npub next_pid=200 \
+                 next_prio=59",
+                "rtsoak-npub-200 [000] 1.003010: sched_pi_setprio: comm=rtsoak-npub pid=200 \
+                 oldprio=59 newprio=89",
+                "<idle>-0 [001] 1.003020: sched_switch: prev_comm=swapper/1 prev_pid=0 \
+                 prev_prio=120 prev_state=R ==> next_comm=rtsoak-pub next_pid=300 next_prio=59",
+            ],
+        );
+        assert_eq!(episodes.done.len(), 1, "{:#?}", episodes.done);
+        let episode = &episodes.done[0];
+        assert_eq!((episode.start_us, episode.end_us), (1_000_510, 1_003_020));
+        let Wait::Lock { lock, holder } = &episode.wait else {
+            panic!("a lock wait: {episode:?}")
+        };
+        assert_eq!(lock.kind, "PI futex (rt_mutex)");
+        assert_eq!(lock.futex_uaddr.as_deref(), Some("0x7f0010"));
+        let holder = holder.as_ref().expect("the holder is named");
+        assert_eq!(
+            (holder.task.pid, holder.task.role),
+            (200, TaskRole::NoisePublisher)
+        );
+        assert_eq!(holder.boosted_to.as_deref(), Some("FIFO 40"));
+        let by = holder
+            .preempted_by
+            .as_ref()
+            .expect("its preemptor is named");
+        assert_eq!(
+            (by.pid, by.role, by.priority.as_str()),
+            (201, TaskRole::Burst, "FIFO 50")
+        );
+        assert_eq!(
+            holder.preempted_us, 2_490,
+            "from the boost to the holder running again"
+        );
+    }
+
+    #[test]
+    fn a_contended_sleeping_lock_names_its_address_caller_and_owner() {
+        let episodes = run(
+            &[244],
+            &[
+                "rtsoak-pub-244 [005] 2.000000: contention_begin: 0xffff888100aa0010 (flags=RT)",
+                " => rt_spin_lock+0x3c/0x70",
+                " => futex_wake+0x90/0x1b0",
+                "rtsoak-pub-244 [005] 2.000003: sched_pi_setprio: comm=rtsoak-npub pid=248 \
+                 oldprio=79 newprio=59",
+                "rtsoak-pub-244 [005] 2.000004: sched_switch: prev_comm=rtsoak-pub prev_pid=244 \
+                 prev_prio=59 prev_state=D ==> next_comm=swapper/5 next_pid=0 next_prio=120",
+                "<idle>-0 [005] 2.000400: sched_switch: prev_comm=swapper/5 prev_pid=0 \
+                 prev_prio=120 prev_state=R ==> next_comm=rtsoak-pub next_pid=244 next_prio=59",
+                "rtsoak-pub-244 [005] 2.000401: contention_end: 0xffff888100aa0010 (ret=0)",
+            ],
+        );
+        assert_eq!(
+            episodes.done.len(),
+            1,
+            "one wait, not a lock and a block: {episodes:#?}"
+        );
+        let Wait::Lock { lock, holder } = &episodes.done[0].wait else {
+            panic!()
+        };
+        assert_eq!(lock.kind, "sleeping spinlock (rt_mutex)");
+        assert_eq!(lock.address.as_deref(), Some("0xffff888100aa0010"));
+        assert_eq!(lock.caller.as_deref(), Some("futex_wake"));
+        assert_eq!(holder.as_ref().unwrap().task.pid, 248);
+        assert_eq!(episodes.done[0].end_us - episodes.done[0].start_us, 401);
+    }
+
+    #[test]
+    fn preemption_waiting_for_cpu_blocking_and_interrupts_are_told_apart() {
+        let episodes = run(
+            &[10],
+            &[
+                // Preempted by a kernel thread for 50 us.
+                "rtsoak-sub-10 [2] 3.000000: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
+                 prev_prio=19 prev_state=R+ ==> next_comm=ktimers/2 next_pid=30 next_prio=1",
+                "ktimers/2-30 [2] 3.000050: sched_switch: prev_comm=ktimers/2 prev_pid=30 \
+                 prev_prio=1 prev_state=S ==> next_comm=rtsoak-sub next_pid=10 next_prio=19",
+                // An interrupt while it runs.
+                "rtsoak-sub-10 [2] 3.000100: irq_handler_entry: irq=24 name=virtio0",
+                "rtsoak-sub-10 [2] 3.000130: irq_handler_exit: irq=24 ret=handled",
+                // Sleeps (normal wait: no episode), then is woken while irq/24 runs.
+                "rtsoak-sub-10 [2] 3.000200: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
+                 prev_prio=19 prev_state=S ==> next_comm=irq/24-virtio0 next_pid=40 next_prio=0",
+                "rtsoak-pub-9 [3] 3.000300: sched_waking: comm=rtsoak-sub pid=10 prio=19 \
+                 target_cpu=002",
+                "irq/24-virtio0-40 [2] 3.000380: sched_switch: prev_comm=irq/24-virtio0 \
+                 prev_pid=40 prev_prio=0 prev_state=S ==> next_comm=rtsoak-sub next_pid=10 \
+                 next_prio=19",
+                // Blocked in D, woken by a kworker.
+                "rtsoak-sub-10 [2] 3.000400: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
+                 prev_prio=19 prev_state=D ==> next_comm=swapper/2 next_pid=0 next_prio=120",
+                "kworker/2:1-50 [2] 3.000600: sched_waking: comm=rtsoak-sub pid=10 prio=19 \
+                 target_cpu=002",
+                "<idle>-0 [2] 3.000610: sched_switch: prev_comm=swapper/2 prev_pid=0 \
+                 prev_prio=120 prev_state=R ==> next_comm=rtsoak-sub next_pid=10 next_prio=19",
+            ],
+        );
+        let kinds: Vec<(u64, String)> = episodes
+            .done
+            .iter()
+            .map(|e| {
+                let chain = crate::result::explain::Chain {
+                    task: e.task.clone(),
+                    wait: e.wait.clone(),
+                    blamed_us: 0,
+                    share_percent: 0.0,
+                };
+                (e.end_us - e.start_us, chain.cause())
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (
+                    50,
+                    "preempted by a kernel thread ktimers/2 (FIFO 98)".to_string()
+                ),
+                (30, "interrupt handler 24:virtio0 on its CPU".to_string()),
+                (
+                    80,
+                    "woken while its CPU ran an interrupt thread irq/24-virtio0 (FIFO 99)"
+                        .to_string()
+                ),
+                (
+                    210,
+                    "waiting in the kernel until woken by a kernel thread kworker/2:1 (normal)"
+                        .to_string()
+                ),
+            ]
+        );
+    }
+}

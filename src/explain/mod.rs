@@ -1,0 +1,203 @@
+//! The spike explainer: why each over-threshold send call and delivery happened, from a kernel
+//! trace of the run. A tracefs instance of rtsoak's own ([`tracefs`]) records the scheduler,
+//! priority-inheritance, lock, interrupt and futex events that concern the RT tasks; a thread of
+//! the coordinator (off the RT CPUs) reads it as the run goes and keeps only the RT tasks' waits
+//! ([`episodes`]); after the run each outlier is laid over those waits ([`blame`]).
+//!
+//! Tracefs rather than eBPF: every kernel rtsoak runs on has it (no BPF toolchain, BTF or
+//! verifier differences across the board's 5.15 and the 6.x kernels), the events needed are all
+//! tracepoints, and a filtered instance costs the RT tasks only the events they emit themselves.
+//!
+//! Nothing here runs in, or adds anything to, the measuring loops.
+
+#![forbid(unsafe_code)]
+
+use std::io::ErrorKind;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub mod blame;
+pub mod calibrate;
+pub mod episodes;
+pub mod event;
+pub mod role;
+pub mod tracefs;
+
+use crate::result::explain::{Explanation, Tracing};
+use episodes::Episodes;
+use event::Pid;
+
+/// How often the reader looks at an empty pipe.
+const POLL: Duration = Duration::from_millis(5);
+
+/// A trace being recorded and read.
+pub struct Tracer {
+    instance: Option<tracefs::Instance>,
+    stop: Arc<AtomicBool>,
+    reader: Option<JoinHandle<Read>>,
+}
+
+/// What the reader made of the trace.
+pub struct Read {
+    pub episodes: Episodes,
+    pub lines: u64,
+    pub error: Option<String>,
+}
+
+/// The finished trace: the RT tasks' waits and what the trace could see.
+pub struct Trace {
+    pub episodes: Episodes,
+    pub tracing: Tracing,
+}
+
+impl Tracer {
+    /// Trace the RT tasks `watched` from now on. The error says why tracing is unavailable.
+    pub fn start(watched: &[Pid]) -> Result<Tracer, String> {
+        let instance = tracefs::Instance::start(watched)?;
+        let mut pipe = instance.pipe()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let mut episodes = Episodes::new(watched);
+        let reader = std::thread::Builder::new()
+            .name("rtsoak-trace".into())
+            .spawn(move || {
+                let mut buffer = Vec::new();
+                let mut lines = 0u64;
+                let mut error = None;
+                loop {
+                    let stopping_now = stopping.load(Ordering::Acquire);
+                    match tracefs::read_some(&mut pipe, &mut buffer) {
+                        Ok(true) => {}
+                        Ok(false) if stopping_now => break,
+                        Ok(false) => std::thread::sleep(POLL),
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            error = Some(format!("reading the trace: {e}"));
+                            break;
+                        }
+                    }
+                    let complete = buffer.iter().rposition(|&b| b == b'\n');
+                    if let Some(end) = complete {
+                        for line in String::from_utf8_lossy(&buffer[..end]).lines() {
+                            lines += 1;
+                            if let Some(record) = event::parse(line) {
+                                episodes.feed(&record);
+                            }
+                        }
+                        buffer.drain(..=end);
+                    }
+                }
+                episodes.finish();
+                Read {
+                    episodes,
+                    lines,
+                    error,
+                }
+            })
+            .map_err(|e| format!("starting the trace reader: {e}"))?;
+        Ok(Tracer {
+            instance: Some(instance),
+            stop,
+            reader: Some(reader),
+        })
+    }
+
+    /// Stop tracing, read what is left and remove the instance.
+    pub fn finish(mut self) -> Trace {
+        let instance = self
+            .instance
+            .take()
+            .expect("a started tracer has its instance");
+        instance.stop();
+        self.stop.store(true, Ordering::Release);
+        let read = self
+            .reader
+            .take()
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_else(|| Read {
+                episodes: Episodes::default(),
+                lines: 0,
+                error: Some("the trace reader panicked".into()),
+            });
+        let missing = instance.missing.clone();
+        drop(instance);
+        let tracing = Tracing {
+            unavailable: read.error,
+            events_missing: missing,
+            events_lost: read.episodes.losses.iter().map(|(_, n)| n).sum(),
+            lines: read.lines,
+            episodes: read.episodes.done.len() as u64,
+        };
+        Trace {
+            episodes: read.episodes,
+            tracing,
+        }
+    }
+}
+
+impl Drop for Tracer {
+    /// A run that ended early still stops its reader and removes its instance.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+    }
+}
+
+/// An explanation that could not be made: every spike is unexplained for `reason`.
+pub fn unavailable(reason: String) -> Explanation {
+    Explanation {
+        tracing: Tracing {
+            unavailable: Some(reason),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Explain `run`'s send-call and delivery outliers from `trace`. `measure_start_ns` is the
+/// start of the measured phase (the outliers' time origin); `publisher` and `subscriber` the RT
+/// tasks.
+pub fn explain_run(
+    trace: &Trace,
+    run: &crate::result::RunResult,
+    measure_start_ns: u64,
+    publisher: Pid,
+    subscriber: Pid,
+) -> Explanation {
+    use crate::record::Series;
+    let mut explanation = Explanation {
+        tracing: trace.tracing.clone(),
+        ..Default::default()
+    };
+    let both = [publisher, subscriber];
+    for (series, tasks) in [
+        (Series::SendCall, &both[..1]),
+        (Series::Delivery, &both[..]),
+    ] {
+        let Some(recorded) = run.series.get(series.name()) else {
+            continue;
+        };
+        let target = blame::Target {
+            series: series.name(),
+            outliers: &recorded.outliers,
+            over_threshold: recorded.summary.over_threshold,
+            tasks,
+        };
+        let (summary, outliers) = blame::explain(
+            &target,
+            &trace.episodes.done,
+            measure_start_ns,
+            &trace.episodes.losses,
+        );
+        explanation
+            .series
+            .insert(series.name().to_string(), summary);
+        explanation.outliers.extend(outliers);
+    }
+    explanation.outliers.sort_by_key(|o| o.at_ns);
+    explanation
+}

@@ -1,0 +1,145 @@
+//! The spike explainer as a user relies on it: the calibration inversion is named exactly (the
+//! PI futex, the holder's pid, role and boost, the burst that preempted it), every kept spike of
+//! a real compare carries a chain or "unexplained", and without root the result says why the
+//! spikes are unexplained instead of failing the run.
+
+mod common;
+
+use common::{as_ordinary_user, is_root, load, rtsoak, serial, skip};
+use rtsoak::result::RunStatus;
+use rtsoak::result::explain::Why;
+
+#[test]
+fn the_calibration_inversion_is_named_exactly() {
+    let _serial = serial();
+    if !is_root() {
+        return skip("explain-check needs root (tracefs and SCHED_FIFO)");
+    }
+    let output = rtsoak()
+        .args(["explain-check", "--rounds", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(text.matches(": right").count(), 3, "{text}");
+    assert_eq!(
+        text.matches(
+            "blocked on a PI futex (rt_mutex) held by a noise publisher boosted to FIFO 40 and \
+             preempted by a burst thread (FIFO 50)"
+        )
+        .count(),
+        3,
+        "{text}"
+    );
+    assert!(text.contains("PASS: 3 of 3"), "{text}");
+}
+
+#[test]
+fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
+    let _serial = serial();
+    if !is_root() {
+        return skip("tracing needs root");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args([
+            "compare",
+            "-q",
+            "--profile",
+            "ci",
+            "-t",
+            "futex,eventfd",
+            "--duration",
+            "3s",
+            "-o",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    for run in &doc.runs {
+        let who = &run.transport;
+        assert_eq!(run.status, RunStatus::Completed, "{who}");
+        let explanation = run.explanation.as_ref().expect("the explainer ran");
+        assert_eq!(explanation.tracing.unavailable, None, "{who}");
+        assert!(explanation.tracing.lines > 0, "{who}: the trace was read");
+        for name in ["send_call", "delivery"] {
+            let series = &run.series[name];
+            let blame = &explanation.series[name];
+            assert_eq!(
+                blame.over_threshold, series.summary.over_threshold,
+                "{who} {name}"
+            );
+            assert_eq!(blame.kept, series.outliers.len() as u64, "{who} {name}");
+            assert_eq!(
+                blame.explained + blame.unexplained,
+                blame.kept,
+                "{who} {name}"
+            );
+            assert_eq!(
+                blame.causes.iter().map(|c| c.count).sum::<u64>(),
+                blame.explained,
+                "{who} {name}: every explained spike has one cause"
+            );
+            // Each kept outlier, and only those, appears once with its verdict.
+            let mut listed: Vec<(u64, u64)> = explanation
+                .outliers
+                .iter()
+                .filter(|o| o.series == name)
+                .map(|o| (o.at_ns, o.value_ns))
+                .collect();
+            let mut kept: Vec<(u64, u64)> = series
+                .outliers
+                .iter()
+                .map(|o| (o.at_ns, o.value_ns))
+                .collect();
+            listed.sort_unstable();
+            kept.sort_unstable();
+            assert_eq!(listed, kept, "{who} {name}");
+        }
+        for outlier in &explanation.outliers {
+            match &outlier.why {
+                Why::Explained(chain) => assert!(
+                    chain.share_percent >= 50.0 && chain.blamed_us > 0,
+                    "{who}: a cause covers at least half of its spike: {outlier:?}"
+                ),
+                Why::Unexplained { reason } => assert!(!reason.is_empty(), "{who}"),
+            }
+        }
+    }
+    let instances = std::fs::read_dir("/sys/kernel/tracing/instances").unwrap();
+    let ours: Vec<_> = instances
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("rtsoak-"))
+        .collect();
+    assert!(ours.is_empty(), "the trace instance is removed: {ours:?}");
+}
+
+#[test]
+fn without_root_the_spikes_are_said_to_be_unexplained() {
+    let _serial = serial();
+    if !is_root() {
+        return skip("needs root to become an ordinary user");
+    }
+    let (output, home) = as_ordinary_user("compare -q --duration 1s -t futex -o results");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = load(&home.path().join("results"));
+    let explanation = doc.runs[0].explanation.as_ref().expect("recorded");
+    let reason = explanation.tracing.unavailable.as_deref().unwrap_or("");
+    assert!(reason.contains("root"), "says what to do: {reason}");
+    assert!(
+        doc.caveats
+            .iter()
+            .any(|c| c.starts_with("the spikes are unexplained")),
+        "{:?}",
+        doc.caveats
+    );
+}
