@@ -248,7 +248,10 @@ fn worker_memory_does_not_grow_with_run_length() {
     let long = peak("8s");
     for (s, l) in short.iter().zip(&long) {
         assert!(*l <= s + 512 * 1024, "peak RSS grew from {s} to {l} bytes");
-        assert!(*l < 16 * 1024 * 1024, "peak RSS {l} bytes is over 16 MiB");
+        // ru_maxrss also holds the coordinator's peak (workers start with CLONE_VM) and, in
+        // the debug build the tests run, its larger text: 17.5 MiB here, against 9.1 MiB for
+        // the release build. The bound catches a buffer that scales with the run, not the build.
+        assert!(*l < 24 * 1024 * 1024, "peak RSS {l} bytes is over 24 MiB");
     }
 }
 
