@@ -143,3 +143,30 @@ fn without_root_the_spikes_are_said_to_be_unexplained() {
         doc.caveats
     );
 }
+
+#[test]
+fn explain_check_refuses_cpus_it_cannot_use_and_an_ordinary_user_is_told_what_it_needs() {
+    let _serial = serial();
+    for (cpus, says) in [
+        ("0,4095", "CPU 4095 is not one this process may use"),
+        ("1,1", "needs two different CPUs"),
+    ] {
+        let output = rtsoak()
+            .args(["explain-check", "--cpus", cpus])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "--cpus {cpus}: {stderr}");
+        assert!(stderr.contains(says), "--cpus {cpus}: {stderr}");
+    }
+    if !is_root() {
+        return skip("needs root to become an ordinary user");
+    }
+    let (output, _home) = as_ordinary_user("explain-check --rounds 1");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("cannot use SCHED_FIFO 50") && stderr.contains("root"),
+        "{stderr}"
+    );
+}

@@ -1,21 +1,32 @@
 //! `rtsoak explain-check`: stage the explainer's calibration inversion and say, round by round,
 //! whether the explanation named what was staged.
 
-use anyhow::bail;
-
 use crate::exit::Outcome;
 use crate::explain::calibrate;
 use crate::result::explain::Why;
 
 pub fn explain_check(rounds: u32, cpus: Option<Vec<usize>>) -> anyhow::Result<Outcome> {
-    let cpus = cpus.unwrap_or_else(crate::sys::sched::affinity);
+    let allowed = crate::sys::sched::affinity();
+    let cpus = cpus.unwrap_or_else(|| allowed.clone());
     let [holder_cpu, waiter_cpu] = match cpus.as_slice() {
         [a, b, ..] if a != b => [*a, *b],
-        _ => bail!(
-            "the calibration needs two CPUs (the holder's and the RT publisher's); this process \
-             may use {cpus:?} (give two with --cpus A,B)"
-        ),
+        _ => {
+            return usage(format!(
+                "the calibration needs two different CPUs (the holder's, then the RT \
+                 publisher's), not {}: give them with --cpus A,B",
+                crate::cpulist::format(&cpus)
+            ));
+        }
     };
+    if let Some(cpu) = [holder_cpu, waiter_cpu]
+        .into_iter()
+        .find(|cpu| !allowed.contains(cpu))
+    {
+        return usage(format!(
+            "CPU {cpu} is not one this process may use ({}): give two of those with --cpus A,B",
+            crate::cpulist::format(&allowed)
+        ));
+    }
     println!(
         "explainer calibration: {rounds} rounds; a noise publisher (FIFO {}) and a burst thread \
          (FIFO {}, {} us) on CPU {holder_cpu}, the RT publisher (FIFO {}) on CPU {waiter_cpu}",
@@ -53,4 +64,10 @@ pub fn explain_check(rounds: u32, cpus: Option<Vec<usize>>) -> anyhow::Result<Ou
         println!("FAIL: {right} of {} rounds explained correctly", done.len());
         Ok(Outcome::ThresholdBreach)
     }
+}
+
+/// A bad command line: said, and answered with exit code 2 before anything runs.
+fn usage(message: String) -> anyhow::Result<Outcome> {
+    eprintln!("Error: {message}");
+    Ok(Outcome::Usage)
 }

@@ -9,7 +9,7 @@
 //! its preemptor.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::Tracer;
@@ -28,6 +28,11 @@ const ASK_AFTER_US: u64 = 500;
 pub const HOLDER_FIFO: u8 = 10;
 pub const RT_FIFO: u8 = 40;
 pub const BURST_FIFO: u8 = 50;
+
+/// What the RT publisher thread is told: wait, stage the rounds, or give up.
+const WAIT: u8 = 0;
+const GO: u8 = 1;
+const CANCEL: u8 = 2;
 
 /// One round as it happened and as it was explained.
 pub struct Round {
@@ -50,9 +55,9 @@ pub fn run(rounds: u32, holder_cpu: usize, waiter_cpu: usize) -> anyhow::Result<
     })?;
     let waiter_tid = Arc::new(AtomicU32::new(0));
     let ready = Arc::new(AtomicBool::new(false));
-    let go = Arc::new(AtomicBool::new(false));
+    let go = Arc::new(AtomicU8::new(WAIT));
     // The RT publisher runs in its own thread so that the tracer can watch its tid from the
-    // start; it waits for `go`.
+    // start; it waits for `go` to say GO (or CANCEL, when tracing cannot start).
     let (tx, rx) = std::sync::mpsc::channel();
     let waiter = {
         let (waiter_tid, ready, go) = (waiter_tid.clone(), ready.clone(), go.clone());
@@ -61,8 +66,14 @@ pub fn run(rounds: u32, holder_cpu: usize, waiter_cpu: usize) -> anyhow::Result<
             sched::pin_to(&[waiter_cpu])?;
             waiter_tid.store(nix::unistd::gettid().as_raw() as u32, Ordering::Release);
             ready.store(true, Ordering::Release);
-            while !go.load(Ordering::Acquire) {
-                std::thread::sleep(Duration::from_millis(1));
+            let start = loop {
+                match go.load(Ordering::Acquire) {
+                    WAIT => std::thread::sleep(Duration::from_millis(1)),
+                    state => break state,
+                }
+            };
+            if start == CANCEL {
+                return Ok(());
             }
             sched::set_policy(SchedPolicy::Fifo, RT_FIFO)?;
             for _ in 0..rounds {
@@ -74,19 +85,26 @@ pub fn run(rounds: u32, holder_cpu: usize, waiter_cpu: usize) -> anyhow::Result<
         })
     };
     while !ready.load(Ordering::Acquire) {
+        if waiter.is_finished() {
+            return match waiter.join() {
+                Ok(Err(error)) => Err(error.context("setting up the RT publisher thread")),
+                _ => Err(anyhow::anyhow!(
+                    "the RT publisher thread ended during its setup"
+                )),
+            };
+        }
         std::thread::sleep(Duration::from_millis(1));
     }
     let tid = waiter_tid.load(Ordering::Acquire) as i32;
     let tracer = match Tracer::start(&[tid]) {
         Ok(tracer) => tracer,
         Err(reason) => {
-            go.store(true, Ordering::Release);
-            drop(rx);
+            go.store(CANCEL, Ordering::Release);
             let _ = waiter.join();
             anyhow::bail!("the explainer cannot trace here: {reason}");
         }
     };
-    go.store(true, Ordering::Release);
+    go.store(GO, Ordering::Release);
     let staged: Vec<Staged> = rx.iter().collect();
     let outcome = waiter
         .join()
@@ -214,7 +232,7 @@ fn check(explained: &ExplainedOutlier, staged: &Staged) -> Vec<String> {
     let Wait::Lock { lock, holder } = &chain.wait else {
         return vec![format!("not a lock wait: {}", chain.cause())];
     };
-    if lock.kind != "PI futex (rt_mutex)" {
+    if lock.kind != super::episodes::PI_FUTEX {
         wrong.push(format!("lock kind `{}`", lock.kind));
     }
     let Some(holder) = holder else {
