@@ -27,6 +27,9 @@ const MIN_IRQ_US: u64 = 2;
 /// Most episodes kept for one run; beyond it they are counted, not stored.
 const MAX_EPISODES: usize = 2_000_000;
 
+/// The lock kind of a wait in `FUTEX_LOCK_PI` (and the other PI futex operations).
+pub const PI_FUTEX: &str = "PI futex (rt_mutex)";
+
 /// futex(2) operations that wait on an rt_mutex (`FUTEX_CMD_MASK` applied).
 const FUTEX_PI_OPS: [u32; 4] = [6, 8, 11, 13];
 const FUTEX_CMD_MASK: u32 = 0x7f;
@@ -179,17 +182,23 @@ impl Episodes {
                 next_comm,
                 next_prio,
             } => {
-                let prev = role::task(*prev_pid, prev_comm, *prev_prio);
-                let next = role::task(*next_pid, next_comm, *next_prio);
-                self.switch(record.cpu, now, prev, *prev_runnable, *prev_blocked, next);
+                let prev = Seen {
+                    pid: *prev_pid,
+                    comm: prev_comm,
+                    prio: *prev_prio,
+                };
+                let next = Seen {
+                    pid: *next_pid,
+                    comm: next_comm,
+                    prio: *next_prio,
+                };
+                self.switch(record.cpu, now, prev, (*prev_runnable, *prev_blocked), next);
             }
             Event::Waking {
-                pid,
-                comm,
-                target_cpu,
+                pid, target_cpu, ..
             } => {
                 let waker = self.task_ref(record.pid, &record.comm);
-                self.waking(now, *pid, comm, *target_cpu, waker);
+                self.waking(now, *pid, *target_cpu, waker);
             }
             Event::PiSetprio {
                 pid,
@@ -265,14 +274,14 @@ impl Episodes {
         Some(role::task(pid, &state.comm, state.prio))
     }
 
+    /// `prev` leaves `cpu` (`runnable`: preempted; `blocked`: in `D`), `next` gets it.
     fn switch(
         &mut self,
         cpu: usize,
         now: u64,
-        prev: TaskRef,
-        prev_runnable: bool,
-        prev_blocked: bool,
-        next: TaskRef,
+        prev: Seen,
+        (prev_runnable, prev_blocked): (bool, bool),
+        next: Seen,
     ) {
         // Lock holders waiting for this CPU: the task leaving it had it until now.
         for open in self.open.values_mut() {
@@ -283,7 +292,7 @@ impl Episodes {
                 && let Some(since) = holder.waiting_since
                 && self.tasks.get(&holder.pid).and_then(|t| t.cpu) == Some(cpu)
             {
-                holder.charge(prev.clone(), now.saturating_sub(since));
+                holder.charge(prev.task(), now.saturating_sub(since));
                 holder.waiting_since = if next.pid == holder.pid {
                     None
                 } else {
@@ -302,14 +311,14 @@ impl Episodes {
         }
 
         let state = self.tasks.entry(prev.pid).or_default();
-        state.comm.clone_from(&prev.comm);
-        state.prio = prio_of(&prev);
+        prev.comm.clone_into(&mut state.comm);
+        state.prio = prev.prio;
         state.cpu = Some(cpu);
         state.running = false;
         state.preempted_since = prev_runnable.then_some(now);
         let state = self.tasks.entry(next.pid).or_default();
-        state.comm.clone_from(&next.comm);
-        state.prio = prio_of(&next);
+        next.comm.clone_into(&mut state.comm);
+        state.prio = next.prio;
         state.cpu = Some(cpu);
         state.running = true;
         state.preempted_since = None;
@@ -319,7 +328,7 @@ impl Episodes {
             if let Some(open) = self.open.get_mut(&prev.pid) {
                 open.left_cpu = true;
             } else if prev_runnable {
-                self.open(prev.pid, now, OpenKind::Preempted { by: next.clone() });
+                self.open(prev.pid, now, OpenKind::Preempted { by: next.task() });
             } else if prev_blocked {
                 self.open(prev.pid, now, OpenKind::Blocked { woken_by: None });
             }
@@ -337,7 +346,7 @@ impl Episodes {
         }
     }
 
-    fn waking(&mut self, now: u64, pid: Pid, comm: &str, target_cpu: usize, waker: TaskRef) {
+    fn waking(&mut self, now: u64, pid: Pid, target_cpu: usize, waker: TaskRef) {
         if !self.is_watched(pid) {
             return;
         }
@@ -347,7 +356,6 @@ impl Episodes {
             }
             return;
         }
-        let _ = comm;
         if let Some(by) = self.current_on(target_cpu)
             && by.pid != 0
             && by.pid != pid
@@ -404,7 +412,7 @@ impl Episodes {
             .filter(|(_, _, op)| FUTEX_PI_OPS.contains(&(op & FUTEX_CMD_MASK)));
         let lock = LockRef {
             kind: if futex.is_some() {
-                "PI futex (rt_mutex)".to_string()
+                PI_FUTEX.to_string()
             } else {
                 "rt_mutex".to_string()
             },
@@ -531,13 +539,17 @@ impl Episodes {
     }
 }
 
-/// The kernel priority back from a [`TaskRef`]'s words (the trace gave it; only its class and
-/// level matter here).
-fn prio_of(task: &TaskRef) -> i32 {
-    task.priority
-        .strip_prefix("FIFO ")
-        .and_then(|n| n.parse::<i32>().ok())
-        .map_or(120, |rt| 99 - rt)
+/// One side of a `sched_switch`, as the trace gave it.
+struct Seen<'a> {
+    pid: Pid,
+    comm: &'a str,
+    prio: i32,
+}
+
+impl Seen<'_> {
+    fn task(&self) -> TaskRef {
+        role::task(self.pid, self.comm, self.prio)
+    }
 }
 
 /// `lock:contention_begin`'s flags as a lock kind. On PREEMPT_RT, spinlock_t, rwlock_t and
@@ -557,32 +569,36 @@ fn lock_kind(flags: &str) -> &'static str {
     }
 }
 
+/// A frame of the locking code itself (or of the tracing that printed the stack), not the
+/// function that wanted the lock.
 fn is_lock_primitive(symbol: &str) -> bool {
-    [
-        "rt_spin",
-        "rtlock",
-        "rt_mutex",
-        "__rt_mutex",
-        "mutex_lock",
-        "__mutex",
-        "_raw_spin",
-        "queued_spin",
-        "rwsem",
-        "rwbase",
-        "down_",
-        "trace_",
-        "__traceiter",
-        "contention",
-        "native_queued",
-        "do_raw_spin",
-        "rt_read",
-        "rt_write",
-        "__down",
-        "stack_trace",
-        "__ftrace",
-    ]
-    .iter()
-    .any(|p| symbol.starts_with(p) || symbol.contains("spin_lock") || symbol.contains("slowlock"))
+    symbol.contains("spin_lock")
+        || symbol.contains("slowlock")
+        || [
+            "rt_spin",
+            "rtlock",
+            "rt_mutex",
+            "__rt_mutex",
+            "mutex_lock",
+            "__mutex",
+            "_raw_spin",
+            "queued_spin",
+            "rwsem",
+            "rwbase",
+            "down_",
+            "trace_",
+            "__traceiter",
+            "contention",
+            "native_queued",
+            "do_raw_spin",
+            "rt_read",
+            "rt_write",
+            "__down",
+            "stack_trace",
+            "__ftrace",
+        ]
+        .iter()
+        .any(|prefix| symbol.starts_with(prefix))
 }
 
 #[cfg(test)]

@@ -151,23 +151,23 @@ fn event(name: &str, fields: &str) -> Option<Event> {
             let state = text(prev, "prev_state")?;
             Event::Switch {
                 prev_pid: number(prev, "prev_pid")?,
-                prev_comm: comm(prev, "prev_comm", "prev_pid")?,
+                prev_comm: comm(prev, "prev_comm=", " prev_pid=")?,
                 prev_prio: number(prev, "prev_prio")?,
                 prev_runnable: state.starts_with('R'),
                 prev_blocked: state.starts_with('D'),
                 next_pid: number(next, "next_pid")?,
-                next_comm: comm(next, "next_comm", "next_pid")?,
+                next_comm: comm(next, "next_comm=", " next_pid=")?,
                 next_prio: number(next, "next_prio")?,
             }
         }
         "sched_waking" => Event::Waking {
             pid: number(fields, "pid")?,
-            comm: comm(fields, "comm", "pid")?,
+            comm: comm(fields, "comm=", " pid=")?,
             target_cpu: number(fields, "target_cpu")?,
         },
         "sched_pi_setprio" => Event::PiSetprio {
             pid: number(fields, "pid")?,
-            comm: comm(fields, "comm", "pid")?,
+            comm: comm(fields, "comm=", " pid=")?,
             old_prio: number(fields, "oldprio")?,
             new_prio: number(fields, "newprio")?,
         },
@@ -222,11 +222,12 @@ fn number<T: std::str::FromStr>(fields: &str, key: &str) -> Option<T> {
     text(fields, key)?.parse().ok()
 }
 
-/// A task name: everything between `key=` and ` next_key=` (a comm may hold spaces).
-fn comm(fields: &str, key: &str, next_key: &str) -> Option<String> {
-    let start = fields.find(&format!("{key}="))? + key.len() + 1;
+/// A task name: everything between `key` (`"comm="`) and `next` (`" pid="`); a comm may hold
+/// spaces.
+fn comm(fields: &str, key: &str, next: &str) -> Option<String> {
+    let start = fields.find(key)? + key.len();
     let end = fields[start..]
-        .find(&format!(" {next_key}="))
+        .find(next)
         .map_or(fields.len(), |i| start + i);
     Some(fields[start..end].to_string())
 }
