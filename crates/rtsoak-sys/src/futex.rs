@@ -5,7 +5,7 @@
 //! whose wake it got. The microbenchmarks also need private wakes ([`wake`]) and the futex2
 //! `futex_wake(2)` ([`futex2_wake`]).
 
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use nix::errno::Errno;
 
@@ -32,49 +32,14 @@ pub fn wake(word: &AtomicU32, count: i32, private: bool) -> Result<u32, Errno> {
     } else {
         libc::FUTEX_WAKE
     };
-    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; FUTEX_WAKE
-    // only uses its address as a key and reads nothing else through the unused arguments.
-    let woken = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            op,
-            count,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-    if woken < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(woken as u32)
-    }
+    futex(word, op, count as u32, None, 0)
 }
 
 /// `futex(word, FUTEX_WAKE_BITSET, count, bitset)` on a word shared between processes: wake up
 /// to `count` waiters whose wait bitset intersects `bitset`, returning how many woke.
 #[inline]
 pub fn wake_shared_bitset(word: &AtomicU32, count: i32, bitset: u32) -> Result<u32, Errno> {
-    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call;
-    // FUTEX_WAKE_BITSET uses its address only as a key, takes no timeout (null) and no second
-    // word (null), and reads the bitset from the last argument.
-    let woken = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE_BITSET,
-            count,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            bitset,
-        )
-    };
-    if woken < 0 {
-        Err(Errno::last())
-    } else {
-        Ok(woken as u32)
-    }
+    futex(word, libc::FUTEX_WAKE_BITSET, count as u32, None, bitset)
 }
 
 /// The `futex_wake(2)` syscall number (futex2, Linux 6.7). libc 0.2.191 exports
@@ -113,24 +78,8 @@ pub fn futex2_wake(word: &AtomicU32, mask: u64, count: i32, flags: u32) -> Resul
 /// `timeout_ns` (relative). `EAGAIN`: the word had moved on; `ETIMEDOUT`: nobody woke us.
 #[inline]
 pub fn wait_shared(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Result<(), Errno> {
-    let timeout = libc::timespec {
-        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: `word` is a live, aligned 32-bit atomic and `timeout` a valid timespec, both alive
-    // for the whole call; FUTEX_WAIT reads nothing else.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            &timeout as *const libc::timespec,
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
-    if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+    let timeout = timespec(timeout_ns);
+    futex(word, libc::FUTEX_WAIT, expected, Some(&timeout), 0).map(drop)
 }
 
 /// `futex(word, FUTEX_WAIT_BITSET, expected, deadline, bitset)`: sleep while the word holds
@@ -144,69 +93,96 @@ pub fn wait_shared_bitset(
     bitset: u32,
 ) -> Result<(), Errno> {
     // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, not a relative timeout.
-    let deadline_ns = crate::clock::now_ns() + timeout_ns;
-    let deadline = libc::timespec {
-        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: `word` is a live, aligned 32-bit atomic and `deadline` a valid timespec, both alive
-    // for the whole call; the second word is unused (null) and the bitset is passed by value.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT_BITSET,
-            expected,
-            &deadline as *const libc::timespec,
-            std::ptr::null::<u32>(),
-            bitset,
-        )
-    };
-    if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+    let deadline = timespec(crate::clock::now_ns() + timeout_ns);
+    futex(
+        word,
+        libc::FUTEX_WAIT_BITSET,
+        expected,
+        Some(&deadline),
+        bitset,
+    )
+    .map(drop)
 }
 
 /// `FUTEX_LOCK_PI_PRIVATE` on `word` (a PI futex between threads of one process), after the
 /// uncontended attempt (`0` → `tid`) failed: the kernel queues the caller on the owner's
 /// rt_mutex and boosts the owner to the caller's priority until it unlocks.
 pub fn lock_pi_private(word: &AtomicU32, tid: u32) -> Result<(), Errno> {
-    use std::sync::atomic::Ordering;
     if word
         .compare_exchange(0, tid, Ordering::Acquire, Ordering::Relaxed)
         .is_ok()
     {
         return Ok(());
     }
-    pi_call(word, libc::FUTEX_LOCK_PI | libc::FUTEX_PRIVATE_FLAG)
+    // No timeout: wait as long as the owner holds it.
+    futex(
+        word,
+        libc::FUTEX_LOCK_PI | libc::FUTEX_PRIVATE_FLAG,
+        0,
+        None,
+        0,
+    )
+    .map(drop)
 }
 
 /// Unlock a PI futex taken with [`lock_pi_private`]: `tid` → `0` without waiters, else
 /// `FUTEX_UNLOCK_PI_PRIVATE` hands it to the top waiter and ends the owner's boost.
 pub fn unlock_pi_private(word: &AtomicU32, tid: u32) -> Result<(), Errno> {
-    use std::sync::atomic::Ordering;
     if word
         .compare_exchange(tid, 0, Ordering::Release, Ordering::Relaxed)
         .is_ok()
     {
         return Ok(());
     }
-    pi_call(word, libc::FUTEX_UNLOCK_PI | libc::FUTEX_PRIVATE_FLAG)
+    futex(
+        word,
+        libc::FUTEX_UNLOCK_PI | libc::FUTEX_PRIVATE_FLAG,
+        0,
+        None,
+        0,
+    )
+    .map(drop)
 }
 
-fn pi_call(word: &AtomicU32, op: i32) -> Result<(), Errno> {
-    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; the PI
-    // operations read and write only that word, and the null timeout means "no timeout".
+/// `futex(word, op, val, timeout, NULL, val3)`: every futex(2) operation rtsoak uses takes at
+/// most these (no second word). `timeout` is relative or absolute as `op` reads it. Returns the
+/// call's non-negative result (how many woke, for a wake).
+#[inline(always)]
+fn futex(
+    word: &AtomicU32,
+    op: i32,
+    val: u32,
+    timeout: Option<&libc::timespec>,
+    val3: u32,
+) -> Result<u32, Errno> {
+    let timeout = timeout.map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned 32-bit atomic and `timeout` null or a valid timespec,
+    // both alive for the whole call; the second word is unused (null) by these operations, and
+    // `val` and `val3` are passed by value. The kernel reads and writes nothing else.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             op,
-            0,
-            std::ptr::null::<libc::timespec>(),
+            val,
+            timeout,
             std::ptr::null::<u32>(),
-            0u32,
+            val3,
         )
     };
-    if rc < 0 { Err(Errno::last()) } else { Ok(()) }
+    if rc < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(rc as u32)
+    }
+}
+
+/// `ns` as a timespec.
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
 }
 
 #[cfg(test)]
