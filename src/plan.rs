@@ -25,6 +25,30 @@ pub enum FutexWake {
     IoUring,
 }
 
+/// Whether a run traces itself to explain its spikes (`run.explain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Explain {
+    /// Where the coordinator, whose thread reads the trace, has a CPU outside the RT pair:
+    /// reading the trace on an RT CPU delays the RT tasks' wakeups (on a 2-CPU machine it
+    /// raised the delivery samples over 100 us by about 40 %).
+    Auto,
+    /// Always (`--explain`).
+    On,
+    /// Never (`--no-explain`).
+    Off,
+}
+
+/// The CPUs that are neither RT CPU among `noise_cpus`: where the coordinator (and the spike
+/// explainer's trace reader) runs, off the RT pair. Empty when every CPU is an RT CPU.
+pub fn housekeeping_cpus(noise_cpus: &[usize], rt_cpus: [usize; 2]) -> Vec<usize> {
+    noise_cpus
+        .iter()
+        .copied()
+        .filter(|cpu| !rt_cpus.contains(cpu))
+        .collect()
+}
+
 /// Where and how the real-time pair runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RtPlan {
@@ -85,7 +109,8 @@ pub struct RunPlan {
     /// tracing (and the run, unless `break_on_continue`). A flag only, not a profile key.
     #[serde(default)]
     pub break_on_ns: Option<u64>,
-    /// Trace the run and explain its spikes (`run.explain`, `--no-explain`).
+    /// Trace the run and explain its spikes (`run.explain` resolved: `auto` is on only where
+    /// the coordinator has a CPU outside the RT pair; `--explain`, `--no-explain`).
     #[serde(default)]
     pub explain: bool,
     /// `--break-on-continue`: carry on after the break.

@@ -1,7 +1,8 @@
 //! The spike explainer as a user relies on it: the calibration inversion is named exactly (the
 //! PI futex, the holder's pid, role and boost, the burst that preempted it), every kept spike of
 //! a real compare carries a chain or "unexplained", and without root the result says why the
-//! spikes are unexplained instead of failing the run.
+//! spikes are unexplained instead of failing the run. On a machine whose every CPU is an RT CPU
+//! (as CI's 2 CPUs) the explainer is off by default, so these runs ask for it.
 
 mod common;
 
@@ -51,6 +52,7 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
             "-q",
             "--profile",
             "ci",
+            "--explain",
             "-t",
             "futex,eventfd",
             "--duration",
@@ -125,7 +127,7 @@ fn without_root_the_spikes_are_said_to_be_unexplained() {
     if !is_root() {
         return skip("needs root to become an ordinary user");
     }
-    let (output, home) = as_ordinary_user("compare -q --duration 1s -t futex -o results");
+    let (output, home) = as_ordinary_user("compare -q --explain --duration 1s -t futex -o results");
     assert!(
         output.status.success(),
         "{}",
@@ -169,4 +171,32 @@ fn explain_check_refuses_cpus_it_cannot_use_and_an_ordinary_user_is_told_what_it
         stderr.contains("cannot use SCHED_FIFO 50") && stderr.contains("root"),
         "{stderr}"
     );
+}
+
+#[test]
+fn by_default_the_explainer_runs_only_where_its_reader_has_a_cpu_outside_the_rt_pair() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args(["run", "-q", "-t", "futex", "--duration", "1s", "-o"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    let plan = &doc.plan;
+    let housekeeping = rtsoak::plan::housekeeping_cpus(
+        &plan.noise_cpus,
+        [plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
+    );
+    let said = doc
+        .caveats
+        .iter()
+        .any(|c| c.starts_with("spikes not explained: every CPU is an RT CPU"));
+    if housekeeping.is_empty() {
+        assert!(!plan.explain && said, "{:?}", doc.caveats);
+        assert_eq!(doc.runs[0].explanation, None);
+    } else {
+        assert!(plan.explain && !said, "{:?}", doc.caveats);
+        assert!(doc.runs[0].explanation.is_some());
+    }
 }

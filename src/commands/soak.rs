@@ -248,12 +248,10 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
 
 /// Keep the coordinator (and its progress display) off the RT CPUs where the layout allows.
 fn place_coordinator(plan: &RunPlan) {
-    let housekeeping: Vec<usize> = plan
-        .noise_cpus
-        .iter()
-        .copied()
-        .filter(|cpu| *cpu != plan.rt.publisher_cpu && *cpu != plan.rt.subscriber_cpu)
-        .collect();
+    let housekeeping = crate::plan::housekeeping_cpus(
+        &plan.noise_cpus,
+        [plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
+    );
     if !housekeeping.is_empty() {
         let _ = crate::sys::sched::pin_to(&housekeeping);
     }

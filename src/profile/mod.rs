@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::FutexWake;
+use crate::plan::{Explain, FutexWake};
 
 use crate::record::{Policy, RingSetup};
 
@@ -92,8 +92,9 @@ pub struct RunSection {
     /// Capacity of each over-threshold sample list.
     pub outliers_max: u32,
     /// Explain every kept send-call and delivery spike from a kernel trace of the run (needs
-    /// root and tracefs; without them the result says the spikes are unexplained).
-    pub explain: bool,
+    /// root and tracefs; without them the result says the spikes are unexplained): `auto` (where
+    /// the coordinator has a CPU outside the RT pair), `on` or `off`.
+    pub explain: Explain,
 }
 
 impl Default for RunSection {
@@ -108,7 +109,7 @@ impl Default for RunSection {
             interval_s: 10,
             delivery_timeout_ms: 1000,
             outliers_max: 1000,
-            explain: true,
+            explain: Explain::Auto,
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct Overrides {
     /// A quiet baseline: no noise, whatever the profile says.
     #[arg(long)]
     pub no_noise: bool,
+    /// Trace the run to explain its spikes even where the trace reader must share the RT CPUs
+    /// (which delays their wakeups), whatever the profile says.
+    #[arg(long, conflicts_with = "no_explain")]
+    pub explain: bool,
     /// Do not trace the run to explain its spikes, whatever the profile says.
     #[arg(long)]
     pub no_explain: bool,

@@ -5,7 +5,7 @@
 //! Owns: the allowed range of every key, overrides winning over the profile, and the plan
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
-use crate::plan::{RtPlan, RunPlan};
+use crate::plan::{Explain, RtPlan, RunPlan};
 
 use crate::record::Policy;
 
@@ -201,6 +201,13 @@ pub fn resolve(
         &mut layout_notes,
     )?;
 
+    let explain = explain(
+        run.explain,
+        ov,
+        crate::plan::housekeeping_cpus(&noise_cpus, [publisher_cpu, subscriber_cpu]).is_empty(),
+        &mut layout_notes,
+    );
+
     let verdict = super::verdict::resolve_limits(&profile.verdict)?;
 
     Ok(RunPlan {
@@ -232,7 +239,7 @@ pub fn resolve(
         noise,
         abi: profile.abi,
         break_on_ns: ov.break_on_ns,
-        explain: run.explain && !ov.no_explain,
+        explain,
         break_on_continue: ov.break_on_continue,
         inject_fault: ov.inject_fault,
         layout_notes,
@@ -319,6 +326,30 @@ fn priority(
             format!("{p}{suffix}"),
             format!("0 or no value for policy `{name}`, which takes no priority"),
         )),
+    }
+}
+
+/// Whether the run traces itself: the flags win, then the profile; `auto` only where the
+/// coordinator has a CPU outside the RT pair (a note says why not, otherwise).
+fn explain(
+    profile: Explain,
+    ov: &Overrides,
+    no_housekeeping_cpu: bool,
+    notes: &mut Vec<String>,
+) -> bool {
+    match (ov.explain, ov.no_explain, profile) {
+        (true, _, _) => true,
+        (_, true, _) | (_, _, Explain::Off) => false,
+        (_, _, Explain::On) => true,
+        (_, _, Explain::Auto) if no_housekeeping_cpu => {
+            notes.push(
+                "spikes not explained: every CPU is an RT CPU, and the explainer's trace reader \
+                 there would delay the RT wakeups it explains (`--explain` runs it anyway)"
+                    .to_string(),
+            );
+            false
+        }
+        (_, _, Explain::Auto) => true,
     }
 }
 

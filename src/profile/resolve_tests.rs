@@ -55,7 +55,9 @@ fn every_auto_layout_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair
         // default keeps FIFO bursts off the RT CPUs (so none run here); ci puts them there.
         for note in &plan.layout_notes[1..] {
             assert!(
-                note.contains("no FIFO bursts") || note.contains("bursts also run on the RT pair"),
+                note.contains("no FIFO bursts")
+                    || note.contains("bursts also run on the RT pair")
+                    || note.starts_with("spikes not explained: every CPU is an RT CPU"),
                 "{note}"
             );
         }
@@ -387,6 +389,7 @@ fn overrides_win_over_profile_values() {
         futex_wake: Some(FutexWake::IoUring),
         no_cpu_dma_latency: true,
         no_noise: true,
+        explain: false,
         no_explain: true,
         break_on_ns: Some(200_000),
         break_on_continue: true,
@@ -579,4 +582,40 @@ fn no_accepted_plan_can_fill_a_32_bit_bucket_in_one_interval() {
             "{past}"
         );
     }
+}
+
+#[test]
+fn the_explainer_runs_by_default_only_where_the_coordinator_has_a_cpu_of_its_own() {
+    let note = |plan: &RunPlan| {
+        plan.layout_notes
+            .iter()
+            .any(|n| n.starts_with("spikes not explained: every CPU is an RT CPU"))
+    };
+    let default = Overrides::default();
+    let plan = resolve_text("", &default, &jetson()).unwrap();
+    assert!(plan.explain && !note(&plan), "housekeeping CPUs: on");
+    let plan = resolve_text("", &default, &two_cpus()).unwrap();
+    assert!(
+        !plan.explain && note(&plan),
+        "every CPU an RT CPU: off, and said"
+    );
+    let forced = Overrides {
+        explain: true,
+        ..Overrides::default()
+    };
+    let plan = resolve_text("", &forced, &two_cpus()).unwrap();
+    assert!(plan.explain && !note(&plan), "--explain runs it anyway");
+    let plan = resolve_text("[run]\nexplain = \"on\"\n", &default, &two_cpus()).unwrap();
+    assert!(plan.explain);
+    let plan = resolve_text("[run]\nexplain = \"off\"\n", &default, &jetson()).unwrap();
+    assert!(!plan.explain && !note(&plan));
+    let off = Overrides {
+        no_explain: true,
+        ..Overrides::default()
+    };
+    assert!(!resolve_text("", &off, &jetson()).unwrap().explain);
+    assert!(
+        parse("test", "[run]\nexplain = true\n").is_err(),
+        "auto, on or off"
+    );
 }
