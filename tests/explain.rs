@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{as_ordinary_user, is_root, load, rtsoak, serial, skip};
+use common::{as_ordinary_user, is_root, load, rtsoak, saved_run, serial, skip};
 use rtsoak::result::RunStatus;
 use rtsoak::result::explain::Why;
 
@@ -45,24 +45,17 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
     if !is_root() {
         return skip("tracing needs root");
     }
-    let dir = tempfile::tempdir().unwrap();
-    rtsoak()
-        .args([
-            "compare",
-            "-q",
-            "--profile",
-            "ci",
-            "--explain",
-            "-t",
-            "futex,eventfd",
-            "--duration",
-            "3s",
-            "-o",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success();
-    let doc = load(dir.path());
+    let (_dir, doc) = saved_run(&[
+        "compare",
+        "-q",
+        "--profile",
+        "ci",
+        "--explain",
+        "-t",
+        "futex,eventfd",
+        "--duration",
+        "3s",
+    ]);
     for run in &doc.runs {
         let who = &run.transport;
         assert_eq!(run.status, RunStatus::Completed, "{who}");
@@ -176,13 +169,7 @@ fn explain_check_refuses_cpus_it_cannot_use_and_an_ordinary_user_is_told_what_it
 #[test]
 fn by_default_the_explainer_runs_only_where_its_reader_has_a_cpu_outside_the_rt_pair() {
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    rtsoak()
-        .args(["run", "-q", "-t", "futex", "--duration", "1s", "-o"])
-        .arg(dir.path())
-        .assert()
-        .success();
-    let doc = load(dir.path());
+    let (_dir, doc) = saved_run(&["run", "-q", "-t", "futex", "--duration", "1s"]);
     let plan = &doc.plan;
     let housekeeping = rtsoak::plan::housekeeping_cpus(
         &plan.noise_cpus,

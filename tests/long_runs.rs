@@ -4,31 +4,24 @@
 
 mod common;
 
-use common::{load, rtsoak};
+use common::saved_run;
 
 fn peak_rss_bytes(duration: &str) -> (Vec<u64>, u64, usize) {
-    let dir = tempfile::tempdir().unwrap();
-    rtsoak()
-        .args([
-            "run",
-            "-q",
-            "--transport",
-            "futex",
-            "--profile",
-            "ci",
-            "--no-noise",
-            "--period",
-            "50us",
-            "--interval",
-            "1s",
-            "--duration",
-            duration,
-            "-o",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success();
-    let doc = load(dir.path());
+    let (dir, doc) = saved_run(&[
+        "run",
+        "-q",
+        "--transport",
+        "futex",
+        "--profile",
+        "ci",
+        "--no-noise",
+        "--period",
+        "50us",
+        "--interval",
+        "1s",
+        "--duration",
+        duration,
+    ]);
     let run = &doc.runs[0];
     let size = std::fs::metadata(dir.path().join("result.json"))
         .unwrap()

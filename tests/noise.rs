@@ -9,7 +9,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip};
+use common::{
+    as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, saved_run, serial, skip,
+};
 use rtsoak::result::noise_setup::Obtained;
 use rtsoak::result::{NoiseKind, ResultDoc, RunResult, RunStatus};
 
@@ -72,23 +74,16 @@ fn assert_the_asks_are_on_record(doc: &ResultDoc, run: &RunResult) {
 #[test]
 fn every_noise_kind_runs_and_reports_what_it_did() {
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    rtsoak()
-        .args([
-            "compare",
-            "-q",
-            "--profile",
-            "ci",
-            "-t",
-            "signalfd,futex",
-            "--duration",
-            "3s",
-            "-o",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success();
-    let doc = load(dir.path());
+    let (dir, doc) = saved_run(&[
+        "compare",
+        "-q",
+        "--profile",
+        "ci",
+        "-t",
+        "signalfd,futex",
+        "--duration",
+        "3s",
+    ]);
     for run in &doc.runs {
         let noise = &run.noise;
         let who = &run.transport;
@@ -285,24 +280,17 @@ fn an_ordinary_users_bursts_and_queue_noise_without_fifo_are_recorded_caveated_a
 #[test]
 fn no_noise_is_a_quiet_baseline() {
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    rtsoak()
-        .args([
-            "run",
-            "-q",
-            "--profile",
-            "ci",
-            "-t",
-            "eventfd",
-            "--duration",
-            "1s",
-            "--no-noise",
-            "-o",
-        ])
-        .arg(dir.path())
-        .assert()
-        .success();
-    let doc = load(dir.path());
+    let (_dir, doc) = saved_run(&[
+        "run",
+        "-q",
+        "--profile",
+        "ci",
+        "-t",
+        "eventfd",
+        "--duration",
+        "1s",
+        "--no-noise",
+    ]);
     let run = &doc.runs[0];
     assert!(!doc.plan.noise.enabled);
     assert!(!run.noise.enabled && !run.noise.ran());

@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, serial, skip,
+    alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, saved_run, serial,
+    skip,
 };
 use rtsoak::record::Role;
 use rtsoak::result::{ResultDoc, RunStatus};
@@ -35,13 +36,7 @@ fn series_count(doc: &ResultDoc, run: usize, name: &str) -> u64 {
 #[test]
 fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
     let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    rtsoak()
-        .args(["compare", "-q", "--profile", "ci", "--duration", "2s", "-o"])
-        .arg(dir.path())
-        .assert()
-        .success();
-    let doc = load(dir.path());
+    let (_dir, doc) = saved_run(&["compare", "-q", "--profile", "ci", "--duration", "2s"]);
     // Unsupported transports are recorded first, then the others run in registry order.
     let mut names: Vec<&str> = doc.runs.iter().map(|r| r.transport.as_str()).collect();
     names.sort_unstable();
@@ -219,25 +214,18 @@ fn a_quiet_run_misses_almost_no_period() {
 fn worker_memory_does_not_grow_with_run_length() {
     let _serial = serial();
     let peak = |duration: &str| {
-        let dir = tempfile::tempdir().unwrap();
-        rtsoak()
-            .args([
-                "run",
-                "-q",
-                "-t",
-                "msg-ring",
-                "--profile",
-                "ci",
-                "--interval",
-                "1s",
-                "--duration",
-                duration,
-                "-o",
-            ])
-            .arg(dir.path())
-            .assert()
-            .success();
-        let doc = load(dir.path());
+        let (_dir, doc) = saved_run(&[
+            "run",
+            "-q",
+            "-t",
+            "msg-ring",
+            "--profile",
+            "ci",
+            "--interval",
+            "1s",
+            "--duration",
+            duration,
+        ]);
         doc.runs[0]
             .workers
             .iter()

@@ -22,6 +22,20 @@ pub fn load(dir: &Path) -> ResultDoc {
     rtsoak::result::store::load(dir).expect("the result directory holds a valid result")
 }
 
+/// Run rtsoak with `args` and `-o` a new temporary directory, require it to succeed, and load
+/// the result it saved. The directory lives as long as the returned guard.
+pub fn saved_run(args: &[&str]) -> (tempfile::TempDir, ResultDoc) {
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args(args)
+        .arg("-o")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let doc = load(dir.path());
+    (dir, doc)
+}
+
 /// True when running as root (CI does).
 pub fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
