@@ -118,18 +118,7 @@ mod tests {
             }
         }
         assert!(start_time.is_some());
-        let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
-        for run in &doc.runs {
-            for name in REPORTED_SERIES {
-                if let Some(series) = run.series.get(name) {
-                    expected
-                        .entry(format!("{}/{name}", run.transport))
-                        .or_insert_with(new_histogram)
-                        .add(decode_histogram(&series.histogram).unwrap())
-                        .unwrap();
-                }
-            }
-        }
+        let expected = crate::testing::python_check::histograms_by_tag(&doc);
         assert_eq!(
             per_tag.keys().collect::<Vec<_>>(),
             expected.keys().collect::<Vec<_>>()

@@ -61,25 +61,31 @@ while True:
 print(json.dumps(tags))
 "#;
 
+/// What an HdrHistogram log of `doc` must hold per tag (`transport/series`): each reported
+/// series' histogram, added over the transport's runs.
+pub fn histograms_by_tag(doc: &ResultDoc) -> BTreeMap<String, hdrhistogram::Histogram<u64>> {
+    let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+    for run in &doc.runs {
+        for name in crate::export::REPORTED_SERIES {
+            if let Some(series) = run.series.get(name) {
+                expected
+                    .entry(format!("{}/{name}", run.transport))
+                    .or_insert_with(new_histogram)
+                    .add(decode_histogram(&series.histogram).unwrap())
+                    .unwrap();
+            }
+        }
+    }
+    expected
+}
+
 /// The Python `hdrh` log reader sees every tag of `log` with the counts and max of `doc`'s runs.
 pub fn hdr_log(doc: &ResultDoc, log: &str) {
     let Some(out) = python("hdrh", HDR_SCRIPT, log) else {
         return;
     };
     let decoded: BTreeMap<String, (u64, u64)> = serde_json::from_str(&out).unwrap();
-    let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
-    for run in &doc.runs {
-        for (name, series) in &run.series {
-            if !crate::export::REPORTED_SERIES.contains(&name.as_str()) {
-                continue;
-            }
-            expected
-                .entry(format!("{}/{name}", run.transport))
-                .or_insert_with(new_histogram)
-                .add(decode_histogram(&series.histogram).unwrap())
-                .unwrap();
-        }
-    }
+    let expected = histograms_by_tag(doc);
     assert_eq!(
         decoded.keys().collect::<Vec<_>>(),
         expected.keys().collect::<Vec<_>>()
