@@ -3,14 +3,16 @@
 
 Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] [--arch x86_64|aarch64] DIR
 
-DIR holds probe.json, probe.exit, result.json (an `rtsoak compare`), compare.exit and
-payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
+DIR holds probe.json, probe.exit, result.json (an `rtsoak compare`), compare.exit,
+explain_check.txt and explain_check.exit (`rtsoak explain-check`) and payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
 futex is reported unsupported for lack of IORING_OP_FUTEX_WAIT and skipped, the others run
 (Debian 12, 6.1 RT). On every kernel no RT worker may have had an io-wq worker thread while
 measuring (`hygiene.io_wq_workers` recorded and 0), and the signalfd and eventfd subscribers
 record the wait their trial read chose (`read` or `poll+read`; either is right, what matters is
 that no io-wq thread served it). Behaviour only: latencies under emulation mean nothing and are
-never checked. Prints one line per check, then which wait each subscriber chose; exits 1 if
+never checked, but the spike explainer must name the staged inversion of `explain-check` in every
+round and explain at least EXPLAINED_MIN_PERCENT of the compare's kept spikes (emulation makes
+them plentiful); the share is reported per transport. Prints one line per check, then which wait each subscriber chose; exits 1 if
 any check failed. Python 3 standard library only.
 """
 
@@ -41,6 +43,10 @@ TRANSPORT_FAILURES = ["wake_errors", "cqe_errors", "fallback_deliveries", "wakes
 OWN_WAKE = {"futex": "covering", "msg-ring": "exact", "eventfd": "exact", "signalfd": "exact",
             "eventfd-multishot": "exact", "futex-syscall": "none"}
 WAITS = ["read", "poll+read"]
+# Of the compare's kept send-call and delivery spikes, the share the explainer must explain.
+EXPLAINED_MIN_PERCENT = 90.0
+# What `rtsoak explain-check` prints when every staged round was named correctly.
+EXPLAIN_CHECK_PASS = "PASS: 3 of 3 rounds explained correctly"
 
 
 class Checker:
@@ -81,9 +87,52 @@ def expected_supported(expect):
 
 
 def check_exits(directory, c):
-    for name in ["payload", "probe", "compare"]:
+    for name in ["payload", "probe", "explain_check", "compare"]:
         code = read_exit(directory / f"{name}.exit")
         c.check(code == 0, f"{name} exited 0 inside the VM", f"exit status {code}")
+
+
+def check_explain_check(directory, c):
+    try:
+        text = (directory / "explain_check.txt").read_text()
+    except OSError as error:
+        c.check(False, "explain-check printed its rounds", str(error))
+        return
+    for line in text.splitlines():
+        if line.startswith("round ") or line.startswith(("PASS", "FAIL")):
+            print(f"    | {line}")
+    c.check(EXPLAIN_CHECK_PASS in text, "explain-check named the PI futex, the holder, its boost "
+            "and the burst in every round", text.strip().splitlines()[-1] if text.strip() else "")
+
+
+def explained_share(runs):
+    """Per transport and over all: (explained, kept) of the send-call and delivery spikes."""
+    shares = {}
+    for run in runs:
+        blame = (run.get("explanation") or {}).get("series", {})
+        kept = sum(blame.get(s, {}).get("kept", 0) for s in ["send_call", "delivery"])
+        explained = sum(blame.get(s, {}).get("explained", 0) for s in ["send_call", "delivery"])
+        shares[run.get("transport")] = (explained, kept)
+    total = tuple(sum(pair[i] for pair in shares.values()) for i in (0, 1))
+    return shares, total
+
+
+def check_explanations(runs, c):
+    completed = [run for run in runs if run.get("status") == "completed"]
+    for run in completed:
+        explanation = run.get("explanation")
+        tracing = (explanation or {}).get("tracing", {})
+        c.check(explanation is not None and not tracing.get("unavailable"),
+                f"{run.get('transport')}: the run was traced and explained",
+                str(tracing.get("unavailable")) if explanation else "no explanation")
+    shares, (explained, kept) = explained_share(completed)
+    for name, (e, k) in shares.items():
+        share = 100.0 * e / k if k else 100.0
+        print(f"    explained: {name}: {e} of {k} kept spikes ({share:.1f}%)")
+    share = 100.0 * explained / kept if kept else 0.0
+    c.check(kept > 0 and share >= EXPLAINED_MIN_PERCENT,
+            f"the explainer explained {share:.1f}% of {kept} kept spikes "
+            f"(at least {EXPLAINED_MIN_PERCENT:.0f}%)", f"{explained} of {kept}")
 
 
 def check_probe(probe, expect, c):
@@ -280,6 +329,7 @@ def check_result(result, expect, c, arch="x86_64"):
         if "rt" in plan:
             check_rt_workers(run, plan, c)
     check_noise(list(runs.values()), c)
+    check_explanations(list(runs.values()), c)
     check_load_generators([run for run in runs.values() if run.get("status") == "completed"], c)
     for line in describe_waits(runs):
         print(line)
@@ -298,6 +348,7 @@ def main():
     c = Checker(args.kernel or str(args.directory))
     print(f"checks for {c.label} (expect {args.expect}):")
     check_exits(args.directory, c)
+    check_explain_check(args.directory, c)
     probe = read_json(args.directory / "probe.json", c)
     if probe is not None:
         check_probe_document(probe, args.expect, args.arch, c)

@@ -46,6 +46,9 @@ def run(transport):
                     worker("publisher", 4)],
         "noise": noise(),
         "cpu_busy_percent": {"0": 80.0, "1": 78.5, "2": 1.0, "3": 0.5, "4": 3.0, "5": 2.5},
+        "explanation": {"tracing": {"events_missing": [], "events_lost": 0},
+                        "series": {"send_call": {"kept": 40, "explained": 38},
+                                   "delivery": {"kept": 60, "explained": 57}}},
     }
 
 
@@ -84,10 +87,16 @@ def probe_document(result):
             "support": copy.deepcopy(result["support"])}
 
 
-def write_vm_directory(directory, result, probe, compare_exit=0):
+EXPLAIN_CHECK_TEXT = "round 1: ...: right\n" + check_rt_vm.EXPLAIN_CHECK_PASS + "\n"
+
+
+def write_vm_directory(directory, result, probe, compare_exit=0, explain_check=None):
     (directory / "result.json").write_text(json.dumps(result))
     (directory / "probe.json").write_text(json.dumps(probe))
-    for step, code in [("payload", 0), ("probe", 0), ("compare", compare_exit)]:
+    (directory / "explain_check.txt").write_text(explain_check or EXPLAIN_CHECK_TEXT)
+    explain_exit = 0 if explain_check is None else 1
+    for step, code in [("payload", 0), ("probe", 0), ("compare", compare_exit),
+                       ("explain_check", explain_exit)]:
         (directory / f"{step}.exit").write_text(f"{code}\n")
 
 
@@ -248,6 +257,28 @@ class CheckRtVm(unittest.TestCase):
         self.subscriber(result, "signalfd")["setup"]["wait"] = None
         self.subscriber(result, "eventfd")["setup"]["wait"] = "io-wq"
         self.assertEqual(failures(result), 2)
+
+    def test_an_explained_share_under_90_percent_fails(self):
+        result = good_result("all")
+        result["runs"][1]["explanation"]["series"]["delivery"]["explained"] = 0
+        self.assertGreater(failures(result), 0)
+
+    def test_a_run_that_could_not_be_traced_fails(self):
+        result = good_result("all")
+        result["runs"][2]["explanation"]["tracing"]["unavailable"] = "tracefs is not mounted"
+        self.assertGreater(failures(result), 0)
+
+    def test_a_run_without_an_explanation_fails(self):
+        result = good_result("all")
+        del result["runs"][3]["explanation"]
+        self.assertGreater(failures(result), 0)
+
+    def test_an_explain_check_that_misnamed_a_round_fails(self):
+        result = good_result("all")
+        with tempfile.TemporaryDirectory() as directory:
+            write_vm_directory(Path(directory), result, probe_document(result),
+                               explain_check="round 1: ...: WRONG: holder\nFAIL: 2 of 3\n")
+            self.assertEqual(run_main(Path(directory)), 1)
 
     def test_the_chosen_waits_are_reported(self):
         result = good_result("all")

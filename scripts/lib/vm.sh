@@ -272,7 +272,7 @@ vm_module_order() {
 
 # vm_make_initramfs OUT ARCH PAYLOAD FILE...: pack OUT (a gzip cpio) holding busybox
 # (VM_BUSYBOX), the 9p modules of VM_KERNEL_MODULES, a generic /init, the payload script and
-# FILE... (copied to /payload/). The init mounts proc, sys, devtmpfs, debugfs, a tmpfs on /tmp
+# FILE... (copied to /payload/). The init mounts proc, sys, devtmpfs, debugfs, tracefs, a tmpfs on /tmp
 # and the host's 9p share "out" on /out, runs `/payload/run` with its output on the console, and
 # powers off. The payload's exit status is written to /out/payload.exit.
 vm_make_initramfs() {
@@ -302,6 +302,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t tmpfs tmp /tmp
 # Loopback up, as on any booted system (rtsoak's network load streams over 127.0.0.1).
 ip link set lo up || echo "VM-INIT: cannot bring up lo"
