@@ -39,9 +39,25 @@ pub enum Explain {
     Off,
 }
 
-/// The CPUs that are neither RT CPU among `noise_cpus`: where the coordinator (and the spike
-/// explainer's trace reader) runs, off the RT pair. Empty when every CPU is an RT CPU.
-pub fn housekeeping_cpus(noise_cpus: &[usize], rt_cpus: [usize; 2]) -> Vec<usize> {
+/// Where the coordinator (and the spike explainer's trace reader) runs, off the RT pair: the
+/// online CPUs that are neither isolated, an RT CPU nor a noise CPU, so it disturbs neither; if
+/// there are none, the noise CPUs that are not RT CPUs. Empty when every CPU is an RT CPU.
+pub fn housekeeping_cpus(
+    online: &[usize],
+    isolated: &[usize],
+    noise_cpus: &[usize],
+    rt_cpus: [usize; 2],
+) -> Vec<usize> {
+    let spare: Vec<usize> = online
+        .iter()
+        .copied()
+        .filter(|cpu| {
+            !isolated.contains(cpu) && !rt_cpus.contains(cpu) && !noise_cpus.contains(cpu)
+        })
+        .collect();
+    if !spare.is_empty() {
+        return spare;
+    }
     noise_cpus
         .iter()
         .copied()
@@ -91,8 +107,12 @@ pub struct RunPlan {
     pub outliers_max: u32,
     /// The real-time pair.
     pub rt: RtPlan,
-    /// CPUs for noise (later issues) and for the coordinator.
+    /// CPUs for noise.
     pub noise_cpus: Vec<usize>,
+    /// CPUs for the coordinator and the explainer's trace reader ([`housekeeping_cpus`]);
+    /// empty: it runs wherever the scheduler puts it. Absent in older results.
+    #[serde(default)]
+    pub housekeeping_cpus: Vec<usize>,
     /// Subscriber ring setup flags as requested.
     pub ring_setup: RingSetup,
     /// When a comparison runs several ring setups: all of them, in order (each transport runs
@@ -113,6 +133,10 @@ pub struct RunPlan {
     /// the coordinator has a CPU outside the RT pair; `--explain`, `--no-explain`).
     #[serde(default)]
     pub explain: bool,
+    /// `--keep-trace`: keep the explainer's trace of each run in the result directory. A flag
+    /// only, not a profile key.
+    #[serde(default)]
+    pub keep_trace: bool,
     /// `--break-on-continue`: carry on after the break.
     #[serde(default)]
     pub break_on_continue: bool,
@@ -344,5 +368,26 @@ impl From<SetupFlags> for RingSetup {
             SetupFlags::CoopTaskrun => RingSetup::CoopTaskrun,
             SetupFlags::None => RingSetup::None,
         }
+    }
+}
+
+#[cfg(test)]
+mod housekeeping_tests {
+    use super::housekeeping_cpus;
+
+    #[test]
+    fn the_coordinator_takes_cpus_nobody_else_uses_else_the_noise_cpus_off_the_rt_pair() {
+        let all: Vec<usize> = (0..6).collect();
+        // The PREEMPT_RT VM: RT pair on the isolated 4-5, noise on 0-1, 2-3 free.
+        assert_eq!(housekeeping_cpus(&all, &[4, 5], &[0, 1], [4, 5]), [2, 3]);
+        // The board: noise on every CPU but the RT pair.
+        assert_eq!(
+            housekeeping_cpus(&all, &[4, 5], &[0, 1, 2, 3], [4, 5]),
+            [0, 1, 2, 3]
+        );
+        // An isolated CPU outside the layout is left to whoever isolated it.
+        assert_eq!(housekeeping_cpus(&all, &[3, 4, 5], &[0, 1], [4, 5]), [2]);
+        // Two CPUs, both RT CPUs: nowhere.
+        assert!(housekeeping_cpus(&[0, 1], &[], &[0, 1], [0, 1]).is_empty());
     }
 }

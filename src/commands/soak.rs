@@ -246,14 +246,11 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// Keep the coordinator (and its progress display) off the RT CPUs where the layout allows.
+/// Keep the coordinator (its progress display and the explainer's trace reader) off the RT
+/// CPUs, and off the noise where the layout allows (`plan.housekeeping_cpus`).
 fn place_coordinator(plan: &RunPlan) {
-    let housekeeping = crate::plan::housekeeping_cpus(
-        &plan.noise_cpus,
-        [plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
-    );
-    if !housekeeping.is_empty() {
-        let _ = crate::sys::sched::pin_to(&housekeeping);
+    if !plan.housekeeping_cpus.is_empty() {
+        let _ = crate::sys::sched::pin_to(&plan.housekeeping_cpus);
     }
 }
 

@@ -61,6 +61,10 @@ pub struct Overrides {
     /// Do not trace the run to explain its spikes, whatever the profile says.
     #[arg(long)]
     pub no_explain: bool,
+    /// Keep the explainer's whole trace of each run in the result directory
+    /// (`trace-TRANSPORT-SETUP-N.txt`, named in the result), to read it by hand.
+    #[arg(long, conflicts_with = "no_explain")]
+    pub keep_trace: bool,
     /// Write a marker into the ftrace buffer and stop tracing when a send call or delivery
     /// takes longer than this (microseconds, or with a unit: `200us`), then stop the run.
     #[arg(long = "break-on", value_parser = parse_break_on_ns, value_name = "US")]

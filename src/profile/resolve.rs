@@ -201,10 +201,16 @@ pub fn resolve(
         &mut layout_notes,
     )?;
 
+    let housekeeping_cpus = crate::plan::housekeeping_cpus(
+        &topology.online,
+        &topology.isolated,
+        &noise_cpus,
+        [publisher_cpu, subscriber_cpu],
+    );
     let explain = explain(
         run.explain,
         ov,
-        crate::plan::housekeeping_cpus(&noise_cpus, [publisher_cpu, subscriber_cpu]).is_empty(),
+        housekeeping_cpus.is_empty(),
         &mut layout_notes,
     );
 
@@ -229,6 +235,7 @@ pub fn resolve(
             subscriber_priority,
         },
         noise_cpus,
+        housekeeping_cpus,
         ring_setup: ring_setups[0],
         ring_setup_variants: if ring_setups.len() > 1 {
             ring_setups
@@ -241,6 +248,7 @@ pub fn resolve(
         break_on_ns: ov.break_on_ns,
         explain,
         break_on_continue: ov.break_on_continue,
+        keep_trace: ov.keep_trace && explain,
         inject_fault: ov.inject_fault,
         layout_notes,
         hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,

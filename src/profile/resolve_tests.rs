@@ -391,6 +391,7 @@ fn overrides_win_over_profile_values() {
         no_noise: true,
         explain: false,
         no_explain: true,
+        keep_trace: false,
         break_on_ns: Some(200_000),
         break_on_continue: true,
         inject_fault: Some(crate::plan::Fault::RtWakeLost),
@@ -611,6 +612,7 @@ fn the_explainer_runs_by_default_only_where_the_coordinator_has_a_cpu_of_its_own
     assert!(!plan.explain && !note(&plan));
     let off = Overrides {
         no_explain: true,
+        keep_trace: false,
         ..Overrides::default()
     };
     assert!(!resolve_text("", &off, &jetson()).unwrap().explain);
