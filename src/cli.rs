@@ -109,6 +109,9 @@ pub enum Command {
         /// this process may use).
         #[arg(long, value_parser = parse_cpus)]
         cpus: Option<::std::vec::Vec<usize>>,
+        /// Also write every line of the trace it read into FILE, to check the verdicts by hand.
+        #[arg(long, value_name = "FILE")]
+        keep_trace: Option<PathBuf>,
     },
     /// Print the shell completion script for SHELL (bash, zsh, fish, ...); `scripts/install`
     /// installs them where each shell looks.

@@ -75,6 +75,10 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
                 blame.kept,
                 "{who} {name}"
             );
+            assert!(
+                blame.unexplained_on_cpu <= blame.unexplained,
+                "{who} {name}"
+            );
             assert_eq!(
                 blame.causes.iter().map(|c| c.count).sum::<u64>(),
                 blame.explained,
@@ -102,7 +106,7 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
                     chain.share_percent >= 50.0 && chain.blamed_us > 0,
                     "{who}: a cause covers at least half of its spike: {outlier:?}"
                 ),
-                Why::Unexplained { reason } => assert!(!reason.is_empty(), "{who}"),
+                Why::Unexplained { reason, .. } => assert!(!reason.is_empty(), "{who}"),
             }
         }
     }
@@ -171,10 +175,7 @@ fn by_default_the_explainer_runs_only_where_its_reader_has_a_cpu_outside_the_rt_
     let _serial = serial();
     let (_dir, doc) = saved_run(&["run", "-q", "-t", "futex", "--duration", "1s"]);
     let plan = &doc.plan;
-    let housekeeping = rtsoak::plan::housekeeping_cpus(
-        &plan.noise_cpus,
-        [plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
-    );
+    let housekeeping = &plan.housekeeping_cpus;
     let said = doc
         .caveats
         .iter()

@@ -5,7 +5,11 @@ use crate::exit::Outcome;
 use crate::explain::calibrate;
 use crate::result::explain::Why;
 
-pub fn explain_check(rounds: u32, cpus: Option<Vec<usize>>) -> anyhow::Result<Outcome> {
+pub fn explain_check(
+    rounds: u32,
+    cpus: Option<Vec<usize>>,
+    keep_trace: Option<std::path::PathBuf>,
+) -> anyhow::Result<Outcome> {
     let allowed = crate::sys::sched::affinity();
     let cpus = cpus.unwrap_or_else(|| allowed.clone());
     let [holder_cpu, waiter_cpu] = match cpus.as_slice() {
@@ -35,12 +39,20 @@ pub fn explain_check(rounds: u32, cpus: Option<Vec<usize>>) -> anyhow::Result<Ou
         calibrate::BURST_US,
         calibrate::RT_FIFO
     );
-    let done = calibrate::run(rounds, holder_cpu, waiter_cpu)?;
+    let calibration = calibrate::run(rounds, holder_cpu, waiter_cpu, keep_trace)?;
+    if calibration.restaged > 0 {
+        println!(
+            "{} attempts did not stage the inversion (the RT publisher asked after the burst, or \
+             waited mostly after it) and were staged again",
+            calibration.restaged
+        );
+    }
+    let done = calibration.rounds;
     let mut right = 0;
     for (i, round) in done.iter().enumerate() {
         let said = match &round.explained.why {
             Why::Explained(chain) => format!("{} for {} us", chain.cause(), chain.blamed_us),
-            Why::Unexplained { reason } => format!("unexplained: {reason}"),
+            Why::Unexplained { reason, .. } => format!("unexplained: {reason}"),
         };
         let verdict = if round.wrong.is_empty() {
             right += 1;

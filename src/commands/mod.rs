@@ -44,7 +44,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             command: crate::cli::BaselineCommand::Promote { result, to },
         } => diff::promote(&result, &to),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
-        Command::ExplainCheck { rounds, cpus } => explain_check::explain_check(rounds, cpus),
+        Command::ExplainCheck {
+            rounds,
+            cpus,
+            keep_trace,
+        } => explain_check::explain_check(rounds, cpus, keep_trace),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
     }

@@ -58,12 +58,20 @@ pub fn run_one(
     let region = SharedRegion::create().context("creating the shared region")?;
     let mut workers: Vec<Spawned> = Vec::new();
     let mut noise = NoiseManager::new(plan, transport, &region, scratch_dir);
-    let mut tracer = None;
+    let mut tracing = Tracing {
+        options: plan.explain.then(|| explain::Options {
+            min_wait_us: plan.threshold_ns / 2_000,
+            keep: plan
+                .keep_trace
+                .then(|| explain::trace_file(scratch_dir, transport, plan.ring_setup.name())),
+        }),
+        tracer: None,
+    };
     let outcome = drive(
         plan,
         transport,
         &region,
-        (&mut workers, &mut tracer),
+        (&mut workers, &mut tracing),
         &mut noise,
         stop,
         progress,
@@ -83,7 +91,7 @@ pub fn run_one(
             .map_or(0, |w| w.child.id() as i32)
     });
     // Every worker has exited: the trace holds all they did.
-    let trace = tracer.map(|started| started.map(Tracer::finish));
+    let trace = tracing.tracer.map(|started| started.map(Tracer::finish));
     let done = outcome.unwrap_or_else(|error| Driven {
         // A stop signal during setup interrupts the run; anything else failed it.
         status: if stop.is_set() {
@@ -178,6 +186,13 @@ fn fail_for_frame_problems(
     }
 }
 
+/// The spike explainer of one run: what to ask of it (none when it is off), then the tracer
+/// started once the RT tasks are known (or why it could not start).
+struct Tracing {
+    options: Option<explain::Options>,
+    tracer: Option<Result<Tracer, String>>,
+}
+
 /// How the supervised part of a run went.
 struct Driven {
     status: RunStatus,
@@ -193,7 +208,7 @@ fn drive(
     plan: &RunPlan,
     transport: &str,
     region: &SharedRegion,
-    (workers, tracer): (&mut Vec<Spawned>, &mut Option<Result<Tracer, String>>),
+    (workers, tracing): (&mut Vec<Spawned>, &mut Tracing),
     noise: &mut NoiseManager,
     stop: &StopFlag,
     progress: &mut Progress,
@@ -212,9 +227,9 @@ fn drive(
     }
     // Tracing starts with the RT tasks known (its filters name them), before the noise and
     // the first period.
-    if plan.explain {
+    if let Some(options) = tracing.options.take() {
         let pids: Vec<i32> = workers.iter().map(|w| w.child.id() as i32).collect();
-        *tracer = Some(Tracer::start(&pids));
+        tracing.tracer = Some(Tracer::start(&pids, options));
     }
     // Noise starts before the first period, so the warm-up already runs under it.
     noise.start().context("starting the noise")?;

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::episodes::Episode;
+use super::episodes::{Episode, Episodes};
 use super::event::Pid;
 use crate::result::explain::{CauseShare, Chain, ExplainedOutlier, SeriesBlame, Why};
 use crate::stats::Outlier;
@@ -28,15 +28,15 @@ pub struct Target<'a> {
     pub tasks: &'a [Pid],
 }
 
-/// Explain `target`'s outliers from `episodes` (in the order they ended). `measure_start_ns`
-/// turns an outlier's time into `CLOCK_MONOTONIC`.
+/// Explain `target`'s outliers from the trace's `episodes`. `measure_start_ns` turns an
+/// outlier's time into `CLOCK_MONOTONIC`.
 pub fn explain(
     target: &Target,
-    episodes: &[Episode],
+    episodes: &Episodes,
     measure_start_ns: u64,
-    losses: &[(u64, u64)],
 ) -> (SeriesBlame, Vec<ExplainedOutlier>) {
     let longest_us = episodes
+        .done
         .iter()
         .map(|e| e.end_us - e.start_us)
         .max()
@@ -45,13 +45,7 @@ pub fn explain(
     for outlier in target.outliers {
         let start_us = (measure_start_ns + outlier.at_ns) / 1_000;
         let end_us = (measure_start_ns + outlier.at_ns + outlier.value_ns).div_ceil(1_000);
-        let why = verdict(
-            target.tasks,
-            episodes,
-            longest_us,
-            (start_us, end_us),
-            losses,
-        );
+        let why = verdict(target.tasks, episodes, longest_us, (start_us, end_us));
         explained.push(ExplainedOutlier {
             series: target.series.to_string(),
             at_ns: outlier.at_ns,
@@ -64,14 +58,15 @@ pub fn explain(
 
 fn verdict(
     tasks: &[Pid],
-    episodes: &[Episode],
+    trace: &Episodes,
     longest_us: u64,
     (start_us, end_us): (u64, u64),
-    losses: &[(u64, u64)],
 ) -> Why {
     let length_us = end_us.saturating_sub(start_us).max(1);
+    let overlap = |start: u64, end: u64| end.min(end_us).saturating_sub(start.max(start_us));
     // Episodes are in end order: the first that can overlap ends at or after the start, and
     // none that starts after the end can end before `end + longest`.
+    let episodes = &trace.done;
     let first = episodes.partition_point(|e| e.end_us < start_us);
     let mut best: Option<(&Episode, u64)> = None;
     for episode in &episodes[first..] {
@@ -81,10 +76,7 @@ fn verdict(
         if !tasks.contains(&episode.task.pid) {
             continue;
         }
-        let overlap = episode
-            .end_us
-            .min(end_us)
-            .saturating_sub(episode.start_us.max(start_us));
+        let overlap = overlap(episode.start_us, episode.end_us);
         if overlap > best.map_or(0, |(_, o)| o) {
             best = Some((episode, overlap));
         }
@@ -100,7 +92,8 @@ fn verdict(
             }))
         }
         best => {
-            let near_loss = losses
+            let near_loss = trace
+                .losses
                 .iter()
                 .any(|&(at, _)| at + 1_000 >= start_us && at <= end_us + 1_000);
             let mut reason = match best {
@@ -119,24 +112,48 @@ fn verdict(
                 }
                 None => "no wait of the RT tasks in the trace during it".to_string(),
             };
+            // What the trace does show: an RT task on its CPU all along, with nothing else there.
+            let on_cpu = trace
+                .on_cpu
+                .iter()
+                .filter(|s| tasks.contains(&s.pid))
+                .map(|s| overlap(s.start_us, s.end_us))
+                .max()
+                .unwrap_or(0);
+            let on_cpu_percent =
+                (share(on_cpu) >= CAUSE_MIN_PERCENT).then(|| round1(share(on_cpu)));
+            if on_cpu_percent.is_some() {
+                reason += &format!(
+                    "; the RT task was on its CPU for {:.0}% of it and the trace shows nothing \
+                     holding it back there (time in the kernel path itself, or taken from the CPU \
+                     below the kernel: a hypervisor, firmware)",
+                    share(on_cpu)
+                );
+            }
             if near_loss {
                 reason += "; the kernel lost trace events around it";
             }
-            Why::Unexplained { reason }
+            Why::Unexplained {
+                reason,
+                on_cpu_percent,
+            }
         }
     }
 }
 
 fn summarise(target: &Target, explained: &[ExplainedOutlier]) -> SeriesBlame {
     let mut causes: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    let mut unexplained = 0;
+    let (mut unexplained, mut on_cpu) = (0, 0);
     for outlier in explained {
         match &outlier.why {
             Why::Explained(chain) => causes
                 .entry(chain.cause())
                 .or_default()
                 .push(chain.blamed_us),
-            Why::Unexplained { .. } => unexplained += 1,
+            Why::Unexplained { on_cpu_percent, .. } => {
+                unexplained += 1;
+                on_cpu += u64::from(on_cpu_percent.is_some());
+            }
         }
     }
     let kept = explained.len() as u64;
@@ -158,6 +175,7 @@ fn summarise(target: &Target, explained: &[ExplainedOutlier]) -> SeriesBlame {
         kept,
         explained: kept - unexplained,
         unexplained,
+        unexplained_on_cpu: on_cpu,
         causes,
     }
 }
@@ -169,6 +187,7 @@ fn round1(value: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explain::episodes::OnCpu;
     use crate::explain::role;
     use crate::result::explain::Wait;
 
@@ -213,19 +232,27 @@ mod tests {
             over_threshold: 5,
             tasks: &[1],
         };
-        let (blame, each) = explain(&target, &episodes, 1_000_000, &[(9_950, 12)]);
+        let on_cpu = vec![OnCpu {
+            pid: 1,
+            start_us: 9_990,
+            end_us: 10_200,
+        }];
+        let trace = Episodes::recorded(episodes.to_vec(), vec![(9_950, 12)], on_cpu);
+        let (blame, each) = explain(&target, &trace, 1_000_000);
         let Why::Explained(chain) = &each[0].why else {
             panic!("{:?}", each[0])
         };
         assert_eq!((chain.blamed_us, chain.share_percent), (150, 75.0));
         assert!(
-            matches!(&each[1].why, Why::Unexplained { reason } if reason.contains("covers 40%")),
+            matches!(&each[1].why, Why::Unexplained { reason, on_cpu_percent: None }
+                if reason.contains("covers 40%")),
             "{:?}",
             each[1]
         );
         assert!(
-            matches!(&each[2].why, Why::Unexplained { reason }
-                if reason.starts_with("no wait") && reason.contains("lost trace events")),
+            matches!(&each[2].why, Why::Unexplained { reason, on_cpu_percent: Some(p) }
+                if *p == 100.0 && reason.starts_with("no wait") && reason.contains("lost trace events")
+                    && reason.contains("on its CPU for 100% of it")),
             "{:?}",
             each[2]
         );
@@ -238,6 +265,7 @@ mod tests {
             ),
             (5, 3, 1, 2)
         );
+        assert_eq!(blame.unexplained_on_cpu, 1);
         assert_eq!(blame.causes.len(), 1);
         assert_eq!(
             blame.causes[0].cause,

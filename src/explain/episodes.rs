@@ -10,9 +10,13 @@
 //!   usually got there before the RT task blocked.
 //! - **preempted**: the RT task left its CPU still runnable, until it is back.
 //! - **waiting for CPU**: woken while its CPU ran another task, until it runs.
+//! - **idle wakeup**: woken while its CPU was idle, until it runs (the idle-state exit and the
+//!   wakeup IPI lie in between).
 //! - **blocked**: left its CPU in `D` without a lock event, until it runs; who woke it.
 //! - **interrupt / softirq**: a handler ran on its CPU while it was there.
 //!
+//! Only waits at least `min_us` long are kept: a cause must cover half of a spike over the
+//! threshold, so shorter ones can explain nothing (and there is one idle wakeup per period).
 //! Nothing here guesses: a wait the trace does not show is not recorded.
 
 use std::collections::HashMap;
@@ -21,11 +25,10 @@ use super::event::{Event, Pid, Record};
 use super::role;
 use crate::result::explain::{Holder, LockRef, TaskRef, Wait};
 
-/// Shortest interrupt worth recording, us (shorter ones cannot explain a spike of interest, and
-/// there are many).
-const MIN_IRQ_US: u64 = 2;
 /// Most episodes kept for one run; beyond it they are counted, not stored.
 const MAX_EPISODES: usize = 2_000_000;
+/// The kernel priority of a `SCHED_OTHER` task at nice 0.
+const NORMAL_PRIO: i32 = 120;
 
 /// The lock kind of a wait in `FUTEX_LOCK_PI` (and the other PI futex operations).
 pub const PI_FUTEX: &str = "PI futex (rt_mutex)";
@@ -43,8 +46,16 @@ pub struct Episode {
     pub wait: Wait,
 }
 
+/// An RT task on its CPU from `start_us` to `end_us` without a switch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnCpu {
+    pub pid: Pid,
+    pub start_us: u64,
+    pub end_us: u64,
+}
+
 /// What is known of any task from the trace so far.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct TaskState {
     comm: String,
     prio: i32,
@@ -52,6 +63,22 @@ struct TaskState {
     running: bool,
     /// Left its CPU runnable at this time (preempted), not yet back.
     preempted_since: Option<u64>,
+    /// On a CPU since this time.
+    running_since: Option<u64>,
+}
+
+impl Default for TaskState {
+    /// A task the trace has named but not yet scheduled: a normal priority until it says.
+    fn default() -> Self {
+        TaskState {
+            comm: String::new(),
+            prio: NORMAL_PRIO,
+            cpu: None,
+            running: false,
+            preempted_since: None,
+            running_since: None,
+        }
+    }
 }
 
 /// What runs on a CPU.
@@ -85,6 +112,9 @@ enum OpenKind {
     },
     WaitingForCpu {
         by: TaskRef,
+    },
+    IdleWakeup {
+        cpu: usize,
     },
     Blocked {
         woken_by: Option<TaskRef>,
@@ -134,6 +164,8 @@ impl OpenHolder {
 pub struct Episodes {
     /// The RT tasks whose waits are recorded.
     watched: Vec<Pid>,
+    /// Shortest wait kept, us.
+    min_us: u64,
     tasks: HashMap<Pid, TaskState>,
     cpus: HashMap<usize, CpuState>,
     open: HashMap<Pid, Open>,
@@ -146,14 +178,30 @@ pub struct Episodes {
     pub dropped: u64,
     /// Events the kernel buffer lost, and when (the time of the last event before).
     pub losses: Vec<(u64, u64)>,
+    /// Stretches an RT task ran on its CPU without leaving it, at least `min_us` long: what
+    /// an unexplained spike's reason can say the trace did show.
+    pub on_cpu: Vec<OnCpu>,
     last_us: u64,
 }
 
 impl Episodes {
-    /// Record the waits of the tasks `watched` (the RT publisher and subscriber).
-    pub fn new(watched: &[Pid]) -> Self {
+    /// Record the waits of the tasks `watched` (the RT publisher and subscriber) that last at
+    /// least `min_us`.
+    pub fn new(watched: &[Pid], min_us: u64) -> Self {
         Episodes {
             watched: watched.to_vec(),
+            min_us,
+            ..Default::default()
+        }
+    }
+
+    /// Episodes as a finished trace left them (tests of what reads them).
+    #[cfg(test)]
+    pub fn recorded(done: Vec<Episode>, losses: Vec<(u64, u64)>, on_cpu: Vec<OnCpu>) -> Self {
+        Episodes {
+            done,
+            losses,
+            on_cpu,
             ..Default::default()
         }
     }
@@ -171,6 +219,14 @@ impl Episodes {
         if !matches!(record.event, Event::StackFrame { .. }) {
             self.stack_for = None;
         }
+        // Some kernels (Debian's 6.1-rt) print the comm fields of filtered events empty; the
+        // line's own task name comes from the kernel's saved command lines and is always there.
+        if !record.comm.is_empty() && record.pid != 0 {
+            let state = self.tasks.entry(record.pid).or_default();
+            if state.comm != record.comm {
+                record.comm.clone_into(&mut state.comm);
+            }
+        }
         match &record.event {
             Event::Switch {
                 prev_pid,
@@ -182,9 +238,14 @@ impl Episodes {
                 next_comm,
                 next_prio,
             } => {
+                // `prev` is the task the line is about: its header names it when the field is empty.
                 let prev = Seen {
                     pid: *prev_pid,
-                    comm: prev_comm,
+                    comm: if prev_comm.is_empty() {
+                        &record.comm
+                    } else {
+                        prev_comm
+                    },
                     prio: *prev_prio,
                 };
                 let next = Seen {
@@ -264,7 +325,7 @@ impl Episodes {
     }
 
     fn task_ref(&self, pid: Pid, comm: &str) -> TaskRef {
-        let prio = self.tasks.get(&pid).map_or(120, |t| t.prio);
+        let prio = self.tasks.get(&pid).map_or(NORMAL_PRIO, |t| t.prio);
         role::task(pid, comm, prio)
     }
 
@@ -316,12 +377,25 @@ impl Episodes {
         state.cpu = Some(cpu);
         state.running = false;
         state.preempted_since = prev_runnable.then_some(now);
+        let ran_since = state.running_since.take();
+        if let Some(start_us) = ran_since
+            && now - start_us >= self.min_us
+            && self.watched.contains(&prev.pid)
+            && self.on_cpu.len() < MAX_EPISODES
+        {
+            self.on_cpu.push(OnCpu {
+                pid: prev.pid,
+                start_us,
+                end_us: now,
+            });
+        }
         let state = self.tasks.entry(next.pid).or_default();
         next.comm.clone_into(&mut state.comm);
         state.prio = next.prio;
         state.cpu = Some(cpu);
         state.running = true;
         state.preempted_since = None;
+        state.running_since = Some(now);
         self.cpu(cpu).current = next.pid;
 
         if self.is_watched(prev.pid) {
@@ -356,11 +430,14 @@ impl Episodes {
             }
             return;
         }
-        if let Some(by) = self.current_on(target_cpu)
-            && by.pid != 0
-            && by.pid != pid
-        {
-            self.open(pid, now, OpenKind::WaitingForCpu { by });
+        match self.cpus.get(&target_cpu).map(|c| c.current) {
+            Some(0) => self.open(pid, now, OpenKind::IdleWakeup { cpu: target_cpu }),
+            Some(current) if current != pid => {
+                if let Some(by) = self.current_on(target_cpu) {
+                    self.open(pid, now, OpenKind::WaitingForCpu { by });
+                }
+            }
+            _ => {}
         }
     }
 
@@ -373,10 +450,14 @@ impl Episodes {
         old_prio: i32,
         new_prio: i32,
     ) {
-        // The owner's priority as the trace now knows it.
+        // The owner's priority as the trace now knows it (and its name, where the event gave it).
         let state = self.tasks.entry(owner).or_default();
         state.prio = new_prio;
-        state.comm = comm.to_string();
+        if !comm.is_empty() {
+            comm.clone_into(&mut state.comm);
+        }
+        let comm = state.comm.clone();
+        let comm = comm.as_str();
         if !self.is_watched(waiter) || waiter == owner || new_prio >= old_prio {
             return;
         }
@@ -467,9 +548,6 @@ impl Episodes {
     }
 
     fn handler(&mut self, cpu: usize, start: u64, end: u64, wait: Wait) {
-        if end.saturating_sub(start) < MIN_IRQ_US {
-            return;
-        }
         let Some(current) = self.cpus.get(&cpu).map(|c| c.current) else {
             return;
         };
@@ -520,6 +598,7 @@ impl Episodes {
             },
             OpenKind::Preempted { by } => Wait::Preempted { by },
             OpenKind::WaitingForCpu { by } => Wait::WaitingForCpu { by },
+            OpenKind::IdleWakeup { cpu } => Wait::IdleWakeup { cpu },
             OpenKind::Blocked { woken_by } => Wait::Blocked { woken_by },
         };
         self.push(Episode {
@@ -531,6 +610,9 @@ impl Episodes {
     }
 
     fn push(&mut self, episode: Episode) {
+        if episode.end_us - episode.start_us < self.min_us {
+            return;
+        }
         if self.done.len() < MAX_EPISODES {
             self.done.push(episode);
         } else {
@@ -608,7 +690,7 @@ mod tests {
     use crate::result::explain::TaskRole;
 
     fn run(watched: &[Pid], lines: &[&str]) -> Episodes {
-        let mut episodes = Episodes::new(watched);
+        let mut episodes = Episodes::new(watched, 1);
         for line in lines {
             episodes.feed(&parse(line).unwrap_or_else(|| panic!("parses: {line}")));
         }
@@ -757,10 +839,71 @@ mod tests {
                 ),
                 (
                     210,
-                    "waiting in the kernel until woken by a kernel thread kworker/2:1 (normal)"
+                    "waiting in the kernel until woken by a kernel thread kworker/2 (normal)"
                         .to_string()
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_wakeup_onto_an_idle_cpu_is_a_wait_and_waits_shorter_than_the_minimum_are_dropped() {
+        let lines = [
+            "rtsoak-sub-10 [5] 4.000000: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
+             prev_prio=59 prev_state=S ==> next_comm=swapper/5 next_pid=0 next_prio=120",
+            "rtsoak-pub-9 [4] 4.000100: sched_waking: comm=rtsoak-sub pid=10 prio=59 \
+             target_cpu=005",
+            "<idle>-0 [5] 4.000400: sched_switch: prev_comm=swapper/5 prev_pid=0 \
+             prev_prio=120 prev_state=R ==> next_comm=rtsoak-sub next_pid=10 next_prio=59",
+            "rtsoak-sub-10 [5] 4.000500: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
+             prev_prio=59 prev_state=S ==> next_comm=swapper/5 next_pid=0 next_prio=120",
+            "rtsoak-pub-9 [4] 4.000600: sched_waking: comm=rtsoak-sub pid=10 prio=59 \
+             target_cpu=005",
+            "<idle>-0 [5] 4.000610: sched_switch: prev_comm=swapper/5 prev_pid=0 \
+             prev_prio=120 prev_state=R ==> next_comm=rtsoak-sub next_pid=10 next_prio=59",
+        ];
+        let mut episodes = Episodes::new(&[10], 50);
+        for line in lines {
+            episodes.feed(&parse(line).unwrap());
+        }
+        episodes.finish();
+        assert_eq!(
+            episodes.done.len(),
+            1,
+            "the 10 us wakeup is below the minimum"
+        );
+        let episode = &episodes.done[0];
+        assert_eq!((episode.start_us, episode.end_us), (4_000_100, 4_000_400));
+        assert_eq!(episode.wait, Wait::IdleWakeup { cpu: 5 });
+    }
+
+    #[test]
+    fn empty_comm_fields_as_debians_6_1_rt_prints_them_are_filled_from_the_line_header() {
+        let episodes = run(
+            &[300],
+            &[
+                "rtsoak-npub-200 [000] 1.000000: sched_switch: prev_comm= prev_pid=200 \
+                 prev_prio=89 prev_state=R+ ==> next_comm=rtsoak-burst next_pid=201 next_prio=49",
+                "rtsoak-pub-300 [001] 1.000510: sched_pi_setprio: comm= pid=200 oldprio=89 \
+                 newprio=59",
+                "rtsoak-pub-300 [001] 1.000520: sched_switch: prev_comm= prev_pid=300 \
+                 prev_prio=59 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
+                "rtsoak-burst-201 [000] 1.003000: sched_switch: prev_comm= prev_pid=201 \
+                 prev_prio=49 prev_state=S ==> next_comm=rtsoak-npub next_pid=200 next_prio=59",
+                "<idle>-0 [001] 1.003020: sched_switch: prev_comm= prev_pid=0 prev_prio=120 \
+                 prev_state=R ==> next_comm=rtsoak-pub next_pid=300 next_prio=59",
+            ],
+        );
+        let Wait::Lock {
+            holder: Some(holder),
+            ..
+        } = &episodes.done[0].wait
+        else {
+            panic!("{:?}", episodes.done)
+        };
+        assert_eq!(holder.task.role, TaskRole::NoisePublisher);
+        assert_eq!(episodes.done[0].task.role, TaskRole::RtPublisher);
+        let by = holder.preempted_by.as_ref().unwrap();
+        assert_eq!((by.pid, by.role), (201, TaskRole::Burst));
     }
 }

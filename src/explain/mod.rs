@@ -12,7 +12,9 @@
 
 #![forbid(unsafe_code)]
 
-use std::io::ErrorKind;
+use std::fs::File;
+use std::io::{BufWriter, ErrorKind, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -44,6 +46,9 @@ pub struct Read {
     pub episodes: Episodes,
     pub lines: u64,
     pub error: Option<String>,
+    /// The file every line was written to (`Options::keep`), when all of it was.
+    pub kept: Option<PathBuf>,
+    pub keep_error: Option<String>,
 }
 
 /// The finished trace: the RT tasks' waits and what the trace could see.
@@ -52,50 +57,36 @@ pub struct Trace {
     pub tracing: Tracing,
 }
 
+/// What the tracer is asked to do besides explaining.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Shortest wait worth keeping, us (half the threshold: a cause must cover half a spike).
+    pub min_wait_us: u64,
+    /// Also write every trace line read into this file (`--keep-trace`).
+    pub keep: Option<PathBuf>,
+}
+
 impl Tracer {
     /// Trace the RT tasks `watched` from now on. The error says why tracing is unavailable.
-    pub fn start(watched: &[Pid]) -> Result<Tracer, String> {
+    pub fn start(watched: &[Pid], options: Options) -> Result<Tracer, String> {
         let instance = tracefs::Instance::start(watched)?;
-        let mut pipe = instance.pipe()?;
+        let pipe = instance.pipe()?;
+        let keep = match &options.keep {
+            Some(path) => Some((
+                path.clone(),
+                BufWriter::new(
+                    File::create(path)
+                        .map_err(|e| format!("creating the trace file {}: {e}", path.display()))?,
+                ),
+            )),
+            None => None,
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
-        let mut episodes = Episodes::new(watched);
+        let episodes = Episodes::new(watched, options.min_wait_us);
         let reader = std::thread::Builder::new()
             .name("rtsoak-trace".into())
-            .spawn(move || {
-                let mut buffer = Vec::new();
-                let mut lines = 0u64;
-                let mut error = None;
-                loop {
-                    let stopping_now = stopping.load(Ordering::Acquire);
-                    match tracefs::read_some(&mut pipe, &mut buffer) {
-                        Ok(true) => {}
-                        Ok(false) if stopping_now => break,
-                        Ok(false) => std::thread::sleep(POLL),
-                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                        Err(e) => {
-                            error = Some(format!("reading the trace: {e}"));
-                            break;
-                        }
-                    }
-                    let complete = buffer.iter().rposition(|&b| b == b'\n');
-                    if let Some(end) = complete {
-                        for line in String::from_utf8_lossy(&buffer[..end]).lines() {
-                            lines += 1;
-                            if let Some(record) = event::parse(line) {
-                                episodes.feed(&record);
-                            }
-                        }
-                        buffer.drain(..=end);
-                    }
-                }
-                episodes.finish();
-                Read {
-                    episodes,
-                    lines,
-                    error,
-                }
-            })
+            .spawn(move || read(pipe, &stopping, episodes, keep))
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         Ok(Tracer {
             instance: Some(instance),
@@ -120,6 +111,8 @@ impl Tracer {
                 episodes: Episodes::default(),
                 lines: 0,
                 error: Some("the trace reader panicked".into()),
+                kept: None,
+                keep_error: None,
             });
         let missing = instance.missing.clone();
         drop(instance);
@@ -128,12 +121,76 @@ impl Tracer {
             events_missing: missing,
             events_lost: read.episodes.losses.iter().map(|(_, n)| n).sum(),
             lines: read.lines,
+            trace_file: read
+                .kept
+                .as_ref()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned()),
+            trace_file_error: read.keep_error.clone(),
             episodes: read.episodes.done.len() as u64,
         };
         Trace {
             episodes: read.episodes,
             tracing,
         }
+    }
+}
+
+/// The reader thread: take what the pipe has, feed each line to `episodes` (and to the kept
+/// file), sleep a moment when it is empty, until stopped and drained.
+fn read(
+    mut pipe: File,
+    stopping: &AtomicBool,
+    mut episodes: Episodes,
+    mut keep: Option<(PathBuf, BufWriter<File>)>,
+) -> Read {
+    let mut buffer = Vec::new();
+    let mut lines = 0u64;
+    let mut error = None;
+    let mut keep_error = None;
+    loop {
+        let stopping_now = stopping.load(Ordering::Acquire);
+        match tracefs::read_some(&mut pipe, &mut buffer) {
+            Ok(true) => {}
+            Ok(false) if stopping_now => break,
+            Ok(false) => std::thread::sleep(POLL),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => {
+                error = Some(format!("reading the trace: {e}"));
+                break;
+            }
+        }
+        let Some(end) = buffer.iter().rposition(|&b| b == b'\n') else {
+            continue;
+        };
+        if let Some((path, file)) = &mut keep
+            && let Err(e) = file.write_all(&buffer[..=end])
+        {
+            keep_error = Some(format!("writing the trace file {}: {e}", path.display()));
+            keep = None;
+        }
+        for line in String::from_utf8_lossy(&buffer[..end]).lines() {
+            lines += 1;
+            if let Some(record) = event::parse(line) {
+                episodes.feed(&record);
+            }
+        }
+        buffer.drain(..=end);
+    }
+    episodes.finish();
+    let kept = keep.and_then(|(path, mut file)| match file.flush() {
+        Ok(()) => Some(path),
+        Err(e) => {
+            keep_error = Some(format!("writing the trace file {}: {e}", path.display()));
+            None
+        }
+    });
+    Read {
+        episodes,
+        lines,
+        error,
+        kept,
+        keep_error,
     }
 }
 
@@ -145,6 +202,15 @@ impl Drop for Tracer {
             let _ = reader.join();
         }
     }
+}
+
+/// A new file name in `dir` for the kept trace of one run of `transport` with `setup`:
+/// `trace-futex-defer-taskrun-1.txt`, numbered past those earlier runs (rounds) left.
+pub fn trace_file(dir: &std::path::Path, transport: &str, setup: &str) -> PathBuf {
+    (1..)
+        .map(|n| dir.join(format!("trace-{transport}-{setup}-{n}.txt")))
+        .find(|path| !path.exists())
+        .expect("some number is free")
 }
 
 /// An explanation that could not be made: every spike is unexplained for `reason`.
@@ -187,12 +253,7 @@ pub fn explain_run(
             over_threshold: recorded.summary.over_threshold,
             tasks,
         };
-        let (summary, outliers) = blame::explain(
-            &target,
-            &trace.episodes.done,
-            measure_start_ns,
-            &trace.episodes.losses,
-        );
+        let (summary, outliers) = blame::explain(&target, &trace.episodes, measure_start_ns);
         explanation
             .series
             .insert(series.name().to_string(), summary);

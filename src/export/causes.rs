@@ -67,6 +67,7 @@ fn merge(total: &mut SeriesBlame, more: &SeriesBlame) {
     total.kept += more.kept;
     total.explained += more.explained;
     total.unexplained += more.unexplained;
+    total.unexplained_on_cpu += more.unexplained_on_cpu;
     for cause in &more.causes {
         match total.causes.iter_mut().find(|c| c.cause == cause.cause) {
             Some(existing) => {
@@ -118,10 +119,17 @@ fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> 
         ));
     }
     if blame.unexplained > 0 {
-        parts.push(format!(
+        let mut text = format!(
             "{:.1}% unexplained",
             100.0 * blame.unexplained as f64 / blame.kept as f64
-        ));
+        );
+        if blame.unexplained_on_cpu > 0 {
+            text += &format!(
+                " ({:.1}% with the RT task on its CPU and nothing in the trace holding it back)",
+                100.0 * blame.unexplained_on_cpu as f64 / blame.kept as f64
+            );
+        }
+        parts.push(text);
     }
     format!("{text}: {}", parts.join("; "))
 }
@@ -145,6 +153,7 @@ mod tests {
             kept: 1000,
             explained: 970,
             unexplained: 30,
+            unexplained_on_cpu: 20,
             causes: vec![
                 cause("blocked on a lock", 900),
                 cause("preempted", 40),
@@ -157,7 +166,8 @@ mod tests {
             line("futex", "send_call", &total, ">100us"),
             "  futex send_call: 1200 >100us (1000 kept), 97.0% explained: 90.0% blocked on a \
              lock (median 480 us); 4.0% preempted (median 480 us); 2.0% irq (median 480 us); \
-             1.0% other causes; 3.0% unexplained"
+             1.0% other causes; 3.0% unexplained (2.0% with the RT task on its CPU and nothing in \
+             the trace holding it back)"
         );
         merge(&mut total, &run);
         assert_eq!((total.kept, total.causes[0].count), (2000, 1800));

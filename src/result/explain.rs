@@ -33,6 +33,12 @@ pub struct Tracing {
     pub events_lost: u64,
     /// Trace lines read.
     pub lines: u64,
+    /// The file in the result directory holding every trace line read (`--keep-trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_file: Option<String>,
+    /// Why the trace could not be kept, if it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_file_error: Option<String>,
     /// Waits recorded for the RT tasks.
     pub episodes: u64,
 }
@@ -48,6 +54,10 @@ pub struct SeriesBlame {
     pub explained: u64,
     /// Kept outliers without one.
     pub unexplained: u64,
+    /// Of those, the ones during which the trace shows an RT task on its CPU with nothing
+    /// holding it back (time in the kernel path itself or taken below the kernel).
+    #[serde(default)]
+    pub unexplained_on_cpu: u64,
     /// The causes, most frequent first.
     pub causes: Vec<CauseShare>,
 }
@@ -94,6 +104,10 @@ pub enum Why {
     Unexplained {
         /// What the trace showed, or did not.
         reason: String,
+        /// Where the trace shows an RT task on its CPU for at least half of the spike with
+        /// nothing holding it back: that share, percent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_cpu_percent: Option<f64>,
     },
 }
 
@@ -123,6 +137,9 @@ pub enum Wait {
     Preempted { by: TaskRef },
     /// Woken, and its CPU was busy with another task until it got it.
     WaitingForCpu { by: TaskRef },
+    /// Woken while its CPU was idle, and not running until later: the idle-state exit, the
+    /// wakeup IPI (or, in a VM, the host running the virtual CPU) lie in between.
+    IdleWakeup { cpu: usize },
     /// Blocked in the kernel without a lock event (`D`): waiting for something else.
     Blocked { woken_by: Option<TaskRef> },
     /// A hard interrupt handler ran on its CPU.
@@ -215,9 +232,26 @@ impl TaskRef {
             | TaskRole::InterruptThread
             | TaskRole::Rtsoak
             | TaskRole::Other => {
-                format!("{} {} ({})", self.role.phrase(), self.comm, self.priority)
+                format!("{} {} ({})", self.role.phrase(), self.kind(), self.priority)
             }
             _ => format!("{} ({})", self.role.phrase(), self.priority),
+        }
+    }
+
+    /// The comm, with a kworker's pool-local number cut off (`kworker/u8:17` is `kworker/u8`,
+    /// `kworker/1:2H` is `kworker/1H`): the kernel numbers workers as it creates them, so the
+    /// number would split one cause into many.
+    fn kind(&self) -> String {
+        match self
+            .comm
+            .strip_prefix("kworker/")
+            .and_then(|rest| rest.split_once(':'))
+        {
+            Some((pool, worker)) => {
+                let high = if worker.ends_with('H') { "H" } else { "" };
+                format!("kworker/{pool}{high}")
+            }
+            None => self.comm.clone(),
         }
     }
 }
@@ -244,6 +278,9 @@ impl Chain {
             }
             Wait::Preempted { by } => format!("preempted by {}", by.phrase()),
             Wait::WaitingForCpu { by } => format!("woken while its CPU ran {}", by.phrase()),
+            Wait::IdleWakeup { .. } => {
+                "woken onto its idle CPU and slow to run (idle exit, wakeup IPI)".to_string()
+            }
             Wait::Blocked { woken_by } => match woken_by {
                 Some(by) => format!("waiting in the kernel until woken by {}", by.phrase()),
                 None => "waiting in the kernel".to_string(),
@@ -251,5 +288,32 @@ impl Chain {
             Wait::Interrupt { name } => format!("interrupt handler {name} on its CPU"),
             Wait::Softirq { action } => format!("softirq {action} on its CPU"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kworkers_number_does_not_split_a_cause_but_a_cpu_bound_threads_cpu_does() {
+        let task = |comm: &str| TaskRef {
+            pid: 7,
+            comm: comm.to_string(),
+            role: TaskRole::KernelThread,
+            priority: "normal".to_string(),
+        };
+        assert_eq!(
+            task("kworker/u8:17").phrase(),
+            "a kernel thread kworker/u8 (normal)"
+        );
+        assert_eq!(
+            task("kworker/1:2H").phrase(),
+            "a kernel thread kworker/1H (normal)"
+        );
+        assert_eq!(
+            task("ksoftirqd/1").phrase(),
+            "a kernel thread ksoftirqd/1 (normal)"
+        );
     }
 }
