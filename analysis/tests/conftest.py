@@ -59,6 +59,21 @@ def real_result(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def explained_result(tmp_path_factory) -> Path:
+    """The result.json of a real short `rtsoak compare` whose spikes were explained (root needed
+    for tracing; `--explain` because CI's 2 CPUs are all RT CPUs)."""
+    output_dir = tmp_path_factory.mktemp("rtsoak") / "explained"
+    args = ["compare", "-q", "--profile", "ci", "--explain", "-t", "futex,msg-ring", "--duration", "3s"]
+    completed = subprocess.run(
+        [str(rtsoak_binary()), *args, "-o", str(output_dir)], capture_output=True, text=True, timeout=300
+    )
+    result = output_dir / "result.json"
+    if completed.returncode not in EXIT_CODES_WITH_RESULT or not result.is_file():
+        pytest.fail(f"rtsoak exited {completed.returncode} without a result:\n{completed.stderr}")
+    return result
+
+
+@pytest.fixture(scope="session")
 def real_data(real_result) -> dict:
     return json.loads(real_result.read_text())
 

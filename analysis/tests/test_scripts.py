@@ -24,6 +24,7 @@ SCRIPTS = (
     "plot_trend.py",
     "compare_results.py",
     "report.py",
+    "plot_causes.py",
 )
 
 
@@ -303,3 +304,55 @@ def test_trend_dates_and_compare_legends_never_collide(real_data, tmp_path):
     for axes in bar_axes:
         assert axes["legend"], axes
         assert not axes["legend_covers_bars"], axes["title"]
+
+
+def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_result, tmp_path):
+    import json
+    import os
+
+    from rtsoak_results import load_result
+
+    data = json.loads(explained_result.read_text())
+    if os.geteuid() != 0:
+        assert all(r["explanation"]["tracing"].get("unavailable") for r in measured_runs(data))
+        run_script("plot_causes.py", explained_result, "-o", tmp_path, expect_code=2)
+        return
+    completed = run_script("plot_causes.py", explained_result, "-o", tmp_path)
+    assert_images(tmp_path, "causes")
+    rows = {}
+    for line in completed.stdout.splitlines()[1:]:
+        words = line.split()
+        label, series, count, share = words[0], words[1], int(words[-3]), float(words[-2])
+        rows.setdefault((label, series), []).append((" ".join(words[2:-3]), count, share))
+    for run in measured_runs(data):
+        for name in HEADLINE:
+            blame = run["explanation"]["series"][name]
+            printed = rows[(run["transport"], name)]
+            # Every cause and the unexplained, exactly as the result counts them.
+            assert sum(count for _, count, _ in printed) == blame["kept"], printed
+            by_cause = dict((cause, count) for cause, count, _ in printed)
+            assert by_cause["unexplained"] == blame["unexplained"]
+            for cause in blame["causes"]:
+                assert by_cause[cause["cause"]] == cause["count"], cause
+            for cause, count, share in printed:
+                assert abs(share - 100.0 * count / max(blame["kept"], 1)) < 0.06, (cause, share)
+    drawn = draw_in_process("plot_causes", [load_result(str(explained_result))], list(HEADLINE), tmp_path)
+    axes = drawn["causes"]["axes"][0]
+    assert axes["title"].startswith("Why the spikes happened")
+    assert axes["xlabel"] == "share of the kept spikes (%)"
+    legend = " ".join(axes["legend"]).replace("\n", " ")
+    for run in measured_runs(data):
+        for name in HEADLINE:
+            causes = run["explanation"]["series"][name]["causes"]
+            if causes:
+                assert causes[0]["cause"] in legend, (causes[0], legend)
+    assert data["host"]["kernel_release"] in drawn["causes"]["caption"]
+
+
+def test_causes_refuse_a_result_whose_spikes_were_not_explained(real_data, tmp_path):
+    data = copy.deepcopy(real_data)
+    for run in data["runs"]:
+        run.pop("explanation", None)
+    completed = run_script("plot_causes.py", write_result(data, tmp_path / "r"), "-o", tmp_path, expect_code=2)
+    assert "no run has an explanation" in completed.stderr
+    assert "--explain" in completed.stderr
