@@ -47,7 +47,8 @@ def run(transport):
         "noise": noise(),
         "cpu_busy_percent": {"0": 80.0, "1": 78.5, "2": 1.0, "3": 0.5, "4": 3.0, "5": 2.5},
         "explanation": {"tracing": {"events_missing": [], "events_lost": 0},
-                        "series": {"send_call": {"kept": 40, "explained": 38},
+                        "series": {"send_call": {"kept": 40, "explained": 18,
+                                                 "unexplained_on_cpu": 20},
                                    "delivery": {"kept": 60, "explained": 57}}},
     }
 
@@ -258,9 +259,10 @@ class CheckRtVm(unittest.TestCase):
         self.subscriber(result, "eventfd")["setup"]["wait"] = "io-wq"
         self.assertEqual(failures(result), 2)
 
-    def test_an_explained_share_under_90_percent_fails(self):
+    def test_spikes_the_trace_does_not_account_for_over_10_percent_fail(self):
         result = good_result("all")
-        result["runs"][1]["explanation"]["series"]["delivery"]["explained"] = 0
+        for run in result["runs"][:2]:
+            run["explanation"]["series"]["delivery"]["explained"] = 0
         self.assertGreater(failures(result), 0)
 
     def test_a_run_that_could_not_be_traced_fails(self):

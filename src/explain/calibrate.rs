@@ -22,7 +22,9 @@ use crate::sys::futex;
 use crate::sys::sched::{self, SchedPolicy};
 
 /// How long the burst keeps the holder off its CPU, us.
-pub const BURST_US: u64 = 3_000;
+/// Long enough that the RT publisher, asking 0.5 ms in, waits mostly while it runs even where
+/// its own wakeup takes milliseconds (an emulated machine).
+pub const BURST_US: u64 = 10_000;
 /// How long after the burst starts the RT publisher asks for the lock, us.
 const ASK_AFTER_US: u64 = 500;
 /// Attempts per round before the calibration gives up staging it.
