@@ -188,3 +188,65 @@ fn by_default_the_explainer_runs_only_where_its_reader_has_a_cpu_outside_the_rt_
         assert!(doc.runs[0].explanation.is_some());
     }
 }
+
+#[test]
+fn a_break_keeps_the_explainers_trace_and_says_why_the_breaking_sample_was_late() {
+    let _serial = serial();
+    if !is_root() {
+        return skip("tracing needs root");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A delivery always takes longer than 1 us: the break fires on the first measured message.
+    let out = rtsoak()
+        .args([
+            "run",
+            "-q",
+            "-t",
+            "eventfd",
+            "--profile",
+            "ci",
+            "--explain",
+            "--duration",
+            "1s",
+            "--break-on",
+            "1",
+            "-o",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = load(dir.path());
+    let run = &doc.runs[0];
+    let event = run.break_event.expect("the break is recorded");
+    let explanation = run.explanation.as_ref().expect("the run was explained");
+    let why = explanation
+        .break_event
+        .as_ref()
+        .expect("the break's sample is explained");
+    assert_eq!(
+        (why.series.as_str(), why.at_ns, why.value_ns),
+        (event.series.name(), event.at_ns, event.value_ns)
+    );
+    let file = explanation
+        .tracing
+        .trace_file
+        .as_ref()
+        .expect("a break keeps the trace");
+    let trace = std::fs::read_to_string(dir.path().join(file)).unwrap();
+    assert!(
+        trace.contains("sched_switch"),
+        "the trace is in the result directory"
+    );
+    let report = rtsoak().args(["report"]).arg(dir.path()).output().unwrap();
+    let table = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        table.contains("  why: "),
+        "the table says why the break happened:\n{table}"
+    );
+}

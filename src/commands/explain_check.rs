@@ -3,7 +3,6 @@
 
 use crate::exit::Outcome;
 use crate::explain::calibrate;
-use crate::result::explain::Why;
 
 pub fn explain_check(
     rounds: u32,
@@ -50,10 +49,7 @@ pub fn explain_check(
     let done = calibration.rounds;
     let mut right = 0;
     for (i, round) in done.iter().enumerate() {
-        let said = match &round.explained.why {
-            Why::Explained(chain) => format!("{} for {} us", chain.cause(), chain.blamed_us),
-            Why::Unexplained { reason, .. } => format!("unexplained: {reason}"),
-        };
+        let said = round.explained.why.summary();
         let verdict = if round.wrong.is_empty() {
             right += 1;
             "right".to_string()

@@ -260,5 +260,24 @@ pub fn explain_run(
         explanation.outliers.extend(outliers);
     }
     explanation.outliers.sort_by_key(|o| o.at_ns);
+    // The sample that fired --break-on, whether or not it was over the threshold.
+    if let Some(event) = run.break_event {
+        let tasks = match event.series {
+            Series::SendCall => &both[..1],
+            _ => &both[..],
+        };
+        let outlier = crate::stats::Outlier {
+            at_ns: event.at_ns,
+            value_ns: event.value_ns,
+        };
+        let target = blame::Target {
+            series: event.series.name(),
+            outliers: std::slice::from_ref(&outlier),
+            over_threshold: 1,
+            tasks,
+        };
+        let (_, mut explained) = blame::explain(&target, &trace.episodes, measure_start_ns);
+        explanation.break_event = explained.pop();
+    }
     explanation
 }

@@ -408,6 +408,13 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
                     "the run stopped there"
                 },
             ));
+            let why = run
+                .explanation
+                .as_ref()
+                .and_then(|e| e.break_event.as_ref());
+            if let Some(why) = why {
+                notes.push(format!("  why: {}", why.why.summary()));
+            }
         }
     }
     notes

@@ -248,7 +248,8 @@ pub fn resolve(
         break_on_ns: ov.break_on_ns,
         explain,
         break_on_continue: ov.break_on_continue,
-        keep_trace: ov.keep_trace && explain,
+        // A break is for reading the trace around it: the explainer keeps its own.
+        keep_trace: (ov.keep_trace || ov.break_on_ns.is_some()) && explain,
         inject_fault: ov.inject_fault,
         layout_notes,
         hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,

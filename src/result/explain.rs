@@ -16,6 +16,9 @@ pub struct Explanation {
     pub series: BTreeMap<String, SeriesBlame>,
     /// Every kept outlier of those series, in time order, with its chain.
     pub outliers: Vec<ExplainedOutlier>,
+    /// The sample that fired `--break-on`, with its chain (absent without a break).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_event: Option<ExplainedOutlier>,
 }
 
 /// What the trace could see, and what it could not.
@@ -252,6 +255,16 @@ impl TaskRef {
                 format!("kworker/{pool}{high}")
             }
             None => self.comm.clone(),
+        }
+    }
+}
+
+impl Why {
+    /// The verdict in one line: the cause and for how long, or why there is none.
+    pub fn summary(&self) -> String {
+        match self {
+            Why::Explained(chain) => format!("{} for {} us", chain.cause(), chain.blamed_us),
+            Why::Unexplained { reason, .. } => format!("unexplained: {reason}"),
         }
     }
 }
