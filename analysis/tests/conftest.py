@@ -45,25 +45,9 @@ def rtsoak_binary() -> Path:
     pytest.fail("cargo build succeeded but no target/debug/rtsoak was found; set RTSOAK_BIN")
 
 
-@pytest.fixture(scope="session")
-def real_result(tmp_path_factory) -> Path:
-    """The result.json of a real short `rtsoak compare` of every transport."""
-    output_dir = tmp_path_factory.mktemp("rtsoak") / "compare"
-    completed = subprocess.run(
-        [str(rtsoak_binary()), *RUN_ARGS, "-o", str(output_dir)], capture_output=True, text=True, timeout=300
-    )
-    result = output_dir / "result.json"
-    if completed.returncode not in EXIT_CODES_WITH_RESULT or not result.is_file():
-        pytest.fail(f"rtsoak exited {completed.returncode} without a result:\n{completed.stderr}")
-    return result
-
-
-@pytest.fixture(scope="session")
-def explained_result(tmp_path_factory) -> Path:
-    """The result.json of a real short `rtsoak compare` whose spikes were explained (root needed
-    for tracing; `--explain` because CI's 2 CPUs are all RT CPUs)."""
-    output_dir = tmp_path_factory.mktemp("rtsoak") / "explained"
-    args = ["compare", "-q", "--profile", "ci", "--explain", "-t", "futex,msg-ring", "--duration", "3s"]
+def saved_compare(tmp_path_factory, name: str, args: list[str]) -> Path:
+    """The result.json of a real `rtsoak` run with `args`, saved under a temporary `name`."""
+    output_dir = tmp_path_factory.mktemp("rtsoak") / name
     completed = subprocess.run(
         [str(rtsoak_binary()), *args, "-o", str(output_dir)], capture_output=True, text=True, timeout=300
     )
@@ -71,6 +55,20 @@ def explained_result(tmp_path_factory) -> Path:
     if completed.returncode not in EXIT_CODES_WITH_RESULT or not result.is_file():
         pytest.fail(f"rtsoak exited {completed.returncode} without a result:\n{completed.stderr}")
     return result
+
+
+@pytest.fixture(scope="session")
+def real_result(tmp_path_factory) -> Path:
+    """The result.json of a real short `rtsoak compare` of every transport."""
+    return saved_compare(tmp_path_factory, "compare", RUN_ARGS)
+
+
+@pytest.fixture(scope="session")
+def explained_result(tmp_path_factory) -> Path:
+    """The result.json of a real short `rtsoak compare` whose spikes were explained (root needed
+    for tracing; `--explain` because CI's 2 CPUs are all RT CPUs)."""
+    args = ["compare", "-q", "--profile", "ci", "--explain", "-t", "futex,msg-ring", "--duration", "3s"]
+    return saved_compare(tmp_path_factory, "explained", args)
 
 
 @pytest.fixture(scope="session")
