@@ -30,9 +30,11 @@ pub fn explain_check(
             crate::cpulist::format(&allowed)
         ));
     }
+    calibrate::check_privilege()?;
     println!(
-        "explainer calibration: {rounds} rounds; a noise publisher (FIFO {}) and a burst thread \
+        "explainer calibration: {rounds} round{}; a noise publisher (FIFO {}) and a burst thread \
          (FIFO {}, {} us) on CPU {holder_cpu}, the RT publisher (FIFO {}) on CPU {waiter_cpu}",
+        if rounds == 1 { "" } else { "s" },
         calibrate::HOLDER_FIFO,
         calibrate::BURST_FIFO,
         calibrate::BURST_US,

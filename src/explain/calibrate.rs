@@ -61,13 +61,7 @@ pub fn run(
     waiter_cpu: usize,
     keep: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Calibration> {
-    // Probe the privilege before starting anything real-time.
-    sched::try_policy(SchedPolicy::Fifo, BURST_FIFO).map_err(|error| {
-        anyhow::anyhow!(
-            "cannot use SCHED_FIFO {BURST_FIFO}: {} (run as root or raise RLIMIT_RTPRIO)",
-            sched::policy_error(&error)
-        )
-    })?;
+    check_privilege()?;
     let waiter_tid = Arc::new(AtomicU32::new(0));
     let ready = Arc::new(AtomicBool::new(false));
     let go = Arc::new(AtomicU8::new(WAIT));
@@ -274,6 +268,17 @@ fn spin_us(us: u64) {
     while now_ns() < end {
         std::hint::spin_loop();
     }
+}
+
+/// Whether this process may run the staged threads: found out by trying, before anything
+/// real-time starts.
+pub fn check_privilege() -> anyhow::Result<()> {
+    sched::try_policy(SchedPolicy::Fifo, BURST_FIFO).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot use SCHED_FIFO {BURST_FIFO}: {}",
+            sched::policy_error(&error)
+        )
+    })
 }
 
 /// What `explained` says wrong about `staged`.
