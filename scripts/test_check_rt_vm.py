@@ -95,6 +95,8 @@ def write_vm_directory(directory, result, probe, compare_exit=0, explain_check=N
     (directory / "result.json").write_text(json.dumps(result))
     (directory / "probe.json").write_text(json.dumps(probe))
     (directory / "explain_check.txt").write_text(explain_check or EXPLAIN_CHECK_TEXT)
+    (directory / "explained.json").write_text(json.dumps(result))
+    (directory / "explained.exit").write_text("0\n")
     explain_exit = 0 if explain_check is None else 1
     for step, code in [("payload", 0), ("probe", 0), ("compare", compare_exit),
                        ("explain_check", explain_exit)]:
@@ -116,6 +118,13 @@ def failures(result, expect="all", arch="x86_64"):
     checker = check_rt_vm.Checker("test")
     with contextlib.redirect_stdout(io.StringIO()):
         check_rt_vm.check_result(result, expect, checker, arch)
+    return checker.failures
+
+
+def explanation_failures(result):
+    checker = check_rt_vm.Checker("test")
+    with contextlib.redirect_stdout(io.StringIO()):
+        check_rt_vm.check_explanations(result["runs"], checker)
     return checker.failures
 
 
@@ -263,17 +272,20 @@ class CheckRtVm(unittest.TestCase):
         result = good_result("all")
         for run in result["runs"][:2]:
             run["explanation"]["series"]["delivery"]["explained"] = 0
-        self.assertGreater(failures(result), 0)
+        self.assertGreater(explanation_failures(result), 0)
 
     def test_a_run_that_could_not_be_traced_fails(self):
         result = good_result("all")
         result["runs"][2]["explanation"]["tracing"]["unavailable"] = "tracefs is not mounted"
-        self.assertGreater(failures(result), 0)
+        self.assertGreater(explanation_failures(result), 0)
 
     def test_a_run_without_an_explanation_fails(self):
         result = good_result("all")
         del result["runs"][3]["explanation"]
-        self.assertGreater(failures(result), 0)
+        self.assertGreater(explanation_failures(result), 0)
+
+    def test_good_explanations_pass(self):
+        self.assertEqual(explanation_failures(good_result("all")), 0)
 
     def test_an_explain_check_that_misnamed_a_round_fails(self):
         result = good_result("all")
