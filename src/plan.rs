@@ -167,6 +167,12 @@ pub enum Fault {
     /// nobody.
     #[value(help = "The RT publisher never wakes the RT subscriber.")]
     RtWakeLost,
+    /// The RT publisher holds some measured messages back from their wake calls for one and a
+    /// half of the subscriber's poll intervals after publishing them: the subscriber's fallback
+    /// poll finds each before its wake was sent. A publisher held up in its send call, not a
+    /// wake path that fails.
+    #[value(help = "The RT publisher wakes the RT subscriber late, after its fallback poll.")]
+    RtWakeLate,
 }
 
 /// Pass/fail limits from the profile's `[verdict]` section, resolved: latencies in ns, `None` =

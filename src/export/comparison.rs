@@ -519,7 +519,7 @@ fn legend(threshold: &str) -> Vec<String> {
         "  planned: measured periods; missed: deadlines that passed before the publisher could \
          send, skipped and counted (no sample); messages: sent"
             .to_string(),
-        "  lost: not seen within the delivery timeout; fallback: seen only through the fallback \
+        "  lost: not seen within the delivery timeout; fallback: wake sent, seen only by the \
          poll; wake errors, cqe errors: failed calls, error completions"
             .to_string(),
         "  status: FAILED (a worker failed), LOST (lost messages), TRANSPORT (fallback, wake or \

@@ -76,7 +76,9 @@ pub struct Overrides {
     #[arg(long)]
     pub no_cpu_dma_latency: bool,
     /// Tests only: break the measurement on purpose (`rt-wake-lost`: the RT publisher never
-    /// wakes the RT subscriber), to prove such a run cannot pass. Recorded in the result.
+    /// wakes the RT subscriber, to prove such a run cannot pass; `rt-wake-late`: it wakes it
+    /// after the subscriber's fallback poll, to prove a slow send call is no transport
+    /// failure). Recorded in the result.
     #[arg(long, value_enum, hide = true)]
     pub inject_fault: Option<Fault>,
 }

@@ -104,6 +104,19 @@ pub struct WorkerSpec {
     pub inject_fault: Option<crate::plan::Fault>,
 }
 
+/// The subscriber's longest single wait: it looks at the queue at least this often even when no
+/// wakeup comes (its fallback poll).
+const MAX_POLL_NS: u64 = 100_000_000;
+
+impl WorkerSpec {
+    /// How long the subscriber waits at most before it looks at the queue without a wakeup: a
+    /// quarter of the delivery timeout, at most 100 ms, so that a message whose wakeup never
+    /// came is seen well within the timeout.
+    pub fn poll_ns(&self) -> u64 {
+        (self.delivery_timeout_ns / 4).min(MAX_POLL_NS)
+    }
+}
+
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeriesReport {

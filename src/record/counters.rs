@@ -50,9 +50,14 @@ pub struct Counters {
     #[serde(default)]
     pub piggybacked: u64,
     /// RT subscriber: measured RT messages first seen after a wait that ended with no
-    /// completion at all (the fallback poll).
+    /// completion at all (the fallback poll), although their wake calls had returned.
     #[serde(default)]
     pub fallback_deliveries: u64,
+    /// RT subscriber: measured RT messages the fallback poll found while the RT publisher was
+    /// still in their wake calls (held up longer than the poll interval): found before their
+    /// wakeup, not a transport failure.
+    #[serde(default)]
+    pub polled_before_wake: u64,
     /// Subscriber: RT messages seen only after the delivery timeout.
     pub late: u64,
     /// Subscriber: RT messages overwritten in the queue before being read.

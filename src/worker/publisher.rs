@@ -18,7 +18,7 @@ use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use crate::plan::Fault;
-use crate::protocol::SeriesReport;
+use crate::protocol::{SeriesReport, WorkerSpec};
 use crate::queue::{FLAG_WARMUP, Message};
 use crate::record::{Counters, Hygiene, Role, Series};
 use crate::region::{phase, worker_state};
@@ -38,8 +38,11 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     let mut timer = Recorder::new(spec.threshold_ns, outliers);
     let mut refresh = Recorder::new(spec.threshold_ns, outliers);
     let mut counters = Counters::default();
-    // The injected fault (tests only): the RT publisher never wakes the RT subscriber.
-    let skip_rt_wake = spec.role == Role::Publisher && spec.inject_fault == Some(Fault::RtWakeLost);
+    // The injected faults (tests only): the RT publisher never wakes the RT subscriber, or
+    // wakes it late now and then.
+    let rt_fault = |fault| spec.role == Role::Publisher && spec.inject_fault == Some(fault);
+    let skip_rt_wake = rt_fault(Fault::RtWakeLost);
+    let late_wake = rt_fault(Fault::RtWakeLate).then(|| LateWake::of(&spec));
     let mut break_on = BreakOn::new(&spec, Series::SendCall, region)?;
 
     waker
@@ -104,6 +107,9 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
             flags: if measured { 0 } else { FLAG_WARMUP },
         };
         region.queue.publish(&message);
+        if measured && let Some(late) = &late_wake {
+            late.hold(seq);
+        }
         let targets = waker.targets();
         let mut first_call_ns = 0;
         let mut first_start_ns = 0;
@@ -232,5 +238,30 @@ pub fn hygiene(before: sched::Usage, after: sched::Usage, io_wq_workers: Option<
         peak_rss_bytes: after.peak_rss_bytes,
         allocations: after.allocations - before.allocations,
         io_wq_workers,
+    }
+}
+
+/// The `rt-wake-late` fault: every `every`th message waits `hold_ns` between being published and
+/// its wake calls, long enough for the subscriber's fallback poll to find it first.
+struct LateWake {
+    every: u64,
+    hold_ns: u64,
+}
+
+impl LateWake {
+    fn of(spec: &WorkerSpec) -> Self {
+        let poll_ns = spec.poll_ns();
+        LateWake {
+            // Three poll intervals of sending between holds, so each hold starts from a
+            // subscriber that has been waiting a while.
+            every: (3 * poll_ns / spec.period_ns).max(1),
+            hold_ns: poll_ns + poll_ns / 2,
+        }
+    }
+
+    fn hold(&self, seq: u64) {
+        if seq.is_multiple_of(self.every) {
+            sleep_until_ns(now_ns() + self.hold_ns);
+        }
     }
 }

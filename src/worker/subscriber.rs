@@ -6,7 +6,9 @@
 //! transport tells the RT publisher's own wake apart ([`super::own_wake`]); `handling`, from a
 //! wakeup to waiting again with the re-arm submitted (so a one-shot wait's re-arm is in it);
 //! `other_delivery` for noise messages. It counts messages first seen through a wait that ended
-//! with no completion at all (the fallback poll), which no transport should need. It counts the
+//! with no completion at all (the fallback poll) although their wakes had been sent, which no
+//! transport should need, apart from those the poll found before the RT publisher had sent
+//! their wakes (a publisher held up longer than the poll, not a transport failure). It counts the
 //! process's io-wq worker threads with the first wait armed and again right after the loop,
 //! while the last one still is (`hygiene.io_wq_workers`): none should ever serve a wait.
 //!
@@ -30,10 +32,6 @@ use crate::stats::{Attribution, Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
 use crate::sys::{io_wq, sched, uring};
 use crate::transport::{Completion, Own, Waiter};
-
-/// Longest single wait: the loop looks at the clock, the phase and lost messages at least this
-/// often even when no wakeup comes.
-const MAX_WAIT_NS: u64 = 100_000_000;
 
 /// The subscriber's latency series, in [`Series::SUBSCRIBER`] order.
 struct Recorders {
@@ -108,7 +106,8 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let io_wq_after_setup = io_wq::workers();
     context.ready();
 
-    let wait_ns = (spec.delivery_timeout_ns / 4).min(MAX_WAIT_NS);
+    // The loop looks at the clock, the phase and lost messages at least this often.
+    let wait_ns = spec.poll_ns();
     let timeout = Timespec::new()
         .sec(wait_ns / 1_000_000_000)
         .nsec((wait_ns % 1_000_000_000) as u32);
@@ -125,56 +124,45 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         u64::MAX
     };
 
+    let no_wait = Timespec::new();
+    let look_again = SubmitArgs::new().timespec(&no_wait);
+
     loop {
-        let (waited, outside) = match ring.as_mut() {
-            Some(ring) => (ring.submitter().submit_with_args(1, &args).map(drop), None),
-            None => match waiter.block(wait_ns) {
-                Ok(completion) => (Ok(()), Some(completion)),
-                Err(error) => (Err(error), None),
-            },
-        };
+        let (waited, outside) = wait(ring.as_mut(), &mut waiter, &args, wait_ns);
         let woke_ns = now_ns();
-        let mut woken = false;
-        let mut completions = 0u64;
-        let mut rearm = false;
         own.begin();
-        let mut handle = |completion: Completion| {
-            completions += 1;
-            match completion {
-                Completion::Woken {
-                    rearm: again,
-                    own: whose,
-                } => {
-                    woken = true;
-                    rearm |= again;
-                    counters.other_wakeups += u64::from(whose == Own::No);
-                    own.completion(whose);
-                }
-                Completion::Foreign { rearm: again } => {
-                    counters.foreign_wakeups += 1;
-                    rearm |= again;
-                }
-                Completion::Error(_) => {
-                    counters.cqe_errors += 1;
-                    rearm = true;
-                }
-            }
-        };
-        if let Some(ring) = ring.as_mut() {
-            for cqe in ring.completion() {
-                handle(waiter.complete(&cqe));
-            }
-        }
-        if let Some(completion) = outside {
-            handle(completion);
-        }
+        let mut reaped = Reaped::default();
+        reaped.take_all(ring.as_mut(), &mut waiter, outside, &mut counters, &mut own);
         match waited {
             Err(e) if e.raw_os_error() == Some(libc::ETIME) => counters.wait_timeouts += 1,
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
             Err(e) => return Err(e).context("waiting on the subscriber's ring"),
             Ok(_) => {}
         }
+        // RT messages whose wake calls had all returned (the publisher counts a message as
+        // published only after them); only a wait that ended with no completion needs it.
+        let mut woken_before = u64::MAX;
+        if reaped.completions == 0 {
+            // Nothing came. Note which messages' wakes had been sent, then look once more
+            // without waiting: a wake sent as the wait timed out may have queued its completion
+            // after the kernel's last look, and it is here now.
+            woken_before = publisher.published_total.load(Ordering::Acquire);
+            let (looked, outside) = wait(ring.as_mut(), &mut waiter, &look_again, 0);
+            reaped.take_all(ring.as_mut(), &mut waiter, outside, &mut counters, &mut own);
+            match looked {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME) | Some(libc::EINTR)) => {}
+                Err(e) => return Err(e).context("looking at the subscriber's ring again"),
+                Ok(_) => {}
+            }
+        }
+        let Reaped {
+            completions,
+            woken,
+            rearm,
+        } = reaped;
         // Nothing woke us: whatever the drain finds now, only the fallback poll delivered it.
+        // A message whose wake had been sent came through no wakeup (a transport failure); one
+        // whose publisher was still in its wake calls was merely found before its wakeup.
         let by_fallback = completions == 0;
         if !running && region.phase() != phase::SETUP {
             running = true;
@@ -216,7 +204,11 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             if let Some(own_wake_ns) = own.first_seen(message.seq, message.send_ns, woke_ns) {
                 series.own_wake.record(at_ns, own_wake_ns);
             }
-            counters.fallback_deliveries += u64::from(by_fallback);
+            if by_fallback && message.seq < woken_before {
+                counters.fallback_deliveries += 1;
+            } else if by_fallback {
+                counters.polled_before_wake += 1;
+            }
             if latency_ns > spec.delivery_timeout_ns {
                 counters.late += 1;
             } else {
@@ -325,6 +317,75 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         .map(|(name, recorder)| (name, SeriesReport::from_recorder(recorder)))
         .collect();
     Ok(())
+}
+
+/// Wait once, up to `args`' timeout on the ring or `timeout_ns` for a ring-less waiter: how the
+/// wait ended, and a ring-less waiter's completion.
+fn wait<W: Waiter>(
+    ring: Option<&mut IoUring>,
+    waiter: &mut W,
+    args: &SubmitArgs<'_, '_>,
+    timeout_ns: u64,
+) -> (std::io::Result<()>, Option<Completion>) {
+    match ring {
+        Some(ring) => (ring.submitter().submit_with_args(1, args).map(drop), None),
+        None => match waiter.block(timeout_ns) {
+            Ok(completion) => (Ok(()), Some(completion)),
+            Err(error) => (Err(error), None),
+        },
+    }
+}
+
+/// What the completions of one wakeup said.
+#[derive(Default)]
+struct Reaped {
+    /// Completions of any kind.
+    completions: u64,
+    /// Whether one was a wakeup by the run's publishers.
+    woken: bool,
+    /// Whether the wait is used up and must be submitted again.
+    rearm: bool,
+}
+
+impl Reaped {
+    /// Take every completion the ring holds, and a ring-less waiter's `outside` one.
+    fn take_all<W: Waiter>(
+        &mut self,
+        ring: Option<&mut IoUring>,
+        waiter: &mut W,
+        outside: Option<Completion>,
+        counters: &mut Counters,
+        own: &mut OwnWakes,
+    ) {
+        if let Some(ring) = ring {
+            for cqe in ring.completion() {
+                self.take(waiter.complete(&cqe), counters, own);
+            }
+        }
+        if let Some(completion) = outside {
+            self.take(completion, counters, own);
+        }
+    }
+
+    fn take(&mut self, completion: Completion, counters: &mut Counters, own: &mut OwnWakes) {
+        self.completions += 1;
+        match completion {
+            Completion::Woken { rearm, own: whose } => {
+                self.woken = true;
+                self.rearm |= rearm;
+                counters.other_wakeups += u64::from(whose == Own::No);
+                own.completion(whose);
+            }
+            Completion::Foreign { rearm } => {
+                counters.foreign_wakeups += 1;
+                self.rearm |= rearm;
+            }
+            Completion::Error(_) => {
+                counters.cqe_errors += 1;
+                self.rearm = true;
+            }
+        }
+    }
 }
 
 /// Push the completed waits again and submit them now, so the re-arm's cost (a one-shot futex
