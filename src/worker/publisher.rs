@@ -139,6 +139,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
             counters.wake_errors += 1;
         }
         seq += 1;
+        // Only now, with its wake calls returned: the subscriber's fallback poll reads it.
         slot.published_total.store(seq, Ordering::Release);
 
         if measured {

@@ -83,7 +83,9 @@ pub struct WorkerSlot {
     pub longest_ns: AtomicU64,
     /// Samples over threshold so far.
     pub over_threshold: AtomicU64,
-    /// Publisher: messages published in total, warm-up included (the subscriber's goal).
+    /// Publisher: messages published in total, warm-up included (the subscriber's goal). Stored
+    /// after the message's wake calls have returned, so a subscriber's fallback poll can tell a
+    /// message whose wake was sent from one it found first.
     pub published_total: AtomicU64,
     /// `CLOCK_MONOTONIC` ns of the last loop iteration, for the watchdog.
     pub heartbeat_ns: AtomicU64,
