@@ -21,6 +21,7 @@ def worker(role, cpu, wait=None):
         "setup": {"cpus_requested": [cpu], "cpus_observed": [cpu], "policy": "fifo",
                   "priority": 40, "policy_error": None, "memory_locked": True, "wait": wait},
         "hygiene": {"minor_faults": 0, "allocations": 0, "io_wq_workers": 0},
+        "counters": {"polled_before_wake": 0},
     }
 
 
@@ -283,6 +284,28 @@ class CheckRtVm(unittest.TestCase):
         result = good_result("all")
         del result["runs"][3]["explanation"]
         self.assertGreater(explanation_failures(result), 0)
+
+    def test_a_traced_run_that_lost_a_message_or_whose_transport_failed_fails(self):
+        result = good_result("all")
+        runs = {entry["transport"]: entry for entry in result["runs"]}
+        runs["eventfd"]["integrity"]["fallback_deliveries"] = 1
+        runs["msg-ring"]["integrity"].update({"delivered": 99, "lost": 1})
+        self.assertEqual(explanation_failures(result), 2)
+
+    def test_an_explained_comparison_that_exited_4_fails(self):
+        result = good_result("all")
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, probe_document(result))
+            (Path(name) / "explained.exit").write_text("4\n")
+            self.assertEqual(run_main(name), 1)
+
+    def test_messages_the_poll_found_before_their_wake_are_reported_not_failed(self):
+        result = good_result("all")
+        runs = {entry["transport"]: entry for entry in result["runs"]}
+        self.subscriber(result, "eventfd")["counters"]["polled_before_wake"] = 2
+        self.assertEqual(failures(result), 0)
+        self.assertIn("  eventfd: the fallback poll found 2 messages before their wake was sent",
+                      check_rt_vm.describe_polls(runs))
 
     def test_good_explanations_pass(self):
         self.assertEqual(explanation_failures(good_result("all")), 0)
