@@ -240,10 +240,13 @@ pub fn explain_run(
         ..Default::default()
     };
     let both = [publisher, subscriber];
-    for (series, tasks) in [
-        (Series::SendCall, &both[..1]),
-        (Series::Delivery, &both[..]),
-    ] {
+    // A send call is the publisher's alone; a delivery waits on either RT task.
+    let tasks_of = |series: Series| match series {
+        Series::SendCall => &both[..1],
+        _ => &both[..],
+    };
+    for series in [Series::SendCall, Series::Delivery] {
+        let tasks = tasks_of(series);
         let Some(recorded) = run.series.get(series.name()) else {
             continue;
         };
@@ -262,10 +265,7 @@ pub fn explain_run(
     explanation.outliers.sort_by_key(|o| o.at_ns);
     // The sample that fired --break-on, whether or not it was over the threshold.
     if let Some(event) = run.break_event {
-        let tasks = match event.series {
-            Series::SendCall => &both[..1],
-            _ => &both[..],
-        };
+        let tasks = tasks_of(event.series);
         let outlier = crate::stats::Outlier {
             at_ns: event.at_ns,
             value_ns: event.value_ns,
