@@ -456,8 +456,6 @@ impl Episodes {
         if !comm.is_empty() {
             comm.clone_into(&mut state.comm);
         }
-        let comm = state.comm.clone();
-        let comm = comm.as_str();
         if !self.is_watched(waiter) || waiter == owner || new_prio >= old_prio {
             return;
         }
@@ -470,7 +468,7 @@ impl Episodes {
         };
         let holder = OpenHolder {
             pid: owner,
-            task: role::task(owner, comm, old_prio),
+            task: role::task(owner, &owner_state.comm, old_prio),
             boost_prio: new_prio,
             waiting_since,
             preemptors: Vec::new(),
