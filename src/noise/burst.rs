@@ -10,6 +10,7 @@
 //! in the report's `thread_setups`: a burst thread that runs without its FIFO priority is
 //! toothless noise, and must never pass for the real thing.
 
+use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 
 use anyhow::Context;
@@ -53,17 +54,25 @@ pub fn run(
         .clone()
         .context("a burst worker needs burst settings")?;
     let cpus = spec.cpus.clone();
-    region.workers[spec.slot]
-        .state
-        .store(crate::region::worker_state::READY, Ordering::Release);
+    // Ready only once every thread has its CPU and priority: until then a thread is an
+    // ordinary task on a CPU full of real-time noise, and an emulated machine starved one
+    // there for a whole run.
+    let set_up = Barrier::new(cpus.len() + 1);
     let totals: Vec<ThreadTotals> = std::thread::scope(|scope| {
         let threads: Vec<_> = cpus
             .iter()
             .map(|&cpu| {
-                let plan = plan.clone();
-                (cpu, scope.spawn(move || burst_thread(region, cpu, &plan)))
+                let (plan, set_up) = (plan.clone(), &set_up);
+                (
+                    cpu,
+                    scope.spawn(move || burst_thread(region, cpu, &plan, set_up)),
+                )
             })
             .collect();
+        set_up.wait();
+        region.workers[spec.slot]
+            .state
+            .store(crate::region::worker_state::READY, Ordering::Release);
         threads
             .into_iter()
             .map(|(cpu, t)| t.join().unwrap_or_else(|_| panicked(cpu, &plan)))
@@ -134,12 +143,13 @@ fn panicked(cpu: usize, plan: &BurstPlan) -> ThreadTotals {
     }
 }
 
-/// One CPU's bursts.
-fn burst_thread(region: &Region, cpu: usize, plan: &BurstPlan) -> ThreadTotals {
+/// One CPU's bursts, from when every thread has taken its setup (`set_up`).
+fn burst_thread(region: &Region, cpu: usize, plan: &BurstPlan, set_up: &Barrier) -> ThreadTotals {
     let mut totals = ThreadTotals {
         setup: take_setup(cpu, plan),
         ..Default::default()
     };
+    set_up.wait();
     let started_ns = now_ns();
     let mut rng = fastrand::Rng::new();
     while region.phase() != phase::STOP {

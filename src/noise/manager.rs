@@ -40,6 +40,10 @@ const FIRST_QUEUE_SLOT: usize = 4;
 /// noise CPUs) a burst worker has needed more than 2 s to write its report, and a worker killed
 /// before it reports loses what it did.
 const GRACE: Duration = Duration::from_secs(10);
+/// How long the burst and load workers get to be ready before the first period. They are
+/// ready within milliseconds; under emulation, with the noise CPUs already busy, a worker
+/// started seconds late.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One queue-noise position: a publisher or subscriber that is replaced when it exits.
 struct Seat {
@@ -134,6 +138,7 @@ impl<'a> NoiseManager<'a> {
             let ring = ring_for(Role::Load, LOAD_SLOT)?;
             self.fixed.push(spawn(spec, self.region, ring)?);
         }
+        self.await_fixed();
         if !noise.external.is_empty() {
             self.external = Some(self.start_external()?);
         }
@@ -147,6 +152,22 @@ impl<'a> NoiseManager<'a> {
         self.spawning = true;
         self.tick(true);
         Ok(())
+    }
+
+    /// Wait until the burst and load workers are ready (the burst threads at their priority),
+    /// so that the warm-up already runs under them: until a worker has exited, or for at most
+    /// [`READY_TIMEOUT`]. One that is not ready by then runs late, and its record shows it.
+    fn await_fixed(&mut self) {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        for worker in &mut self.fixed {
+            let state = &self.region.get().workers[worker.spec.slot].state;
+            while state.load(Ordering::Acquire) == worker_state::EMPTY
+                && matches!(worker.child.try_wait(), Ok(None))
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
     }
 
     /// Reap queue noise that has lived its life, fold what it did, and replace it. `ended`:
