@@ -5,7 +5,8 @@
 /// How an invocation ended, as its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// 0: every run completed without lost messages.
+    /// 0: pass: measured what was asked, every run completed without lost messages, within
+    /// every limit.
     Pass = 0,
     /// 1: a pass/fail threshold was breached, or `--break-on` fired.
     ThresholdBreach = 1,
@@ -20,6 +21,10 @@ pub enum Outcome {
     SystemError = 5,
     /// 6: another rtsoak holds the RT CPUs (and `--wait-for-cpus` ran out, if given).
     CpusBusy = 6,
+    /// 7: inconclusive: nothing failed, but the run could not measure what it was asked
+    /// (nothing measured, too many missed periods, noise or RT priority not as asked, too few
+    /// messages), or a baseline comparison compared nothing it should have. Never a pass.
+    Inconclusive = 7,
     /// 130: stopped by a signal; what was measured is saved, marked interrupted.
     Interrupted = 130,
 }
@@ -34,12 +39,14 @@ impl Outcome {
 /// The table printed by `--help`.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
-  0    pass: every run completed and delivered every message
+  0    PASS: measured what was asked, every run completed and delivered every message
   1    a profile threshold was breached, or --break-on fired
   2    usage error: bad flag, profile or CPU list
   3    regression against the baseline
   4    messages were lost, or a transport failed (wake or completion errors, fallback deliveries)
   5    a run failed, or the system refused something rtsoak needs
   6    another rtsoak holds the RT CPUs: nothing ran (--wait-for-cpus waits for it)
+  7    INCONCLUSIVE: could not measure what was asked (nothing measured, too many missed
+       periods, noise or RT priority not as asked, too few messages), or a diff compared nothing
   130  interrupted by a signal (the result is saved, marked interrupted)
-When several apply, the first in this order wins: 130, 2, 6 and 5, 4, 3, 1, 0.";
+When several apply, the first in this order wins: 130, 2, 6 and 5, 4, 3, 1, 7, 0.";

@@ -87,6 +87,11 @@ pub struct RunPlan {
     pub profile: String,
     /// Transports to run, in order (registry names such as `msg-ring`).
     pub transports: Vec<String>,
+    /// True when the transports were named (`-t`, or the profile's `run.transports`): one of
+    /// them that is not measured leaves the verdict inconclusive. False: every transport rtsoak
+    /// knows, and those this kernel lacks are skipped.
+    #[serde(default)]
+    pub transports_named: bool,
     /// Measured time per transport, after warm-up, split evenly over the rounds.
     pub duration_ns: u64,
     /// Rounds of a comparison: every transport runs once per round, for
@@ -193,6 +198,9 @@ pub struct Limits {
     /// Most measured periods a transport may miss (its rounds added): a missed period is a
     /// sample no histogram holds.
     pub max_missed_periods: Option<u64>,
+    /// More missed periods than this percent of those planned make the verdict inconclusive
+    /// (`None` in results written before the third verdict: not judged).
+    pub inconclusive_missed_percent: Option<u8>,
     /// The kernel must be PREEMPT_RT.
     pub require_preempt_rt: bool,
     /// Every RT worker must have obtained the real-time policy and priority it asked for.

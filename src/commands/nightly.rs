@@ -18,7 +18,7 @@ use crate::result::ResultDoc;
 use crate::result::diff::DiffRules;
 use crate::result::store::retention::{self, Retention};
 use crate::result::store::{load, write_atomic};
-use crate::result::verdict::{FailureKind, Verdict};
+use crate::result::verdict::{FailureKind, Status, Verdict};
 
 /// A loaded baseline and the name it is reported under.
 pub struct Baseline {
@@ -106,8 +106,9 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs) {
 /// The exit code a finished document earns. Precedence: interrupted, then a failed run (the
 /// figures are incomplete, and a dead worker also loses messages), then lost messages or a
 /// transport failure (both mean the transport did not deliver as it should), then a
-/// regression, then a breached limit or `--break-on`, then pass. A document without a verdict
-/// (one saved mid-run) is judged here. Whatever fails the verdict never exits 0.
+/// regression, then a breached limit or `--break-on`, then inconclusive (nothing failed, but
+/// the run did not measure what it was asked), then pass. A document without a verdict (one
+/// saved mid-run) is judged here. Whatever is not a PASS never exits 0.
 pub fn outcome(doc: &ResultDoc) -> Outcome {
     let judged;
     let verdict = match &doc.verdict {
@@ -127,8 +128,10 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
         Outcome::LostMessages
     } else if verdict.regression() {
         Outcome::Regression
-    } else if !verdict.pass {
+    } else if verdict.status == Status::Fail {
         Outcome::ThresholdBreach
+    } else if verdict.status == Status::Inconclusive {
+        Outcome::Inconclusive
     } else {
         Outcome::Pass
     }
@@ -145,7 +148,7 @@ mod tests {
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
         let mut doc = one_run_doc();
         doc.runs[0].integrity.lost = lost;
-        doc.plan.verdict.min_messages = breach.then_some(u64::MAX);
+        doc.plan.verdict.max_send_call_ns = breach.then_some(1_000);
         let mut verdict = verdict(&doc);
         if regression {
             verdict = verdict.with_baseline(Diff {
@@ -153,8 +156,10 @@ mod tests {
                 baseline_started_at: String::new(),
                 rules: DiffRules::default(),
                 regression: true,
+                inconclusive: Vec::new(),
                 findings: vec![Finding {
                     transport: "eventfd".into(),
+                    ring_setup: None,
                     series: Some("delivery".into()),
                     figure: Figure::Max,
                     baseline: 100_000.0,
@@ -174,6 +179,15 @@ mod tests {
         assert_eq!(outcome(&judged(0, false, false)), Outcome::Pass);
         assert_eq!(outcome(&judged(0, true, false)), Outcome::ThresholdBreach);
         assert_eq!(outcome(&judged(0, true, true)), Outcome::Regression);
+        let mut few = judged(0, false, false);
+        few.plan.verdict.min_messages = Some(u64::MAX);
+        few.verdict = Some(verdict(&few));
+        assert_eq!(outcome(&few), Outcome::Inconclusive);
+        assert_eq!(outcome(&few).code(), 7);
+        // A breach outranks inconclusive.
+        few.plan.verdict.max_send_call_ns = Some(1_000);
+        few.verdict = Some(verdict(&few));
+        assert_eq!(outcome(&few), Outcome::ThresholdBreach);
         assert_eq!(outcome(&judged(3, true, true)), Outcome::LostMessages);
         let mut failed = judged(3, true, true);
         failed.runs[0].status = RunStatus::Failed;
@@ -263,7 +277,7 @@ mod tests {
             "rtsoak verdict: FAIL (0 failures, 1 breach, 1 regression(s) against b)"
         );
         assert!(
-            lines[1].starts_with("  breach: eventfd: 2001 messages sent"),
+            lines[1].starts_with("  breach: eventfd: longest send_call 150.0 us > 1 us allowed"),
             "{lines:?}"
         );
         assert_eq!(lines[2], "  regression: eventfd delivery max: longest rose");

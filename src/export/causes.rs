@@ -26,7 +26,7 @@ pub fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<String> {
             .iter()
             .find_map(|e| e.tracing.unavailable.as_ref())
         {
-            lines.push(format!("  {}: spikes not explained: {reason}", t.transport));
+            lines.push(format!("  {}: spikes not explained: {reason}", t.label));
             continue;
         }
         let mut series: BTreeMap<&str, SeriesBlame> = BTreeMap::new();
@@ -36,7 +36,7 @@ pub fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<String> {
             }
         }
         for (name, blame) in &series {
-            lines.push(line(t.transport, name, blame, threshold));
+            lines.push(line(&t.label, name, blame, threshold));
         }
         let missing: Vec<&str> = explanations[0]
             .tracing

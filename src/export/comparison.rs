@@ -12,7 +12,7 @@ use super::{noise_ran, seconds, us};
 use crate::judge::rates::rates_differ_p_value;
 use crate::record::Series;
 use crate::result::merge::{MergedSeries, TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunResult, RunStatus};
+use crate::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use crate::stats::{Attribution, Integrity, Summary, clopper_pearson_95, rests_on_few_samples};
 
 /// Everything a comparison shows, as text.
@@ -239,7 +239,7 @@ fn integrity_table(merged: &[TransportRuns<'_>]) -> Table {
 }
 
 fn integrity_row(t: &TransportRuns<'_>) -> Vec<String> {
-    let mut row = vec![t.transport.to_string(), t.measured_runs().to_string()];
+    let mut row = vec![t.label.clone(), t.measured_runs().to_string()];
     if t.status == RunStatus::Unsupported {
         row.extend(std::iter::repeat_n(dash(), 11));
         row.push(status_word(t.status, &t.integrity).to_string());
@@ -298,7 +298,7 @@ fn series_table(shown: &Shown, measured: &[&TransportRuns<'_>], threshold: &str)
     let rows = measured
         .iter()
         .map(|t| {
-            let mut row = vec![t.transport.to_string()];
+            let mut row = vec![t.label.clone()];
             row.extend(series_cells(shown_series(t, shown).map(|s| s.summary)));
             row
         })
@@ -363,7 +363,7 @@ fn problems(t: &TransportRuns<'_>) -> Vec<String> {
     if t.status == RunStatus::Unsupported {
         return Vec::new();
     }
-    let name = t.transport;
+    let name = &t.label;
     t.integrity
         .loss()
         .into_iter()
@@ -377,9 +377,9 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
     let several_rounds = doc.plan.rounds > 1;
     let name = |run: &RunResult| {
         if several_rounds {
-            format!("{} round {}", run.transport, run.round)
+            format!("{} round {}", RunKey::of(run).label(), run.round)
         } else {
-            run.transport.clone()
+            RunKey::of(run).label()
         }
     };
     let mut notes = Vec::new();
@@ -437,7 +437,7 @@ fn differences(measured: &[&TransportRuns<'_>]) -> Vec<String> {
     for shown in &SHOWN_SERIES {
         let rates: Vec<(&str, Summary)> = measured
             .iter()
-            .filter_map(|t| Some((t.transport, shown_series(t, shown)?.summary)))
+            .filter_map(|t| Some((t.label.as_str(), shown_series(t, shown)?.summary)))
             .filter(|(_, s)| s.count > 0)
             .collect();
         for (high, h) in &rates {
@@ -486,7 +486,7 @@ fn rounds_table(doc: &ResultDoc) -> Table {
             let measured = run.status != RunStatus::Unsupported;
             let figure = |value: String| if measured { value } else { dash() };
             let mut row = vec![
-                run.transport.clone(),
+                RunKey::of(run).label(),
                 run.round.to_string(),
                 figure(i.sent.to_string()),
                 figure(i.missed_periods.to_string()),

@@ -89,7 +89,7 @@ fn columns(doc: &ResultDoc) -> Vec<Column> {
                 .take(MAX_OVERFLOW_CYCLES)
                 .collect();
             columns.push(Column {
-                name: format!("{}/{name}", transport.transport),
+                name: format!("{}/{name}", transport.key().tag()),
                 histogram: series.histogram.clone(),
                 min_ns: series.summary.min_ns,
                 max_ns: series.summary.max_ns,

@@ -172,9 +172,9 @@ mod tests {
                 ring_setup: Some(setup),
             }
             .apply(run);
-            assert!(
-                run.transport.contains(' '),
-                "the row label keeps its spelling"
+            assert_eq!(
+                run.transport, transport,
+                "the result keeps the registry name"
             );
         }
         let text = render(&doc);

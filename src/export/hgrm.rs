@@ -32,7 +32,7 @@ pub fn render(doc: &ResultDoc) -> String {
                 out,
                 "# rtsoak {}: transport {}, series {name}, {} runs, values in us",
                 doc.command,
-                transport.transport,
+                transport.label,
                 transport.measured_runs()
             );
             distribution(&mut out, &series.histogram);

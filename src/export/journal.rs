@@ -13,7 +13,7 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
         .iter()
         .map(|t| {
             if t.status == RunStatus::Unsupported {
-                return format!("rtsoak {}: unsupported on this kernel", t.transport);
+                return format!("rtsoak {}: unsupported on this kernel", t.label);
             }
             let (send, delivery) = (
                 t.summary(Series::SendCall.name()),
@@ -22,7 +22,7 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
             format!(
                 "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
                  deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",
-                t.transport,
+                t.label,
                 t.integrity.sent,
                 send.over_threshold,
                 send.max_ns as f64 / 1e3,
@@ -35,7 +35,8 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
         .collect()
 }
 
-/// The verdict line, then one line per failure, per breach and per regression.
+/// The verdict line, then one line per failure, per breach, per reason it is inconclusive and
+/// per regression.
 pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
     let regressions = verdict
         .baseline
@@ -43,9 +44,13 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
         .map_or(0, |d| d.regressions().count());
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let inconclusive = match verdict.inconclusive.len() {
+        0 => String::new(),
+        n => format!(", {}", plural(n, "reason inconclusive", "reasons inconclusive")),
+    };
     let mut lines = vec![format!(
-        "rtsoak verdict: {} ({}, {}, {})",
-        if verdict.pass { "PASS" } else { "FAIL" },
+        "rtsoak verdict: {} ({}, {}{inconclusive}, {})",
+        verdict.status.word(),
         plural(verdict.failures.len(), "failure", "failures"),
         plural(verdict.breaches.len(), "breach", "breaches"),
         match &verdict.baseline {
@@ -64,6 +69,12 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
             .breaches
             .iter()
             .map(|b| format!("  breach: {}", b.message)),
+    );
+    lines.extend(
+        verdict
+            .inconclusive
+            .iter()
+            .map(|i| format!("  inconclusive: {}", i.message)),
     );
     if let Some(diff) = &verdict.baseline {
         lines.extend(

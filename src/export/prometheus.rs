@@ -20,7 +20,7 @@ use std::fmt::{Display, Write};
 
 use super::REPORTED_SERIES;
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunKey, RunStatus};
+use crate::result::{ResultDoc, RunStatus};
 use crate::stats::{Attribution, Integrity};
 
 /// Reads one figure of a summary.
@@ -122,11 +122,10 @@ impl Key<'_> {
 }
 
 fn key<'a>(doc: &ResultDoc, t: &TransportRuns<'a>) -> Key<'a> {
-    let run_key = t.runs.first().map(|run| RunKey::of(run));
     Key {
-        transport: run_key.map_or(t.transport, |k| k.transport),
-        ring_setup: run_key
-            .and_then(|k| k.ring_setup)
+        transport: t.transport,
+        ring_setup: t
+            .ring_setup
             .unwrap_or(doc.plan.ring_setup)
             .name(),
     }

@@ -5,6 +5,7 @@
 
 use super::prometheus::{self, Writer};
 use crate::result::ResultDoc;
+use crate::result::verdict::Status;
 
 /// `rtsoak-<profile>.prom`: the profile name (a file path's stem) with anything but letters,
 /// digits, `-` and `_` replaced by `_`.
@@ -39,20 +40,60 @@ pub fn render(doc: &ResultDoc) -> String {
     w.finish()
 }
 
-/// `rtsoak_verdict_pass`, `rtsoak_verdict_failures`, `rtsoak_verdict_breaches` and, with a
-/// baseline, `rtsoak_regression`.
+/// `rtsoak_verdict{verdict=...}` (one sample per verdict, 1 for the one given),
+/// `rtsoak_verdict_pass`, `rtsoak_verdict_failures`, `rtsoak_verdict_breaches`,
+/// `rtsoak_verdict_inconclusive_reason{kind, transport, ring_setup}` (one sample per reason)
+/// and, with a baseline, `rtsoak_regression`.
 fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
     let Some(verdict) = &doc.verdict else {
         return;
     };
+    w.family(
+        "rtsoak_verdict",
+        "gauge",
+        "The verdict: 1 for the one given (pass, fail or inconclusive), 0 for the others. \
+         Inconclusive: nothing failed, but the run could not measure what it was asked; a \
+         nightly that could not measure must alert.",
+    );
+    for status in [Status::Pass, Status::Fail, Status::Inconclusive] {
+        let word = status.word().to_ascii_lowercase();
+        w.sample(
+            "rtsoak_verdict",
+            &[("verdict", &word)],
+            usize::from(verdict.status == status),
+        );
+    }
+    if !verdict.inconclusive.is_empty() {
+        w.family(
+            "rtsoak_verdict_inconclusive_reason",
+            "gauge",
+            "1 per reason the verdict is inconclusive: what kept the run from measuring \
+             (nothing-measured, not-measured, missed-periods, too-few-messages, rt-priority, \
+             noise, baseline), for which transport (empty: the whole invocation).",
+        );
+        for reason in &verdict.inconclusive {
+            let kind = serde_json::to_value(reason.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let setup = reason.ring_setup.map_or("", |s| s.name());
+            let transport = reason.transport.as_deref().unwrap_or("");
+            w.sample(
+                "rtsoak_verdict_inconclusive_reason",
+                &[("kind", &kind), ("transport", transport), ("ring_setup", setup)],
+                1,
+            );
+        }
+    }
     let mut gauge = |name: &str, help: &str, value: usize| {
         w.family(name, "gauge", help);
         w.sample(name, &[], value);
     };
     gauge(
         "rtsoak_verdict_pass",
-        "1 if no run failed, lost a message, had its transport fail or was interrupted, no \
-         [verdict] limit was breached and nothing regressed against the baseline.",
+        "1 if the verdict is pass: every transport asked for was measured as asked, no run \
+         failed, lost a message, had its transport fail or was interrupted, no [verdict] limit \
+         was breached and nothing regressed against the baseline.",
         usize::from(verdict.pass),
     );
     gauge(
@@ -132,5 +173,41 @@ mod tests {
             None,
             "no baseline, no regression gauge"
         );
+    }
+
+    #[test]
+    fn an_inconclusive_verdict_is_a_gauge_a_fleet_can_alert_on_with_one_sample_per_reason() {
+        let mut doc = crate::testing::fixture::one_run_doc();
+        doc.runs[0].integrity.lost = 0;
+        doc.plan.verdict.min_messages = Some(u64::MAX);
+        let verdict = crate::judge::verdict(&doc);
+        assert_eq!(verdict.status, Status::Inconclusive, "{verdict:?}");
+        doc.verdict = Some(verdict);
+        let text = render(&doc);
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+            .expect("the text parses");
+        let verdict_is = |word: &str| {
+            scrape
+                .samples
+                .iter()
+                .find(|s| s.metric == "rtsoak_verdict" && s.labels.get("verdict") == Some(word))
+                .map(|s| s.value.clone())
+        };
+        use prometheus_parse::Value::Gauge;
+        assert_eq!(verdict_is("inconclusive"), Some(Gauge(1.0)));
+        assert_eq!(verdict_is("pass"), Some(Gauge(0.0)));
+        assert_eq!(verdict_is("fail"), Some(Gauge(0.0)));
+        let reasons: Vec<(&str, &str)> = scrape
+            .samples
+            .iter()
+            .filter(|s| s.metric == "rtsoak_verdict_inconclusive_reason")
+            .map(|s| {
+                (
+                    s.labels.get("kind").unwrap_or(""),
+                    s.labels.get("transport").unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(reasons, [("too-few-messages", "eventfd")]);
     }
 }

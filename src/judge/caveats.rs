@@ -67,7 +67,7 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
         if t.status == RunStatus::Unsupported {
             continue;
         }
-        let (name, integrity) = (t.transport, &t.integrity);
+        let (name, integrity) = (t.label.as_str(), &t.integrity);
         let (count, planned) = (integrity.missed_periods, integrity.planned_periods);
         if count > 0 {
             missed.push(if planned > 0 {
@@ -80,7 +80,7 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
             });
         }
         if !integrity.own_wake.attributable() {
-            not_attributable.push(name);
+            not_attributable.push(name.to_string());
         }
     }
     let mut notes = Vec::new();
@@ -204,7 +204,7 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
 /// subscriber's wait, most likely) ran on a kernel thread, so its figures include a thread hop
 /// the transport's users would not choose.
 fn io_wq_notes(doc: &ResultDoc) -> Vec<String> {
-    let mut most: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    let mut most: BTreeMap<(String, &str), u64> = BTreeMap::new();
     for run in &doc.runs {
         for worker in &run.workers {
             let role = match worker.role {
@@ -213,7 +213,8 @@ fn io_wq_notes(doc: &ResultDoc) -> Vec<String> {
                 _ => continue,
             };
             if let Some(workers @ 1..) = worker.hygiene.io_wq_workers {
-                let seen = most.entry((run.transport.as_str(), role)).or_default();
+                let label = crate::result::RunKey::of(run).label();
+                let seen = most.entry((label, role)).or_default();
                 *seen = (*seen).max(workers);
             }
         }

@@ -1,11 +1,16 @@
-//! A new result against a baseline, per transport and per series (`send_call`, `delivery`):
-//! over-threshold rates by an exact test for rare counts, tail percentiles (p99.9, p99.99 of the
-//! merged histograms) and the maximum, each with a tolerance, so that noise is never called a
-//! regression. Pure: two [`ResultDoc`]s in, a [`Diff`] out; printing and exit codes belong to
-//! the commands.
+//! A new result against a baseline, per transport (and ring setup) and per series
+//! (`send_call`, `delivery`): over-threshold rates by an exact test for rare counts, tail
+//! percentiles (p99.9, p99.99 of the merged histograms) and the maximum, each with a tolerance,
+//! so that noise is never called a regression. Rows pair by what they measured, the transport
+//! and its ring setup ([`RunKey::measured`]), never by a label. A comparison that could not
+//! compare what it should (nothing paired, a transport on one side only, a side interrupted,
+//! failed, lossy or empty, figures that do not decode) is inconclusive and says why: it never
+//! says "no regression" for what it did not compare.
+//!
+//! Pure: two [`ResultDoc`]s in, a [`Diff`] out; printing and exit codes belong to the commands.
 
 use super::rates::rate_increase_p_value;
-use crate::record::{Series, series_names};
+use crate::record::{RingSetup, Series, series_names};
 use crate::result::diff::{Diff, DiffRules, Figure, Finding};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
@@ -14,47 +19,100 @@ use crate::stats::Summary;
 /// The series compared.
 const SERIES: [&str; 2] = series_names([Series::SendCall, Series::Delivery]);
 
+/// One row of a comparison: what it measured, and its name in findings.
+struct Row<'d, 'a> {
+    runs: &'d TransportRuns<'a>,
+    measured: (&'a str, RingSetup),
+}
+
+fn rows<'d, 'a>(doc: &ResultDoc, merged: &'d [TransportRuns<'a>]) -> Vec<Row<'d, 'a>> {
+    merged
+        .iter()
+        .map(|runs| Row {
+            measured: runs.key().measured(doc.plan.ring_setup),
+            runs,
+        })
+        .collect()
+}
+
 /// Compare `new` with `baseline` (named `baseline_name` in the findings) under `rules`.
 pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &DiffRules) -> Diff {
-    let old = by_transport(baseline);
+    let (old_merged, new_merged) = (by_transport(baseline), by_transport(new));
+    let (old, now) = (rows(baseline, &old_merged), rows(new, &new_merged));
+    // A row names its ring setup where either result compared several.
+    let variants = !baseline.plan.ring_setup_variants.is_empty()
+        || !new.plan.ring_setup_variants.is_empty();
     let mut findings = Vec::new();
+    let mut inconclusive = incomplete("the baseline", baseline);
+    inconclusive.extend(incomplete("the new result", new));
     let same_threshold = baseline.plan.threshold_ns == new.plan.threshold_ns;
-    for t in by_transport(new) {
-        let Some(b) = old.iter().find(|b| b.transport == t.transport) else {
+    let mut paired = 0;
+    for row in &now {
+        let t = row.runs;
+        let setup = variants.then_some(row.measured.1);
+        let Some(b) = old.iter().find(|b| b.measured == row.measured).map(|b| b.runs) else {
+            if t.status != RunStatus::Unsupported {
+                inconclusive.push(format!(
+                    "{} was measured now but not in the baseline: it is not compared; promote a \
+                     baseline that has it",
+                    name(row.measured, setup)
+                ));
+            }
             continue;
         };
-        if let Some(reason) = not_comparable(b, &t) {
-            findings.push(transport_finding(&t, reason));
+        if let Some((reason, counts)) = not_comparable(b, t) {
+            if counts {
+                inconclusive.push(format!("{}: {reason}", name(row.measured, setup)));
+            }
+            findings.push(transport_finding(t.transport, setup, reason));
             continue;
         }
+        paired += 1;
         for series in SERIES {
-            let (sb, sn) = (b.summary(series), t.summary(series));
+            let pair = Pair {
+                transport: t.transport,
+                ring_setup: setup,
+                series,
+                b: b.summary(series),
+                n: t.summary(series),
+            };
             if same_threshold {
-                findings.push(rate(t.transport, series, &sb, &sn, rules));
+                findings.push(rate(&pair, rules));
             }
-            findings.push(percentile(
-                t.transport,
-                series,
-                Figure::P99_9,
-                &sb,
-                &sn,
-                rules,
-            ));
-            findings.push(percentile(
-                t.transport,
-                series,
-                Figure::P99_99,
-                &sb,
-                &sn,
-                rules,
-            ));
-            let threshold_ns = new.plan.threshold_ns;
-            findings.push(maximum(t.transport, series, &sb, &sn, threshold_ns, rules));
+            let known = b.percentiles_known(series) && t.percentiles_known(series);
+            if !known && (b.series.contains_key(series) || t.series.contains_key(series)) {
+                inconclusive.push(format!(
+                    "{} {series}: a histogram did not decode, so its percentiles are unknown \
+                     and were not compared",
+                    name(row.measured, setup)
+                ));
+            }
+            for figure in [Figure::P99_9, Figure::P99_99] {
+                findings.push(percentile(&pair, figure, known, rules));
+            }
+            findings.push(maximum(&pair, new.plan.threshold_ns, rules));
         }
+    }
+    for b in &old {
+        let missing = !now.iter().any(|n| n.measured == b.measured);
+        if missing && b.runs.status != RunStatus::Unsupported {
+            inconclusive.push(format!(
+                "{} was measured in the baseline but not now: it is not compared; run it, or \
+                 promote a baseline without it",
+                name(b.measured, variants.then_some(b.measured.1))
+            ));
+        }
+    }
+    if paired == 0 {
+        inconclusive.push(
+            "nothing was compared: no transport (and ring setup) was measured in both results"
+                .to_string(),
+        );
     }
     if !same_threshold {
         findings.push(Finding {
             transport: "*".to_string(),
+            ring_setup: None,
             series: None,
             figure: Figure::OverThresholdRate,
             baseline: baseline.plan.threshold_ns as f64,
@@ -74,22 +132,73 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
         baseline_started_at: baseline.started_at.clone(),
         rules: *rules,
         regression: findings.iter().any(|f| f.regression),
+        inconclusive,
         findings,
     }
 }
 
-fn not_comparable(b: &TransportRuns<'_>, t: &TransportRuns<'_>) -> Option<String> {
+/// A row's name in a sentence: `futex`, or `futex (defer-taskrun)`.
+fn name((transport, _): (&str, RingSetup), setup: Option<RingSetup>) -> String {
+    crate::result::RunKey {
+        transport,
+        ring_setup: setup,
+    }
+    .label()
+}
+
+/// Why one side's figures cannot stand for it: interrupted, a failed run, lost messages or a
+/// transport failure, or no run measured at all. Each makes the comparison inconclusive.
+fn incomplete(side: &str, doc: &ResultDoc) -> Vec<String> {
+    let mut reasons = Vec::new();
+    let runs = |status: RunStatus| doc.runs.iter().filter(|r| r.status == status).count();
+    if doc.interrupted || runs(RunStatus::Interrupted) > 0 {
+        reasons.push(format!(
+            "{side} was interrupted: its figures cover only part of what it planned"
+        ));
+    }
+    if runs(RunStatus::Failed) > 0 {
+        reasons.push(format!(
+            "{side} has {} failed run(s): their figures are incomplete",
+            runs(RunStatus::Failed)
+        ));
+    }
+    let lossy: Vec<String> = by_transport(doc)
+        .iter()
+        .filter(|t| t.integrity.loss().is_some() || !t.integrity.transport_failures().is_empty())
+        .map(|t| t.label.clone())
+        .collect();
+    if !lossy.is_empty() {
+        reasons.push(format!(
+            "{side} lost messages or had a transport failure ({}): its latencies are not the \
+             whole story",
+            lossy.join(", ")
+        ));
+    }
+    if doc.runs.iter().all(|r| r.status == RunStatus::Unsupported) {
+        reasons.push(format!("{side} measured nothing (no run has figures)"));
+    }
+    reasons
+}
+
+/// Why two rows cannot be compared, and whether that leaves the comparison inconclusive (a
+/// transport measured on one side only does; one unsupported on both does not).
+fn not_comparable(b: &TransportRuns<'_>, t: &TransportRuns<'_>) -> Option<(String, bool)> {
     let measured = |r: &TransportRuns<'_>| r.status != RunStatus::Unsupported;
     match (measured(b), measured(t)) {
         (true, true) => None,
-        (false, _) => Some("not measured in the baseline; not compared".to_string()),
-        (true, false) => Some("unsupported now, measured in the baseline; not compared".into()),
+        (false, false) => Some(("not measured on either side; not compared".to_string(), false)),
+        (false, true) => Some((
+            "measured now, not in the baseline; not compared".to_string(),
+            true,
+        )),
+        (true, false) => Some(("not measured now, measured in the baseline; not compared".into(), true)),
     }
 }
 
-fn transport_finding(t: &TransportRuns<'_>, reason: String) -> Finding {
+fn transport_finding(transport: &str, ring_setup: Option<RingSetup>, reason: String) -> Finding {
     Finding {
-        transport: t.transport.to_string(),
+        transport: transport.to_string(),
+        ring_setup,
         series: None,
         figure: Figure::Transport,
         baseline: 0.0,
@@ -97,6 +206,31 @@ fn transport_finding(t: &TransportRuns<'_>, reason: String) -> Finding {
         p_value: None,
         regression: false,
         reason,
+    }
+}
+
+/// One series of one row, baseline (`b`) and new (`n`).
+struct Pair<'a> {
+    transport: &'a str,
+    ring_setup: Option<RingSetup>,
+    series: &'a str,
+    b: Summary,
+    n: Summary,
+}
+
+impl Pair<'_> {
+    fn finding(&self, figure: Figure, values: (f64, f64), regression: bool, reason: String) -> Finding {
+        Finding {
+            transport: self.transport.to_string(),
+            ring_setup: self.ring_setup,
+            series: Some(self.series.to_string()),
+            figure,
+            baseline: values.0,
+            new: values.1,
+            p_value: None,
+            regression,
+            reason,
+        }
     }
 }
 
@@ -108,7 +242,8 @@ fn per_million(s: &Summary) -> f64 {
     }
 }
 
-fn rate(transport: &str, series: &str, b: &Summary, n: &Summary, rules: &DiffRules) -> Finding {
+fn rate(pair: &Pair<'_>, rules: &DiffRules) -> Finding {
+    let (b, n) = (&pair.b, &pair.n);
     let (rate_b, rate_n) = (per_million(b), per_million(n));
     let p = rate_increase_p_value(b.over_threshold, b.count, n.over_threshold, n.count);
     let big_enough = rate_n >= rate_b * rules.min_rate_ratio
@@ -137,32 +272,24 @@ fn rate(transport: &str, series: &str, b: &Summary, n: &Summary, rules: &DiffRul
         )
     };
     Finding {
-        transport: transport.to_string(),
-        series: Some(series.to_string()),
-        figure: Figure::OverThresholdRate,
-        baseline: rate_b,
-        new: rate_n,
         p_value: Some(p),
-        regression,
-        reason,
+        ..pair.finding(Figure::OverThresholdRate, (rate_b, rate_n), regression, reason)
     }
 }
 
-fn percentile(
-    transport: &str,
-    series: &str,
-    figure: Figure,
-    b: &Summary,
-    n: &Summary,
-    rules: &DiffRules,
-) -> Finding {
+/// A tail percentile, judged only with enough samples beyond it on both sides, and only where
+/// every histogram decoded (`known`).
+fn percentile(pair: &Pair<'_>, figure: Figure, known: bool, rules: &DiffRules) -> Finding {
     let (name, tail, value): (&str, f64, fn(&Summary) -> u64) = match figure {
         Figure::P99_9 => ("p99.9", 1e-3, |s| s.p99_9_ns),
         _ => ("p99.99", 1e-4, |s| s.p99_99_ns),
     };
+    let (b, n) = (&pair.b, &pair.n);
     let (vb, vn) = (value(b), value(n));
     let enough = |s: &Summary| s.count as f64 * tail >= rules.min_tail_samples;
-    let (regression, reason) = if !enough(b) || !enough(n) {
+    let (regression, reason) = if !known {
+        (false, format!("{name} not judged: a histogram did not decode"))
+    } else if !enough(b) || !enough(n) {
         let needed = (rules.min_tail_samples / tail).ceil();
         (
             false,
@@ -180,28 +307,13 @@ fn percentile(
             rules.percentile_floor_ns,
         )
     };
-    Finding {
-        transport: transport.to_string(),
-        series: Some(series.to_string()),
-        figure,
-        baseline: vb as f64,
-        new: vn as f64,
-        p_value: None,
-        regression,
-        reason,
-    }
+    pair.finding(figure, (vb as f64, vn as f64), regression, reason)
 }
 
 /// The longest sample is one sample: it regresses only when it grew beyond the tolerance and
 /// is over the threshold (a longest sample within the threshold is within the specification).
-fn maximum(
-    transport: &str,
-    series: &str,
-    b: &Summary,
-    n: &Summary,
-    threshold_ns: u64,
-    rules: &DiffRules,
-) -> Finding {
+fn maximum(pair: &Pair<'_>, threshold_ns: u64, rules: &DiffRules) -> Finding {
+    let (b, n) = (&pair.b, &pair.n);
     let (mut regression, mut reason) = grew(
         "longest",
         b.max_ns,
@@ -213,16 +325,7 @@ fn maximum(
         regression = false;
         reason = format!("{reason}, but within the threshold");
     }
-    Finding {
-        transport: transport.to_string(),
-        series: Some(series.to_string()),
-        figure: Figure::Max,
-        baseline: b.max_ns as f64,
-        new: n.max_ns as f64,
-        p_value: None,
-        regression,
-        reason,
-    }
+    pair.finding(Figure::Max, (b.max_ns as f64, n.max_ns as f64), regression, reason)
 }
 
 /// Did `new` grow beyond `baseline` by more than `tolerance` (a fraction) and `floor_ns`?

@@ -1,5 +1,5 @@
 //! Judging a result: what its figures are worth ([`caveats`]), whether it passes its limits
-//! ([`verdict`]), whether it regressed against a baseline ([`diff`]), and the exact rate test
+//! ([`verdict`]) and measured what it was asked ([`measured`]), whether it regressed against a baseline ([`diff`]), and the exact rate test
 //! both comparisons rest on ([`rates`]). Pure functions over result documents: they never
 //! measure, print, read files or choose exit codes; what they return is recorded in the result
 //! (`result::verdict`, `result::diff`) or shown by the exports.
@@ -8,6 +8,7 @@
 
 pub mod caveats;
 pub mod diff;
+pub mod measured;
 pub mod rates;
 pub mod verdict;
 

@@ -1,11 +1,13 @@
-//! The pass/fail verdict of a result: first the failures that no limit can forgive (a run that
-//! failed, was interrupted, lost a message, had its transport fail or was stopped by
-//! `--break-on`), then every breach of the plan's `[verdict]` limits with the figure that broke
-//! the limit and the limit, per transport on its merged rounds.
+//! The verdict of a result, PASS, FAIL or INCONCLUSIVE: first the failures that no limit can
+//! forgive (a run that failed, was interrupted, lost a message, had its transport fail or was
+//! stopped by `--break-on`), then every breach of the plan's `[verdict]` limits with the figure
+//! that broke the limit and the limit, per transport on its merged rounds, then what kept the
+//! run from measuring what it was asked ([`super::measured`]).
 //!
 //! Pure: [`verdict`] reads a [`ResultDoc`] and returns a [`Verdict`]; it never prints, reads
 //! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
 
+use super::measured;
 use crate::plan::Limits;
 use crate::record::Series;
 use crate::result::merge::{TransportRuns, by_transport};
@@ -15,8 +17,9 @@ use crate::result::{ResultDoc, RunStatus};
 /// The series the latency limits judge.
 const JUDGED_SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
-/// Judge `doc`: its failures, then `doc.plan.verdict`. Unsupported transports are not judged
-/// (nothing ran); failed runs are judged on what they measured as well.
+/// Judge `doc`: its failures, then `doc.plan.verdict`, then whether it measured what it was
+/// asked. Unsupported transports have no figures to judge (whether that leaves the verdict
+/// inconclusive is [`measured`]'s to say); failed runs are judged on what they measured as well.
 pub fn verdict(doc: &ResultDoc) -> Verdict {
     let limits = &doc.plan.verdict;
     let mut failures = Vec::new();
@@ -24,35 +27,33 @@ pub fn verdict(doc: &ResultDoc) -> Verdict {
     if doc.interrupted {
         failures.push(Failure {
             transport: None,
+            ring_setup: None,
             kind: FailureKind::Interrupted,
             message: "the invocation was stopped by a signal before every run was done".into(),
         });
     }
-    for transport in by_transport(doc) {
+    let merged = by_transport(doc);
+    for transport in &merged {
         if transport.status != RunStatus::Unsupported {
-            find_failures(&transport, &mut failures);
-            judge_transport(&transport, limits, &mut breaches);
+            find_failures(transport, &mut failures);
+            judge_transport(transport, limits, &mut breaches);
             if limits.require_rt_priority {
-                judge_rt_priority(&transport, &mut breaches);
+                judge_rt_priority(transport, &mut breaches);
             }
         }
     }
     judge_machine(doc, limits, &mut breaches);
-    Verdict {
-        pass: failures.is_empty() && breaches.is_empty(),
-        failures,
-        breaches,
-        baseline: None,
-    }
+    Verdict::of(failures, breaches, measured::shortfalls(doc, &merged))
 }
 
 /// Every run of the transport that failed, was interrupted or broke; its lost messages and
 /// transport failures.
 fn find_failures(t: &TransportRuns<'_>, out: &mut Vec<Failure>) {
-    let name = t.transport;
+    let name = &t.label;
     let mut fail = |kind, text: String| {
         out.push(Failure {
-            transport: Some(name.to_string()),
+            transport: Some(t.transport.to_string()),
+            ring_setup: t.ring_setup,
             kind,
             message: format!("{name}: {text}"),
         });
@@ -101,10 +102,11 @@ fn us(ns: u64) -> f64 {
 }
 
 fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>) {
-    let name = t.transport;
+    let name = &t.label;
     let mut breach = |what, series: Option<&str>, figure: f64, limit: f64, unit: &str, text| {
         out.push(Breach {
-            transport: Some(name.to_string()),
+            transport: Some(t.transport.to_string()),
+            ring_setup: t.ring_setup,
             what,
             series: series.map(str::to_string),
             figure,
@@ -113,18 +115,6 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
             message: format!("{name}: {text} ({})", Limit::key(what)),
         });
     };
-    if let Some(min) = limits.min_messages.filter(|min| t.integrity.sent < *min) {
-        let sent = t.integrity.sent;
-        let text = format!("{sent} messages sent, at least {min} required");
-        breach(
-            Limit::MinMessages,
-            None,
-            sent as f64,
-            min as f64,
-            "messages",
-            text,
-        );
-    }
     let (missed, planned) = (t.integrity.missed_periods, t.integrity.planned_periods);
     if let Some(limit) = limits.max_missed_periods.filter(|limit| missed > *limit) {
         let text = if planned > 0 {
@@ -193,17 +183,11 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
 /// `require_rt_priority`: every RT worker of every run of the transport got the real-time policy
 /// and priority it asked for.
 fn judge_rt_priority(t: &TransportRuns<'_>, out: &mut Vec<Breach>) {
-    let missed = t.runs.iter().flat_map(|r| &r.workers).find(|w| {
-        let s = &w.setup;
-        s.policy_error.is_some()
-            || !matches!(s.policy.as_str(), "fifo" | "rr")
-            || s.policy != s.policy_requested
-            || s.priority != s.priority_requested
-    });
-    if let Some(worker) = missed {
+    if let Some(worker) = measured::rt_worker_short_of_its_policy(t) {
         let s = &worker.setup;
         out.push(Breach {
             transport: Some(t.transport.to_string()),
+            ring_setup: t.ring_setup,
             what: Limit::RequireRtPriority,
             series: None,
             figure: 0.0,
@@ -211,7 +195,7 @@ fn judge_rt_priority(t: &TransportRuns<'_>, out: &mut Vec<Breach>) {
             unit: String::new(),
             message: format!(
                 "{}: an RT worker ran {} {} instead of {} {} ({})",
-                t.transport,
+                t.label,
                 s.policy,
                 s.priority,
                 s.policy_requested,
@@ -226,6 +210,7 @@ fn judge_machine(doc: &ResultDoc, limits: &Limits, out: &mut Vec<Breach>) {
     let mut condition = |what: Limit, text: String| {
         out.push(Breach {
             transport: None,
+            ring_setup: None,
             what,
             series: None,
             figure: 0.0,

@@ -91,10 +91,9 @@ pub fn resolve(
 ) -> Result<RunPlan, ProfileError> {
     let run = &profile.run;
     let ov = overrides;
-    let transports = transports(
-        ov.transports.as_deref().unwrap_or(&run.transports),
-        known_transports,
-    )?;
+    let requested = ov.transports.as_deref().unwrap_or(&run.transports);
+    let transports_named = !requested.is_empty();
+    let transports = transports(requested, known_transports)?;
     let duration_ns = duration(
         "run.duration_s",
         &SECONDS,
@@ -219,6 +218,7 @@ pub fn resolve(
     Ok(RunPlan {
         profile: name.to_string(),
         transports,
+        transports_named,
         duration_ns,
         rounds,
         warmup_ns,

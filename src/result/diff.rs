@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::record::RingSetup;
+
 /// When a difference counts as a regression. Every rule needs both statistical evidence (or a
 /// tolerance) and a minimum size, so run-to-run noise passes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -52,6 +54,11 @@ pub struct Diff {
     pub rules: DiffRules,
     /// True if any finding is a regression.
     pub regression: bool,
+    /// Why the comparison cannot say "no regression", one sentence each: nothing paired, a
+    /// transport measured on one side only, a side whose figures are incomplete (interrupted,
+    /// failed, lossy or empty), figures that could not be read. Empty in version 1 results.
+    #[serde(default)]
+    pub inconclusive: Vec<String>,
     /// One finding per transport, series and figure compared (and per transport not compared).
     pub findings: Vec<Finding>,
 }
@@ -75,8 +82,11 @@ pub enum Figure {
 /// One figure of one transport and series, baseline against new.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    /// The transport.
+    /// The transport (registry name; `*` for a finding about the whole comparison).
     pub transport: String,
+    /// Its ring setup, where either result compared several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_setup: Option<RingSetup>,
     /// `send_call` or `delivery` (none for a transport-level finding).
     pub series: Option<String>,
     /// What is compared.
@@ -99,31 +109,64 @@ impl Diff {
         self.findings.iter().filter(|f| f.regression)
     }
 
-    /// The one-line verdict: `no regression` or `regression: ...` naming each.
+    /// The comparison's own verdict: a regression fails; otherwise a comparison that could
+    /// not compare what it should is inconclusive; only then is it a pass ("no regression").
+    pub fn status(&self) -> super::verdict::Status {
+        use super::verdict::Status;
+        if self.regression {
+            Status::Fail
+        } else if !self.inconclusive.is_empty() {
+            Status::Inconclusive
+        } else {
+            Status::Pass
+        }
+    }
+
+    /// The one-line verdict: `regression: ...` naming each, `inconclusive: ...` with the first
+    /// reason, or `no regression`.
     pub fn summary_line(&self) -> String {
         let names: Vec<String> = self.regressions().map(Finding::label).collect();
-        if names.is_empty() {
-            format!("no regression against the baseline {}", self.baseline)
-        } else {
+        if !names.is_empty() {
             format!(
                 "regression against the baseline {}: {}",
                 self.baseline,
                 names.join(", ")
             )
+        } else if let Some(first) = self.inconclusive.first() {
+            let more = match self.inconclusive.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            format!(
+                "inconclusive against the baseline {}: {first}{more}",
+                self.baseline
+            )
+        } else {
+            format!("no regression against the baseline {}", self.baseline)
         }
     }
 }
 
 impl Finding {
-    /// `futex delivery over_threshold_rate`.
+    /// `futex delivery over_threshold_rate` (`futex (none) delivery ...` with a ring setup).
     pub fn label(&self) -> String {
         let figure = serde_json::to_value(self.figure)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
+        let row = self.row();
         match &self.series {
-            Some(series) => format!("{} {series} {figure}", self.transport),
-            None => format!("{} {figure}", self.transport),
+            Some(series) => format!("{row} {series} {figure}"),
+            None => format!("{row} {figure}"),
         }
+    }
+
+    /// The row this finding is about, as tables name it.
+    pub fn row(&self) -> String {
+        super::RunKey {
+            transport: &self.transport,
+            ring_setup: self.ring_setup,
+        }
+        .label()
     }
 }

@@ -9,15 +9,19 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{ResultDoc, RunResult, RunStatus};
-use crate::record::Series;
+use super::{ResultDoc, RunKey, RunResult, RunStatus};
+use crate::record::{RingSetup, Series};
 use crate::stats::{Attribution, Integrity, SampleStats, Summary, decode_histogram, new_histogram};
 
-/// One transport's runs, merged.
+/// One transport's runs, merged (one ring setup's, in a ring-setup comparison).
 #[derive(Debug, Clone)]
 pub struct TransportRuns<'a> {
     /// Registry name.
     pub transport: &'a str,
+    /// The ring setup its runs asked for, in a ring-setup comparison.
+    pub ring_setup: Option<RingSetup>,
+    /// The row's name in tables: [`RunKey::label`].
+    pub label: String,
     /// Its runs, in the order run (round 1 first).
     pub runs: Vec<&'a RunResult>,
     /// The worst status among the runs.
@@ -35,37 +39,44 @@ pub struct MergedSeries {
     pub summary: Summary,
     /// The sum of the runs' histograms (ns).
     pub histogram: Histogram<u64>,
+    /// Runs whose histogram of this series did not decode (a damaged or hand-edited file):
+    /// left out of `histogram`, so the percentiles are unknown while the exact counters stand.
+    pub undecodable_runs: usize,
 }
 
-/// Every transport of `doc` in the order it first ran, unsupported ones last, with its runs
-/// merged. A histogram that does not decode (a hand-edited file) leaves that run out of the
-/// series' merge rather than failing the whole report; its exact counters still count.
+impl MergedSeries {
+    /// True when every run's histogram went into the sum: only then are its percentiles the
+    /// series' percentiles.
+    pub fn percentiles_known(&self) -> bool {
+        self.undecodable_runs == 0
+    }
+}
+
+/// Every transport (and ring setup) of `doc` in the order it first ran, unsupported ones
+/// last, with its runs merged. A histogram that does not decode (a hand-edited file) leaves
+/// that run out of the series' merge rather than failing the whole report (its exact counters
+/// still count), and the series is marked `undecodable`.
 pub fn by_transport(doc: &ResultDoc) -> Vec<TransportRuns<'_>> {
-    let mut order: Vec<&str> = Vec::new();
+    let mut order: Vec<RunKey<'_>> = Vec::new();
     for unsupported in [false, true] {
         for run in &doc.runs {
-            if (run.status == RunStatus::Unsupported) == unsupported
-                && !order.contains(&run.transport.as_str())
-            {
-                order.push(&run.transport);
+            let key = RunKey::of(run);
+            if (run.status == RunStatus::Unsupported) == unsupported && !order.contains(&key) {
+                order.push(key);
             }
         }
     }
     order
         .into_iter()
-        .map(|transport| {
-            let runs: Vec<&RunResult> = doc
-                .runs
-                .iter()
-                .filter(|r| r.transport == transport)
-                .collect();
-            merge(transport, runs)
+        .map(|key| {
+            let runs: Vec<&RunResult> = doc.runs.iter().filter(|r| RunKey::of(r) == key).collect();
+            merge(key, runs)
         })
         .collect()
 }
 
-fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
-    let mut histograms: BTreeMap<String, (Histogram<u64>, SampleStats)> = BTreeMap::new();
+fn merge<'a>(key: RunKey<'a>, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
+    let mut histograms: BTreeMap<String, (Histogram<u64>, SampleStats, usize)> = BTreeMap::new();
     let mut integrity: Option<Integrity> = None;
     for run in &runs {
         integrity = Some(match integrity {
@@ -73,11 +84,12 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
             Some(total) => add_integrity(total, &run.integrity),
         });
         for (name, series) in &run.series {
-            let (histogram, stats) = histograms
+            let (histogram, stats, undecodable) = histograms
                 .entry(name.clone())
-                .or_insert_with(|| (new_histogram(), SampleStats::default()));
-            if let Ok(decoded) = decode_histogram(&series.histogram) {
-                let _ = histogram.add(&decoded);
+                .or_insert_with(|| (new_histogram(), SampleStats::default(), 0));
+            match decode_histogram(&series.histogram) {
+                Ok(decoded) if histogram.add(&decoded).is_ok() => {}
+                _ => *undecodable += 1,
             }
             stats.merge(&SampleStats {
                 count: series.summary.count,
@@ -93,13 +105,20 @@ fn merge<'a>(transport: &'a str, runs: Vec<&'a RunResult>) -> TransportRuns<'a> 
     let series = histograms
         .into_iter()
         .filter(|(name, _)| *name != Series::OwnWake.name() || integrity.own_wake.attributable())
-        .map(|(name, (histogram, stats))| {
+        .map(|(name, (histogram, stats, undecodable_runs))| {
             let summary = Summary::new(&histogram, &stats);
-            (name, MergedSeries { summary, histogram })
+            let merged = MergedSeries {
+                summary,
+                histogram,
+                undecodable_runs,
+            };
+            (name, merged)
         })
         .collect();
     TransportRuns {
-        transport,
+        transport: key.transport,
+        ring_setup: key.ring_setup,
+        label: key.label(),
         status: worst_status(&runs),
         runs,
         integrity,
@@ -150,10 +169,32 @@ fn worst_status(runs: &[&RunResult]) -> RunStatus {
         .unwrap_or(RunStatus::Unsupported)
 }
 
-impl TransportRuns<'_> {
+impl<'a> TransportRuns<'a> {
     /// The merged summary of a series (zeros if no run recorded it).
     pub fn summary(&self, name: &str) -> Summary {
         self.series.get(name).map(|s| s.summary).unwrap_or_default()
+    }
+
+    /// The key the runs were recorded under.
+    pub fn key(&self) -> RunKey<'a> {
+        RunKey {
+            transport: self.transport,
+            ring_setup: self.ring_setup,
+        }
+    }
+
+    /// True when the series' percentiles are known (every run's histogram decoded); a series
+    /// no run recorded has none.
+    pub fn percentiles_known(&self, name: &str) -> bool {
+        self.series.get(name).is_some_and(MergedSeries::percentiles_known)
+    }
+
+    /// The series whose histograms did not all decode, with how many runs' did not.
+    pub fn undecodable(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.series
+            .iter()
+            .filter(|(_, s)| !s.percentiles_known())
+            .map(|(name, s)| (name.as_str(), s.undecodable_runs))
     }
 
     /// Runs that measured something (not unsupported).

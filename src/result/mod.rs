@@ -32,7 +32,7 @@ use crate::sys::cpu_dma_latency::CpuDmaLatency;
 use crate::sysinfo::HostFacts;
 
 /// Bumped on any incompatible change of the document's shape.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One invocation's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,8 +95,9 @@ impl Tool {
 }
 
 /// What a run is a row of: a transport, and the ring setup where several setups were compared
-/// (each setup is then a row of its own). The result records it as `transport`, read by
-/// [`RunKey::label`], and `ring_setup_requested`.
+/// (each setup is then a row of its own). The result records it as two fields, `transport`
+/// (the registry name) and `ring_setup_requested`; the label a table shows is made from them
+/// here, never parsed back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunKey<'a> {
     /// Registry name of the transport.
@@ -105,9 +106,9 @@ pub struct RunKey<'a> {
     pub ring_setup: Option<RingSetup>,
 }
 
-impl RunKey<'_> {
-    /// The run's `transport` as results and tables show it: `eventfd`, or
-    /// `eventfd (defer-taskrun)` in a ring-setup comparison.
+impl<'a> RunKey<'a> {
+    /// The run's row as tables show it: `eventfd`, or `eventfd (defer-taskrun)` in a
+    /// ring-setup comparison.
     pub fn label(&self) -> String {
         match self.ring_setup {
             Some(setup) => format!("{} ({})", self.transport, setup.name()),
@@ -117,22 +118,14 @@ impl RunKey<'_> {
 
     /// Record this key in `run`.
     pub fn apply(&self, run: &mut RunResult) {
-        run.transport = self.label();
+        run.transport = self.transport.to_string();
         run.ring_setup_requested = self.ring_setup;
     }
 
-    /// The key `run` was recorded under (its `transport` without the ` (setup)` of a
-    /// ring-setup comparison).
+    /// The key `run` was recorded under.
     pub fn of(run: &RunResult) -> RunKey<'_> {
-        let transport = match run.ring_setup_requested {
-            Some(setup) => run
-                .transport
-                .strip_suffix(&format!(" ({})", setup.name()))
-                .unwrap_or(&run.transport),
-            None => &run.transport,
-        };
         RunKey {
-            transport,
+            transport: &run.transport,
             ring_setup: run.ring_setup_requested,
         }
     }
@@ -144,6 +137,14 @@ impl RunKey<'_> {
             Some(setup) => format!("{}/{}", self.transport, setup.name()),
             None => self.transport.to_string(),
         }
+    }
+
+    /// What the run measured, for pairing runs of two results: the transport and the ring setup
+    /// it asked for, the plan's own setup where the result compared only one (`plan_setup`). A
+    /// plain comparison's `futex` and a ring-setup comparison's `futex (defer-taskrun)` are
+    /// then the same pair when the plain one ran with `defer-taskrun`.
+    pub fn measured(self, plan_setup: RingSetup) -> (&'a str, RingSetup) {
+        (self.transport, self.ring_setup.unwrap_or(plan_setup))
     }
 }
 
@@ -164,13 +165,14 @@ pub enum RunStatus {
 /// One transport under the plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
-    /// Registry name.
+    /// Registry name of the transport (schema version 1 wrote `name (setup)` here in a
+    /// ring-setup comparison; [`store::from_bytes`] reads that back as the name and the setup).
     pub transport: String,
     /// Which round of the comparison (from 1); every transport runs once per round.
     #[serde(default = "first_round")]
     pub round: u32,
-    /// With several ring setups compared: the setup this run asked for (its `transport` then
-    /// reads `name (setup)`, so each setup is its own row; see [`RunKey`]). Absent otherwise.
+    /// With several ring setups compared: the setup this run asked for, so each setup is its
+    /// own row (see [`RunKey`]). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_setup_requested: Option<RingSetup>,
     /// How it ended.
@@ -233,6 +235,38 @@ pub struct NoiseActivity {
     pub failures: u64,
     /// Up to ten distinct failure messages.
     pub errors: Vec<String>,
+    /// Noise the profile asked for that did no work (a kind that started nothing, a generator
+    /// with no operation), one sentence each. Absent in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle: Vec<String>,
+    /// Noise workers that died (killed by a signal, ended with an error status, or killed by
+    /// rtsoak after hanging past the stop): each one fails its run. Absent in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deaths: Vec<NoiseDeath>,
+}
+
+/// A noise worker that died before the run let it finish.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoiseDeath {
+    /// Its role (`load`, `burst`, `noise-publisher`, `noise-subscriber`).
+    pub role: Role,
+    /// Its pid.
+    pub pid: i32,
+    /// How it ended: `signal: 9 (SIGKILL)`, `exit status: 1`, or `killed by rtsoak after it
+    /// did not stop`.
+    pub exit: String,
+}
+
+impl NoiseDeath {
+    /// One sentence: `the load worker (pid 1234) died: signal: 9 (SIGKILL)`.
+    pub fn sentence(&self) -> String {
+        format!(
+            "the {} worker (pid {}) died: {}",
+            self.role.name(),
+            self.pid,
+            self.exit
+        )
+    }
 }
 
 /// What the queue noise did.

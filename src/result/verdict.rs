@@ -1,14 +1,46 @@
 //! The record of a verdict, as a result holds it: the failures no limit can forgive, every
-//! broken `[verdict]` limit with its figure, and the baseline comparison.
+//! broken `[verdict]` limit with its figure, what kept the run from measuring what it was asked
+//! (the reasons it is inconclusive), and the baseline comparison.
 //! [`crate::judge::verdict`] makes it.
 
 use serde::{Deserialize, Serialize};
 
-/// The outcome of judging a result: its failures, its breaches and, with `--baseline`, its
-/// comparison.
+use crate::record::RingSetup;
+
+/// The three verdicts. Units, CI gates and dashboards act on it unread, so "nothing wrong was
+/// seen" is never said where nothing was measured: that is [`Status::Inconclusive`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Measured what was asked, within every limit, and (with a baseline) no regression.
+    Pass,
+    /// A limit breached, a message lost, a transport or a worker failed, a regression.
+    Fail,
+    /// Nothing failed, but the run could not measure what it was asked: nothing measured, too
+    /// many missed periods, noise or RT priority not as asked, too few messages, or a baseline
+    /// comparison that compared nothing.
+    Inconclusive,
+}
+
+impl Status {
+    /// `PASS`, `FAIL`, `INCONCLUSIVE`: how every renderer spells it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Inconclusive => "INCONCLUSIVE",
+        }
+    }
+}
+
+/// The outcome of judging a result: its failures, its breaches, why it is inconclusive and,
+/// with `--baseline`, its comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// True when nothing failed, nothing was breached and nothing regressed.
+    /// Fail when anything failed, was breached or regressed; else inconclusive when any reason
+    /// in `inconclusive` holds; else pass.
+    pub status: Status,
+    /// True only when `status` is pass (kept for readers of version 1 results).
     pub pass: bool,
     /// What makes the figures untrustworthy or incomplete, whatever the limits say: a failed,
     /// interrupted or `--break-on`-stopped run, lost messages, a transport failure. Any one
@@ -18,6 +50,10 @@ pub struct Verdict {
     pub failures: Vec<Failure>,
     /// Every limit broken, in transport order, then the system-wide conditions.
     pub breaches: Vec<Breach>,
+    /// Why the run could not measure what it was asked, one reason each (none in version 1
+    /// results).
+    #[serde(default)]
+    pub inconclusive: Vec<Inconclusive>,
     /// The comparison against the baseline (`--baseline`), if one was made.
     #[serde(default)]
     pub baseline: Option<super::diff::Diff>,
@@ -37,6 +73,8 @@ pub enum Limit {
     /// Written by results before lost messages became a [`Failure`]; read, never produced.
     #[serde(rename = "verdict.max_lost")]
     MaxLost,
+    /// Written by results before too few messages made a verdict inconclusive; read, never
+    /// produced.
     #[serde(rename = "verdict.min_messages")]
     MinMessages,
     #[serde(rename = "verdict.max_missed_periods")]
@@ -76,11 +114,53 @@ pub enum FailureKind {
     BreakOn,
 }
 
+/// Why a run could not measure what it was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InconclusiveKind {
+    /// No transport was measured at all (every one unsupported or not permitted, or no run).
+    NothingMeasured,
+    /// A transport named on the command line or in the profile was not measured: this kernel
+    /// lacks it, or a privilege or limit kept its probe from working.
+    NotMeasured,
+    /// More periods were missed than `verdict.inconclusive_missed_percent` allows: the
+    /// histograms lack too many of the planned samples to stand for the run.
+    MissedPeriods,
+    /// Fewer messages were sent than `verdict.min_messages` asks for the figures to count.
+    TooFewMessages,
+    /// An RT worker did not get the real-time policy or priority the profile asked for.
+    RtPriority,
+    /// Noise did not run as the profile asked: a kind that did no work, or workers that did
+    /// not get their policy, priority or CPUs.
+    Noise,
+    /// The baseline comparison compared nothing it should have: no pair, a transport on one
+    /// side only, or a side whose figures are incomplete (interrupted, failed, lossy, empty).
+    Baseline,
+}
+
+/// One reason a verdict is inconclusive, named for the transport it concerns (none: the whole
+/// invocation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inconclusive {
+    /// The transport (registry name), or none for the invocation as a whole.
+    pub transport: Option<String>,
+    /// Its ring setup, in a ring-setup comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_setup: Option<RingSetup>,
+    /// What kept it from measuring.
+    pub kind: InconclusiveKind,
+    /// One sentence: what was not measured, why, and what to do.
+    pub message: String,
+}
+
 /// One failure, named for the transport it happened to (none: the whole invocation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
-    /// The transport, or none for the invocation as a whole.
+    /// The transport (registry name), or none for the invocation as a whole.
     pub transport: Option<String>,
+    /// Its ring setup, in a ring-setup comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_setup: Option<RingSetup>,
     /// What happened.
     pub kind: FailureKind,
     /// One sentence: what happened and why.
@@ -90,8 +170,11 @@ pub struct Failure {
 /// One broken limit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Breach {
-    /// The transport, or none for a condition of the whole machine.
+    /// The transport (registry name), or none for a condition of the whole machine.
     pub transport: Option<String>,
+    /// Its ring setup, in a ring-setup comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_setup: Option<RingSetup>,
     /// The limit (its profile key).
     pub what: Limit,
     /// The series (`send_call`, `delivery`) for per-series limits.
@@ -107,11 +190,52 @@ pub struct Breach {
 }
 
 impl Verdict {
-    /// Add the baseline comparison; a regression fails the verdict.
+    /// The verdict of these findings: fail if anything failed or was breached, else
+    /// inconclusive if anything kept the run from measuring, else pass.
+    pub fn of(
+        failures: Vec<Failure>,
+        breaches: Vec<Breach>,
+        inconclusive: Vec<Inconclusive>,
+    ) -> Self {
+        let mut verdict = Verdict {
+            status: Status::Pass,
+            pass: true,
+            failures,
+            breaches,
+            inconclusive,
+            baseline: None,
+        };
+        verdict.settle();
+        verdict
+    }
+
+    /// Add the baseline comparison: a regression fails the verdict, a comparison that
+    /// compared nothing makes it inconclusive.
     pub fn with_baseline(mut self, diff: super::diff::Diff) -> Self {
-        self.pass = self.pass && !diff.regression;
+        for reason in &diff.inconclusive {
+            self.inconclusive.push(Inconclusive {
+                transport: None,
+                ring_setup: None,
+                kind: InconclusiveKind::Baseline,
+                message: format!("baseline {}: {reason}", diff.baseline),
+            });
+        }
         self.baseline = Some(diff);
+        self.settle();
         self
+    }
+
+    /// Decide `status` (and `pass`) from what the verdict holds.
+    fn settle(&mut self) {
+        self.status = if !self.failures.is_empty() || !self.breaches.is_empty() || self.regression()
+        {
+            Status::Fail
+        } else if !self.inconclusive.is_empty() {
+            Status::Inconclusive
+        } else {
+            Status::Pass
+        };
+        self.pass = self.status == Status::Pass;
     }
 
     /// True if a failure is of this kind.

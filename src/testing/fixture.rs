@@ -254,6 +254,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
     RunPlan {
         profile: "ci".to_string(),
         transports: transports.iter().map(|t| t.to_string()).collect(),
+        transports_named: false,
         duration_ns: u64::from(rounds) * 2 * INTERVAL_NS,
         rounds,
         warmup_ns: 200_000_000,

@@ -69,7 +69,7 @@ pub fn histograms_by_tag(doc: &ResultDoc) -> BTreeMap<String, hdrhistogram::Hist
         for name in crate::export::REPORTED_SERIES {
             if let Some(series) = run.series.get(name) {
                 expected
-                    .entry(format!("{}/{name}", run.transport))
+                    .entry(format!("{}/{name}", crate::result::RunKey::of(run).tag()))
                     .or_insert_with(new_histogram)
                     .add(decode_histogram(&series.histogram).unwrap())
                     .unwrap();

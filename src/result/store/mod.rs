@@ -75,13 +75,50 @@ pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
 }
 
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or
-/// an error, never a panic (a fuzz target holds it to that).
+/// an error, never a panic (a fuzz target holds it to that). Version 1 documents are read too
+/// ([`upgrade_from_v1`]).
 pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).context("the file is not JSON")?;
+    let mut value: serde_json::Value =
+        serde_json::from_slice(bytes).context("the file is not JSON")?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
-    anyhow::ensure!(
-        version == Some(u64::from(SCHEMA_VERSION)),
-        "it has result schema version {version:?}; this rtsoak reads version {SCHEMA_VERSION}"
-    );
+    match version {
+        Some(1) => upgrade_from_v1(&mut value),
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        _ => anyhow::bail!(
+            "it has result schema version {version:?}; this rtsoak reads versions 1 to \
+             {SCHEMA_VERSION}"
+        ),
+    }
     serde_json::from_value(value).context("it is not an rtsoak result")
+}
+
+/// Version 1 wrote a ring-setup comparison's run as `"transport": "futex (defer-taskrun)"`
+/// beside `ring_setup_requested`; version 2 keeps the registry name alone in `transport`. Its
+/// verdict had no `status`: a passing one is `pass`, any other `fail` (version 1 had no third
+/// verdict).
+fn upgrade_from_v1(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    if let Some(runs) = value.get_mut("runs").and_then(Value::as_array_mut) {
+        for run in runs {
+            let Some(setup) = run
+                .get("ring_setup_requested")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            if let Some(Value::String(transport)) = run.get_mut("transport")
+                && let Some(name) = transport.strip_suffix(&format!(" ({setup})"))
+            {
+                *transport = name.to_string();
+            }
+        }
+    }
+    if let Some(verdict) = value.get_mut("verdict").and_then(Value::as_object_mut)
+        && !verdict.contains_key("status")
+    {
+        let pass = verdict.get("pass").and_then(Value::as_bool) == Some(true);
+        verdict.insert("status".into(), (if pass { "pass" } else { "fail" }).into());
+    }
+    value["schema_version"] = SCHEMA_VERSION.into();
 }
