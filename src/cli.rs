@@ -75,8 +75,10 @@ pub enum Command {
         #[arg(long)]
         show: Option<String>,
     },
-    /// Compare a result with a baseline per transport and series: over-threshold rates (exact
-    /// test for rare counts, alpha 0.01), p99.9, p99.99 and the maximum; exit 3 on a regression.
+    /// Compare a result with a baseline per transport (and ring setup) and series:
+    /// over-threshold rates (exact test for rare counts, alpha 0.01), p99.9, p99.99 and the
+    /// maximum; exit 3 on a regression, 7 (inconclusive) when it compared nothing it should
+    /// have (no pair, a transport on one side only, a side interrupted, failed, lossy or empty).
     Diff {
         /// The baseline result (a result.json or its directory).
         baseline: PathBuf,
@@ -246,6 +248,10 @@ pub enum BaselineCommand {
         /// Baseline directory (created if missing).
         #[arg(long, default_value = "rtsoak-baseline", value_name = "DIR")]
         to: PathBuf,
+        /// Promote it even if it cannot stand for a baseline (interrupted, a failed run, lost
+        /// messages, a transport failure, inconclusive, or empty), which is refused otherwise.
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -1,6 +1,7 @@
 //! `rtsoak diff BASELINE NEW` and `rtsoak baseline promote RESULT --to DIR`: load, compare
-//! (the pure `result::diff`), print, exit 3 on a regression; promote copies a result into the
-//! baseline directory atomically.
+//! (the pure `judge::diff`), print, exit 3 on a regression and 7 when the comparison compared
+//! nothing it should have; promote copies a result into the baseline directory atomically,
+//! and refuses (unless forced) a result whose own figures could not stand for a baseline.
 
 use std::path::{Path, PathBuf};
 
@@ -9,8 +10,10 @@ use anyhow::Context;
 use crate::exit::Outcome;
 use crate::export::diff::render;
 use crate::judge::diff as compare;
+use crate::result::ResultDoc;
 use crate::result::diff::DiffRules;
 use crate::result::store::{RESULT_FILE, load, write_atomic};
+use crate::result::verdict::Status;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
 pub fn diff(baseline: &Path, new: &Path, json: bool) -> anyhow::Result<Outcome> {
@@ -28,10 +31,10 @@ pub fn diff(baseline: &Path, new: &Path, json: bool) -> anyhow::Result<Outcome> 
     } else {
         print!("{}", render(&result));
     }
-    Ok(if result.regression {
-        Outcome::Regression
-    } else {
-        Outcome::Pass
+    Ok(match result.status() {
+        Status::Fail => Outcome::Regression,
+        Status::Inconclusive => Outcome::Inconclusive,
+        Status::Pass => Outcome::Pass,
     })
 }
 
@@ -44,9 +47,51 @@ fn result_file(path: &Path) -> PathBuf {
     }
 }
 
-/// Copy `result`'s `result.json` into `to/result.json` atomically, after checking it loads.
-pub fn promote(result: &Path, to: &Path) -> anyhow::Result<Outcome> {
+/// Why `doc` cannot be a baseline: every later night would be compared with figures that do
+/// not stand for the system (an interrupted, failed, lossy, empty or inconclusive result).
+pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if doc.finished_at.is_none() {
+        reasons.push("it is unfinished (saved while its invocation was still running)".into());
+    }
+    let judged;
+    let verdict = match &doc.verdict {
+        Some(verdict) => verdict,
+        None => {
+            judged = crate::judge::verdict(doc);
+            &judged
+        }
+    };
+    reasons.extend(verdict.failures.iter().map(|f| f.message.clone()));
+    reasons.extend(verdict.inconclusive.iter().map(|i| i.message.clone()));
+    if doc.runs.is_empty() {
+        reasons.push("it holds no run".into());
+    }
+    reasons
+}
+
+/// Copy `result`'s `result.json` into `to/result.json` atomically, after checking it loads and
+/// can stand for a baseline (`force`: even if it cannot).
+pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
     let doc = load(result).context("promoting a result to the baseline")?;
+    let unfit = unfit_as_baseline(&doc);
+    if !unfit.is_empty() {
+        let reasons = unfit.join("; ");
+        if !force {
+            // A refused input, like a bad flag: exit 2, and nothing is written.
+            eprintln!(
+                "Error: {} cannot be a baseline: {reasons}. Every later comparison would rest on \
+                 figures that do not stand for the system; promote a complete result with no \
+                 failure that measured what it was asked, or give --force to promote it anyway",
+                result.display()
+            );
+            return Ok(Outcome::Usage);
+        }
+        eprintln!(
+            "Warning: promoting {} although it cannot stand for a baseline (--force): {reasons}",
+            result.display()
+        );
+    }
     let source = result_file(result);
     let bytes = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
     std::fs::create_dir_all(to).with_context(|| {

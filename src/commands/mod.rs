@@ -41,8 +41,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             json,
         } => diff::diff(&baseline, &new, json),
         Command::Baseline {
-            command: crate::cli::BaselineCommand::Promote { result, to },
-        } => diff::promote(&result, &to),
+            command: crate::cli::BaselineCommand::Promote { result, to, force },
+        } => diff::promote(&result, &to, force),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
         Command::ExplainCheck {
             rounds,

@@ -71,15 +71,24 @@ pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
 }
 
 /// After the result is saved: the stderr report, the textfile, `latest` and retention. What
-/// fails here is a warning: the result is saved and its verdict stands.
-pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs) {
-    if std::env::var_os("JOURNAL_STREAM").is_some() {
+/// fails here is a warning: the result is saved and its verdict stands. The verdict's first
+/// line always goes to stderr (the line a log or a gate looks for); its reasons too under
+/// systemd, or when stdout did not get the table (`--json`), which already ends with them.
+pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
+    let journal = std::env::var_os("JOURNAL_STREAM").is_some();
+    if journal {
         for line in journal::transport_lines(doc) {
             eprintln!("{line}");
         }
     }
     if let Some(verdict) = &doc.verdict {
-        for line in journal::verdict_lines(verdict) {
+        let lines = journal::verdict_lines(verdict);
+        let shown = if journal || !table_printed {
+            lines.len()
+        } else {
+            1
+        };
+        for line in &lines[..shown] {
             eprintln!("{line}");
         }
     }

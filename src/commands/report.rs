@@ -21,6 +21,9 @@ pub fn report(results: &[PathBuf], format: &str, output: Option<&Path>) -> anyho
         .iter()
         .map(|path| load(path).map(|doc| (path, doc)))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    for (path, doc) in &docs {
+        warn_undecodable(path, doc);
+    }
     match output {
         None => {
             use std::io::Write;
@@ -53,6 +56,22 @@ pub fn report(results: &[PathBuf], format: &str, output: Option<&Path>) -> anyho
         }
     }
     Ok(Outcome::Pass)
+}
+
+/// Say which histograms of `doc` did not decode: their percentiles are `-` in every format, so
+/// a damaged file never shows a made-up figure, and the warning says why.
+fn warn_undecodable(path: &Path, doc: &crate::result::ResultDoc) {
+    for t in crate::result::merge::by_transport(doc) {
+        for (series, runs) in t.undecodable() {
+            eprintln!(
+                "Warning: {}: {} {series}: the histogram of {runs} run(s) does not decode; its \
+                 percentiles are shown as - (the exact counts, longest and over-threshold still \
+                 stand)",
+                path.display(),
+                t.label
+            );
+        }
+    }
 }
 
 /// A short name for a result: its directory's name (`20261130T120000Z-compare`).

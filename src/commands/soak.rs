@@ -153,7 +153,7 @@ pub fn soak(
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());
-    nightly::finish(&doc, &result_dir, &args.nightly);
+    nightly::finish(&doc, &result_dir, &args.nightly, !args.json);
     Ok(nightly::outcome(&doc))
 }
 

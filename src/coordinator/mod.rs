@@ -151,6 +151,10 @@ pub fn run_one(
         });
     }
     fail_for_frame_problems(&mut result.status, &mut result.reason, &frame_problems);
+    // A noise worker that died took its share of the noise with it: the figures were not
+    // measured under the noise the profile asked for, and something killed a process of ours.
+    let deaths: Vec<String> = result.noise.deaths.iter().map(|d| d.sentence()).collect();
+    fail_for_frame_problems(&mut result.status, &mut result.reason, &deaths);
     if result.status == RunStatus::Completed
         && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
     {
@@ -166,8 +170,9 @@ pub fn run_one(
     Ok(result)
 }
 
-/// Lost or damaged interval frames leave histograms incomplete: a completed run fails naming
-/// them, and a run that already failed or was interrupted names them beside its reason.
+/// Lost or damaged interval frames leave histograms incomplete, and a dead noise worker leaves
+/// the noise incomplete: a completed run fails naming them, and a run that already failed or
+/// was interrupted names them beside its reason.
 fn fail_for_frame_problems(
     status: &mut RunStatus,
     reason: &mut Option<String>,

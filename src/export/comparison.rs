@@ -145,7 +145,7 @@ pub fn comparison(doc: &ResultDoc) -> Comparison {
     problems.extend(notes(doc));
     Comparison {
         title: title(doc),
-        integrity: integrity_table(&merged),
+        integrity: integrity_table(doc, &merged),
         problems,
         series: SHOWN_SERIES
             .iter()
@@ -198,6 +198,15 @@ fn status_word(status: RunStatus, integrity: &Integrity) -> &'static str {
     }
 }
 
+/// Why a transport has no figures, in one word: `unsupported` by this kernel, or `not
+/// permitted` where a privilege or a limit refused its probe.
+fn not_run_word(doc: &ResultDoc, transport: &str) -> &'static str {
+    doc.support
+        .iter()
+        .find(|s| s.transport == transport)
+        .map_or("unsupported", |s| s.support.word())
+}
+
 fn attribution_word(attribution: Attribution) -> &'static str {
     match attribution {
         Attribution::Exact => "exact",
@@ -214,7 +223,7 @@ fn count_or_dash(count: Option<u64>) -> String {
     count.map_or_else(dash, |c| c.to_string())
 }
 
-fn integrity_table(merged: &[TransportRuns<'_>]) -> Table {
+fn integrity_table(doc: &ResultDoc, merged: &[TransportRuns<'_>]) -> Table {
     let header = [
         "transport",
         "runs",
@@ -234,15 +243,15 @@ fn integrity_table(merged: &[TransportRuns<'_>]) -> Table {
     Table {
         heading: "Runs and integrity (counts of the RT pair's messages and periods):".to_string(),
         header: header.map(str::to_string).to_vec(),
-        rows: merged.iter().map(integrity_row).collect(),
+        rows: merged.iter().map(|t| integrity_row(doc, t)).collect(),
     }
 }
 
-fn integrity_row(t: &TransportRuns<'_>) -> Vec<String> {
+fn integrity_row(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<String> {
     let mut row = vec![t.label.clone(), t.measured_runs().to_string()];
     if t.status == RunStatus::Unsupported {
         row.extend(std::iter::repeat_n(dash(), 11));
-        row.push(status_word(t.status, &t.integrity).to_string());
+        row.push(not_run_word(doc, t.transport).to_string());
         return row;
     }
     let i = &t.integrity;
@@ -299,7 +308,11 @@ fn series_table(shown: &Shown, measured: &[&TransportRuns<'_>], threshold: &str)
         .iter()
         .map(|t| {
             let mut row = vec![t.label.clone()];
-            row.extend(series_cells(shown_series(t, shown).map(|s| s.summary)));
+            let series = shown_series(t, shown);
+            row.extend(series_cells(
+                series.map(|s| s.summary),
+                series.is_some_and(MergedSeries::percentiles_known),
+            ));
             row
         })
         .collect();
@@ -311,8 +324,9 @@ fn series_table(shown: &Shown, measured: &[&TransportRuns<'_>], threshold: &str)
 }
 
 /// Count, over threshold, its rate per million with the exact 95 % interval, percentiles (`*`
-/// where fewer than ten samples lie beyond) and the longest; `-` where there is no figure.
-fn series_cells(summary: Option<Summary>) -> Vec<String> {
+/// where fewer than ten samples lie beyond; `-` where a histogram did not decode, so they are
+/// not `percentiles_known`) and the longest; `-` where there is no figure.
+fn series_cells(summary: Option<Summary>, percentiles_known: bool) -> Vec<String> {
     let columns = 5 + PERCENTILES.len();
     let Some(s) = summary else {
         return vec![dash(); columns];
@@ -331,7 +345,7 @@ fn series_cells(summary: Option<Summary>) -> Vec<String> {
     }
     for p in &PERCENTILES {
         let figure = (p.figure)(&s);
-        cells.push(if s.count == 0 {
+        cells.push(if s.count == 0 || !percentiles_known {
             dash()
         } else if rests_on_few_samples(s.count, p.quantile) {
             format!("{}*", us(figure))

@@ -76,7 +76,7 @@ fn columns(doc: &ResultDoc) -> Vec<Column> {
             let Some(series) = transport.series.get(name) else {
                 continue;
             };
-            if series.summary.count == 0 {
+            if series.summary.count == 0 || !series.percentiles_known() {
                 continue;
             }
             let overflow_cycles = transport

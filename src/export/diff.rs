@@ -2,7 +2,8 @@
 
 use crate::result::diff::Diff;
 
-/// One line per finding (`REGRESSION` or `ok`), then the one-line verdict.
+/// One line per finding (`REGRESSION` or `ok`), one per reason the comparison is
+/// inconclusive, then the one-line verdict (`verdict: PASS|FAIL|INCONCLUSIVE`).
 pub fn render(diff: &Diff) -> String {
     let mut out = String::new();
     for finding in &diff.findings {
@@ -17,7 +18,13 @@ pub fn render(diff: &Diff) -> String {
             finding.reason
         ));
     }
-    out.push_str(&diff.summary_line());
-    out.push('\n');
+    for reason in &diff.inconclusive {
+        out.push_str(&format!("{:<10}  {reason}\n", "NOT JUDGED"));
+    }
+    out.push_str(&format!(
+        "verdict: {}: {}\n",
+        diff.status().word(),
+        diff.summary_line()
+    ));
     out
 }

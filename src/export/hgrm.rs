@@ -25,7 +25,7 @@ pub fn render(doc: &ResultDoc) -> String {
             let Some(series) = transport.series.get(name) else {
                 continue;
             };
-            if series.histogram.is_empty() {
+            if series.histogram.is_empty() || !series.percentiles_known() {
                 continue;
             }
             let _ = writeln!(

@@ -46,7 +46,10 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let inconclusive = match verdict.inconclusive.len() {
         0 => String::new(),
-        n => format!(", {}", plural(n, "reason inconclusive", "reasons inconclusive")),
+        n => format!(
+            ", {}",
+            plural(n, "reason inconclusive", "reasons inconclusive")
+        ),
     };
     let mut lines = vec![format!(
         "rtsoak verdict: {} ({}, {}{inconclusive}, {})",

@@ -36,6 +36,13 @@ pub fn render(doc: &ResultDoc) -> String {
         let _ = writeln!(out, "\nWhat these figures are worth:");
         bullets(&mut out, &c.caveats);
     }
+    if let Some(verdict) = &doc.verdict {
+        let lines = super::journal::verdict_lines(verdict);
+        if let Some((first, reasons)) = lines.split_first() {
+            let _ = writeln!(out, "\n**{}**", escape(first));
+            bullets(&mut out, reasons);
+        }
+    }
     out
 }
 

@@ -124,10 +124,7 @@ impl Key<'_> {
 fn key<'a>(doc: &ResultDoc, t: &TransportRuns<'a>) -> Key<'a> {
     Key {
         transport: t.transport,
-        ring_setup: t
-            .ring_setup
-            .unwrap_or(doc.plan.ring_setup)
-            .name(),
+        ring_setup: t.ring_setup.unwrap_or(doc.plan.ring_setup).name(),
     }
 }
 
@@ -161,7 +158,8 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
     for t in &measured {
         let key = key(doc, t);
         for name in REPORTED_SERIES {
-            let Some(series) = t.series.get(name) else {
+            // A series whose histograms did not all decode has no buckets to publish.
+            let Some(series) = t.series.get(name).filter(|s| s.percentiles_known()) else {
                 continue;
             };
             let [transport, setup] = key.labels();
@@ -202,7 +200,7 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
         let key = key(doc, t);
         let [transport, setup] = key.labels();
         for name in REPORTED_SERIES {
-            if let Some(series) = t.series.get(name) {
+            if let Some(series) = t.series.get(name).filter(|s| s.percentiles_known()) {
                 for (quantile, value) in QUANTILES {
                     w.sample(
                         "rtsoak_latency_quantile_seconds",

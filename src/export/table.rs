@@ -1,6 +1,7 @@
 //! The comparison table for a terminal: the runs-and-integrity table with its problems under
 //! it, one aligned table per latency series, the rate differences, the per-round table when
-//! there were several rounds, the legend and the caveats, each block after a blank line. What
+//! there were several rounds, the legend, the caveats and the verdict with every reason for it,
+//! each block after a blank line. What
 //! `run` and `compare` print, and what `rtsoak report` prints from the saved result, byte for
 //! byte.
 
@@ -30,6 +31,9 @@ pub fn render(doc: &ResultDoc) -> String {
             .chain(c.caveats.iter().map(|caveat| format!("  - {caveat}")))
             .collect();
         lines(&mut out, &caveats);
+    }
+    if let Some(verdict) = &doc.verdict {
+        lines(&mut out, &super::journal::verdict_lines(verdict));
     }
     out
 }

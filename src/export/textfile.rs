@@ -80,7 +80,11 @@ fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
             let transport = reason.transport.as_deref().unwrap_or("");
             w.sample(
                 "rtsoak_verdict_inconclusive_reason",
-                &[("kind", &kind), ("transport", transport), ("ring_setup", setup)],
+                &[
+                    ("kind", &kind),
+                    ("transport", transport),
+                    ("ring_setup", setup),
+                ],
                 1,
             );
         }

@@ -40,8 +40,8 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
     let (old_merged, new_merged) = (by_transport(baseline), by_transport(new));
     let (old, now) = (rows(baseline, &old_merged), rows(new, &new_merged));
     // A row names its ring setup where either result compared several.
-    let variants = !baseline.plan.ring_setup_variants.is_empty()
-        || !new.plan.ring_setup_variants.is_empty();
+    let variants =
+        !baseline.plan.ring_setup_variants.is_empty() || !new.plan.ring_setup_variants.is_empty();
     let mut findings = Vec::new();
     let mut inconclusive = incomplete("the baseline", baseline);
     inconclusive.extend(incomplete("the new result", new));
@@ -50,7 +50,11 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
     for row in &now {
         let t = row.runs;
         let setup = variants.then_some(row.measured.1);
-        let Some(b) = old.iter().find(|b| b.measured == row.measured).map(|b| b.runs) else {
+        let Some(b) = old
+            .iter()
+            .find(|b| b.measured == row.measured)
+            .map(|b| b.runs)
+        else {
             if t.status != RunStatus::Unsupported {
                 inconclusive.push(format!(
                     "{} was measured now but not in the baseline: it is not compared; promote a \
@@ -186,12 +190,18 @@ fn not_comparable(b: &TransportRuns<'_>, t: &TransportRuns<'_>) -> Option<(Strin
     let measured = |r: &TransportRuns<'_>| r.status != RunStatus::Unsupported;
     match (measured(b), measured(t)) {
         (true, true) => None,
-        (false, false) => Some(("not measured on either side; not compared".to_string(), false)),
+        (false, false) => Some((
+            "not measured on either side; not compared".to_string(),
+            false,
+        )),
         (false, true) => Some((
             "measured now, not in the baseline; not compared".to_string(),
             true,
         )),
-        (true, false) => Some(("not measured now, measured in the baseline; not compared".into(), true)),
+        (true, false) => Some((
+            "not measured now, measured in the baseline; not compared".into(),
+            true,
+        )),
     }
 }
 
@@ -219,7 +229,13 @@ struct Pair<'a> {
 }
 
 impl Pair<'_> {
-    fn finding(&self, figure: Figure, values: (f64, f64), regression: bool, reason: String) -> Finding {
+    fn finding(
+        &self,
+        figure: Figure,
+        values: (f64, f64),
+        regression: bool,
+        reason: String,
+    ) -> Finding {
         Finding {
             transport: self.transport.to_string(),
             ring_setup: self.ring_setup,
@@ -273,7 +289,12 @@ fn rate(pair: &Pair<'_>, rules: &DiffRules) -> Finding {
     };
     Finding {
         p_value: Some(p),
-        ..pair.finding(Figure::OverThresholdRate, (rate_b, rate_n), regression, reason)
+        ..pair.finding(
+            Figure::OverThresholdRate,
+            (rate_b, rate_n),
+            regression,
+            reason,
+        )
     }
 }
 
@@ -288,7 +309,10 @@ fn percentile(pair: &Pair<'_>, figure: Figure, known: bool, rules: &DiffRules) -
     let (vb, vn) = (value(b), value(n));
     let enough = |s: &Summary| s.count as f64 * tail >= rules.min_tail_samples;
     let (regression, reason) = if !known {
-        (false, format!("{name} not judged: a histogram did not decode"))
+        (
+            false,
+            format!("{name} not judged: a histogram did not decode"),
+        )
     } else if !enough(b) || !enough(n) {
         let needed = (rules.min_tail_samples / tail).ceil();
         (
@@ -325,7 +349,12 @@ fn maximum(pair: &Pair<'_>, threshold_ns: u64, rules: &DiffRules) -> Finding {
         regression = false;
         reason = format!("{reason}, but within the threshold");
     }
-    pair.finding(Figure::Max, (b.max_ns as f64, n.max_ns as f64), regression, reason)
+    pair.finding(
+        Figure::Max,
+        (b.max_ns as f64, n.max_ns as f64),
+        regression,
+        reason,
+    )
 }
 
 /// Did `new` grow beyond `baseline` by more than `tolerance` (a fraction) and `floor_ns`?

@@ -1,4 +1,5 @@
 use super::*;
+use crate::result::verdict::Status;
 use crate::stats::{SampleStats, encode_histogram, new_histogram};
 use crate::testing::fixture::one_run_doc;
 
@@ -165,5 +166,116 @@ fn a_different_threshold_skips_the_rate_test_and_says_so() {
         diff.findings
             .iter()
             .any(|f| f.reason.contains("threshold was 100 us"))
+    );
+}
+
+#[test]
+fn a_plain_comparison_pairs_with_the_same_setup_of_a_ring_setup_comparison() {
+    // The plain one ran every transport with the plan's defer-taskrun; the other compared
+    // defer-taskrun with coop-taskrun, each setup a row of its own.
+    let plain = doc(1_000_000, 10, 150_000);
+    let mut variants = doc(1_000_000, 10, 150_000);
+    variants.plan.ring_setup_variants = vec![RingSetup::DeferTaskrun, RingSetup::CoopTaskrun];
+    let mut coop = variants.runs[0].clone();
+    variants.runs[0].ring_setup_requested = Some(RingSetup::DeferTaskrun);
+    coop.ring_setup_requested = Some(RingSetup::CoopTaskrun);
+    variants.runs.push(coop);
+    let d = diff("base", &plain, &variants, &DiffRules::default());
+    let rate = finding(&d, "delivery", Figure::OverThresholdRate);
+    assert_eq!(
+        (rate.transport.as_str(), rate.ring_setup),
+        ("eventfd", Some(RingSetup::DeferTaskrun)),
+        "paired by what was measured, not by the label"
+    );
+    assert_eq!(d.status(), Status::Inconclusive, "{:?}", d.inconclusive);
+    assert_eq!(
+        d.inconclusive,
+        [
+            "eventfd (coop-taskrun) was measured now but not in the baseline: it is not compared; \
+          promote a baseline that has it"
+        ]
+    );
+    // The other way round: the baseline's coop-taskrun row is missing now.
+    let back = diff("base", &variants, &plain, &DiffRules::default());
+    assert!(back.inconclusive[0].contains("measured in the baseline but not now"));
+}
+
+#[test]
+fn nothing_in_common_is_inconclusive_never_no_regression() {
+    let base = doc(1_000_000, 10, 150_000);
+    let mut new = doc(1_000_000, 10, 150_000);
+    new.runs[0].transport = "futex".into();
+    let d = diff("base", &base, &new, &DiffRules::default());
+    assert!(!d.regression);
+    assert_eq!(d.status(), Status::Inconclusive);
+    assert!(
+        d.inconclusive
+            .iter()
+            .any(|r| r.starts_with("nothing was compared")),
+        "{:?}",
+        d.inconclusive
+    );
+    assert!(
+        d.summary_line()
+            .starts_with("inconclusive against the baseline base:"),
+        "{}",
+        d.summary_line()
+    );
+    let mut empty = base.clone();
+    empty.runs.clear();
+    let d = diff("base", &empty, &base, &DiffRules::default());
+    assert!(
+        d.inconclusive
+            .iter()
+            .any(|r| r == "the baseline measured nothing (no run has figures)"),
+        "{:?}",
+        d.inconclusive
+    );
+}
+
+#[test]
+fn an_interrupted_failed_or_lossy_side_makes_the_comparison_inconclusive() {
+    let good = doc(1_000_000, 10, 150_000);
+    let mut interrupted = good.clone();
+    interrupted.interrupted = true;
+    let mut failed = good.clone();
+    failed.runs[0].status = RunStatus::Failed;
+    let mut lossy = good.clone();
+    lossy.runs[0].integrity.lost = 100;
+    for (bad, says) in [
+        (&interrupted, "the baseline was interrupted"),
+        (&failed, "the baseline has 1 failed run(s)"),
+        (
+            &lossy,
+            "the baseline lost messages or had a transport failure (eventfd)",
+        ),
+    ] {
+        let d = diff("base", bad, &good, &DiffRules::default());
+        assert_eq!(d.status(), Status::Inconclusive, "{says}");
+        assert!(
+            d.inconclusive.iter().any(|r| r.starts_with(says)),
+            "{says}: {:?}",
+            d.inconclusive
+        );
+    }
+    let d = diff("base", &good, &lossy, &DiffRules::default());
+    assert!(d.inconclusive[0].starts_with("the new result lost messages"));
+}
+
+#[test]
+fn an_undecodable_histogram_leaves_its_percentiles_unjudged_and_says_so() {
+    let base = doc(1_000_000, 2000, 40_000);
+    let mut new = doc(1_000_000, 2000, 90_000);
+    new.runs[0].series.get_mut("delivery").unwrap().histogram = "not a histogram".into();
+    let d = diff("base", &base, &new, &DiffRules::default());
+    let p999 = finding(&d, "delivery", Figure::P99_9);
+    assert!(!p999.regression);
+    assert!(p999.reason.contains("did not decode"), "{}", p999.reason);
+    assert_eq!(d.status(), Status::Inconclusive);
+    // The exact counters still stand: the rate is still compared.
+    assert!(
+        finding(&d, "delivery", Figure::OverThresholdRate)
+            .p_value
+            .is_some()
     );
 }

@@ -78,8 +78,13 @@ fn nothing_measured_is_inconclusive_naming_each_transport_and_why() {
 #[test]
 fn an_unsupported_transport_counts_only_when_it_was_named_or_its_probe_was_refused() {
     let mut doc = passing();
-    doc.runs.push(unsupported("doorbell", "needs IORING_MSG_DOORBELL"));
-    assert_eq!(kinds(&doc), [], "every transport: the missing one is skipped");
+    doc.runs
+        .push(unsupported("doorbell", "needs IORING_MSG_DOORBELL"));
+    assert_eq!(
+        kinds(&doc),
+        [],
+        "every transport: the missing one is skipped"
+    );
     doc.plan.transports_named = true;
     assert_eq!(kinds(&doc), [InconclusiveKind::NotMeasured]);
     doc.plan.transports_named = false;
@@ -107,7 +112,10 @@ fn most_periods_missed_is_inconclusive_and_a_few_are_not() {
     integrity.missed_periods = 11_252;
     let verdict = verdict(&doc);
     assert_eq!(verdict.status, Status::Inconclusive);
-    assert_eq!(verdict.inconclusive[0].kind, InconclusiveKind::MissedPeriods);
+    assert_eq!(
+        verdict.inconclusive[0].kind,
+        InconclusiveKind::MissedPeriods
+    );
     let message = &verdict.inconclusive[0].message;
     assert!(
         message.starts_with("eventfd: 11252 of 12000 planned periods missed (93.8 %"),

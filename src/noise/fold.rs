@@ -11,7 +11,8 @@ use hdrhistogram::Histogram;
 
 use crate::protocol::{WorkerReport, WorkerSpec, frame};
 
-use super::burst;
+use super::{burst, load};
+use crate::plan::RunPlan;
 use crate::record::{Role, RtSetup};
 use crate::result::NoiseActivity;
 use crate::result::build::NoiseOutcome;
@@ -143,6 +144,48 @@ fn record_setups(activity: &mut NoiseActivity, role: Role, setups: &[RtSetup]) {
             failed(activity, failure(kind, setup, &reason));
         }
     }
+}
+
+/// The noise `plan` asked for that did no work in a run, one sentence each: queue noise that
+/// started no process or moved no message, bursts that never ran, load generators without a
+/// single operation. A quiet run must never pass for a noisy one.
+pub fn idle(plan: &RunPlan, activity: &NoiseActivity) -> Vec<String> {
+    let noise = &plan.noise;
+    let queue = &activity.queue;
+    let mut idle = Vec::new();
+    if noise.queue.publishers > 0 && queue.messages_sent == 0 {
+        idle.push(format!(
+            "the {} noise publishers ({} started) sent no message",
+            noise.queue.publishers, queue.publishers_started
+        ));
+    }
+    if noise.queue.subscribers > 0 && queue.subscribers_started == 0 {
+        idle.push(format!(
+            "none of the {} noise subscribers started",
+            noise.queue.subscribers
+        ));
+    }
+    if noise.bursts.enabled
+        && !noise.bursts.cpus.is_empty()
+        && activity.bursts.is_none_or(|b| b.bursts == 0)
+    {
+        idle.push("the FIFO bursts never ran".to_string());
+    }
+    for generator in load::GENERATORS {
+        let threads = (generator.threads)(&noise.load);
+        let worked = activity
+            .load
+            .get(generator.name)
+            .is_some_and(|l| l.operations > 0);
+        if threads > 0 && !worked {
+            idle.push(format!(
+                "the load generator `{}` ({threads} thread{}) did no work",
+                generator.name,
+                if threads == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    idle
 }
 
 /// Count a noise failure, keeping the first few distinct messages.

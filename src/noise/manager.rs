@@ -24,8 +24,8 @@ use crate::protocol::ring::RingReader;
 use crate::protocol::{WorkerSpec, read_report};
 use crate::record::Role;
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
-use crate::result::ExternalActivity;
 use crate::result::build::{NoiseOutcome, series_names};
+use crate::result::{ExternalActivity, NoiseDeath};
 use crate::sys::spawn::Process;
 
 /// Worker slot of the burst worker.
@@ -183,7 +183,7 @@ impl<'a> NoiseManager<'a> {
             }
             let (role, member) = (self.seats[i].role, self.seats[i].member);
             if let Some(worker) = self.seats[i].worker.take() {
-                self.seats[i].ring = Some(self.retire(role, member, worker));
+                self.seats[i].ring = Some(self.retire(role, member, worker, false));
             }
             // Replacements only while the run runs: once it stops, a newcomer would find the
             // RT pair gone.
@@ -200,8 +200,8 @@ impl<'a> NoiseManager<'a> {
         let mut seats = std::mem::take(&mut self.seats);
         for seat in &mut seats {
             if let Some(mut worker) = seat.worker.take() {
-                wait_until(&mut worker.child, deadline);
-                drop(self.retire(seat.role, seat.member, worker));
+                let hung = wait_until(&mut worker.child, deadline).is_none();
+                drop(self.retire(seat.role, seat.member, worker, hung));
             }
         }
         // Every noise publisher has exited: nothing more reaches the queue, so the RT
@@ -212,13 +212,16 @@ impl<'a> NoiseManager<'a> {
             .queue_noise_live
             .store(0, Ordering::Release);
         for mut worker in std::mem::take(&mut self.fixed) {
-            wait_until(&mut worker.child, deadline);
-            drop(self.fold(worker));
+            let hung = wait_until(&mut worker.child, deadline).is_none();
+            drop(self.fold(worker, hung));
         }
         if let Some(child) = self.external.take() {
             self.stop_external(child);
         }
         self.outcome.activity.cpus_observed.sort_unstable();
+        if self.plan.noise.enabled {
+            self.outcome.activity.idle = fold::idle(self.plan, &self.outcome.activity);
+        }
         self.outcome
     }
 
@@ -267,9 +270,10 @@ impl<'a> NoiseManager<'a> {
         worker_spec(self.plan, self.transport, role, slot, member)
     }
 
-    /// A queue-noise process ended: make sure it left the queue, then fold its report. Returns
-    /// its frame ring, drained, for the seat's next worker.
-    fn retire(&mut self, role: Role, member: usize, worker: Spawned) -> RingReader {
+    /// A queue-noise process ended (`hung`: killed by rtsoak after the grace time): make sure
+    /// it left the queue, then fold its report. Returns its frame ring, drained, for the seat's
+    /// next worker.
+    fn retire(&mut self, role: Role, member: usize, worker: Spawned, hung: bool) -> RingReader {
         if role == Role::NoiseSubscriber {
             let slot = &self.region.get().members[member];
             if slot.state.load(Ordering::Acquire) == member_state::ACTIVE {
@@ -280,12 +284,29 @@ impl<'a> NoiseManager<'a> {
         } else {
             self.outcome.activity.queue.publishers_stopped += 1;
         }
-        self.fold(worker)
+        self.fold(worker, hung)
     }
 
-    /// Fold what one noise worker left into the outcome; returns its frame ring, drained.
-    fn fold(&mut self, mut worker: Spawned) -> RingReader {
+    /// Fold what one noise worker left into the outcome (`hung`: rtsoak killed it after the
+    /// grace time); returns its frame ring, drained. A worker that did not end by itself with
+    /// exit status 0 died, and its death fails the run.
+    fn fold(&mut self, mut worker: Spawned, hung: bool) -> RingReader {
         let role = worker.spec.role;
+        let status = worker.child.try_wait().ok().flatten();
+        if hung || status.is_some_and(|status| !status.success()) {
+            let exit = match status {
+                Some(status) if !hung => status.to_string(),
+                _ => format!(
+                    "it had not ended {} s after the run stopped, so rtsoak killed it",
+                    GRACE.as_secs()
+                ),
+            };
+            self.outcome.activity.deaths.push(NoiseDeath {
+                role,
+                pid: worker.child.id() as i32,
+                exit,
+            });
+        }
         let names = series_names(role);
         let series = &mut self.outcome.series;
         let mut damaged = Vec::new();

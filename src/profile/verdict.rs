@@ -142,7 +142,9 @@ mod tests {
         let text = "[verdict]\ninconclusive_missed_percent = 101\n";
         let error = resolve_limits(&parse("x", text).unwrap().verdict).unwrap_err();
         assert!(
-            error.to_string().contains("verdict.inconclusive_missed_percent"),
+            error
+                .to_string()
+                .contains("verdict.inconclusive_missed_percent"),
             "{error}"
         );
     }

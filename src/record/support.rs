@@ -161,7 +161,10 @@ mod tests {
         let refused = Support::missing("io_uring", "io_uring_setup", Some(Errno::EPERM));
         assert_eq!(refused.word(), "not permitted");
         let reason = refused.reason();
-        assert!(reason.starts_with("not permitted: io_uring_setup"), "{reason}");
+        assert!(
+            reason.starts_with("not permitted: io_uring_setup"),
+            "{reason}"
+        );
         assert!(reason.contains("run as root"), "{reason}");
         let missing = Support::missing("IORING_OP_FUTEX_WAIT", "io_uring opcode probe", None);
         assert_eq!(missing.word(), "unsupported");

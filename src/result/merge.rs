@@ -186,7 +186,9 @@ impl<'a> TransportRuns<'a> {
     /// True when the series' percentiles are known (every run's histogram decoded); a series
     /// no run recorded has none.
     pub fn percentiles_known(&self, name: &str) -> bool {
-        self.series.get(name).is_some_and(MergedSeries::percentiles_known)
+        self.series
+            .get(name)
+            .is_some_and(MergedSeries::percentiles_known)
     }
 
     /// The series whose histograms did not all decode, with how many runs' did not.
