@@ -179,7 +179,19 @@ fn a_message_the_fallback_poll_finds_before_its_wake_was_sent_is_no_transport_fa
             assert_eq!(i.wakes_missing, Some(0), "{who}: every late wake arrived");
         }
     }
-    assert_eq!(code, 0, "{stderr}");
+    // Held 150 ms every 600 messages, the publisher misses about a third of its periods: no
+    // failure, but not the run that was asked for either.
+    let verdict = doc.verdict.as_ref().unwrap();
+    assert!(verdict.failures.is_empty(), "{:#?}", verdict.failures);
+    assert!(
+        verdict
+            .inconclusive
+            .iter()
+            .all(|r| r.kind == rtsoak::result::verdict::InconclusiveKind::MissedPeriods),
+        "{:#?}",
+        verdict.inconclusive
+    );
+    assert!(code == 0 || code == 7, "{stderr}");
 }
 
 #[test]

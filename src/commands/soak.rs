@@ -17,7 +17,7 @@ use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::store::{Saver, new_result_dir};
 use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, timestamp};
-use crate::sys::trace::{Trace, find_tracefs};
+use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{HostFacts, SysRoot, host_facts};
 use crate::{export, transport};
@@ -35,6 +35,7 @@ pub fn soak(
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
+    let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
@@ -81,6 +82,7 @@ pub fn soak(
         runs: Vec::new(),
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
+        tracefs_mounted,
         verdict: None,
     };
     let supported: Vec<String> = doc
@@ -191,11 +193,35 @@ fn lock_rt_cpus(plan: &RunPlan, wait_ns: Option<u64>) -> anyhow::Result<cpu_lock
     )
 }
 
+/// Where the explainer or `--break-on` will trace, make sure tracefs is mounted (mounting it
+/// where nothing is, as trace-cmd does) and say so: the path rtsoak mounted, for the result.
+fn prepare_tracefs(plan: &RunPlan) -> Option<String> {
+    if !plan.explain && plan.break_on_ns.is_none() {
+        return None;
+    }
+    match mount_if_missing() {
+        Mount::Mounted(dir) => {
+            eprintln!(
+                "Note: tracefs was not mounted; rtsoak mounted it at {} (as trace-cmd does) and \
+                 leaves it mounted.",
+                dir.display()
+            );
+            Some(dir.display().to_string())
+        }
+        // A failure is said where it matters: --break-on refuses below, and the explainer
+        // records itself unavailable with the reason.
+        Mount::Found(_) | Mount::Failed(_) => None,
+    }
+}
+
 /// With `--break-on`, find and open tracefs before anything runs: a clear error now beats a
 /// break that cannot mark the trace later.
 fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
     if plan.break_on_ns.is_none() {
         return Ok(None);
+    }
+    if let Mount::Failed(reason) = mount_if_missing() {
+        anyhow::bail!("--break-on needs tracefs: {reason}; or drop --break-on");
     }
     let dir = find_tracefs(Path::new("/"))?;
     Ok(Some(Trace::open(&dir)?))

@@ -1,6 +1,6 @@
 //! rtsoak's own tracefs instance (`instances/rtsoak-PID`): its own buffer, clock, events and
 //! filters, so the user's tracing setup (the top-level buffer, `tracing_on`, other instances) is
-//! never touched. The instance is removed when dropped; one left by a killed rtsoak is removed
+//! never touched. Where tracefs is not mounted, it is mounted first (`sys::trace`). The instance is removed when dropped; one left by a killed rtsoak is removed
 //! by the next run.
 //!
 //! Events and filters, chosen so the trace stays small (a few events per RT period plus what
@@ -103,6 +103,10 @@ impl Instance {
     /// Create the instance and start tracing the tasks `pids`. The error says what is missing
     /// and what to do.
     pub fn start(pids: &[Pid]) -> Result<Instance, String> {
+        // As trace-cmd does: where nothing is mounted, mount tracefs rather than ask the user to.
+        if let crate::sys::trace::Mount::Failed(reason) = crate::sys::trace::mount_if_missing() {
+            return Err(reason);
+        }
         let mut denied = false;
         let root = ROOTS
             .iter()

@@ -333,6 +333,7 @@ mod tests {
                 held_us: held.then_some(0),
                 not_held_because: (!held).then(|| "permission denied".to_string()),
             }),
+            tracefs_mounted: None,
             verdict: None,
         }
     }

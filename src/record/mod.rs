@@ -14,6 +14,7 @@ mod finding;
 mod role;
 mod series;
 mod setup;
+mod status;
 mod support;
 
 pub use break_event::BreakEvent;
@@ -22,4 +23,5 @@ pub use finding::{Finding, Level};
 pub use role::Role;
 pub use series::{Series, series_names};
 pub use setup::{FdWait, Hygiene, Policy, RingSetup, RtSetup};
+pub use status::Status;
 pub use support::{Support, TransportSupport};

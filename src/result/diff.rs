@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::RingSetup;
+use crate::record::{RingSetup, Status};
 
 /// When a difference counts as a regression. Every rule needs both statistical evidence (or a
 /// tolerance) and a minimum size, so run-to-run noise passes.
@@ -111,8 +111,7 @@ impl Diff {
 
     /// The comparison's own verdict: a regression fails; otherwise a comparison that could
     /// not compare what it should is inconclusive; only then is it a pass ("no regression").
-    pub fn status(&self) -> super::verdict::Status {
-        use super::verdict::Status;
+    pub fn status(&self) -> Status {
         if self.regression {
             Status::Fail
         } else if !self.inconclusive.is_empty() {

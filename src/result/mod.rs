@@ -69,6 +69,10 @@ pub struct ResultDoc {
     /// What was held on `/dev/cpu_dma_latency` for the whole invocation, or why nothing was.
     #[serde(default)]
     pub cpu_dma_latency: Option<CpuDmaLatency>,
+    /// Where rtsoak mounted tracefs for the explainer or `--break-on` because nothing was
+    /// mounted (absent: it was mounted already, or not needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracefs_mounted: Option<String>,
     /// The pass/fail verdict against `plan.verdict` (and the baseline, with `--baseline`),
     /// written when the invocation ends (absent while in progress and in older results).
     #[serde(default)]

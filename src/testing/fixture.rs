@@ -324,6 +324,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         runs,
         system_check: None,
         cpu_dma_latency: None,
+        tracefs_mounted: None,
         verdict: None,
     }
 }

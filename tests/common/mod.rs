@@ -22,18 +22,42 @@ pub fn load(dir: &Path) -> ResultDoc {
     rtsoak::result::store::load(dir).expect("the result directory holds a valid result")
 }
 
-/// Run rtsoak with `args` and `-o` a new temporary directory, require it to succeed, and load
-/// the result it saved. The directory lives as long as the returned guard.
+/// Run rtsoak with `args` and `-o` a new temporary directory, require it to pass or to be
+/// starved ([`assert_passed_or_starved`]), and load the result it saved. The directory lives as
+/// long as the returned guard.
 pub fn saved_run(args: &[&str]) -> (tempfile::TempDir, ResultDoc) {
     let dir = tempfile::tempdir().unwrap();
-    rtsoak()
+    let output = rtsoak()
         .args(args)
         .arg("-o")
         .arg(dir.path())
-        .assert()
-        .success();
+        .output()
+        .unwrap();
     let doc = load(dir.path());
+    assert_passed_or_starved(&output, &doc);
     (dir, doc)
+}
+
+/// The run passed (exit 0), or its only shortcoming was periods the RT publisher missed (exit
+/// 7, INCONCLUSIVE for missed periods alone): what a loaded 2-CPU machine can do to a real-time
+/// publisher is not rtsoak's to control, and a test of anything else must not fail on it.
+pub fn assert_passed_or_starved(output: &std::process::Output, doc: &ResultDoc) {
+    use rtsoak::result::verdict::{InconclusiveKind, Status};
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let verdict = doc.verdict.as_ref().expect("the result has a verdict");
+    let starved = verdict.status == Status::Inconclusive
+        && verdict
+            .inconclusive
+            .iter()
+            .all(|i| i.kind == InconclusiveKind::MissedPeriods);
+    match output.status.code() {
+        Some(0) => assert_eq!(verdict.status, Status::Pass, "{stderr}"),
+        Some(7) if starved => {}
+        code => panic!(
+            "exit {code:?}, verdict {:?}: {:#?}\n{stderr}",
+            verdict.status, verdict.inconclusive
+        ),
+    }
 }
 
 /// True when running as root (CI does).
@@ -101,4 +125,54 @@ pub fn as_ordinary_user(args: &str) -> (std::process::Output, tempfile::TempDir)
         .output()
         .unwrap();
     (output, home)
+}
+
+/// The run was INCONCLUSIVE (exit 7) and nothing else: no failure, no breach, every reason of
+/// one of `allowed` kinds (missed periods are always allowed: see [`assert_passed_or_starved`])
+/// and each of `required` among them.
+pub fn assert_inconclusive_for(
+    output: &std::process::Output,
+    doc: &ResultDoc,
+    allowed: &[rtsoak::result::verdict::InconclusiveKind],
+    required: &[rtsoak::result::verdict::InconclusiveKind],
+) {
+    use rtsoak::result::verdict::{InconclusiveKind, Status};
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(7), "{stderr}");
+    let verdict = doc.verdict.as_ref().expect("the result has a verdict");
+    assert_eq!(verdict.status, Status::Inconclusive, "{verdict:#?}");
+    assert!(
+        verdict.failures.is_empty() && verdict.breaches.is_empty(),
+        "{verdict:#?}"
+    );
+    let kinds: Vec<InconclusiveKind> = verdict.inconclusive.iter().map(|i| i.kind).collect();
+    for kind in &kinds {
+        assert!(
+            allowed.contains(kind) || *kind == InconclusiveKind::MissedPeriods,
+            "unexpected {kind:?}: {:#?}",
+            verdict.inconclusive
+        );
+    }
+    for kind in required {
+        assert!(
+            kinds.contains(kind),
+            "no {kind:?}: {:#?}",
+            verdict.inconclusive
+        );
+    }
+    assert!(
+        stderr.contains("rtsoak verdict: INCONCLUSIVE"),
+        "the verdict line says it: {stderr}"
+    );
+}
+
+/// The `ci` profile's TOML with `keys` added to its `[verdict]` section (a profile may hold a
+/// table once, so a test cannot append a section of its own).
+pub fn ci_profile_with_verdict(keys: &str) -> String {
+    let ci = include_str!("../../profiles/ci.toml");
+    assert!(
+        ci.contains("\n[verdict]\n"),
+        "the ci profile has a [verdict] section"
+    );
+    ci.replacen("\n[verdict]\n", &format!("\n[verdict]\n{keys}\n"), 1)
 }

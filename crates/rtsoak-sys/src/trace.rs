@@ -1,10 +1,12 @@
-//! ftrace through tracefs, for `--break-on`: find the tracefs mount, write a line into the trace
-//! buffer (`trace_marker`) and switch tracing off (`tracing_on` = 0), as cyclictest's `-b` does,
-//! so the kernel trace around a latency spike is kept for the user to read.
+//! ftrace through tracefs, for `--break-on` and the spike explainer: find the tracefs mount
+//! (mounting it at `/sys/kernel/tracing` where nothing is mounted, as trace-cmd and perf do when
+//! they run as root), write a line into the trace buffer (`trace_marker`) and switch tracing off
+//! (`tracing_on` = 0), as cyclictest's `-b` does, so the kernel trace around a latency spike is
+//! kept for the user to read.
 //!
 //! Opening happens before a measuring loop; [`Trace::mark_and_stop`] is two `write(2)` calls on
 //! open fds and never allocates. Never changes which tracers are enabled: that is the user's
-//! setup.
+//! setup. A mount it made is left in place (other tools find it there), never unmounted.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -33,6 +35,48 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What [`mount_if_missing`] found or did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mount {
+    /// tracefs was already mounted here.
+    Found(PathBuf),
+    /// Nothing was mounted, and rtsoak mounted tracefs here.
+    Mounted(PathBuf),
+    /// Nothing was mounted, and mounting failed: why, with what to do.
+    Failed(String),
+}
+
+/// Make sure tracefs is mounted on the live machine: where neither of [`TRACEFS_DIRS`] has it,
+/// mount it at `/sys/kernel/tracing` (the kernel creates that directory whenever it has
+/// tracefs). Needs `CAP_SYS_ADMIN`; without it the error says to run as root.
+pub fn mount_if_missing() -> Mount {
+    if let Ok(dir) = find_tracefs(Path::new("/")) {
+        return Mount::Found(dir);
+    }
+    let target = Path::new(TRACEFS_DIRS[0]);
+    if !target.is_dir() {
+        return Mount::Failed(format!(
+            "{} does not exist: this kernel has no tracefs (built without CONFIG_FTRACE)",
+            target.display()
+        ));
+    }
+    use nix::mount::{MsFlags, mount};
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    match mount(Some("nodev"), target, Some("tracefs"), flags, None::<&str>) {
+        Ok(()) if target.join("trace_marker").exists() => Mount::Mounted(target.to_path_buf()),
+        Ok(()) => Mount::Failed(format!(
+            "tracefs mounted at {} has no trace_marker",
+            target.display()
+        )),
+        Err(errno) => Mount::Failed(format!(
+            "tracefs is not mounted, and mounting it at {} failed: {errno} (run as root, or \
+             mount it: `mount -t tracefs nodev {}`)",
+            target.display(),
+            target.display()
+        )),
+    }
 }
 
 /// The tracefs directory under `root` (`/` on the live machine).
