@@ -5,81 +5,15 @@
 
 mod common;
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::process::{finish, group_members, start, survivors_after, wait_for_rt_worker};
 use common::{is_root, load, rtsoak_path, serial, skip};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use rtsoak::result::RunStatus;
-
-/// Start rtsoak with `args` in a process group of its own (the group id is its pid).
-fn start(args: &[&str], dir: &Path) -> Child {
-    Command::new(rtsoak_path())
-        .args(args)
-        .arg("-o")
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap()
-}
-
-/// Fields after the command name in `/proc/PID/stat` (state first), if the process exists.
-fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    Some(after.split_whitespace().map(str::to_string).collect())
-}
-
-/// Live (zombies excluded) processes of process group `pgid`.
-fn group_members(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| stat_fields(*pid).is_some_and(|f| f[0] != "Z" && f[2].parse() == Ok(pgid)))
-        .collect()
-}
-
-/// Wait up to `limit` for the group to empty; the members still alive after it.
-fn survivors_after(pgid: i32, limit: Duration) -> Vec<i32> {
-    let deadline = Instant::now() + limit;
-    while !group_members(pgid).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    group_members(pgid)
-}
-
-/// The RT worker in `slot` (0 publisher, 1 subscriber) of the coordinator `pgid`: found by the
-/// report memfd every worker keeps open as fd 5.
-fn rt_worker(pgid: i32, slot: usize) -> Option<i32> {
-    let name = format!("rtsoak-report-{slot} ");
-    group_members(pgid).into_iter().find(|pid| {
-        std::fs::read_link(format!("/proc/{pid}/fd/5"))
-            .is_ok_and(|link| link.to_string_lossy().contains(&name))
-    })
-}
-
-/// Wait until the RT worker in `slot` exists and is in its loop (its pair is running).
-fn wait_for_rt_worker(pgid: i32, slot: usize) -> i32 {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let (Some(pid), Some(_)) = (rt_worker(pgid, slot), rt_worker(pgid, 1 - slot)) {
-            return pid;
-        }
-        assert!(Instant::now() < deadline, "the RT pair never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn finish(child: Child) -> (Output, String) {
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    (output, stderr)
-}
 
 /// A small deterministic generator (xorshift64*), so a failing seed can be replayed.
 struct Seeded(u64);

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -77,22 +79,8 @@ pub fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// The pids of every live (not yet dead: zombies excluded) process in process group `pgid`.
-pub fn group_members(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-                    (fields.first() != Some(&"Z")).then(|| fields.get(2)?.parse::<i32>().ok())?
-                })
-                == Some(pgid)
-        })
-        .collect()
-}
+#[allow(unused_imports)]
+pub use process::group_members;
 
 /// The soaks share the machine's two CPUs at real-time priority: a test holding this runs alone
 /// among the tests of its binary, so that each sees the machine as a user would.
@@ -107,10 +95,21 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// 8 MiB `RLIMIT_MEMLOCK`) in a fresh home directory of theirs, where a relative `-o` lands.
 /// Needs root (for `setpriv`); returns the output and the home directory.
 pub fn as_ordinary_user(args: &str) -> (std::process::Output, tempfile::TempDir) {
+    as_ordinary_user_locking(8192, args)
+}
+
+/// [`as_ordinary_user`] with an `RLIMIT_MEMLOCK` of `memlock_kib`.
+pub fn as_ordinary_user_locking(
+    memlock_kib: u64,
+    args: &str,
+) -> (std::process::Output, tempfile::TempDir) {
     use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().unwrap();
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let script = format!("ulimit -l 8192 && exec {} {args}", rtsoak_path().display());
+    let script = format!(
+        "ulimit -l {memlock_kib} && exec {} {args}",
+        rtsoak_path().display()
+    );
     let output = std::process::Command::new("setpriv")
         .args([
             "--reuid=65534",
