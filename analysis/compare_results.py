@@ -15,7 +15,7 @@ import numpy as np
 import plotting
 from plot_percentiles import draw_curve, style_percentile_axes
 from rtsoak_results import HEADLINE_SERIES, format_table, load_result, series_title
-from summary_table import COLUMNS, result_rows
+from summary_table import COLUMNS, transport_row
 
 def change_text(before: str, after: str) -> str:
     try:
@@ -28,26 +28,39 @@ def change_text(before: str, after: str) -> str:
     return f"{delta:+g} ({delta / before_value * 100:+.0f}%)"
 
 
+def paired(baseline, new) -> list[tuple[str, object, object]]:
+    """(name, baseline TransportData or None, new TransportData or None) for every row of either
+    result, paired as rtsoak diff pairs them: by the transport and the ring setup it measured,
+    so a plain comparison's futex meets a ring-setup comparison's futex (defer-taskrun)."""
+    before = {baseline.measured_key(t): t for t in baseline.transports.values()}
+    after = {new.measured_key(t): t for t in new.transports.values()}
+    pairs = []
+    for key in list(before) + [k for k in after if k not in before]:
+        old, now = before.get(key), after.get(key)
+        pairs.append(((now or old).label, old, now))
+    return pairs
+
+
 def comparison_rows(baseline, new) -> list[list]:
-    """(transport, figure, baseline, new, change) for every transport in either result."""
-    before = {row["transport"]: row for row in result_rows(baseline)}
-    after = {row["transport"]: row for row in result_rows(new)}
+    """(transport, figure, baseline, new, change) for every row of either result."""
     rows = []
-    for transport in list(before) + [t for t in after if t not in before]:
+    for name, old, now in paired(baseline, new):
+        before = transport_row(old) if old else {}
+        after = transport_row(now) if now else {}
         for key, _title in COLUMNS[1:]:
-            old_value = str(before.get(transport, {}).get(key, "-"))
-            new_value = str(after.get(transport, {}).get(key, "-"))
-            rows.append([transport, key, old_value, new_value, change_text(old_value, new_value)])
+            old_value = str(before.get(key, "-"))
+            new_value = str(after.get(key, "-"))
+            rows.append([name, key, old_value, new_value, change_text(old_value, new_value)])
     return rows
 
 
 def draw_longest_bars(ax, baseline, new, name) -> None:
-    transports = list(baseline.transports) + [t for t in new.transports if t not in baseline.transports]
+    pairs = paired(baseline, new)
+    transports = [label for label, _, _ in pairs]
     positions = np.arange(len(transports))
-    for offset, result, label, hatch in ((-0.2, baseline, "baseline", "//"), (0.2, new, "new", None)):
-        longest_us = [
-            result.transports[t].get(name).max_ns / 1000.0 if t in result.transports else 0 for t in transports
-        ]
+    for offset, side, label, hatch in ((-0.2, 1, "baseline", "//"), (0.2, 2, "new", None)):
+        result = baseline if side == 1 else new
+        longest_us = [pair[side].get(name).max_ns / 1000.0 if pair[side] else 0 for pair in pairs]
         colors = [plotting.transport_color(t, i) for i, t in enumerate(transports)]
         bars = ax.bar(positions + offset, longest_us, width=0.4, color=colors, hatch=hatch, edgecolor="black",
                       alpha=0.55 if hatch else 0.95, label=f"{label}: {result.label}")
@@ -83,8 +96,8 @@ def render(baseline, new, output_dir) -> str:
             for position, transport in enumerate(result.measured_transports()):
                 series = transport.get(name)
                 if series.count:
-                    color = plotting.transport_color(transport.transport, position)
-                    draw_curve(ax, series, color, f"{transport.transport} {role}", linestyle=style)
+                    color = plotting.transport_color(transport.label, position)
+                    draw_curve(ax, series, color, f"{transport.label} {role}", linestyle=style)
         style_percentile_axes(ax, f"{series_title(name)}: baseline dashed, new solid")
         floor = plotting.latency_floor_us(
             [t.get(name) for r in (baseline, new) for t in r.measured_transports()]

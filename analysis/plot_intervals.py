@@ -24,8 +24,8 @@ def run_labels(result):
         several_rounds = len(transport.runs) > 1
         for position, run in enumerate(transport.runs, start=1):
             round_number = run.get("round", position)
-            label = f"{transport.transport} round {round_number}" if several_rounds else transport.transport
-            labelled.append((label, transport.transport, run))
+            label = f"{transport.label} round {round_number}" if several_rounds else transport.label
+            labelled.append((label, transport.label, run))
     return labelled
 
 

@@ -93,7 +93,7 @@ def render(results, series_names, output_dir) -> str:
                 series = transport.get(name)
                 if not series.count:
                     continue
-                color = plotting.color_for_label(transport.transport, index, several)
+                color = plotting.color_for_label(transport.label, index, several)
                 index += 1
                 draw_curve(ax, series, color, f"{label} (n={series.count})")
                 printed = series.value_at_quantiles_ns(PRINTED_QUANTILES)

@@ -39,8 +39,8 @@ def render(results, baseline, output_dir) -> str:
     transports = []
     for result in results:
         for transport in result.measured_transports():
-            if transport.transport not in transports:
-                transports.append(transport.transport)
+            if transport.label not in transports:
+                transports.append(transport.label)
 
     fig, axes = plotting.plt.subplots(
         2, len(HEADLINE_SERIES), figsize=(11, 7), squeeze=False, sharex=True, layout="constrained"

@@ -57,7 +57,7 @@ def table_html(rows: list[dict]) -> str:
         cells = []
         for key, title in COLUMNS:
             value = row[key]
-            bad = key in BAD_WHEN_NONZERO and value != 0
+            bad = key in BAD_WHEN_NONZERO and isinstance(value, int) and value != 0
             attributes = f'data-label="{html.escape(title)}"' + (' class="bad"' if bad else "")
             cells.append(f"<td {attributes}>{html.escape(str(value))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -121,6 +121,9 @@ def render_report(result: Result, baseline: Result | None, output_dir: Path) -> 
     # Written beside and renamed into place, so a reader never sees half a report.
     with tempfile.NamedTemporaryFile("w", dir=output_dir, suffix=".tmp", delete=False) as temporary:
         temporary.write(page)
+    # Readable by a web server running as another user, like the figures beside it (a temporary
+    # file is created 0600).
+    os.chmod(temporary.name, 0o644)
     os.replace(temporary.name, path)
     print(f"wrote {path}", file=sys.stderr)
     return path

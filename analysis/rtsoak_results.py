@@ -1,8 +1,9 @@
 """Loading, decoding and merging rtsoak result JSON (docs/result-schema.md), for the plot scripts.
 
-Owns: reading a result file, checking its schema version, grouping runs by transport (merging
-the histograms of compare rounds, never averaging percentiles), and the figures derived from a
-histogram. Exact figures (counts, min, max, over-threshold) come from the exact stats rtsoak
+Owns: reading a result file, checking its schema version (1 and 2; version 1 wrote a ring-setup
+comparison's transport as "name (setup)", read back as the name and the setup), grouping runs by
+transport and ring setup (merging the histograms of compare rounds, never averaging
+percentiles), and the figures derived from a histogram. Exact figures (counts, min, max, over-threshold) come from the exact stats rtsoak
 keeps beside each histogram; percentiles come from the merged histogram, with the same rule as
 rtsoak (the value at rank ceil(q * count), capped by the exact maximum).
 
@@ -22,7 +23,9 @@ from pathlib import Path
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-SCHEMA_VERSION = 1
+# The result schema versions these scripts read; 2 is the one rtsoak writes.
+SCHEMA_VERSIONS = (1, 2)
+SCHEMA_VERSION = SCHEMA_VERSIONS[-1]
 NS_PER_US = 1000.0
 
 # The two headline series, in the order the plots show them, with their readable names.
@@ -72,6 +75,17 @@ class SeriesData:
             self.min_ns = min_ns if self.min_ns is None else min(self.min_ns, min_ns)
         if series.get("histogram"):
             self.histograms_b64.append(series["histogram"])
+
+    @cached_property
+    def percentiles_known(self) -> bool:
+        """True when every round's histogram decodes: only then are its percentiles the series'
+        percentiles (the exact count, longest and over-threshold stand either way)."""
+        try:
+            for encoded in self.histograms_b64:
+                HdrHistogram.decode(encoded)
+        except Exception:  # hdrh raises bare Exceptions, zlib and base64 errors alike
+            return False
+        return True
 
     @cached_property
     def histogram(self) -> HdrHistogram | None:
@@ -133,9 +147,11 @@ class SeriesData:
 
 @dataclass
 class TransportData:
-    """Every run of one transport in one result (one per compare round), merged."""
+    """Every run of one transport (and ring setup, in a ring-setup comparison) in one result (one
+    per compare round), merged."""
 
     transport: str
+    ring_setup: str | None = None  # the setup the runs asked for, in a ring-setup comparison
     rounds: list = field(default_factory=list)
     statuses: list[str] = field(default_factory=list)
     sent: int = 0
@@ -157,7 +173,12 @@ class TransportData:
         if isinstance(noise, dict) and "enabled" in noise:
             self.noise.append(bool(noise["enabled"]))
         for name, series in (run.get("series") or {}).items():
-            self.series.setdefault(name, SeriesData(name, f"{source}: {self.transport}")).add_run_series(series)
+            self.series.setdefault(name, SeriesData(name, f"{source}: {self.label}")).add_run_series(series)
+
+    @property
+    def label(self) -> str:
+        """The row's name as rtsoak's table shows it: `eventfd`, or `eventfd (none)`."""
+        return f"{self.transport} ({self.ring_setup})" if self.ring_setup else self.transport
 
     def get(self, name: str) -> SeriesData:
         """The series, or an empty one when no run recorded it (absent series plot as empty)."""
@@ -231,12 +252,19 @@ class Result:
 
     @cached_property
     def transports(self) -> dict[str, TransportData]:
-        """Runs grouped by transport in the order first run; rounds of a transport merged."""
+        """Runs grouped by transport and ring setup in the order first run, keyed by the row's
+        label; rounds of a transport merged."""
         grouped: dict[str, TransportData] = {}
         for run in self.runs:
-            name = str(run.get("transport", "?"))
-            grouped.setdefault(name, TransportData(name)).add_run(run, str(self.path))
+            data = TransportData(str(run.get("transport", "?")), run.get("ring_setup_requested"))
+            grouped.setdefault(data.label, data).add_run(run, str(self.path))
         return grouped
+
+    def measured_key(self, transport: TransportData) -> tuple[str, str]:
+        """What a row measured, for pairing rows of two results: the transport and its ring
+        setup, the plan's own where the result compared only one (as rtsoak diff pairs)."""
+        plan_setup = str((self.data.get("plan") or {}).get("ring_setup", ""))
+        return transport.transport, transport.ring_setup or plan_setup
 
     def measured_transports(self) -> list[TransportData]:
         return [t for t in self.transports.values() if t.measured]
@@ -266,14 +294,26 @@ def load_result(path_text: str) -> Result:
         raise ResultError(f"{path}: not JSON ({error}); pass the result.json rtsoak wrote") from error
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ResultError(f"{path}: no schema_version, so not an rtsoak result; pass the result.json rtsoak wrote")
-    if data["schema_version"] != SCHEMA_VERSION:
+    if data["schema_version"] not in SCHEMA_VERSIONS:
         raise ResultError(
-            f"{path}: schema_version {data['schema_version']} is not {SCHEMA_VERSION}, the version these scripts read; "
-            "use the analysis scripts of the rtsoak version that wrote it"
+            f"{path}: schema_version {data['schema_version']} is not one of {list(SCHEMA_VERSIONS)}, the versions "
+            "these scripts read; use the analysis scripts of the rtsoak version that wrote it"
         )
     if not isinstance(data.get("runs"), list):
         raise ResultError(f"{path}: runs is missing or not a list; regenerate the result with rtsoak")
+    if data["schema_version"] == 1:
+        upgrade_from_v1(data)
     return Result(path, data)
+
+
+def upgrade_from_v1(data: dict) -> None:
+    """Version 1 wrote a ring-setup comparison's transport as "futex (defer-taskrun)" beside
+    ring_setup_requested; version 2 keeps the registry name alone."""
+    for run in data["runs"]:
+        setup, name = run.get("ring_setup_requested"), run.get("transport")
+        suffix = f" ({setup})"
+        if setup and isinstance(name, str) and name.endswith(suffix):
+            run["transport"] = name[: -len(suffix)]
 
 
 def load_results(paths) -> list[Result]:
@@ -282,7 +322,7 @@ def load_results(paths) -> list[Result]:
 
 def run_label(transport: TransportData, result: Result, several_results: bool) -> str:
     """The legend label of a transport: its name, plus the result's label when plotting several."""
-    return f"{transport.transport} @ {result.label}" if several_results else transport.transport
+    return f"{transport.label} @ {result.label}" if several_results else transport.label
 
 
 def format_us(value_ns) -> str:

@@ -6,6 +6,8 @@ from the exact stats, percentiles from the merged histogram). Must never format 
 
 from __future__ import annotations
 
+import sys
+
 from rtsoak_results import Result, TransportData, format_us
 
 COLUMNS = (
@@ -26,28 +28,55 @@ COLUMNS = (
 )
 
 
+# A figure rtsoak does not have is "-", never 0.
+MISSING = "-"
+
+
+def percentile_us(series, quantile: float) -> str:
+    """The percentile in us, or "-" where no sample or a histogram that does not decode leaves
+    it unknown (said once on stderr)."""
+    if not series.count:
+        return MISSING
+    if not series.percentiles_known:
+        if series.source not in WARNED:
+            WARNED.add(series.source)
+            print(f"Warning: {series.source} {series.name}: a histogram does not decode; its percentiles are "
+                  "shown as - (the exact counts, longest and over-threshold still stand)", file=sys.stderr)
+        return MISSING
+    return format_us(series.value_at_quantile_ns(quantile))
+
+
+WARNED: set[str] = set()
+
+
 def transport_row(transport: TransportData) -> dict:
     send, delivery = transport.get("send_call"), transport.get("delivery")
-    return {
-        "transport": transport.transport,
+    row = {
+        "transport": transport.label,
         "messages": transport.sent,
         "sends_over": send.over_threshold,
-        "longest_send_us": format_us(send.max_ns),
-        "send_p99_9_us": format_us(send.value_at_quantile_ns(0.999)),
-        "send_p99_99_us": format_us(send.value_at_quantile_ns(0.9999)),
+        "longest_send_us": format_us(send.max_ns) if send.count else MISSING,
+        "send_p99_9_us": percentile_us(send, 0.999),
+        "send_p99_99_us": percentile_us(send, 0.9999),
         "deliveries_over": delivery.over_threshold,
-        "longest_delivery_us": format_us(delivery.max_ns),
-        "delivery_p99_9_us": format_us(delivery.value_at_quantile_ns(0.999)),
-        "delivery_p99_99_us": format_us(delivery.value_at_quantile_ns(0.9999)),
+        "longest_delivery_us": format_us(delivery.max_ns) if delivery.count else MISSING,
+        "delivery_p99_9_us": percentile_us(delivery, 0.999),
+        "delivery_p99_99_us": percentile_us(delivery, 0.9999),
         "lost": transport.lost,
         "noise": transport.noise_label,
         "rounds": len(transport.runs),
         "status": transport.status_label,
     }
+    if not transport.measured:
+        # Nothing ran: every figure is unknown, as in rtsoak's own table.
+        figures = {key for key, _ in COLUMNS} - {"transport", "rounds", "status"}
+        row.update({key: MISSING for key in figures})
+    return row
 
 
 def result_rows(result: Result) -> list[dict]:
-    """One row per transport in the order run, including unsupported ones (their figures are 0)."""
+    """One row per transport (and ring setup) in the order run, including unsupported ones (their
+    figures are "-")."""
     return [transport_row(t) for t in result.transports.values()]
 
 

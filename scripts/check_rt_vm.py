@@ -16,7 +16,10 @@ round and account for at least ACCOUNTED_MIN_PERCENT of the explained compare's 
 each either explained by a cause or unexplained with the trace showing the RT task on its CPU
 and nothing holding it back there (under emulation, mostly the host running another virtual
 CPU, which no guest event can show). The explained share and that on-CPU share are reported per
-transport. The traced comparison, too, must lose nothing and show no transport failure. Prints
+transport. The traced comparison, too, must lose nothing and show no transport failure. Under
+emulation the RT publisher cannot keep its period, so a comparison may end INCONCLUSIVE (exit 7)
+instead of PASS, but only for missed periods: any other reason, and any failure, fails the check,
+and the exit code must say what the verdict says. Prints
 one line per check, then which wait each subscriber chose and how many messages the fallback
 poll found before their wake was sent; exits 1 if any check failed. Python 3 standard library
 only.
@@ -51,6 +54,12 @@ OWN_WAKE = {"futex": "covering", "msg-ring": "exact", "eventfd": "exact", "signa
 WAITS = ["read", "poll+read"]
 # Of the compare's kept send-call and delivery spikes, the share the trace must account for.
 ACCOUNTED_MIN_PERCENT = 90.0
+# rtsoak's result schema version.
+SCHEMA_VERSION = 2
+# Exit codes of a comparison that measured without a failure: 0 PASS, 7 INCONCLUSIVE.
+VERDICT_EXITS = {"pass": 0, "inconclusive": 7}
+# The one reason a comparison under emulation may be inconclusive.
+EMULATION_REASON = "missed-periods"
 # What `rtsoak explain-check` prints when every staged round was named correctly.
 EXPLAIN_CHECK_PASS = "PASS: 3 of 3 rounds explained correctly"
 
@@ -93,9 +102,28 @@ def expected_supported(expect):
 
 
 def check_exits(directory, c):
-    for name in ["payload", "probe", "explain_check", "compare"]:
+    for name in ["payload", "probe", "explain_check"]:
         code = read_exit(directory / f"{name}.exit")
         c.check(code == 0, f"{name} exited 0 inside the VM", f"exit status {code}")
+    code = read_exit(directory / "compare.exit")
+    c.check(code in VERDICT_EXITS.values(), "compare exited 0 (PASS) or 7 (INCONCLUSIVE) inside the VM",
+            f"exit status {code}")
+
+
+def check_verdict(result, code, c, what="the comparison"):
+    """A verdict without a failure or breach, PASS or INCONCLUSIVE for missed periods alone, and
+    an exit code that says the same."""
+    verdict = result.get("verdict") or {}
+    status = verdict.get("status")
+    c.check(status in VERDICT_EXITS, f"{what}: verdict PASS or INCONCLUSIVE", f"status {status}")
+    c.check(not verdict.get("failures") and not verdict.get("breaches"),
+            f"{what}: no failure and no breach in the verdict",
+            str((verdict.get("failures"), verdict.get("breaches"))))
+    reasons = verdict.get("inconclusive") or []
+    other = [r for r in reasons if r.get("kind") != EMULATION_REASON]
+    c.check(not other, f"{what}: inconclusive only for periods missed under emulation",
+            "; ".join(str(r.get("message")) for r in other))
+    c.check(code == VERDICT_EXITS.get(status), f"{what}: exit code {code} matches the verdict {status}")
 
 
 def check_explain_check(directory, c):
@@ -318,7 +346,7 @@ def check_load_generators(runs, c):
 
 
 def check_result(result, expect, c, arch="x86_64"):
-    c.check(result.get("schema_version") == 1, "result schema_version 1",
+    c.check(result.get("schema_version") == SCHEMA_VERSION, f"result schema_version {SCHEMA_VERSION}",
             str(result.get("schema_version")))
     c.check(result.get("interrupted") is False and result.get("finished_at") is not None,
             "the comparison finished, not interrupted")
@@ -386,11 +414,12 @@ def main():
     result = read_json(args.directory / "result.json", c)
     if result is not None:
         check_result(result, args.expect, c, args.arch)
-    # rtsoak's result exit codes: 0 pass, 1 threshold, 3 regression (4, lost messages or a
-    # transport failure, fails here too; the other behaviour checks are on the untraced
-    # comparison above).
+        check_verdict(result, read_exit(args.directory / "compare.exit"), c)
+    # rtsoak's result exit codes: 0 pass, 1 threshold, 3 regression, 7 inconclusive (4, lost
+    # messages or a transport failure, fails here too; the other behaviour checks are on the
+    # untraced comparison above).
     code = read_exit(args.directory / "explained.exit")
-    c.check(code in (0, 1, 3), "the explained comparison ran to a result with nothing lost",
+    c.check(code in (0, 1, 3, 7), "the explained comparison ran to a result with nothing lost",
             f"exit status {code}")
     explained = read_json(args.directory / "explained.json", c)
     if explained is not None:

@@ -72,7 +72,8 @@ def good_result(expect):
                              "kernel lacks it",
                    "integrity": {"sent": 0, "delivered": 0, "lost": 0}}
     return {
-        "schema_version": 1, "interrupted": False, "finished_at": "2026-11-30T12:00:00Z",
+        "schema_version": 2, "interrupted": False, "finished_at": "2026-11-30T12:00:00Z",
+        "verdict": {"status": "pass", "pass": True, "failures": [], "breaches": [], "inconclusive": []},
         "host": {"preempt_rt": True, "isolated": [4, 5], "nohz_full": [4, 5],
                  "online": [0, 1, 2, 3, 4, 5], "arch": "x86_64"},
         "caveats": [],
@@ -348,6 +349,36 @@ class CheckRtVm(unittest.TestCase):
         with tempfile.TemporaryDirectory() as name:
             write_vm_directory(Path(name), result, probe_document(result))
             self.assertEqual(run_main(name), 0)
+
+    def test_a_compare_inconclusive_for_missed_periods_alone_passes_with_exit_7(self):
+        result = good_result("all")
+        result["verdict"].update(status="inconclusive")
+        result["verdict"]["pass"] = False
+        result["verdict"]["inconclusive"] = [
+            {"transport": "futex", "kind": "missed-periods", "message": "futex: 3400 of 4000 missed"}]
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, probe_document(result), compare_exit=7)
+            self.assertEqual(run_main(name), 0)
+            # The exit code must say what the verdict says.
+            write_vm_directory(Path(name), result, probe_document(result), compare_exit=0)
+            self.assertEqual(run_main(name), 1)
+
+    def test_a_compare_inconclusive_for_anything_but_missed_periods_fails(self):
+        result = good_result("all")
+        result["verdict"].update(status="inconclusive")
+        result["verdict"]["inconclusive"] = [
+            {"transport": "futex", "kind": "noise", "message": "futex: the noise did not run as asked"}]
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, probe_document(result), compare_exit=7)
+            self.assertEqual(run_main(name), 1)
+
+    def test_a_verdict_with_a_failure_fails(self):
+        result = good_result("all")
+        result["verdict"].update(status="fail")
+        result["verdict"]["failures"] = [{"transport": "futex", "kind": "run-failed", "message": "x"}]
+        with tempfile.TemporaryDirectory() as name:
+            write_vm_directory(Path(name), result, probe_document(result), compare_exit=5)
+            self.assertEqual(run_main(name), 1)
 
     def test_a_failed_compare_inside_the_vm_fails(self):
         result = good_result("all")

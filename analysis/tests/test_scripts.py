@@ -356,3 +356,61 @@ def test_causes_refuse_a_result_whose_spikes_were_not_explained(real_data, tmp_p
     completed = run_script("plot_causes.py", write_result(data, tmp_path / "r"), "-o", tmp_path, expect_code=2)
     assert "no run has an explanation" in completed.stderr
     assert "--explain" in completed.stderr
+
+
+def ring_setup_variants(data: dict, setups: list[str]) -> dict:
+    """A ring-setup comparison made of a real result: each run once per setup, as rtsoak writes
+    it (the registry name in transport, the setup in ring_setup_requested)."""
+    variant = copy.deepcopy(data)
+    variant["plan"]["ring_setup_variants"] = setups
+    variant["runs"] = [dict(copy.deepcopy(run), ring_setup_requested=setup) for run in data["runs"] for setup in setups]
+    return variant
+
+
+def test_a_plain_result_and_a_ring_setup_comparison_pair_by_what_they_measured(real_data, tmp_path):
+    plain = write_result(real_data, tmp_path / "plain")
+    setups = write_result(ring_setup_variants(real_data, ["defer-taskrun", "coop-taskrun"]), tmp_path / "setups")
+    stdout = run_script("compare_results.py", plain, setups, "-o", tmp_path).stdout
+    transport = measured_runs(real_data)[0]["transport"]
+
+    def messages(label):
+        """(baseline, new) of the messages row of `label` (a label holds a space)."""
+        line = next(line for line in stdout.splitlines() if line.startswith(f"{label} ") and " messages " in line)
+        return tuple(line[len(label):].split()[1:3])
+
+    # The plain result ran with the plan's defer-taskrun: its row meets that setup's row.
+    baseline, new = messages(f"{transport} (defer-taskrun)")
+    assert baseline != "-" and baseline == new, (baseline, new)
+    baseline, new = messages(f"{transport} (coop-taskrun)")
+    assert baseline == "-" and new != "-", (baseline, new)
+
+
+def test_a_version_1_result_reads_its_ring_setup_label_back_as_name_and_setup(real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    old = ring_setup_variants(real_data, ["none"])
+    old["schema_version"] = 1
+    for run in old["runs"]:
+        run["transport"] = f"{run['transport']} (none)"
+    result = load_result(str(write_result(old, tmp_path / "v1")))
+    transport = measured_runs(real_data)[0]["transport"]
+    row = result.transports[f"{transport} (none)"]
+    assert (row.transport, row.ring_setup) == (transport, "none")
+
+
+def test_the_report_shows_a_dash_for_what_was_not_measured_or_does_not_decode(real_data, tmp_path):
+    data = copy.deepcopy(real_data)
+    run = measured_runs(data)[0]
+    run["series"]["delivery"]["histogram"] = "bm90IGEgaGlzdG9ncmFt"
+    data["runs"].append({"transport": "doorbell", "status": "unsupported", "reason": "needs IORING_MSG_DOORBELL",
+                         "round": 1, "integrity": {"sent": 0}, "series": {}, "intervals": []})
+    from summary_table import result_rows, transport_row
+    from rtsoak_results import load_result
+
+    result = load_result(str(write_result(data, tmp_path / "damaged")))
+    rows = {row["transport"]: row for row in result_rows(result)}
+    assert all(rows["doorbell"][key] == "-" for key in ("messages", "longest_send_us", "delivery_p99_9_us", "lost"))
+    damaged = rows[run["transport"]]
+    assert damaged["delivery_p99_9_us"] == "-" and damaged["delivery_p99_99_us"] == "-", damaged
+    assert damaged["longest_delivery_us"] != "-", "the exact longest still stands"
+    assert transport_row(result.transports["doorbell"])["status"] == "unsupported"

@@ -8,7 +8,7 @@ use crate::preflight::SystemCheck;
 
 use crate::cpulist;
 use crate::record::Level;
-use crate::record::TransportSupport;
+use crate::record::{Support, TransportSupport};
 use crate::sysinfo::HostFacts;
 use crate::transport;
 
@@ -154,10 +154,12 @@ fn matrix(out: &mut String, support: &[TransportSupport]) {
                     .map_or("", |t| t.about())
                     .to_string(),
             )
+        } else if let Support::NotPermitted { .. } = entry.support {
+            ("NOT PERMITTED", entry.support.reason())
         } else {
             ("UNSUPPORTED", entry.support.reason())
         };
-        let _ = writeln!(out, "  {:<width$}  {state:<11}  {text}", entry.transport);
+        let _ = writeln!(out, "  {:<width$}  {state:<13}  {text}", entry.transport);
     }
     out.push('\n');
 }

@@ -3,7 +3,7 @@
 
 use super::{Inputs, Trial};
 
-use crate::record::{Finding, Level};
+use crate::record::{Finding, Level, Support};
 use crate::transport;
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
@@ -39,6 +39,19 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
             return Finding::ok(id, entry.transport.clone(), "supported");
         }
         let needs = transport::by_name(&entry.transport).map_or("", |t| t.needs());
+        if let Support::NotPermitted { fix, .. } = &entry.support {
+            // A limit is not a kernel feature: the fix is the privilege, not another kernel.
+            return Finding {
+                id,
+                level: Level::Problem,
+                subject: entry.transport.clone(),
+                detail: entry.support.reason(),
+                remedy: Some(format!(
+                    "{fix}; until then its runs are not measured and the verdict is inconclusive"
+                )),
+                worth: None,
+            };
+        }
         Finding {
             id,
             level: Level::Warning,
