@@ -101,7 +101,7 @@ def render_report(result: Result, baseline: Result | None, output_dir: Path) -> 
     if baseline is not None:
         compare_results.render(baseline, result, output_dir)
         figures.append(figure_html("compare", f"Baseline {baseline.label} (dashed, hatched) vs this result"))
-    caveats = "".join(f"<li>{html.escape(str(c))}</li>" for c in result.data.get("caveats") or [])
+    caveats = "".join(f"<li>{html.escape(c)}</li>" for c in result.caveats)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

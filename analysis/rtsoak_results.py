@@ -244,7 +244,9 @@ class Result:
 
     @property
     def caveats(self) -> list[str]:
-        return [str(c) for c in self.data.get("caveats") or []]
+        """The caveats' sentences, most serious first (version 2 records each with its severity
+        and kind; version 1 held the sentences alone)."""
+        return [str(c.get("text", "")) if isinstance(c, dict) else str(c) for c in self.data.get("caveats") or []]
 
     @property
     def runs(self) -> list[dict]:

@@ -136,7 +136,7 @@ fn without_root_the_spikes_are_said_to_be_unexplained() {
     assert!(
         doc.caveats
             .iter()
-            .any(|c| c.starts_with("the spikes are unexplained")),
+            .any(|c| c.text.starts_with("the spikes are unexplained")),
         "{:?}",
         doc.caveats
     );
@@ -178,7 +178,7 @@ fn by_default_the_explainer_runs_only_where_its_reader_has_a_cpu_outside_the_rt_
     let said = doc
         .caveats
         .iter()
-        .any(|c| c.starts_with("spikes not explained: every CPU is an RT CPU"));
+        .any(|c| c.text.starts_with("spikes not explained: every CPU is an RT CPU"));
     if housekeeping.is_empty() {
         assert!(!plan.explain && said, "{:?}", doc.caveats);
         assert_eq!(doc.runs[0].explanation, None);

@@ -323,7 +323,7 @@ fn a_publisher_stopped_for_50_ms_misses_about_100_periods_and_every_one_is_count
     );
     // And said in words under it.
     assert!(
-        doc.caveats.iter().any(|c| c.contains("missed")),
+        doc.caveats.iter().any(|c| c.text.contains("missed")),
         "{:?}",
         doc.caveats
     );

@@ -176,7 +176,7 @@ fn every_noise_kind_runs_and_reports_what_it_did() {
         assert!(
             !doc.caveats
                 .iter()
-                .any(|c| c.contains("as the profile asked")),
+                .any(|c| c.text.contains("as the profile asked")),
             "{:?}",
             doc.caveats
         );
@@ -269,9 +269,9 @@ fn an_ordinary_users_bursts_and_queue_noise_without_fifo_are_recorded_caveated_a
         ),
     ] {
         assert!(
-            doc.caveats.iter().any(|c| c.starts_with(&line)
-                && c.contains("(they got other (")
-                && c.contains("EPERM")),
+            doc.caveats.iter().any(|c| c.text.starts_with(&line)
+                && c.text.contains("(they got other (")
+                && c.text.contains("EPERM")),
             "the {what}' caveat says what was asked, what was got and why: {:?}",
             doc.caveats
         );

@@ -304,14 +304,14 @@ fn an_ordinary_user_with_the_default_memlock_limit_completes_every_transport() {
                 assert!(note.contains("left unlocked: "), "{note}");
             }
             assert!(
-                doc.caveats.iter().any(|c| c.contains(note)),
+                doc.caveats.iter().any(|c| c.text.contains(note)),
                 "{note} is among the caveats: {:?}",
                 doc.caveats
             );
         }
     }
     assert!(
-        doc.caveats.iter().any(|c| c.contains("instead of fifo 40")),
+        doc.caveats.iter().any(|c| c.text.contains("instead of fifo 40")),
         "{:?}",
         doc.caveats
     );

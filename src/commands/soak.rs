@@ -10,7 +10,7 @@ use crate::commands::nightly;
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
-use crate::judge::caveats;
+use crate::judge::ranked_caveats;
 use crate::plan::RunPlan;
 use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
@@ -128,7 +128,7 @@ pub fn soak(
             run.round = round;
             let broke = run.break_event.is_some_and(|event| !event.continued);
             doc.runs.push(run);
-            doc.caveats = caveats(&doc);
+            doc.caveats = ranked_caveats(&doc);
             if !saver.save(&doc) || broke {
                 break 'rounds;
             }
@@ -136,7 +136,7 @@ pub fn soak(
     }
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
-    doc.caveats = caveats(&doc);
+    doc.caveats = ranked_caveats(&doc);
     doc.verdict = Some(nightly::judge(&doc, baseline.as_ref()));
     if saver.save(&doc)
         && let Err(error) = write_exports(&doc, &result_dir, &args.export)

@@ -158,7 +158,7 @@ pub fn comparison(doc: &ResultDoc) -> Comparison {
             .any(|t| t.runs.len() > 1)
             .then(|| rounds_table(doc)),
         legend: legend(&threshold),
-        caveats: doc.caveats.clone(),
+        caveats: doc.caveats.iter().map(|c| c.text.clone()).collect(),
     }
 }
 

@@ -10,28 +10,38 @@ use std::collections::BTreeMap;
 
 use crate::cpulist;
 use crate::preflight::SystemCheck;
-use crate::record::Level;
 use crate::record::Role;
+use crate::record::{Caveat, Level, Severity};
 use crate::result::merge::by_transport;
 use crate::result::noise_setup::{NoiseKind, NoiseSetup};
 use crate::result::{ResultDoc, RunStatus};
 
-/// Every caveat of `doc`, most serious first.
+/// Every caveat of `doc` as a sentence, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
+    ranked(doc).into_iter().map(|c| c.text).collect()
+}
+
+/// Every caveat of `doc` with its severity and kind, most serious first (the order found within
+/// a severity: the system check's problems before its warnings).
+pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
     let mut caveats = match &doc.system_check {
         Some(check) => from_check(doc, check),
         None => from_host(doc),
     };
-    caveats.extend(doc.plan.layout_notes.iter().cloned());
+    caveats.extend(doc.plan.layout_notes.iter().map(|note| layout_caveat(note)));
     if let Some(hold) = &doc.cpu_dma_latency
         && hold.held_us.is_none()
         && deep_idle_states(doc)
         && let Some(reason) = &hold.not_held_because
     {
-        caveats.push(format!(
-            "{} was not held ({reason}): the RT CPUs could enter deep idle states and wakeups \
-             pay their exit latency",
-            hold.path
+        caveats.push(Caveat::new(
+            Severity::Distorts,
+            "cpu.idle",
+            format!(
+                "{} was not held ({reason}): the RT CPUs could enter deep idle states and \
+                 wakeups pay their exit latency",
+                hold.path
+            ),
         ));
     }
     for note in worker_notes(doc)
@@ -40,27 +50,57 @@ pub fn caveats(doc: &ResultDoc) -> Vec<String> {
         .chain(noise_notes(doc))
         .chain(explain_notes(doc))
     {
-        if !caveats.contains(&note) {
+        if !caveats.iter().any(|c| c.text == note.text) {
             caveats.push(note);
         }
     }
     caveats.extend(measurement_notes(doc));
+    caveats.sort_by_key(|c| c.severity);
     caveats
 }
 
+/// How much a condition the system check found changes what the figures mean, by its finding
+/// id: a kernel without PREEMPT_RT, no real-time priority and noise on the RT CPUs change what
+/// every figure means; RCU callbacks and SMT are details; the rest shift the figures.
+fn check_severity(id: &str) -> Severity {
+    match id {
+        "kernel.preempt-rt" | "privileges.rt-priority" | "layout.noise-shares-rt-cpu" => {
+            Severity::Invalidates
+        }
+        "cpus.rcu-nocbs" | "cpu.smt" => Severity::Detail,
+        _ => Severity::Distorts,
+    }
+}
+
+/// A note the plan's layout left (`plan.layout_notes`): noise put on the RT CPUs is the check's
+/// `layout.noise-shares-rt-cpu`, so both fold into one line; the explainer left off is a
+/// detail; anything else (an RT priority of 99) shifts the figures.
+fn layout_caveat(note: &str) -> Caveat {
+    if note.contains("interference") {
+        Caveat::new(Severity::Invalidates, "layout.noise-shares-rt-cpu", note)
+    } else if note.starts_with("spikes not explained") {
+        Caveat::new(Severity::Detail, "explain.off", note)
+    } else {
+        Caveat::new(Severity::Distorts, "layout", note)
+    }
+}
+
 /// The spikes of a run the explainer could not trace are unexplained, and why.
-fn explain_notes(doc: &ResultDoc) -> Vec<String> {
+fn explain_notes(doc: &ResultDoc) -> Vec<Caveat> {
     doc.runs
         .iter()
         .filter_map(|run| run.explanation.as_ref()?.tracing.unavailable.clone())
         .take(1)
-        .map(|reason| format!("the spikes are unexplained: no kernel trace ({reason})"))
+        .map(|reason| {
+            let text = format!("the spikes are unexplained: no kernel trace ({reason})");
+            Caveat::new(Severity::Detail, "explain.unavailable", text)
+        })
         .collect()
 }
 
 /// Over the measured transports (rounds merged), one line each: which missed periods, with how
 /// many of how many planned, and which cannot tell their own wake apart.
-fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
+fn measurement_notes(doc: &ResultDoc) -> Vec<Caveat> {
     let mut missed = Vec::new();
     let mut not_attributable = Vec::new();
     for t in by_transport(doc) {
@@ -85,20 +125,22 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<String> {
     }
     let mut notes = Vec::new();
     if !missed.is_empty() {
-        notes.push(format!(
+        let text = format!(
             "periods were missed (their deadline passed before the RT publisher could send): \
              {}. Those periods have no sample in any histogram, so the \
              latencies leave out the moments the publisher was held up longest",
             missed.join(", ")
-        ));
+        );
+        notes.push(Caveat::new(Severity::Distorts, "measure.missed-periods", text));
     }
     if !not_attributable.is_empty() {
-        notes.push(format!(
+        let text = format!(
             "own wake not attributable for {}: the RT subscriber cannot tell the RT publisher's \
              own wake from other wakeups, so a delivery may have been carried by another wakeup \
              (a noise publisher's, an earlier message's), and the own wake path has no figure",
             not_attributable.join(", ")
-        ));
+        );
+        notes.push(Caveat::new(Severity::Detail, "measure.own-wake", text));
     }
     notes
 }
@@ -114,20 +156,25 @@ fn percent(part: u64, whole: u64) -> String {
     format!("{value:.decimals$} %")
 }
 
-/// The check's summary, less its idle-state line when the result records the
-/// `/dev/cpu_dma_latency` hold: held, the CPUs stayed out of those states; not held, the hold's
-/// own caveat says so with the reason.
-fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<String> {
+/// The check's summary (its distinct worth lines, problems first), each as the caveat of its
+/// finding, less its idle-state line when the result records the `/dev/cpu_dma_latency` hold:
+/// held, the CPUs stayed out of those states; not held, the hold's own caveat says so with the
+/// reason.
+fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<Caveat> {
     let held = doc.cpu_dma_latency.is_some();
-    let idle_line = check
-        .by_id("cpu.idle")
-        .find_map(|finding| finding.worth.clone());
-    check
-        .worth
-        .iter()
-        .filter(|line| !(held && Some(*line) == idle_line.as_ref()))
-        .cloned()
-        .collect()
+    let mut caveats: Vec<Caveat> = Vec::new();
+    for level in [Level::Problem, Level::Warning] {
+        for finding in check.findings.iter().filter(|f| f.level == level) {
+            let Some(line) = &finding.worth else {
+                continue;
+            };
+            let hidden = held && finding.id == "cpu.idle";
+            if !hidden && !caveats.iter().any(|c| &c.text == line) {
+                caveats.push(Caveat::new(check_severity(&finding.id), &finding.id, line));
+            }
+        }
+    }
+    caveats
 }
 
 /// Whether the check found enabled deep idle states on the RT CPUs (unknown counts as yes).
@@ -138,14 +185,15 @@ fn deep_idle_states(doc: &ResultDoc) -> bool {
 }
 
 /// The caveats results had before the system check: RT kernel and isolation from host facts.
-fn from_host(doc: &ResultDoc) -> Vec<String> {
+fn from_host(doc: &ResultDoc) -> Vec<Caveat> {
     let mut caveats = Vec::new();
     let host = &doc.host;
     if !host.preempt_rt {
-        caveats.push(format!(
+        let text = format!(
             "not a PREEMPT_RT kernel ({}): the figures show this kernel's latencies, not an RT kernel's",
             host.kernel_release.as_deref().unwrap_or("release unknown")
-        ));
+        );
+        caveats.push(Caveat::new(Severity::Invalidates, "kernel.preempt-rt", text));
     }
     let rt_cpus = [doc.plan.rt.publisher_cpu, doc.plan.rt.subscriber_cpu];
     let not_isolated: Vec<usize> = rt_cpus
@@ -154,17 +202,20 @@ fn from_host(doc: &ResultDoc) -> Vec<String> {
         .filter(|cpu| !host.isolated.contains(cpu))
         .collect();
     if !not_isolated.is_empty() {
-        caveats.push(format!(
+        let text = format!(
             "RT CPU{} {} not isolated (isolcpus=/nohz_full=): other tasks and interrupts may run there",
             if not_isolated.len() > 1 { "s" } else { "" },
             cpulist::format(&not_isolated)
-        ));
+        );
+        caveats.push(Caveat::new(Severity::Distorts, "cpus.isolated", text));
     }
     caveats
 }
 
-/// What the RT workers recorded about their own setup, each distinct note once.
-fn worker_notes(doc: &ResultDoc) -> Vec<String> {
+/// What the RT workers recorded about their own setup, each distinct note once: a worker
+/// without its real-time policy changes what every figure means; memory not (all) locked can
+/// add page faults.
+fn worker_notes(doc: &ResultDoc) -> Vec<Caveat> {
     let mut notes = Vec::new();
     for worker in doc.runs.iter().flat_map(|run| &run.workers) {
         let role = match worker.role {
@@ -174,10 +225,11 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
         };
         let setup = &worker.setup;
         if let Some(error) = &setup.policy_error {
-            notes.push(format!(
+            let text = format!(
                 "the RT {role} ran {} priority {} instead of {} {}: {error}",
                 setup.policy, setup.priority, setup.policy_requested, setup.priority_requested
-            ));
+            );
+            notes.push(Caveat::new(Severity::Invalidates, "worker.policy", text));
         }
         match (&setup.memory_lock_error, setup.memory_locked) {
             (Some(note), false) => {
@@ -187,11 +239,14 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
                 } else {
                     "not locked"
                 };
-                notes.push(format!(
-                    "the RT {role}'s memory was {how}, so page faults can add latency: {note}"
-                ));
+                let text =
+                    format!("the RT {role}'s memory was {how}, so page faults can add latency: {note}");
+                notes.push(Caveat::new(Severity::Distorts, "worker.memory", text));
             }
-            (Some(note), true) => notes.push(format!("the RT {role}'s memory: {note}")),
+            (Some(note), true) => {
+                let text = format!("the RT {role}'s memory: {note}");
+                notes.push(Caveat::new(Severity::Detail, "worker.memory", text));
+            }
             (None, _) => {}
         }
     }
@@ -203,7 +258,7 @@ fn worker_notes(doc: &ResultDoc) -> Vec<String> {
 /// and role, with the most any of its runs saw. Such a worker's io_uring requests (a
 /// subscriber's wait, most likely) ran on a kernel thread, so its figures include a thread hop
 /// the transport's users would not choose.
-fn io_wq_notes(doc: &ResultDoc) -> Vec<String> {
+fn io_wq_notes(doc: &ResultDoc) -> Vec<Caveat> {
     let mut most: BTreeMap<(String, &str), u64> = BTreeMap::new();
     for run in &doc.runs {
         for worker in &run.workers {
@@ -221,12 +276,13 @@ fn io_wq_notes(doc: &ResultDoc) -> Vec<String> {
     }
     most.into_iter()
         .map(|((transport, role), workers)| {
-            format!(
+            let text = format!(
                 "the RT {role} of {transport} had {workers} io-wq worker thread{} (iou-wrk) \
                  while measuring: some of its io_uring requests ran on a kernel worker thread, \
                  a thread hop its figures include",
                 if workers == 1 { "" } else { "s" }
-            )
+            );
+            Caveat::new(Severity::Distorts, "worker.io-wq", text)
         })
         .collect()
 }
@@ -235,7 +291,7 @@ fn io_wq_notes(doc: &ResultDoc) -> Vec<String> {
 /// recorded its noise's setup, saying what was asked, what was got and why. The figures were
 /// measured beside other noise than the profile describes (toothless bursts, queue noise that
 /// never preempted anything, or noise where it was not meant to be).
-fn noise_notes(doc: &ResultDoc) -> Vec<String> {
+fn noise_notes(doc: &ResultDoc) -> Vec<Caveat> {
     let mut kinds: BTreeMap<NoiseKind, (NoiseSetup, usize)> = BTreeMap::new();
     let mut noisy_runs = 0;
     for run in doc.runs.iter().filter(|run| !run.noise.setup.is_empty()) {
@@ -262,7 +318,7 @@ fn noise_notes(doc: &ResultDoc) -> Vec<String> {
             } else {
                 String::new()
             };
-            format!(
+            let text = format!(
                 "{} of {} {} did not get {} as the profile asked{across} (they got {}): {}",
                 all.not_as_asked,
                 all.recorded,
@@ -270,7 +326,8 @@ fn noise_notes(doc: &ResultDoc) -> Vec<String> {
                 all.asked(),
                 all.got(),
                 all.reasons.join("; ")
-            )
+            );
+            Caveat::new(Severity::Distorts, "noise.setup", text)
         })
         .collect()
 }
@@ -467,7 +524,7 @@ mod tests {
             noise.setup.insert(NoiseKind::NoisePublisher, publishers);
             noise.setup.insert(NoiseKind::BurstThread, bursts);
         }
-        let notes = noise_notes(&doc);
+        let notes: Vec<String> = noise_notes(&doc).into_iter().map(|c| c.text).collect();
         assert_eq!(
             notes,
             [
@@ -539,15 +596,16 @@ mod tests {
         let expected = "the RT subscriber of signalfd had 2 io-wq worker threads (iou-wrk) while \
                         measuring: some of its io_uring requests ran on a kernel worker thread, \
                         a thread hop its figures include";
+        let texts = |notes: Vec<Caveat>| notes.into_iter().map(|c| c.text).collect::<Vec<_>>();
         assert_eq!(
-            io_wq_notes(&doc),
+            texts(io_wq_notes(&doc)),
             [expected],
             "one line, the most any run saw"
         );
         assert!(caveats(&doc).iter().any(|c| c == expected));
         let publisher = io_wq_doc("msg-ring", Some(1), Some(0));
         assert_eq!(
-            io_wq_notes(&publisher),
+            texts(io_wq_notes(&publisher)),
             [
                 "the RT publisher of msg-ring had 1 io-wq worker thread (iou-wrk) while measuring: \
               some of its io_uring requests ran on a kernel worker thread, a thread hop its \
@@ -568,7 +626,27 @@ mod tests {
         doc.system_check = None;
         let caveats = caveats(&doc);
         assert!(caveats[0].starts_with("not a PREEMPT_RT kernel"));
-        assert!(caveats[1].starts_with("RT CPUs 0-1 not isolated"));
+        assert!(caveats.iter().any(|c| c.starts_with("RT CPUs 0-1 not isolated")));
         assert!(!caveats.iter().any(|c| c.contains("was not held")));
+    }
+
+    #[test]
+    fn caveats_are_ranked_by_what_they_change_not_by_code_order() {
+        let ranked = ranked(&vm_doc(Some(true)));
+        let severities: Vec<Severity> = ranked.iter().map(|c| c.severity).collect();
+        let mut sorted = severities.clone();
+        sorted.sort();
+        assert_eq!(severities, sorted, "{ranked:#?}");
+        let of = |start: &str| {
+            ranked
+                .iter()
+                .find(|c| c.text.starts_with(start))
+                .unwrap_or_else(|| panic!("no `{start}`: {ranked:#?}"))
+                .severity
+        };
+        assert_eq!(of("not a PREEMPT_RT kernel"), Severity::Invalidates);
+        assert_eq!(of("noise shares CPUs 0-1"), Severity::Invalidates);
+        assert_eq!(of("RT CPUs 0-1 not isolated"), Severity::Distorts);
+        assert_eq!(of("RCU callbacks run on the RT CPUs"), Severity::Detail);
     }
 }

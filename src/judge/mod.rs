@@ -12,6 +12,6 @@ pub mod measured;
 pub mod rates;
 pub mod verdict;
 
-pub use caveats::caveats;
+pub use caveats::{caveats, ranked as ranked_caveats};
 pub use diff::diff;
 pub use verdict::verdict;

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod break_event;
+mod caveat;
 mod counters;
 mod finding;
 mod role;
@@ -18,6 +19,7 @@ mod status;
 mod support;
 
 pub use break_event::BreakEvent;
+pub use caveat::{Caveat, Severity};
 pub use counters::{BurstReport, Counters, LoadCount};
 pub use finding::{Finding, Level};
 pub use role::Role;

@@ -56,8 +56,9 @@ pub struct ResultDoc {
     /// Everything the runs were told to do.
     pub plan: RunPlan,
     /// What the runs' figures are worth: conditions a reader must know (not an RT kernel, no
-    /// RT priority, shared CPUs, ...). Empty only on a properly set up RT machine.
-    pub caveats: Vec<String>,
+    /// RT priority, shared CPUs, ...), most serious first, each with its severity and kind
+    /// (version 1 held the sentences alone). Empty only on a properly set up RT machine.
+    pub caveats: Vec<crate::record::Caveat>,
     /// Support of every registry transport on this kernel.
     pub support: Vec<TransportSupport>,
     /// One entry per transport run, in the order run.

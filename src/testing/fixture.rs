@@ -319,7 +319,11 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
                 support: Support::missing("IORING_OP_READ", "io_uring opcode probe", None),
             },
         ],
-        caveats: vec!["RT CPUs 4-5 share a core with CPU 3 (fixture caveat)".to_string()],
+        caveats: vec![crate::record::Caveat::new(
+            crate::record::Severity::Distorts,
+            "cpu.smt",
+            "RT CPUs 4-5 share a core with CPU 3 (fixture caveat)",
+        )],
         plan,
         runs,
         system_check: None,

@@ -95,9 +95,21 @@ pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
 /// Version 1 wrote a ring-setup comparison's run as `"transport": "futex (defer-taskrun)"`
 /// beside `ring_setup_requested`; version 2 keeps the registry name alone in `transport`. Its
 /// verdict had no `status`: a passing one is `pass`, any other `fail` (version 1 had no third
-/// verdict).
+/// verdict). Its caveats were sentences alone, most serious first: each becomes a caveat whose
+/// severity is not known, kept as `distorts` in its place.
 fn upgrade_from_v1(value: &mut serde_json::Value) {
     use serde_json::Value;
+    if let Some(caveats) = value.get_mut("caveats").and_then(Value::as_array_mut) {
+        for caveat in caveats.iter_mut() {
+            if let Value::String(text) = caveat {
+                *caveat = serde_json::json!({
+                    "severity": "distorts",
+                    "kind": "version-1",
+                    "text": text.clone(),
+                });
+            }
+        }
+    }
     if let Some(runs) = value.get_mut("runs").and_then(Value::as_array_mut) {
         for run in runs {
             let Some(setup) = run
