@@ -68,6 +68,10 @@ pub enum Command {
         /// Write to this file (one result) or directory (one file per result) instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// With the table format: after the headline view, every other table (as
+        /// `--format details` gives them alone).
+        #[arg(long)]
+        details: bool,
     },
     /// List the built-in profiles, or print one.
     Profiles {
@@ -203,6 +207,11 @@ pub struct SoakArgs {
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// After the headline view, print every other table: integrity counts, each latency
+    /// series with its percentiles, the rate tests, the causes, the rounds, the legend and
+    /// every caveat.
+    #[arg(long)]
+    pub details: bool,
     /// Also write these formats into the result directory (comma-separated).
     #[arg(long, value_delimiter = ',',
         value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]

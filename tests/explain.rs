@@ -175,10 +175,10 @@ fn by_default_the_explainer_runs_only_where_its_reader_has_a_cpu_outside_the_rt_
     let (_dir, doc) = saved_run(&["run", "-q", "-t", "futex", "--duration", "1s"]);
     let plan = &doc.plan;
     let housekeeping = &plan.housekeeping_cpus;
-    let said = doc
-        .caveats
-        .iter()
-        .any(|c| c.text.starts_with("spikes not explained: every CPU is an RT CPU"));
+    let said = doc.caveats.iter().any(|c| {
+        c.text
+            .starts_with("spikes not explained: every CPU is an RT CPU")
+    });
     if housekeeping.is_empty() {
         assert!(!plan.explain && said, "{:?}", doc.caveats);
         assert_eq!(doc.runs[0].explanation, None);

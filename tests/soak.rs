@@ -311,7 +311,9 @@ fn an_ordinary_user_with_the_default_memlock_limit_completes_every_transport() {
         }
     }
     assert!(
-        doc.caveats.iter().any(|c| c.text.contains("instead of fifo 40")),
+        doc.caveats
+            .iter()
+            .any(|c| c.text.contains("instead of fifo 40")),
         "{:?}",
         doc.caveats
     );

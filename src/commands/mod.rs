@@ -33,7 +33,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             results,
             format,
             output,
-        } => report::report(&results, &format, output.as_deref()),
+            details,
+        } => report::report(&results, &format, output.as_deref(), details),
         Command::Profiles { show } => profiles::profiles(show.as_deref()),
         Command::Diff {
             baseline,

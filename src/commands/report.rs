@@ -9,8 +9,21 @@ use crate::exit::Outcome;
 use crate::export;
 use crate::result::store::{load, write_atomic};
 
-/// Render `results` as `format`.
-pub fn report(results: &[PathBuf], format: &str, output: Option<&Path>) -> anyhow::Result<Outcome> {
+/// Render `results` as `format` (`details`: the table format with every other table after
+/// the headline).
+pub fn report(
+    results: &[PathBuf],
+    format: &str,
+    output: Option<&Path>,
+    details: bool,
+) -> anyhow::Result<Outcome> {
+    let render = |format: &export::Format, doc: &crate::result::ResultDoc| -> Vec<u8> {
+        if details && format.name == "table" {
+            export::terminal(doc, true).into_bytes()
+        } else {
+            (format.render)(doc)
+        }
+    };
     let format = export::by_name(format).with_context(|| {
         format!(
             "unknown format `{format}`: choose one of {}",
@@ -29,11 +42,11 @@ pub fn report(results: &[PathBuf], format: &str, output: Option<&Path>) -> anyho
             use std::io::Write;
             let mut stdout = std::io::stdout().lock();
             for (_, doc) in &docs {
-                stdout.write_all(&(format.render)(doc))?;
+                stdout.write_all(&render(format, doc))?;
             }
         }
         Some(path) if docs.len() == 1 && !path.is_dir() => {
-            write_atomic(path, &(format.render)(&docs[0].1))?;
+            write_atomic(path, &render(format, &docs[0].1))?;
             eprintln!("Wrote {}", path.display());
         }
         Some(dir) => {
@@ -50,7 +63,7 @@ pub fn report(results: &[PathBuf], format: &str, output: Option<&Path>) -> anyho
                     &mut used,
                 );
                 let file = dir.join(name);
-                write_atomic(&file, &(format.render)(doc))?;
+                write_atomic(&file, &render(format, doc))?;
                 eprintln!("Wrote {}", file.display());
             }
         }

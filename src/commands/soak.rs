@@ -83,6 +83,7 @@ pub fn soak(
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
         tracefs_mounted,
+        decision: None,
         verdict: None,
     };
     let supported: Vec<String> = doc
@@ -137,6 +138,7 @@ pub fn soak(
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     doc.caveats = ranked_caveats(&doc);
+    doc.decision = Some(crate::judge::decision::decide(&doc));
     doc.verdict = Some(nightly::judge(&doc, baseline.as_ref()));
     if saver.save(&doc)
         && let Err(error) = write_exports(&doc, &result_dir, &args.export)
@@ -147,7 +149,7 @@ pub fn soak(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", export::table::render(&doc));
+        print!("{}", export::terminal(&doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.

@@ -60,32 +60,9 @@ pub fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<String> {
     std::iter::once(heading).chain(lines).collect()
 }
 
-/// Add `more` (another run's) into `total`: counts add, causes add by name, medians are kept
-/// from the run where the cause was most frequent.
+/// Add `more` (another run's) into `total`.
 fn merge(total: &mut SeriesBlame, more: &SeriesBlame) {
-    total.over_threshold += more.over_threshold;
-    total.kept += more.kept;
-    total.explained += more.explained;
-    total.unexplained += more.unexplained;
-    total.unexplained_on_cpu += more.unexplained_on_cpu;
-    for cause in &more.causes {
-        match total.causes.iter_mut().find(|c| c.cause == cause.cause) {
-            Some(existing) => {
-                if cause.count > existing.count {
-                    existing.median_us = cause.median_us;
-                }
-                existing.count += cause.count;
-            }
-            None => total.causes.push(cause.clone()),
-        }
-    }
-    total
-        .causes
-        .sort_by(|a, b| b.count.cmp(&a.count).then(a.cause.cmp(&b.cause)));
-    let kept = total.kept.max(1) as f64;
-    for cause in &mut total.causes {
-        cause.share_percent = (1000.0 * cause.count as f64 / kept).round() / 10.0;
-    }
+    total.absorb(more);
 }
 
 fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> String {

@@ -162,7 +162,7 @@ pub fn comparison(doc: &ResultDoc) -> Comparison {
     }
 }
 
-fn title(doc: &ResultDoc) -> String {
+pub(super) fn title(doc: &ResultDoc) -> String {
     let host = &doc.host;
     let plan = &doc.plan;
     let rounds = if plan.rounds > 1 {
@@ -187,7 +187,7 @@ fn title(doc: &ResultDoc) -> String {
 
 /// One word for how a transport (or run) ended, worst first: a failed run, lost messages, a
 /// transport failure, an interruption. The lines under the table say what happened.
-fn status_word(status: RunStatus, integrity: &Integrity) -> &'static str {
+pub(super) fn status_word(status: RunStatus, integrity: &Integrity) -> &'static str {
     match status {
         RunStatus::Unsupported => "unsupported",
         RunStatus::Failed => "FAILED",
@@ -200,7 +200,7 @@ fn status_word(status: RunStatus, integrity: &Integrity) -> &'static str {
 
 /// Why a transport has no figures, in one word: `unsupported` by this kernel, or `not
 /// permitted` where a privilege or a limit refused its probe.
-fn not_run_word(doc: &ResultDoc, transport: &str) -> &'static str {
+pub(super) fn not_run_word(doc: &ResultDoc, transport: &str) -> &'static str {
     doc.support
         .iter()
         .find(|s| s.transport == transport)

@@ -1,5 +1,5 @@
-//! The comparison table as GitHub Markdown: the same cells as the terminal table, for an issue,
-//! a pull request or a wiki page.
+//! A result as GitHub Markdown, for an issue, a pull request or a wiki page: the headline view
+//! ([`super::headline::markdown`]), then the details with the same cells as the terminal's.
 
 use std::fmt::Write;
 
@@ -9,7 +9,8 @@ use crate::result::ResultDoc;
 /// Render `doc` as Markdown.
 pub fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
-    let mut out = String::new();
+    let mut out = super::headline::markdown(doc, escape);
+    let _ = writeln!(out, "\n## Details\n");
     let _ = writeln!(out, "{}", escape(&c.title));
     table(&mut out, &c.integrity);
     bullets(&mut out, &c.problems);
@@ -35,13 +36,6 @@ pub fn render(doc: &ResultDoc) -> String {
     if !c.caveats.is_empty() {
         let _ = writeln!(out, "\nWhat these figures are worth:");
         bullets(&mut out, &c.caveats);
-    }
-    if let Some(verdict) = &doc.verdict {
-        let lines = super::journal::verdict_lines(verdict);
-        if let Some((first, reasons)) = lines.split_first() {
-            let _ = writeln!(out, "\n**{}**", escape(first));
-            bullets(&mut out, reasons);
-        }
     }
     out
 }

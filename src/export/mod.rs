@@ -14,15 +14,16 @@ pub mod bench;
 mod causes;
 mod comparison;
 pub mod cyclictest;
+pub mod details;
 pub mod diff;
 pub mod hdr_log;
+pub mod headline;
 pub mod hgrm;
 pub mod journal;
 pub mod json;
 pub mod markdown;
 pub mod probe;
 pub mod prometheus;
-pub mod table;
 pub mod textfile;
 
 use crate::result::{ResultDoc, RunResult};
@@ -44,13 +45,19 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "table",
         file_name: "table.txt",
-        about: "the comparison table for a terminal (what `run` and `compare` print)",
-        render: |doc| table::render(doc).into_bytes(),
+        about: "the headline view for a terminal: one table, the decision, the verdict, the top caveats (what `run` and `compare` print)",
+        render: |doc| headline::render(doc).into_bytes(),
+    },
+    Format {
+        name: "details",
+        file_name: "details.txt",
+        about: "every other table for a terminal: integrity, each series, rate tests, causes, rounds, legend, every caveat (what `--details` adds)",
+        render: |doc| details::render(doc).into_bytes(),
     },
     Format {
         name: "markdown",
         file_name: "table.md",
-        about: "the comparison table as GitHub Markdown, with the caveats",
+        about: "the headline view and the details as GitHub Markdown",
         render: |doc| markdown::render(doc).into_bytes(),
     },
     Format {
@@ -84,6 +91,16 @@ pub const FORMATS: &[Format] = &[
         render: |doc| prometheus::render(doc).into_bytes(),
     },
 ];
+
+/// What a terminal gets: the headline view, and with `details` every other table after it.
+pub fn terminal(doc: &ResultDoc, details: bool) -> String {
+    let mut text = headline::render(doc);
+    if details {
+        text.push_str("\nDetails:\n");
+        text.push_str(&details::render(doc));
+    }
+    text
+}
 
 /// The format called `name`.
 pub fn by_name(name: &str) -> Option<&'static Format> {

@@ -131,7 +131,11 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<Caveat> {
              latencies leave out the moments the publisher was held up longest",
             missed.join(", ")
         );
-        notes.push(Caveat::new(Severity::Distorts, "measure.missed-periods", text));
+        notes.push(Caveat::new(
+            Severity::Distorts,
+            "measure.missed-periods",
+            text,
+        ));
     }
     if !not_attributable.is_empty() {
         let text = format!(
@@ -193,7 +197,11 @@ fn from_host(doc: &ResultDoc) -> Vec<Caveat> {
             "not a PREEMPT_RT kernel ({}): the figures show this kernel's latencies, not an RT kernel's",
             host.kernel_release.as_deref().unwrap_or("release unknown")
         );
-        caveats.push(Caveat::new(Severity::Invalidates, "kernel.preempt-rt", text));
+        caveats.push(Caveat::new(
+            Severity::Invalidates,
+            "kernel.preempt-rt",
+            text,
+        ));
     }
     let rt_cpus = [doc.plan.rt.publisher_cpu, doc.plan.rt.subscriber_cpu];
     let not_isolated: Vec<usize> = rt_cpus
@@ -239,8 +247,9 @@ fn worker_notes(doc: &ResultDoc) -> Vec<Caveat> {
                 } else {
                     "not locked"
                 };
-                let text =
-                    format!("the RT {role}'s memory was {how}, so page faults can add latency: {note}");
+                let text = format!(
+                    "the RT {role}'s memory was {how}, so page faults can add latency: {note}"
+                );
                 notes.push(Caveat::new(Severity::Distorts, "worker.memory", text));
             }
             (Some(note), true) => {
@@ -391,6 +400,7 @@ mod tests {
                 not_held_because: (!held).then(|| "permission denied".to_string()),
             }),
             tracefs_mounted: None,
+            decision: None,
             verdict: None,
         }
     }
@@ -626,7 +636,11 @@ mod tests {
         doc.system_check = None;
         let caveats = caveats(&doc);
         assert!(caveats[0].starts_with("not a PREEMPT_RT kernel"));
-        assert!(caveats.iter().any(|c| c.starts_with("RT CPUs 0-1 not isolated")));
+        assert!(
+            caveats
+                .iter()
+                .any(|c| c.starts_with("RT CPUs 0-1 not isolated"))
+        );
         assert!(!caveats.iter().any(|c| c.contains("was not held")));
     }
 

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod caveats;
+pub mod decision;
 pub mod diff;
 pub mod measured;
 pub mod rates;

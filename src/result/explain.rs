@@ -66,6 +66,48 @@ pub struct SeriesBlame {
 }
 
 impl SeriesBlame {
+    /// Add `more` (another run's) into this one: counts add, causes add by name, medians are
+    /// kept from the run where the cause was most frequent, shares are recomputed.
+    pub fn absorb(&mut self, more: &SeriesBlame) {
+        self.over_threshold += more.over_threshold;
+        self.kept += more.kept;
+        self.explained += more.explained;
+        self.unexplained += more.unexplained;
+        self.unexplained_on_cpu += more.unexplained_on_cpu;
+        for cause in &more.causes {
+            match self.causes.iter_mut().find(|c| c.cause == cause.cause) {
+                Some(existing) => {
+                    if cause.count > existing.count {
+                        existing.median_us = cause.median_us;
+                    }
+                    existing.count += cause.count;
+                }
+                None => self.causes.push(cause.clone()),
+            }
+        }
+        self.causes
+            .sort_by(|a, b| b.count.cmp(&a.count).then(a.cause.cmp(&b.cause)));
+        let kept = self.kept.max(1) as f64;
+        for cause in &mut self.causes {
+            cause.share_percent = (1000.0 * cause.count as f64 / kept).round() / 10.0;
+        }
+    }
+
+    /// The series' blame over `explanations` (one per run), merged.
+    pub fn merged<'a>(
+        explanations: impl IntoIterator<Item = &'a Explanation>,
+        series: &str,
+    ) -> Option<SeriesBlame> {
+        let mut total: Option<SeriesBlame> = None;
+        for blame in explanations
+            .into_iter()
+            .filter_map(|e| e.series.get(series))
+        {
+            total.get_or_insert_with(SeriesBlame::default).absorb(blame);
+        }
+        total
+    }
+
     /// Share of kept outliers that were explained, percent (100 when none were kept).
     pub fn explained_percent(&self) -> f64 {
         if self.kept == 0 {

@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod coarsen;
+pub mod decision;
 pub mod diff;
 pub mod explain;
 pub mod merge;
@@ -74,6 +75,11 @@ pub struct ResultDoc {
     /// mounted (absent: it was mounted already, or not needed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracefs_mounted: Option<String>,
+    /// What the comparison decides (per series, the transports ranked and which differ
+    /// significantly; each explained transport's main cause), written when the invocation ends
+    /// (absent while in progress and in older results; `report` derives it then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<decision::Decision>,
     /// The pass/fail verdict against `plan.verdict` (and the baseline, with `--baseline`),
     /// written when the invocation ends (absent while in progress and in older results).
     #[serde(default)]

@@ -329,6 +329,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         system_check: None,
         cpu_dma_latency: None,
         tracefs_mounted: None,
+        decision: None,
         verdict: None,
     }
 }

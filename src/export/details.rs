@@ -1,9 +1,8 @@
-//! The comparison table for a terminal: the runs-and-integrity table with its problems under
-//! it, one aligned table per latency series, the rate differences, the per-round table when
-//! there were several rounds, the legend, the caveats and the verdict with every reason for it,
-//! each block after a blank line. What
-//! `run` and `compare` print, and what `rtsoak report` prints from the saved result, byte for
-//! byte.
+//! The details for a terminal, every table behind the headline: the runs-and-integrity table
+//! with its problems under it, one aligned table per latency series, the rate differences, the
+//! causes, the per-round table when there were several rounds, the legend and every caveat,
+//! each block after a blank line. What `--details` prints after the headline
+//! ([`super::headline`]), and `rtsoak report --format details` alone.
 
 use std::fmt::Write;
 
@@ -31,9 +30,6 @@ pub fn render(doc: &ResultDoc) -> String {
             .chain(c.caveats.iter().map(|caveat| format!("  - {caveat}")))
             .collect();
         lines(&mut out, &caveats);
-    }
-    if let Some(verdict) = &doc.verdict {
-        lines(&mut out, &super::journal::verdict_lines(verdict));
     }
     out
 }
