@@ -80,6 +80,9 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
         for line in journal::transport_lines(doc) {
             eprintln!("{line}");
         }
+        if let Some(line) = doc.decision.as_ref().and_then(journal::decision_line) {
+            eprintln!("{line}");
+        }
     }
     if let Some(verdict) = &doc.verdict {
         let lines = journal::verdict_lines(verdict);

@@ -35,6 +35,29 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
         .collect()
 }
 
+/// The decision's key facts in one line, for the journal: per series, the transport with the
+/// fewest spikes and those that do not differ from it.
+pub fn decision_line(decision: &crate::result::decision::Decision) -> Option<String> {
+    let parts: Vec<String> = decision
+        .series
+        .iter()
+        .filter_map(|s| {
+            let best = s.ranking.first()?;
+            let others = match s.fewest.len() {
+                0 | 1 => String::new(),
+                _ => format!(", not different: {}", s.fewest[1..].join(", ")),
+            };
+            Some(format!(
+                "{} fewest {} ({} per million{others})",
+                s.series,
+                best.label,
+                crate::judge::decision::per_million(best.per_million)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("rtsoak decision: {}", parts.join("; ")))
+}
+
 /// The verdict line, then one line per failure, per breach, per reason it is inconclusive and
 /// per regression.
 pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {

@@ -37,7 +37,39 @@ pub fn render(doc: &ResultDoc) -> String {
     let mut w = Writer::new(&common);
     prometheus::write_metrics(&mut w, doc);
     verdict_metrics(&mut w, doc);
+    decision_metrics(&mut w, doc);
     w.finish()
+}
+
+/// `rtsoak_decision_fewest{series, transport, ring_setup}`: 1 for the transport with the
+/// fewest spikes of a series and those that do not differ from it significantly, 0 for every
+/// other measured one, so a dashboard shows which transport a board should use.
+fn decision_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
+    let Some(decision) = &doc.decision else {
+        return;
+    };
+    w.family(
+        "rtsoak_decision_fewest",
+        "gauge",
+        "1 for the transport with the fewest spikes over the threshold in a series and those \
+         that do not differ from it significantly (exact test, p < 0.01), 0 for the others.",
+    );
+    for series in &decision.series {
+        for rate in &series.ranking {
+            let setup = rate
+                .ring_setup
+                .map_or(doc.plan.ring_setup.name(), |s| s.name());
+            w.sample(
+                "rtsoak_decision_fewest",
+                &[
+                    ("series", &series.series),
+                    ("transport", &rate.transport),
+                    ("ring_setup", setup),
+                ],
+                usize::from(series.fewest.contains(&rate.label)),
+            );
+        }
+    }
 }
 
 /// `rtsoak_verdict{verdict=...}` (one sample per verdict, 1 for the one given),
@@ -176,6 +208,40 @@ mod tests {
             value("rtsoak_regression"),
             None,
             "no baseline, no regression gauge"
+        );
+    }
+
+    #[test]
+    fn the_decision_says_which_transports_have_the_fewest_spikes() {
+        let mut doc = two_round_doc();
+        doc.decision = Some(crate::judge::decision::decide(&doc));
+        let text = render(&doc);
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+            .expect("the text parses");
+        let fewest: Vec<(&str, &str, f64)> = scrape
+            .samples
+            .iter()
+            .filter(|s| s.metric == "rtsoak_decision_fewest")
+            .map(|s| {
+                let value = match s.value {
+                    prometheus_parse::Value::Gauge(v) => v,
+                    _ => f64::NAN,
+                };
+                let label = |k| s.labels.get(k).unwrap_or("");
+                (label("series"), label("transport"), value)
+            })
+            .collect();
+        assert!(fewest.contains(&("delivery", "futex", 1.0)), "{fewest:?}");
+        assert!(
+            fewest.contains(&("delivery", "futex-syscall", 0.0)),
+            "{fewest:?}"
+        );
+        let line = crate::export::journal::decision_line(doc.decision.as_ref().unwrap()).unwrap();
+        assert!(
+            line.starts_with("rtsoak decision: send_call fewest futex (")
+                && line
+                    .contains("; delivery fewest futex (1000 per million, not different: eventfd)"),
+            "{line}"
         );
     }
 
