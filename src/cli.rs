@@ -91,6 +91,9 @@ pub enum Command {
         /// Print the comparison as JSON.
         #[arg(long)]
         json: bool,
+        /// Print the comparison as GitHub Markdown.
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
     },
     /// Manage the baseline that `diff` and `--baseline` compare against.
     Baseline {

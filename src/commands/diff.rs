@@ -16,7 +16,7 @@ use crate::result::store::{RESULT_FILE, load, write_atomic};
 use crate::result::verdict::Status;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
-pub fn diff(baseline: &Path, new: &Path, json: bool) -> anyhow::Result<Outcome> {
+pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::Result<Outcome> {
     let hint = "give a result.json or the result directory holding one";
     let old = load(baseline).with_context(|| format!("loading the baseline ({hint})"))?;
     let doc = load(new).with_context(|| format!("loading the new result ({hint})"))?;
@@ -28,6 +28,8 @@ pub fn diff(baseline: &Path, new: &Path, json: bool) -> anyhow::Result<Outcome> 
     );
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
+    } else if markdown {
+        print!("{}", crate::export::diff::markdown(&result));
     } else {
         print!("{}", render(&result));
     }

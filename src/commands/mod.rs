@@ -40,7 +40,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             baseline,
             new,
             json,
-        } => diff::diff(&baseline, &new, json),
+            markdown,
+        } => diff::diff(&baseline, &new, json, markdown),
         Command::Baseline {
             command: crate::cli::BaselineCommand::Promote { result, to, force },
         } => diff::promote(&result, &to, force),

@@ -169,6 +169,7 @@ mod tests {
                 rules: DiffRules::default(),
                 regression: true,
                 inconclusive: Vec::new(),
+                causes: Vec::new(),
                 findings: vec![Finding {
                     transport: "eventfd".into(),
                     ring_setup: None,

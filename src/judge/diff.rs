@@ -47,6 +47,7 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
     inconclusive.extend(incomplete("the new result", new));
     let same_threshold = baseline.plan.threshold_ns == new.plan.threshold_ns;
     let mut paired = 0;
+    let mut causes = Vec::new();
     for row in &now {
         let t = row.runs;
         let setup = variants.then_some(row.measured.1);
@@ -73,6 +74,10 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
         }
         paired += 1;
         for series in SERIES {
+            if let Some(mut changes) = super::diff_causes::changes(b, t, series) {
+                changes.ring_setup = setup;
+                causes.push(changes);
+            }
             let pair = Pair {
                 transport: t.transport,
                 ring_setup: setup,
@@ -138,6 +143,7 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
         regression: findings.iter().any(|f| f.regression),
         inconclusive,
         findings,
+        causes,
     }
 }
 

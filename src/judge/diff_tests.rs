@@ -279,3 +279,68 @@ fn an_undecodable_histogram_leaves_its_percentiles_unjudged_and_says_so() {
             .is_some()
     );
 }
+
+/// The fixture with its send calls explained: `over` spikes, 100 kept, `lock` of them blocked
+/// on a lock, `preempted` preempted, the rest unexplained.
+fn explained(over: u64, lock: u64, preempted: u64) -> ResultDoc {
+    use crate::result::explain::{CauseShare, Explanation, SeriesBlame};
+    let mut doc = doc(1_000_000, over, 150_000);
+    let cause = |cause: &str, count| CauseShare {
+        cause: cause.into(),
+        count,
+        share_percent: count as f64,
+        median_us: 300,
+    };
+    let blame = SeriesBlame {
+        over_threshold: over,
+        kept: 100,
+        explained: lock + preempted,
+        unexplained: 100 - lock - preempted,
+        unexplained_on_cpu: 0,
+        causes: vec![
+            cause("blocked on a lock", lock),
+            cause("preempted", preempted),
+        ],
+    };
+    doc.runs[0].explanation = Some(Explanation {
+        series: [("delivery".to_string(), blame)].into(),
+        ..Default::default()
+    });
+    doc
+}
+
+#[test]
+fn where_both_sides_were_explained_the_diff_says_which_cause_changed_most() {
+    let base = explained(200, 10, 60);
+    let new = explained(3000, 90, 5);
+    let d = diff("base", &base, &new, &DiffRules::default());
+    assert!(d.regression);
+    let changes = &d.causes[0];
+    assert_eq!(
+        (
+            changes.series.as_str(),
+            changes.baseline_over_threshold,
+            changes.new_over_threshold
+        ),
+        ("delivery", 200, 3000)
+    );
+    let lock = &changes.changes[0];
+    assert_eq!(lock.cause, "blocked on a lock", "the largest change first");
+    // 10 % of 200 spikes, then 90 % of 3000.
+    assert_eq!((lock.baseline_count, lock.new_count), (20.0, 2700.0));
+    let text = crate::export::diff::render(&d);
+    assert!(
+        text.contains(
+            "  eventfd delivery: +2800 spikes over the threshold (200 → 3000): +2680 blocked on \
+             a lock (10 % → 90 % of the kept spikes)"
+        ),
+        "{text}"
+    );
+    // Without an explanation on one side there is nothing to say why.
+    let plain = doc(1_000_000, 3000, 150_000);
+    assert!(
+        diff("base", &base, &plain, &DiffRules::default())
+            .causes
+            .is_empty()
+    );
+}

@@ -9,6 +9,7 @@
 pub mod caveats;
 pub mod decision;
 pub mod diff;
+pub mod diff_causes;
 pub mod measured;
 pub mod rates;
 pub mod verdict;

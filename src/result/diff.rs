@@ -61,6 +61,47 @@ pub struct Diff {
     pub inconclusive: Vec<String>,
     /// One finding per transport, series and figure compared (and per transport not compared).
     pub findings: Vec<Finding>,
+    /// Why the spikes changed: per paired transport and series whose runs were explained on
+    /// both sides, the change in spikes over the threshold and in each cause, largest first
+    /// (absent in older results and where either side was not explained).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<CauseChanges>,
+}
+
+/// How one transport's spikes of one series changed, cause by cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CauseChanges {
+    /// The transport (registry name).
+    pub transport: String,
+    /// Its ring setup, where either result compared several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_setup: Option<RingSetup>,
+    /// `send_call` or `delivery`.
+    pub series: String,
+    /// Spikes over the threshold, baseline and new (every one, kept or not).
+    pub baseline_over_threshold: u64,
+    /// ...
+    pub new_over_threshold: u64,
+    /// Every cause on either side (and `unexplained`), the largest change in count first.
+    pub changes: Vec<CauseChange>,
+}
+
+/// One cause's share of a series' spikes, baseline and new. A cause's count is its share of
+/// the kept spikes scaled to all spikes over the threshold (the explainer reads the kept ones,
+/// at most `plan.outliers_max` per run), so the counts of two runs of different lengths and
+/// spike rates compare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CauseChange {
+    /// The cause in words, or `unexplained`.
+    pub cause: String,
+    /// Spikes of this cause, estimated over all spikes (share of the kept ones x all).
+    pub baseline_count: f64,
+    /// ...
+    pub new_count: f64,
+    /// Its share of the kept spikes, percent.
+    pub baseline_share_percent: f64,
+    /// ...
+    pub new_share_percent: f64,
 }
 
 /// What a finding compares.
