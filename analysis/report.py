@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""One-page HTML report of a result: the comparison table and every plot, readable on a phone.
+"""One-page HTML report of a result, readable on a phone, telling the story top-down as rtsoak's
+headline view does: the verdict and its reasons, the headline table (per transport: messages,
+missed, lost, send calls and deliveries over the threshold per million with their 95 % interval,
+the longest of each, status), the decision rtsoak stated from the figures, the caveats most
+serious first, every plot, then the details table.
 
 Writes DIR/report.html beside histogram, percentiles and intervals (PNG shown, SVG linked), and
-with --baseline the baseline-vs-new comparison. Prints the comparison table it rendered.
+with --baseline the baseline-vs-new comparison. Prints the details table it rendered.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ th, td { border: 1px solid #ccc; padding: 4px 6px; text-align: right; }
 th:first-child, td:first-child { text-align: left; position: sticky; left: 0; background: #fff; }
 th { background: #f2f2f2; }
 td.bad { color: #b00020; font-weight: 600; }
+table.headline { white-space: normal; } table.headline th { white-space: normal; max-width: 9em; }
+h2.verdict.pass { color: #1b5e20; } h2.verdict.fail, h2.verdict.inconclusive { color: #b00020; }
 img { max-width: 100%; height: auto; display: block; margin: 6px 0; }
 figure { margin: 0 0 1.2em 0; } figcaption { font-size: 0.85em; color: #555; }
 ul.caveats { padding-left: 1.2em; font-size: 0.9em; }
@@ -48,6 +54,71 @@ ul.caveats { padding-left: 1.2em; font-size: 0.9em; }
 """
 
 BAD_WHEN_NONZERO = {"sends_over", "deliveries_over", "lost"}
+HEADLINE_COLUMNS = ("transport", "messages", "missed", "lost", "send calls > T per M (95% CI)", "longest send us",
+                    "deliveries > T per M (95% CI)", "longest delivery us", "status")
+
+
+def per_million(value: float) -> str:
+    """rtsoak's spelling of a rate per million: 0, 2.50, 25.0, 5264, 248k."""
+    if value == 0:
+        return "0"
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def headline_rows(result: Result) -> list[list[str]]:
+    """One row per measured transport, from the decision rtsoak recorded (its rates and exact
+    intervals) and the merged figures; a figure rtsoak does not have is "-"."""
+    decision = result.data.get("decision") or {}
+    rates = {}
+    for series in decision.get("series") or []:
+        for rate in series.get("ranking") or []:
+            rates[(series["series"], rate["label"])] = rate
+    rows = []
+    for transport in result.measured_transports():
+        missed = sum(int((run.get("integrity") or {}).get("missed_periods", 0)) for run in transport.runs)
+        row = [transport.label, str(transport.sent), str(missed), str(transport.lost)]
+        for name in ("send_call", "delivery"):
+            rate, series = rates.get((name, transport.label)), transport.get(name)
+            row.append(f"{per_million(rate['per_million'])} ({per_million(rate['low_per_million'])}-"
+                       f"{per_million(rate['high_per_million'])})" if rate else "-")
+            row.append(f"{series.max_ns / 1000:.1f}" if series.count else "-")
+        row.append(transport.status_label)
+        rows.append(row)
+    return rows
+
+
+def headline_html(result: Result) -> str:
+    head = "".join(f"<th>{html.escape(title)}</th>" for title in HEADLINE_COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f'<td data-label="{html.escape(t)}">{html.escape(c)}</td>' for t, c in zip(HEADLINE_COLUMNS, row))
+        + "</tr>" for row in headline_rows(result))
+    return f'<table class="headline"><tr>{head}</tr>{body}</table>'
+
+
+def verdict_html(result: Result) -> str:
+    verdict = result.data.get("verdict") or {}
+    status = str(verdict.get("status") or ("pass" if verdict.get("pass") else "unknown")).upper()
+    reasons = [f"failure: {f.get('message')}" for f in verdict.get("failures") or []]
+    reasons += [f"breach: {b.get('message')}" for b in verdict.get("breaches") or []]
+    reasons += [f"inconclusive: {i.get('message')}" for i in verdict.get("inconclusive") or []]
+    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
+    return f'<h2 class="verdict {status.lower()}">Verdict: {html.escape(status)}</h2>' + (f"<ul>{items}</ul>" if items else "")
+
+
+def decision_html(result: Result) -> str:
+    decision = result.data.get("decision") or {}
+    sentences = [s.get("sentence", "") for s in decision.get("series") or []]
+    sentences += [c.get("sentence", "") for c in decision.get("causes") or []]
+    if not sentences:
+        return "<p>no decision recorded (a result written before rtsoak stated one: `rtsoak report` derives it)</p>"
+    return "<ul class=\"decision\">" + "".join(f"<li>{html.escape(s)}</li>" for s in sentences) + "</ul>"
+
+
+def not_measured_html(result: Result) -> str:
+    missing = [t.label for t in result.transports.values() if not t.measured]
+    return f"<p>Not measured: {html.escape(', '.join(missing))}.</p>" if missing else ""
 
 
 def table_html(rows: list[dict]) -> str:
@@ -109,12 +180,18 @@ def render_report(result: Result, baseline: Result | None, output_dir: Path) -> 
 <body>
 <h1>rtsoak report: {html.escape(result.label)}</h1>
 <p class="facts">{facts_html(result)}</p>
-<h2>Comparison (T = {html.escape(threshold_text(result))})</h2>
-{table_html(result_rows(result))}
-<h2>What these figures are worth</h2>
+{verdict_html(result)}
+<h2>The answer (T = {html.escape(threshold_text(result))})</h2>
+{headline_html(result)}
+{not_measured_html(result)}
+<h2>The decision (exact test of two rates per pair, p &lt; 0.01)</h2>
+{decision_html(result)}
+<h2>What these figures are worth, most serious first</h2>
 <ul class="caveats">{caveats or "<li>no caveats recorded</li>"}</ul>
 <h2>Plots</h2>
 {"".join(figures)}
+<h2>Details</h2>
+{table_html(result_rows(result))}
 </body></html>
 """
     path = output_dir / "report.html"

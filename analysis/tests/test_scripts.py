@@ -414,3 +414,22 @@ def test_the_report_shows_a_dash_for_what_was_not_measured_or_does_not_decode(re
     assert damaged["delivery_p99_9_us"] == "-" and damaged["delivery_p99_99_us"] == "-", damaged
     assert damaged["longest_delivery_us"] != "-", "the exact longest still stands"
     assert transport_row(result.transports["doorbell"])["status"] == "unsupported"
+
+
+def test_the_report_tells_the_story_top_down_and_its_headline_fits_the_page(real_result, real_data, tmp_path):
+    run_script("report.py", real_result, "-o", tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text()
+    order = ['class="verdict', 'class="headline"', "The decision", "What these figures are worth", "<h2>Plots",
+             "<h2>Details"]
+    positions = [page.find(marker) for marker in order]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
+    for sentence in [s["sentence"] for s in real_data["decision"]["series"]]:
+        assert sentence.split(":")[0] in page
+    # The headline has nine columns whose headers wrap; at the page's 0.85em (about 7 px per
+    # character) a row of at most 110 characters fits the 1100 px body without scrolling.
+    import re
+    headline = page[page.find('class="headline"'):page.find("</table>", page.find('class="headline"'))]
+    for row in re.findall(r"<tr>(.*?)</tr>", headline):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        if cells:
+            assert len(cells) == 9 and sum(len(c) for c in cells) + 2 * 9 <= 110, cells
