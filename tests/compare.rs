@@ -33,6 +33,7 @@ fn a_two_round_compare_fills_every_column_and_report_reprints_the_same_table() {
         .args([
             "compare",
             "-q",
+            "--details",
             "--profile",
             "ci",
             "-t",
@@ -116,7 +117,11 @@ fn a_two_round_compare_fills_every_column_and_report_reprints_the_same_table() {
     }
     assert!(table.contains("\nPer round "), "{table}");
 
-    let report = rtsoak().arg("report").arg(dir.path()).output().unwrap();
+    let report = rtsoak()
+        .args(["report", "--details"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert!(report.status.success());
     assert_eq!(
         String::from_utf8(report.stdout).unwrap(),

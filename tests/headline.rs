@@ -13,7 +13,11 @@ use rtsoak::result::decision::Decision;
 use rtsoak::result::merge::by_transport;
 use rtsoak::result::{ResultDoc, store};
 
-const SAVED: &[&str] = &["compare-vm-2cpu.json"];
+const SAVED: &[&str] = &[
+    "compare-vm-2cpu.json",
+    "explained-6.12-rt-vm.json",
+    "explained-6.1-rt-vm.json",
+];
 
 fn fixture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -133,4 +137,110 @@ fn details_print_every_other_table_after_the_headline() {
         .output()
         .unwrap();
     assert!(details.ends_with(&String::from_utf8(alone.stdout).unwrap()));
+}
+
+#[test]
+fn an_explained_comparison_names_each_transports_main_cause() {
+    for name in ["explained-6.12-rt-vm.json", "explained-6.1-rt-vm.json"] {
+        assert_main_causes_named(&fixture(name));
+    }
+}
+
+fn assert_main_causes_named(path: &Path) {
+    let doc = store::load(path).unwrap();
+    let decision = doc.decision.clone().unwrap();
+    assert!(
+        !decision.causes.is_empty(),
+        "explained: a main cause per transport"
+    );
+    let text =
+        String::from_utf8(rtsoak().arg("report").arg(path).output().unwrap().stdout).unwrap();
+    // Wrapping may break a line anywhere between words: compare word by word.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for cause in &decision.causes {
+        assert!(
+            cause.share_percent > 0.0 && cause.share_percent <= 100.0,
+            "{cause:?}"
+        );
+        let sharing = decision
+            .causes
+            .iter()
+            .filter(|c| c.series == cause.series && c.cause == cause.cause)
+            .count();
+        if sharing == 1 {
+            let sentence = cause
+                .sentence
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(words.contains(&sentence), "{sentence}\n{text}");
+            continue;
+        }
+        // Transports sharing a main cause are named together on its line, each with its share.
+        let share = format!("{} {:.0} %", cause.label, cause.share_percent);
+        let line = format!("main cause {}:", cause.cause);
+        assert!(words.contains(&line), "{line}\n{text}");
+        let after = &words[words.find(&line).unwrap()..];
+        assert!(after.contains(&share), "{share}\n{text}");
+    }
+}
+
+#[test]
+fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
+    let (old, new) = (
+        fixture("explained-6.1-rt-vm.json"),
+        fixture("explained-6.12-rt-vm.json"),
+    );
+    let output = rtsoak()
+        .arg("diff")
+        .arg(&old)
+        .arg(&new)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let diff: rtsoak::result::diff::Diff = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        !diff.causes.is_empty(),
+        "both sides explained: {:?}",
+        diff.inconclusive
+    );
+    let (old_doc, new_doc) = (store::load(&old).unwrap(), store::load(&new).unwrap());
+    for changes in &diff.causes {
+        let over = |doc: &ResultDoc| {
+            by_transport(doc)
+                .iter()
+                .find(|t| t.transport == changes.transport)
+                .and_then(|t| {
+                    let blames = t.runs.iter().filter_map(|r| r.explanation.as_ref());
+                    rtsoak::result::explain::SeriesBlame::merged(blames, &changes.series)
+                })
+                .unwrap()
+                .over_threshold
+        };
+        assert_eq!(changes.baseline_over_threshold, over(&old_doc));
+        assert_eq!(changes.new_over_threshold, over(&new_doc));
+        let delta = |c: &rtsoak::result::diff::CauseChange| (c.new_count - c.baseline_count).abs();
+        assert!(
+            changes
+                .changes
+                .windows(2)
+                .all(|w| delta(&w[0]) >= delta(&w[1])),
+            "largest first"
+        );
+    }
+    let text = rtsoak().arg("diff").arg(&old).arg(&new).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("Why the spikes changed"), "{text}");
+    let markdown = rtsoak()
+        .arg("diff")
+        .arg(&old)
+        .arg(&new)
+        .arg("--markdown")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(markdown.stdout)
+            .unwrap()
+            .contains("Why the spikes changed")
+    );
 }

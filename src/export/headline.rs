@@ -15,10 +15,10 @@ use super::journal::verdict_lines;
 use super::us;
 use crate::judge::decision::{decide, per_million};
 use crate::record::{Caveat, Series};
-use crate::result::ResultDoc;
-use crate::result::RunStatus;
-use crate::result::decision::Decision;
+use crate::result::decision::{Decision, MainCause};
 use crate::result::merge::{TransportRuns, by_transport};
+use crate::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
+use crate::result::{ResultDoc, RunKey, RunStatus};
 use crate::stats::clopper_pearson_95;
 
 /// Widest line of the headline view: prose is wrapped to it and the table fits it.
@@ -72,7 +72,7 @@ pub fn headline(doc: &ResultDoc) -> Headline {
         )
     });
     let mut lines: Vec<String> = decision.series.iter().map(|s| s.sentence.clone()).collect();
-    lines.extend(decision.causes.iter().map(|c| c.sentence.clone()));
+    lines.extend(cause_lines(&decision.causes));
     let (caveats, caveats_hidden) = top_caveats(&doc.caveats);
     Headline {
         title: title(doc),
@@ -96,10 +96,88 @@ pub fn headline(doc: &ResultDoc) -> Headline {
         rows: measured.iter().map(|t| row(t)).collect(),
         not_measured,
         decision: lines,
-        verdict: doc.verdict.as_ref().map(verdict_lines).unwrap_or_default(),
+        verdict: doc.verdict.as_ref().map(folded_verdict).unwrap_or_default(),
         caveats,
         caveats_hidden,
     }
+}
+
+/// The main causes, one line per series and cause: transports whose spikes share their main
+/// cause are named together, each with its share (and median), so six transports held back by
+/// the same thing take one line, not six.
+fn cause_lines(causes: &[MainCause]) -> Vec<String> {
+    let mut groups: Vec<(&str, &str, Vec<&MainCause>)> = Vec::new();
+    for cause in causes {
+        match groups
+            .iter_mut()
+            .find(|(series, name, _)| *series == cause.series && *name == cause.cause)
+        {
+            Some((_, _, members)) => members.push(cause),
+            None => groups.push((&cause.series, &cause.cause, vec![cause])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(series, name, members)| {
+            if let [one] = members.as_slice() {
+                return one.sentence.clone();
+            }
+            let each: Vec<String> = members
+                .iter()
+                .map(|c| {
+                    let median = c
+                        .median_us
+                        .map_or(String::new(), |us| format!(", median {us} us"));
+                    format!("{} {:.0} %{median}", c.label, c.share_percent)
+                })
+                .collect();
+            format!(
+                "{} spikes, main cause {name}: {} (share of each one's kept spikes)",
+                series.replace('_', " "),
+                each.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// The verdict's lines as the journal has them, with reasons of one kind folded: the first in
+/// full, then the other transports it applies to (six transports that each missed most of
+/// their periods are one reason, not six paragraphs).
+fn folded_verdict(verdict: &Verdict) -> Vec<String> {
+    let mut lines = verdict_lines(verdict);
+    let first_reason = lines
+        .iter()
+        .position(|l| l.starts_with("  inconclusive: "))
+        .unwrap_or(lines.len());
+    let tail = lines.split_off(first_reason);
+    let (reasons, rest): (Vec<String>, Vec<String>) = tail
+        .into_iter()
+        .partition(|l| l.starts_with("  inconclusive: "));
+    let mut kinds: Vec<(InconclusiveKind, &Inconclusive, Vec<String>)> = Vec::new();
+    for reason in &verdict.inconclusive {
+        let label = RunKey {
+            transport: reason.transport.as_deref().unwrap_or(""),
+            ring_setup: reason.ring_setup,
+        }
+        .label();
+        match kinds.iter_mut().find(|(kind, _, _)| *kind == reason.kind) {
+            Some((_, _, others)) => others.push(label),
+            None => kinds.push((reason.kind, reason, Vec::new())),
+        }
+    }
+    if kinds.len() == reasons.len() {
+        lines.extend(reasons);
+    } else {
+        for (_, first, others) in kinds {
+            let more = match others.len() {
+                0 => String::new(),
+                _ => format!(" (the same for {})", others.join(", ")),
+            };
+            lines.push(format!("  inconclusive: {}{more}", first.message));
+        }
+    }
+    lines.extend(rest);
+    lines
 }
 
 fn row(t: &TransportRuns<'_>) -> Vec<String> {

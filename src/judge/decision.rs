@@ -190,6 +190,7 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         }
         _ => ("unexplained".to_string(), unexplained, None),
     };
+    let median_us = median;
     let median = median.map_or(String::new(), |us| format!(" (median {us} us)"));
     let kept = if blame.kept < blame.over_threshold {
         format!(" ({} kept)", blame.kept)
@@ -209,6 +210,7 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         kept: blame.kept,
         cause,
         share_percent: share,
+        median_us,
         sentence,
     })
 }

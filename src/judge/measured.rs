@@ -135,10 +135,10 @@ fn missed_too_many(doc: &ResultDoc, t: &TransportRuns<'_>) -> Option<String> {
         return None;
     }
     Some(format!(
-        "{missed} of {planned} planned periods missed ({:.1} %, more than the {bound} % \
-         verdict.inconclusive_missed_percent allows): no histogram holds those periods, so the \
-         figures stand for a much shorter run than was asked; find what held the RT publisher \
-         off its CPU (the timer table and intervals show when)",
+        "{missed} of {planned} planned periods missed ({:.1} %, over the {bound} % \
+         verdict.inconclusive_missed_percent allows): the figures stand for a much shorter run \
+         than asked; the timer figures and the intervals show when the RT publisher was held \
+         off its CPU",
         missed as f64 * 100.0 / planned as f64
     ))
 }
@@ -190,10 +190,14 @@ fn noise_not_as_asked(t: &TransportRuns<'_>) -> Option<String> {
         0 => String::new(),
         n => format!("; and {n} more"),
     };
+    let counted = match failures {
+        0 => String::new(),
+        1 => " (1 noise failure)".to_string(),
+        n => format!(" ({n} noise failures)"),
+    };
     Some(format!(
-        "the noise did not run as the profile asked ({failures} noise failure{}): {}{more}; the \
-         figures were measured under less noise than planned",
-        if failures == 1 { "" } else { "s" },
+        "the noise did not run as the profile asked{counted}: {}{more}; the figures were \
+         measured under less noise than planned",
         problems[..named].join("; ")
     ))
 }

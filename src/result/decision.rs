@@ -86,6 +86,9 @@ pub struct MainCause {
     pub cause: String,
     /// Its share of the kept spikes, percent.
     pub share_percent: f64,
+    /// The median time it held the RT task back within a spike, us (none for `unexplained`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_us: Option<u64>,
     /// The cause in one sentence.
     pub sentence: String,
 }
