@@ -444,7 +444,7 @@ fn report_shows_a_dash_with_a_warning_for_a_histogram_that_does_not_decode() {
     let damaged = edited(&good, dir.path(), "damaged", |j| {
         j["runs"][0]["series"]["delivery"]["histogram"] = "bm90IGEgaGlzdG9ncmFt".into();
     });
-    for format in ["table", "markdown"] {
+    for format in ["details", "markdown"] {
         let output = rtsoak()
             .args(["report", "--format", format])
             .arg(&damaged)

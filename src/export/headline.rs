@@ -96,7 +96,15 @@ pub fn headline(doc: &ResultDoc) -> Headline {
         rows: measured.iter().map(|t| row(t)).collect(),
         not_measured,
         decision: lines,
-        verdict: doc.verdict.as_ref().map(folded_verdict).unwrap_or_default(),
+        verdict: doc
+            .verdict
+            .as_ref()
+            .map(|v| {
+                let mut lines = folded_verdict(v);
+                lines.extend(break_whys(doc));
+                lines
+            })
+            .unwrap_or_default(),
         caveats,
         caveats_hidden,
     }
@@ -135,6 +143,22 @@ fn cause_lines(causes: &[MainCause]) -> Vec<String> {
                 "{} spikes, main cause {name}: {} (share of each one's kept spikes)",
                 series.replace('_', " "),
                 each.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// Why each `--break-on` sample was late, where the explainer says: the question a break asks,
+/// answered under the failure it caused.
+fn break_whys(doc: &ResultDoc) -> Vec<String> {
+    doc.runs
+        .iter()
+        .filter_map(|run| Some((run, run.explanation.as_ref()?.break_event.as_ref()?)))
+        .map(|(run, event)| {
+            format!(
+                "  why: {}: {}",
+                RunKey::of(run).label(),
+                event.why.summary()
             )
         })
         .collect()
