@@ -71,7 +71,7 @@ pub fn soak(
         schema_version: crate::result::SCHEMA_VERSION,
         tool: Tool::current(),
         command: command.to_string(),
-        argv: std::env::args().collect(),
+        argv: crate::commands::argv(),
         started_at: timestamp(),
         finished_at: None,
         interrupted: false,
@@ -169,19 +169,11 @@ fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
         .map(|entry| entry.support.reason())
 }
 
-/// Take the RT CPUs for this invocation, or say who has them.
+/// Take the RT CPUs for this invocation, or say who has them (the kernel tells who: no note).
 fn lock_rt_cpus(plan: &RunPlan, wait_ns: Option<u64>) -> anyhow::Result<cpu_lock::CpuLocks> {
-    let note = format!(
-        "pid {}\nsince {}\ncommand {}",
-        std::process::id(),
-        timestamp(),
-        std::env::args().collect::<Vec<_>>().join(" ")
-    );
     cpu_lock::lock(
-        &cpu_lock::lock_dir(),
         &[plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
         std::time::Duration::from_nanos(wait_ns.unwrap_or(0)),
-        &note,
         |busy| {
             eprintln!(
                 "Waiting for CPU {} ({}) to be free, for up to {}",

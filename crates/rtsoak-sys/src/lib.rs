@@ -23,6 +23,7 @@ pub mod sched;
 pub mod shm;
 pub mod signals;
 pub mod spawn;
+pub mod text;
 pub mod trace;
 pub mod uring;
 
