@@ -19,6 +19,7 @@ pub mod mm;
 pub mod pidfd;
 pub mod queue;
 pub mod region;
+pub mod safe_dir;
 pub mod sched;
 pub mod shm;
 pub mod signals;
