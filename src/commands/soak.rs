@@ -35,6 +35,9 @@ pub fn soak(
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
+    // A trace instance a killed rtsoak left behind still traces into its buffer: every run
+    // removes those, explaining or not.
+    crate::explain::tracefs::remove_stale();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;

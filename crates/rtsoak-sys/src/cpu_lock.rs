@@ -188,6 +188,22 @@ fn peer_cred(socket: &OwnedFd) -> Result<libc::ucred, Errno> {
     Ok(cred)
 }
 
+/// Whether a live process holds the abstract `name` (the trace instances' owner sockets use it
+/// too): `Some(false)` only when the kernel refuses the connection, as it does once the holder
+/// is gone; `None` when it cannot be told.
+pub fn has_listener(name: &str) -> Option<bool> {
+    match listener_of(name) {
+        Ok(_) => Some(true),
+        Err(Errno::CONNREFUSED) => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// [`bind_listening`] with an `io::Error` (`AddrInUse` when it is held).
+pub fn bind_abstract(name: &str) -> std::io::Result<OwnedFd> {
+    bind_listening(name).map_err(Into::into)
+}
+
 /// The busy error for `cpu`, naming its holder as well as can be found out.
 fn busy(cpu: usize, name: &str) -> CpusBusy {
     let holder = match listener_of(name) {

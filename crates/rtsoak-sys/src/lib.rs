@@ -18,6 +18,7 @@ pub mod memlock;
 pub mod mm;
 pub mod pidfd;
 pub mod queue;
+pub mod random;
 pub mod region;
 pub mod safe_dir;
 pub mod sched;

@@ -254,19 +254,7 @@ impl SafeDir {
 
 /// `.rtsoak-<16 random hex digits>.tmp`: a name nobody can guess ahead.
 fn temp_name() -> OsString {
-    let mut bytes = [0u8; 8];
-    // SAFETY: the buffer is valid and writable for its whole length; getrandom writes at most
-    // that many bytes and the result is checked.
-    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if got != bytes.len() as isize {
-        // Without the entropy pool, the clock and the pid: O_EXCL still refuses a taken name.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        bytes = (now ^ (u64::from(std::process::id()) << 40)).to_le_bytes();
-    }
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    OsString::from(format!(".rtsoak-{hex}.tmp"))
+    OsString::from(format!(".rtsoak-{}.tmp", crate::random::hex_token()))
 }
 
 fn open_dir_nofollow(parent: BorrowedFd<'_>, name: &OsStr) -> nix::Result<OwnedFd> {
