@@ -257,11 +257,13 @@ fn temp_name() -> OsString {
     OsString::from(format!(".rtsoak-{}.tmp", crate::random::hex_token()))
 }
 
+/// The directory `name` in `parent`, never through a symlink. `O_PATH`: a directory one may
+/// only search (mode 0711) can still be walked through and written into, as by path.
 fn open_dir_nofollow(parent: BorrowedFd<'_>, name: &OsStr) -> nix::Result<OwnedFd> {
     openat(
         parent,
         name,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
 }
@@ -291,8 +293,15 @@ fn walk(path: &Path, create: bool) -> anyhow::Result<SafeDir> {
                 Mode::from_bits_truncate(0o755),
             ) {
                 Ok(()) | Err(Errno::EEXIST) => {
-                    let created = open_dir_nofollow(fd.as_fd(), &name)
-                        .map_err(|e| fail(&shown.join(&name), e))?;
+                    // Opened for reading, not O_PATH: fchmod needs a real fd. Its owner made it
+                    // (whatever the umask, the owner may read it).
+                    let created = openat(
+                        fd.as_fd(),
+                        name.as_os_str(),
+                        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                        Mode::empty(),
+                    )
+                    .map_err(|e| fail(&shown.join(&name), e))?;
                     // Ours only if its owner is us: then its mode is ours to set.
                     if fstat(&created)?.st_uid == euid() {
                         fchmod(&created, Mode::from_bits_truncate(0o755))?;
