@@ -10,7 +10,8 @@ pub enum Outcome {
     Pass = 0,
     /// 1: a pass/fail threshold was breached, or `--break-on` fired.
     ThresholdBreach = 1,
-    /// 2: bad command line or profile.
+    /// 2: bad command line or profile; a refused `RTSOAK_LOCK_DIR`; as root, a directory to
+    /// write into that another user controls.
     Usage = 2,
     /// 3: worse than the baseline (`diff`, `--baseline`).
     Regression = 3,

@@ -34,12 +34,19 @@ fn main() {
     std::process::exit(code);
 }
 
-/// Usage errors (profile, flags, CPU lists) and busy RT CPUs are told apart from system errors
+/// Usage errors (profile, flags, CPU lists, a refused environment variable, a
+/// directory root must not write into) and busy RT CPUs are told apart from system errors
 /// by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     if error
         .downcast_ref::<rtsoak::profile::ProfileError>()
         .is_some()
+        || error
+            .downcast_ref::<rtsoak::commands::environment::EnvironmentError>()
+            .is_some()
+        || error
+            .downcast_ref::<rtsoak::sys::safe_dir::Untrusted>()
+            .is_some()
     {
         Outcome::Usage
     } else if error

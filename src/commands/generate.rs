@@ -25,11 +25,31 @@ pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
                 .context("writing the manual page")?;
         }
         Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            clap_mangen::generate_to(command, dir)
+            let out = crate::sys::safe_dir::SafeDir::create(dir)
+                .with_context(|| format!("creating {}", dir.display()))?;
+            let mut command = command.disable_help_subcommand(true);
+            command.build();
+            write_pages(command, &out)
                 .with_context(|| format!("writing the manual pages into {}", dir.display()))?;
             println!("Manual pages written to {}", dir.display());
         }
     }
     Ok(Outcome::Pass)
+}
+
+/// One page per command, as `clap_mangen::generate_to` makes them, but each written through the
+/// directory's fd under a fresh name (clap_mangen's `File::create` would follow a planted link).
+fn write_pages(command: clap::Command, out: &crate::sys::safe_dir::SafeDir) -> anyhow::Result<()> {
+    for sub in command
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+    {
+        write_pages(sub, out)?;
+    }
+    let man = clap_mangen::Man::new(command);
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    out.write(man.get_filename().as_ref(), &page, 0o644)?;
+    Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod bench;
 mod diff;
+pub mod environment;
 mod explain_check;
 mod generate;
 mod nightly;
@@ -15,8 +16,17 @@ mod soak;
 use crate::cli::{Cli, Command};
 use crate::exit::Outcome;
 
-/// Run the parsed command line.
+/// The process's arguments as the result records them: any bytes (lossily shown where they are
+/// not UTF-8), never a panic.
+pub(crate) fn argv() -> Vec<String> {
+    std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Run the parsed command line, once the environment is known to hold nothing refused.
 pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
+    environment::check()?;
     match cli.command {
         Command::Run { transport, soak } => {
             soak::soak("run", Some(vec![transport]), &soak, cli.quiet)

@@ -35,6 +35,9 @@ pub fn soak(
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
+    // A trace instance a killed rtsoak left behind still traces into its buffer: every run
+    // removes those, explaining or not.
+    crate::explain::tracefs::remove_stale();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;
@@ -71,7 +74,7 @@ pub fn soak(
         schema_version: crate::result::SCHEMA_VERSION,
         tool: Tool::current(),
         command: command.to_string(),
-        argv: std::env::args().collect(),
+        argv: crate::commands::argv(),
         started_at: timestamp(),
         finished_at: None,
         interrupted: false,
@@ -169,19 +172,11 @@ fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
         .map(|entry| entry.support.reason())
 }
 
-/// Take the RT CPUs for this invocation, or say who has them.
+/// Take the RT CPUs for this invocation, or say who has them (the kernel tells who: no note).
 fn lock_rt_cpus(plan: &RunPlan, wait_ns: Option<u64>) -> anyhow::Result<cpu_lock::CpuLocks> {
-    let note = format!(
-        "pid {}\nsince {}\ncommand {}",
-        std::process::id(),
-        timestamp(),
-        std::env::args().collect::<Vec<_>>().join(" ")
-    );
     cpu_lock::lock(
-        &cpu_lock::lock_dir(),
         &[plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
         std::time::Duration::from_nanos(wait_ns.unwrap_or(0)),
-        &note,
         |busy| {
             eprintln!(
                 "Waiting for CPU {} ({}) to be free, for up to {}",

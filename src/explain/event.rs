@@ -9,6 +9,8 @@
 //! with), printed in microseconds. A line that is not one of these events, or that does not
 //! parse, is `None`: the explainer counts it and never guesses.
 
+use crate::sys::text::printable;
+
 /// A task as the kernel names it in an event.
 pub type Pid = i32;
 
@@ -125,7 +127,7 @@ pub fn parse(line: &str) -> Option<Record> {
     let event = event(name.trim(), fields)?;
     Some(Record {
         pid: pid.parse().ok()?,
-        comm: comm.trim().to_string(),
+        comm: printable(comm.trim()).into_owned(),
         cpu: cpu.trim().parse().ok()?,
         at_us: micros(stamp)?,
         event,
@@ -223,13 +225,14 @@ fn number<T: std::str::FromStr>(fields: &str, key: &str) -> Option<T> {
 }
 
 /// A task name: everything between `key` (`"comm="`) and `next` (`" pid="`); a comm may hold
-/// spaces.
+/// spaces, and, as any task may name itself, control characters: those are escaped here, once,
+/// so no name from the trace reaches a terminal raw.
 fn comm(fields: &str, key: &str, next: &str) -> Option<String> {
     let start = fields.find(key)? + key.len();
     let end = fields[start..]
         .find(next)
         .map_or(fields.len(), |i| start + i);
-    Some(fields[start..end].to_string())
+    Some(printable(&fields[start..end]).into_owned())
 }
 
 fn hex(value: &str) -> Option<u64> {

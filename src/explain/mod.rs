@@ -71,16 +71,16 @@ impl Tracer {
     pub fn start(watched: &[Pid], options: Options) -> Result<Tracer, String> {
         let instance = tracefs::Instance::start(watched)?;
         let pipe = instance.pipe()?;
-        let keep = match &options.keep {
-            Some(path) => Some((
-                path.clone(),
-                BufWriter::new(
-                    File::create(path)
-                        .map_err(|e| format!("creating the trace file {}: {e}", path.display()))?,
-                ),
-            )),
-            None => None,
-        };
+        let keep =
+            match &options.keep {
+                Some(path) => Some((
+                    path.clone(),
+                    BufWriter::new(create_trace_file(path).map_err(|e| {
+                        format!("creating the trace file {}: {e:#}", path.display())
+                    })?),
+                )),
+                None => None,
+            };
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         let episodes = Episodes::new(watched, options.min_wait_us);
@@ -211,6 +211,19 @@ pub fn trace_file(dir: &std::path::Path, transport: &str, setup: &str) -> PathBu
         .map(|n| dir.join(format!("trace-{transport}-{setup}-{n}.txt")))
         .find(|path| !path.exists())
         .expect("some number is free")
+}
+
+/// The `--keep-trace` file, created through its directory's fd under a fresh name (a link
+/// planted under its name is replaced, never followed), 0644.
+fn create_trace_file(path: &std::path::Path) -> anyhow::Result<File> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow::anyhow!("{} names no file", path.display()))?;
+    Ok(crate::sys::safe_dir::SafeDir::open(dir)?.create_file(name, 0o644)?)
 }
 
 /// An explanation that could not be made: every spike is unexplained for `reason`.

@@ -1,7 +1,13 @@
-//! rtsoak's own tracefs instance (`instances/rtsoak-PID`): its own buffer, clock, events and
+//! rtsoak's own tracefs instance (`instances/rtsoak-tTOKEN`): its own buffer, clock, events and
 //! filters, so the user's tracing setup (the top-level buffer, `tracing_on`, other instances) is
-//! never touched. Where tracefs is not mounted, it is mounted first (`sys::trace`). The instance is removed when dropped; one left by a killed rtsoak is removed
-//! by the next run.
+//! never touched. Where tracefs is not mounted, it is mounted first (`sys::trace`). The instance
+//! is removed when dropped.
+//!
+//! TOKEN is random, and while the instance lives its owner listens on the abstract unix socket
+//! `@rtsoak-trace-TOKEN`: the name is unique across PID namespaces (a pid is not), and whether
+//! its owner still lives is one `connect` away (refused: the owner is gone, however it died).
+//! Every run, tracing or not, removes the instances whose owner is gone ([`remove_stale`]), and
+//! the `rtsoak-PID` instances older versions made.
 //!
 //! Events and filters, chosen so the trace stays small (a few events per RT period plus what
 //! holds the RT tasks back):
@@ -97,6 +103,29 @@ pub struct Instance {
     dir: PathBuf,
     /// Events this kernel does not have (`system/event`).
     pub missing: Vec<String>,
+    /// The owner socket `@rtsoak-trace-TOKEN`, bound as long as the instance lives.
+    _owner: std::os::fd::OwnedFd,
+}
+
+/// The abstract socket name that says an instance's owner lives.
+fn owner_name(token: &str) -> String {
+    format!("rtsoak-trace-{token}")
+}
+
+/// A fresh token and its bound owner socket.
+fn new_owner() -> Result<(String, std::os::fd::OwnedFd), String> {
+    loop {
+        let token = format!("t{}", crate::sys::random::hex_token());
+        match crate::sys::cpu_lock::bind_abstract(&owner_name(&token)) {
+            Ok(owner) => return Ok((token, owner)),
+            Err(error) if error.kind() == ErrorKind::AddrInUse => continue,
+            Err(errno) => {
+                return Err(format!(
+                    "binding the trace instance's owner socket: {errno} (rtsoak needs AF_UNIX                      sockets)"
+                ));
+            }
+        }
+    }
 }
 
 impl Instance {
@@ -128,10 +157,9 @@ impl Instance {
                         .to_string()
                 }
             })?;
-        remove_stale(root);
-        let dir = root
-            .join("instances")
-            .join(format!("{PREFIX}{}", std::process::id()));
+        remove_stale_in(root);
+        let (token, owner) = new_owner()?;
+        let dir = root.join("instances").join(format!("{PREFIX}{token}"));
         if let Err(error) = fs::create_dir(&dir)
             && error.kind() != ErrorKind::AlreadyExists
         {
@@ -144,6 +172,7 @@ impl Instance {
         let mut instance = Instance {
             dir,
             missing: Vec::new(),
+            _owner: owner,
         };
         instance.configure(pids)?;
         Ok(instance)
@@ -234,21 +263,35 @@ fn remove(dir: &Path) {
     let _ = fs::remove_dir(dir);
 }
 
-/// Instances of rtsoak processes that no longer exist.
-fn remove_stale(root: &Path) {
+/// Remove the instances whose owner is gone, in whichever tracefs mount has instances; nothing
+/// at all (and no error) where tracefs is not mounted or not readable: this runs on every run,
+/// tracing or not, and never mounts tracefs to clean up.
+pub fn remove_stale() {
+    for root in ROOTS.iter().map(Path::new) {
+        if root.join("instances").is_dir() {
+            remove_stale_in(root);
+        }
+    }
+}
+
+/// Instances of rtsoak processes that are gone: a token whose owner socket nobody listens on
+/// any more, or an older version's `rtsoak-PID` (a pid says nothing across PID namespaces, so
+/// those are all taken as left behind).
+fn remove_stale_in(root: &Path) {
     let Ok(entries) = fs::read_dir(root.join("instances")) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PREFIX))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        let legacy = !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+        let orphaned = rest.starts_with('t')
+            && rest.len() > 1
+            && rest[1..].bytes().all(|b| b.is_ascii_hexdigit())
+            && crate::sys::cpu_lock::has_listener(&owner_name(rest)) == Some(false);
+        if legacy || orphaned {
             remove(&entry.path());
         }
     }

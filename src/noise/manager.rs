@@ -8,7 +8,6 @@
 //! are decoded straight into the run's noise histograms (no histogram per frame), and its seat's
 //! frame ring is handed to its replacement.
 
-use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -338,7 +337,10 @@ impl<'a> NoiseManager<'a> {
     /// in the result directory. Never through a shell.
     fn start_external(&self) -> anyhow::Result<Child> {
         let argv = &self.plan.noise.external;
-        let log = File::create(self.scratch_dir.join("external-noise.log"))
+        // Created by the result directory's fd under a fresh name, so a link planted as
+        // external-noise.log is replaced, never written through; 0644 whatever the umask.
+        let log = crate::sys::safe_dir::SafeDir::open(&self.scratch_dir)
+            .and_then(|dir| Ok(dir.create_file("external-noise.log".as_ref(), 0o644)?))
             .context("creating external-noise.log in the result directory")?;
         let mut set = nix::sched::CpuSet::new();
         for &cpu in &self.plan.noise_cpus {

@@ -306,17 +306,34 @@ pub fn load(name_or_path: &str) -> Result<(String, Profile), ProfileError> {
 }
 
 /// Parse profile text; `name` is used in errors only. TOML errors carry toml's line/column
-/// message. Values are checked by [`resolve`], which knows the machine.
+/// message, which quotes the profile: each of its lines is escaped and cut, as the profile may
+/// be anyone's file (one 100 MB line must not reach stderr twice over). Values are checked by
+/// [`resolve`], which knows the machine.
 pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
     toml::from_str(text).map_err(|e| ProfileError::Toml {
         name: name.to_string(),
-        message: e.to_string().trim_end().to_string(),
+        message: e
+            .to_string()
+            .trim_end()
+            .lines()
+            .map(crate::sys::text::quote)
+            .collect::<Vec<_>>()
+            .join("\n"),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_line_in_a_bad_profile_is_quoted_cut_and_escaped() {
+        let text = format!("[run]\nname = \"\x1b[2J{}", "x".repeat(1 << 20));
+        let message = parse("huge", &text).unwrap_err().to_string();
+        assert!(message.len() < 4096, "{} bytes", message.len());
+        assert!(!message.contains('\x1b'), "{message}");
+        assert!(message.contains("more bytes)"), "{message}");
+    }
 
     #[test]
     fn an_empty_profile_takes_every_default() {

@@ -86,11 +86,12 @@ fn read_task(root: &SysRoot, dir: &str, pid: i32, tid: i32) -> Option<Task> {
 
 /// `comm` and `flags` of a `/proc/PID/stat` line. `comm` is in parentheses and may itself hold
 /// spaces and parentheses, so the fields are counted from the last `)`: state, ppid, pgrp,
-/// session, tty_nr, tpgid, then flags.
+/// session, tty_nr, tpgid, then flags. Any process names itself, so `comm` is escaped here,
+/// before anything prints or records it.
 pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?.to_string();
+    let comm = crate::sys::text::printable(stat.get(open + 1..close)?).into_owned();
     let flags = stat
         .get(close + 1..)?
         .split_whitespace()

@@ -1,69 +1,82 @@
 //! One rtsoak per RT CPU: two soaks on the same RT CPUs (two nightly timers firing in the same
 //! window, a hand run beside a scheduled one) would each measure the other. Before anything runs,
-//! `run` and `compare` take an exclusive `flock` on one file per RT CPU
-//! (`/run/lock/rtsoak-cpu4.lock`) and hold it until they exit; the kernel drops it when the
-//! process ends, however it ends. A second rtsoak refuses at once, naming the holder, or waits
-//! up to a limit.
+//! `run` and `compare` bind one abstract-namespace unix socket per RT CPU (`\0rtsoak-cpu4`) and
+//! hold it until they exit. A name can be bound once (`EADDRINUSE` means held), the kernel
+//! releases it when the holder dies however it dies, and it has no file system path, so there is
+//! no file another user could plant a symlink or hard link for. A second rtsoak refuses at once,
+//! naming the holder, or waits up to a limit.
 //!
-//! Owns: the lock files and their holder note. Never deletes a lock file (another rtsoak may
-//! have it open) and never blocks without a limit.
+//! Who holds a CPU is asked of the kernel, not of a note the holder wrote: the waiting side
+//! connects to the socket (the holder listens with a backlog and never accepts, so holding takes
+//! no thread) and reads `SO_PEERCRED` on its own, not-yet-accepted socket, which gives the
+//! listener's pid and uid; its `comm` and `cmdline` come from /proc, escaped before anyone
+//! prints them.
+//!
+//! Abstract names belong to a network namespace: every rtsoak that must exclude the others has
+//! to share one (the systemd units do not set `PrivateNetwork=` for that reason).
+//!
+//! Owns: the lock sockets. Never blocks without a limit, never connects in a way that can block
+//! (the connect is non-blocking: a full backlog only makes the holder unknown).
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
+use rustix::io::Errno;
+use rustix::net::{
+    AddressFamily, SocketAddrUnix, SocketFlags, SocketType, bind, connect, listen, socket_with,
+};
 
-/// Environment variable that moves the lock files (default `/run/lock`, else the temp dir).
-pub const LOCK_DIR_ENV: &str = "RTSOAK_LOCK_DIR";
+use crate::text::printable_bytes;
+
+/// The environment variable older rtsoak versions used to move their lock files. The locks have
+/// no files now; it is refused if set, so a setting that no longer does anything is not trusted
+/// to.
+pub const RETIRED_LOCK_DIR_ENV: &str = "RTSOAK_LOCK_DIR";
 
 /// Another rtsoak holds one of the RT CPUs.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "CPU {cpu} is already the RT CPU of another rtsoak run ({holder}); two soaks on the same RT \
      CPUs would measure each other. Wait for it to finish, queue behind it with \
-     --wait-for-cpus DURATION, or choose other CPUs with --rt-cpus (lock file {})",
-    path.display()
+     --wait-for-cpus DURATION, or choose other CPUs with --rt-cpus (lock: abstract unix socket \
+     @{})",
+    lock_name(*cpu)
 )]
 pub struct CpusBusy {
     /// The CPU found locked.
     pub cpu: usize,
-    /// What its lock file says about the holder.
+    /// Who holds it, as the kernel says (pid, uid) and /proc shows it, already escaped.
     pub holder: String,
-    /// The lock file.
-    pub path: PathBuf,
 }
 
 /// The locks on the RT CPUs, held until dropped.
 #[derive(Debug)]
 pub struct CpuLocks {
-    _held: Vec<Flock<File>>,
+    _held: Vec<OwnedFd>,
 }
 
-/// Where the lock files live: `$RTSOAK_LOCK_DIR`, else `/run/lock`, else the temp dir.
-pub fn lock_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os(LOCK_DIR_ENV) {
-        return PathBuf::from(dir);
-    }
-    let run_lock = Path::new("/run/lock");
-    if run_lock.is_dir() {
-        run_lock.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    }
+/// The abstract socket name of CPU `cpu`'s lock (without the leading NUL).
+pub fn lock_name(cpu: usize) -> String {
+    format!("rtsoak-cpu{cpu}")
 }
 
-/// Lock every CPU of `cpus` in `dir`, all or none. With `wait`, keep trying (once every
-/// `poll`) until it runs out; `note` is written into each file for whoever finds it locked.
+/// Lock every CPU of `cpus`, all or none. With `wait`, keep trying (once every `poll`) until it
+/// runs out.
 pub fn lock(
-    dir: &Path,
     cpus: &[usize],
     wait: Duration,
-    note: &str,
     mut waiting: impl FnMut(&CpusBusy),
+) -> anyhow::Result<CpuLocks> {
+    lock_named(cpus, wait, &mut waiting, &lock_name)
+}
+
+/// [`lock`] with the names chosen by `name` (the tests use names of their own, so they never
+/// meet a real run's locks).
+fn lock_named(
+    cpus: &[usize],
+    wait: Duration,
+    waiting: &mut dyn FnMut(&CpusBusy),
+    name: &dyn Fn(usize) -> String,
 ) -> anyhow::Result<CpuLocks> {
     const POLL: Duration = Duration::from_millis(250);
     let mut cpus = cpus.to_vec();
@@ -72,142 +85,227 @@ pub fn lock(
     let deadline = Instant::now() + wait;
     let mut told = false;
     loop {
-        match try_lock_all(dir, &cpus, note)? {
+        match try_lock_all(&cpus, name)? {
             Ok(held) => return Ok(CpuLocks { _held: held }),
-            Err(busy) if Instant::now() < deadline => {
+            Err(cpu) if Instant::now() < deadline => {
                 if !told {
-                    waiting(&busy);
+                    waiting(&busy(cpu, &name(cpu)));
                     told = true;
                 }
                 std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
             }
-            Err(busy) => return Err(busy.into()),
+            Err(cpu) => return Err(busy(cpu, &name(cpu)).into()),
         }
     }
 }
 
 /// One attempt: every lock, or none held and the first busy CPU.
 fn try_lock_all(
-    dir: &Path,
     cpus: &[usize],
-    note: &str,
-) -> anyhow::Result<Result<Vec<Flock<File>>, CpusBusy>> {
+    name: &dyn Fn(usize) -> String,
+) -> anyhow::Result<Result<Vec<OwnedFd>, usize>> {
     let mut held = Vec::with_capacity(cpus.len());
     for &cpu in cpus {
-        let path = dir.join(format!("rtsoak-cpu{cpu}.lock"));
-        let file = open(&path)?;
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(mut locked) => {
-                // The note is for people; a lock file we may only read keeps the old one.
-                let _ = locked
-                    .set_len(0)
-                    .and_then(|()| locked.write_all(note.as_bytes()));
-                held.push(locked);
-            }
-            Err((_, Errno::EWOULDBLOCK)) => {
-                let holder = std::fs::read_to_string(&path)
-                    .ok()
-                    .map(|text| text.trim().replace('\n', ", "))
-                    .filter(|text| !text.is_empty())
-                    .unwrap_or_else(|| "holder unknown".to_string());
-                return Ok(Err(CpusBusy { cpu, holder, path }));
-            }
-            Err((_, errno)) => {
-                anyhow::bail!(
-                    "locking {} failed: {errno}; set {LOCK_DIR_ENV} to a writable directory",
-                    path.display()
-                )
-            }
+        match bind_listening(&name(cpu)) {
+            Ok(socket) => held.push(socket),
+            Err(Errno::ADDRINUSE) => return Ok(Err(cpu)),
+            Err(errno) => anyhow::bail!(
+                "binding the RT CPU lock @{} (an abstract unix socket) failed: {errno}; rtsoak \
+                 needs AF_UNIX sockets (check a seccomp filter or RestrictAddressFamilies=)",
+                name(cpu)
+            ),
         }
     }
     Ok(Ok(held))
 }
 
-/// Open (creating, readable and writable by every user, so a root run and a user's run lock the
-/// same file) or, when it belongs to someone else and is not writable, open it read-only:
-/// `flock` works on either.
-fn open(path: &Path) -> anyhow::Result<File> {
-    let created = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(path);
-    match created {
-        Ok(file) => {
-            // The umask may have narrowed the mode; only the owner can widen it again.
-            let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
-            Ok(file)
-        }
-        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied && path.exists() => {
-            File::open(path).map_err(|e| lock_error(path, &e))
-        }
-        Err(error) => Err(lock_error(path, &error)),
+/// A unix stream socket bound to the abstract `name` and listening, close-on-exec so no worker
+/// or external noise command inherits the lock.
+pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
+    let socket = socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )?;
+    bind(
+        &socket,
+        &SocketAddrUnix::new_abstract_name(name.as_bytes())?,
+    )?;
+    // Connections queue here unaccepted: the waiting side only reads the credentials.
+    listen(&socket, 64)?;
+    Ok(socket)
+}
+
+/// Who listens on the abstract `name`: `Ok(Some((pid, uid)))`, `Ok(None)` when its pid is not visible
+/// from here (another PID namespace) or the backlog is full, `Err(ECONNREFUSED)` when nobody
+/// does.
+pub fn listener_of(name: &str) -> Result<Option<(u32, u32)>, Errno> {
+    let socket = socket_with(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )?;
+    match connect(
+        &socket,
+        &SocketAddrUnix::new_abstract_name(name.as_bytes())?,
+    ) {
+        Ok(()) => {}
+        // Listening, but its backlog is full: held, holder unknown.
+        Err(Errno::AGAIN) => return Ok(None),
+        Err(errno) => return Err(errno),
+    }
+    let cred = peer_cred(&socket)?;
+    // Pid 0: the listener lives in a PID namespace this process cannot see into.
+    Ok((cred.pid > 0).then_some((cred.pid as u32, cred.uid)))
+}
+
+/// `SO_PEERCRED` of a connected unix socket, read into libc's own `ucred` (rustix's version
+/// holds the pid as non-zero, and the kernel gives 0 for a pid outside this PID namespace).
+fn peer_cred(socket: &OwnedFd) -> Result<libc::ucred, Errno> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` is a valid, writable `ucred` and `len` holds its exact size, as
+    // SO_PEERCRED requires; the fd is open for the whole call.
+    let rc = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO));
+    }
+    Ok(cred)
+}
+
+/// Whether a live process holds the abstract `name` (the trace instances' owner sockets use it
+/// too): `Some(false)` only when the kernel refuses the connection, as it does once the holder
+/// is gone; `None` when it cannot be told.
+pub fn has_listener(name: &str) -> Option<bool> {
+    match listener_of(name) {
+        Ok(_) => Some(true),
+        Err(Errno::CONNREFUSED) => Some(false),
+        Err(_) => None,
     }
 }
 
-fn lock_error(path: &Path, error: &std::io::Error) -> anyhow::Error {
-    anyhow::anyhow!(
-        "opening the RT CPU lock {}: {error}; set {LOCK_DIR_ENV} to a directory every rtsoak \
-         user can write",
-        path.display()
-    )
+/// [`bind_listening`] with an `io::Error` (`AddrInUse` when it is held).
+pub fn bind_abstract(name: &str) -> std::io::Result<OwnedFd> {
+    bind_listening(name).map_err(Into::into)
+}
+
+/// The busy error for `cpu`, naming its holder as well as can be found out.
+fn busy(cpu: usize, name: &str) -> CpusBusy {
+    let holder = match listener_of(name) {
+        Ok(Some((pid, uid))) => describe(pid, uid),
+        _ => "holder unknown".to_string(),
+    };
+    CpusBusy { cpu, holder }
+}
+
+/// `pid 1234, uid 0, rtsoak compare --profile nightly`: the command line from /proc, escaped
+/// (another user wrote it) and cut.
+fn describe(pid: u32, uid: u32) -> String {
+    let read = |what: &str| std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
+    let mut cmdline = read("cmdline");
+    if cmdline.last() == Some(&0) {
+        cmdline.pop();
+    }
+    let command = if cmdline.is_empty() {
+        let mut comm = read("comm");
+        if comm.last() == Some(&b'\n') {
+            comm.pop();
+        }
+        comm
+    } else {
+        cmdline
+            .iter()
+            .map(|&b| if b == 0 { b' ' } else { b })
+            .collect()
+    };
+    const MAX: usize = 200;
+    let cut = command.len().saturating_sub(MAX);
+    let mut text = format!(
+        "pid {pid}, uid {uid}, {}",
+        printable_bytes(&command[..command.len().min(MAX)])
+    );
+    if cut > 0 {
+        text.push_str(&format!("…({cut} more bytes)"));
+    }
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Names of this test process's own, so a real run's locks are never met.
+    fn test_names(tag: &'static str) -> impl Fn(usize) -> String {
+        move |cpu| format!("rtsoak-test-{}-{tag}-cpu{cpu}", std::process::id())
+    }
+
     #[test]
     fn a_second_lock_on_a_shared_cpu_is_refused_naming_the_holder_and_the_way_out() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = lock(dir.path(), &[5, 4], Duration::ZERO, "pid 1\nrun A", |_| {}).unwrap();
-        let error = lock(dir.path(), &[3, 4], Duration::ZERO, "pid 2", |_| {}).unwrap_err();
+        let names = test_names("second");
+        let first = lock_named(&[5, 4], Duration::ZERO, &mut |_| {}, &names).unwrap();
+        let error = lock_named(&[3, 4], Duration::ZERO, &mut |_| {}, &names).unwrap_err();
         let busy = error.downcast_ref::<CpusBusy>().expect("typed");
         assert_eq!(busy.cpu, 4);
-        assert_eq!(busy.holder, "pid 1, run A");
+        let me = format!(
+            "pid {}, uid {}",
+            std::process::id(),
+            rustix::process::geteuid().as_raw()
+        );
+        assert!(busy.holder.starts_with(&me), "{}", busy.holder);
         let text = error.to_string();
         assert!(text.contains("--wait-for-cpus"), "{text}");
         assert!(text.contains("--rt-cpus"), "{text}");
         // All or none: CPU 3 was not kept locked by the failed attempt.
-        drop(lock(dir.path(), &[3], Duration::ZERO, "pid 3", |_| {}).unwrap());
+        drop(lock_named(&[3], Duration::ZERO, &mut |_| {}, &names).unwrap());
         drop(first);
-        drop(lock(dir.path(), &[3, 4], Duration::ZERO, "pid 2", |_| {}).unwrap());
+        drop(lock_named(&[3, 4], Duration::ZERO, &mut |_| {}, &names).unwrap());
     }
 
     #[test]
     fn a_waiting_lock_is_told_once_and_taken_when_the_holder_lets_go() {
-        let dir = tempfile::tempdir().unwrap();
-        let first = lock(dir.path(), &[1], Duration::ZERO, "pid 1", |_| {}).unwrap();
+        let names = test_names("wait");
+        let first = lock_named(&[1], Duration::ZERO, &mut |_| {}, &names).unwrap();
         let release = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(600));
             drop(first);
         });
         let mut told = 0;
-        let second = lock(dir.path(), &[1], Duration::from_secs(30), "pid 2", |_| {
-            told += 1
-        });
+        let second = lock_named(&[1], Duration::from_secs(30), &mut |_| told += 1, &names);
         release.join().unwrap();
         assert!(second.is_ok());
         assert_eq!(told, 1);
-        let note = std::fs::read_to_string(dir.path().join("rtsoak-cpu1.lock")).unwrap();
-        assert_eq!(note, "pid 2", "the new holder's note replaced the old one");
     }
 
     #[test]
     fn a_wait_that_runs_out_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let _first = lock(dir.path(), &[1], Duration::ZERO, "pid 1", |_| {}).unwrap();
+        let names = test_names("runs-out");
+        let _first = lock_named(&[1], Duration::ZERO, &mut |_| {}, &names).unwrap();
         let started = Instant::now();
-        let error = lock(
-            dir.path(),
-            &[1],
-            Duration::from_millis(300),
-            "pid 2",
-            |_| {},
-        );
+        let error = lock_named(&[1], Duration::from_millis(300), &mut |_| {}, &names);
         assert!(error.unwrap_err().downcast_ref::<CpusBusy>().is_some());
         assert!(started.elapsed() >= Duration::from_millis(300));
+    }
+
+    #[test]
+    fn nobody_listening_is_told_apart_from_a_holder() {
+        assert_eq!(
+            listener_of(&format!("rtsoak-test-{}-nobody", std::process::id())),
+            Err(Errno::CONNREFUSED)
+        );
     }
 }

@@ -18,11 +18,14 @@ pub mod memlock;
 pub mod mm;
 pub mod pidfd;
 pub mod queue;
+pub mod random;
 pub mod region;
+pub mod safe_dir;
 pub mod sched;
 pub mod shm;
 pub mod signals;
 pub mod spawn;
+pub mod text;
 pub mod trace;
 pub mod uring;
 

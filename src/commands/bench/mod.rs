@@ -169,7 +169,7 @@ fn run(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
         tool: Tool::current(),
         command: BENCH_COMMAND.to_string(),
         bench: name.to_string(),
-        argv: std::env::args().collect(),
+        argv: crate::commands::argv(),
         started_at,
         finished_at: timestamp(),
         host,

@@ -1,7 +1,8 @@
 //! File I/O: write 64 KiB and `fsync`, again and again, to a scratch file in the result
-//! directory (never elsewhere), starting over every 16 MiB; removed when the run stops.
+//! directory (never elsewhere), starting over every 16 MiB. The file has no name (`O_TMPFILE`,
+//! or unlinked at once where that is missing), so nobody can plant a link for it and a killed
+//! worker leaves nothing behind.
 
-use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
@@ -12,13 +13,9 @@ const CHUNK: usize = 64 * 1024;
 const WRAP_BYTES: u64 = 16 << 20;
 
 /// One writer; returns bytes written and synced.
-pub fn run(region: &Region, scratch: &Path, index: usize) -> u64 {
-    let path = scratch.join(format!(".rtsoak-noise-{}-{index}.tmp", std::process::id()));
-    let Ok(mut file) = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(&path)
+pub fn run(region: &Region, scratch: &Path, _index: usize) -> u64 {
+    let Ok(mut file) =
+        crate::sys::safe_dir::SafeDir::open(scratch).and_then(|dir| Ok(dir.tmpfile()?))
     else {
         return 0;
     };
@@ -37,7 +34,5 @@ pub fn run(region: &Region, scratch: &Path, index: usize) -> u64 {
             let _ = file.seek(SeekFrom::Start(0));
         }
     }
-    drop(file);
-    let _ = std::fs::remove_file(&path);
     bytes
 }

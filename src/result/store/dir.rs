@@ -8,30 +8,23 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::sys::safe_dir::SafeDir;
+
 use super::{RESULT_FILE, save};
 use crate::result::ResultDoc;
 
-/// Create `dir` (and its parents) with mode 0755 where it is new, and check a file can be
-/// created in it, so an unwritable place is refused before the first run rather than after.
+/// Create `dir` (and its parents) with mode 0755 where it is new, each relative to its checked
+/// parent's fd (root refuses a place another user controls, see [`SafeDir`]), and check a file
+/// can be created in it, so an unwritable place is refused before the first run rather than
+/// after. The check's file has no name, so it leaves nothing behind.
 pub fn create_result_dir(dir: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    // Made absolute first: the ancestors of a bare relative name (`-o results`) end in an empty
-    // path, which names no directory.
-    let dir = &std::path::absolute(dir)
-        .with_context(|| format!("resolving the result directory {}", dir.display()))?;
-    // The directories this call creates: set to 0755 afterwards, as the umask may be tighter.
-    let new: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
-    std::fs::create_dir_all(dir).with_context(|| {
+    let created = SafeDir::create(dir).with_context(|| {
         format!(
             "creating the result directory {}: choose another with --output",
             dir.display()
         )
     })?;
-    for created in new {
-        std::fs::set_permissions(created, std::fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("setting the mode of {} to 0755", created.display()))?;
-    }
-    tempfile::NamedTempFile::new_in(dir).with_context(|| {
+    created.tmpfile().with_context(|| {
         format!(
             "the result directory {} is not writable: choose another with --output",
             dir.display()

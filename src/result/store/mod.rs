@@ -7,10 +7,11 @@
 pub mod dir;
 pub mod retention;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+
+use crate::sys::safe_dir::SafeDir;
 
 pub use dir::{Saver, create_result_dir, new_result_dir};
 
@@ -39,27 +40,31 @@ pub fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()
     write_atomic(path, &bytes)
 }
 
-/// Write `bytes` to `path` atomically (temporary file in the same directory, then rename),
-/// readable by everyone: a reader or a crash never sees half a file.
+/// Write `bytes` to `path` atomically (a new file under a random name in the same directory,
+/// then renamed onto `path`), readable by everyone: a reader or a crash never sees half a
+/// file, and a name planted there (a symlink to root's files) is replaced, never followed. The
+/// directory is opened as [`SafeDir`] does, so root refuses one another user controls.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir).with_context(|| {
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    let dir = SafeDir::open(dir).with_context(|| {
         format!(
-            "creating a temporary file in {}: choose a writable place with --output",
-            dir.display()
+            "opening {} to write {}: choose a writable place with --output",
+            dir.display(),
+            Path::new(name).display()
         )
     })?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_all()?;
-    use std::os::unix::fs::PermissionsExt;
-    temp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    temp.persist(path)
-        .with_context(|| format!("renaming the new file into {}", path.display()))?;
-    Ok(())
+    dir.write(name, bytes, 0o644).with_context(|| {
+        format!(
+            "writing {}: choose a writable place with --output",
+            path.display()
+        )
+    })
 }
 
 /// Load a result document (a `result.json`, or a result directory holding one).

@@ -1,14 +1,17 @@
 //! Result directories kept side by side (a nightly timer's state directory): pruning the old
 //! ones by count and age, and the `latest` symlink to the newest.
 //!
-//! Owns what rtsoak recognises as its own result directory: a directory (not a symlink) named
-//! `YYYYMMDDTHHMMSSZ-<command>`, as rtsoak names them, holding a `result.json` written by
-//! rtsoak. Never removes anything else, never the result just written, and never follows a
-//! symlink.
+//! Owns what rtsoak recognises as its own result directory: a directory (not a symlink) owned by
+//! the running user, named `YYYYMMDDTHHMMSSZ-<command>` as rtsoak names them with a time not in
+//! the future, holding a `result.json` (a regular file, owned by the same user) written by
+//! rtsoak. Never removes anything else, never the result just written, never follows a symlink,
+//! and never works in a directory another user controls (as root, the checks of `SafeDir`).
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::sys::safe_dir::{Kind, SafeDir, euid};
 use anyhow::Context;
 
 use super::RESULT_FILE;
@@ -51,95 +54,122 @@ pub fn stamp_of(name: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339(&rfc3339).ok()
 }
 
-/// True if `dir` is a result directory rtsoak wrote: its name is an rtsoak stamp, it is a real
-/// directory, and its `result.json` says `"tool": {"name": "rtsoak"}`.
-fn is_rtsoak_result(dir: &Path) -> bool {
-    let named = dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| stamp_of(n).is_some());
-    let real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    named
-        && real_dir
-        && std::fs::read(dir.join(RESULT_FILE))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
-            .is_some_and(|v| v["tool"]["name"] == "rtsoak")
+/// True if `name` in `parent` is a result directory this rtsoak wrote: its name is an rtsoak
+/// stamp not later than `now` (a name "from the future" must not push real results out), it is
+/// a real directory (lstat: never a symlink) owned by this user, and it holds a `result.json`
+/// that is a regular file owned by this user saying `"tool": {"name": "rtsoak"}`. Another
+/// user's directory, even a perfect copy, is never ours to delete.
+fn is_own_result(parent: &SafeDir, name: &OsStr, now: SystemTime) -> bool {
+    let named = name
+        .to_str()
+        .and_then(stamp_of)
+        .is_some_and(|at| at <= now + FUTURE_SLACK);
+    if !named || parent.entry(name) != Some((Kind::Dir, euid())) {
+        return false;
+    }
+    let Ok(dir) = parent.open_entry(name) else {
+        return false;
+    };
+    dir.read_own_file(OsStr::new(RESULT_FILE), 64 << 20)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .is_some_and(|v| v["tool"]["name"] == "rtsoak")
+}
+
+/// How far in the future a stamp may be and still count (clocks of a board and its NTP server
+/// disagree by seconds, not hours).
+const FUTURE_SLACK: Duration = Duration::from_secs(3600);
+
+/// rtsoak's result directories in `parent` (their names), oldest first (by the stamp in their
+/// name), as [`is_own_result`] recognises them.
+fn own_results(parent: &SafeDir, now: SystemTime) -> anyhow::Result<Vec<OsString>> {
+    let mut names: Vec<OsString> = parent
+        .entries()
+        .with_context(|| {
+            format!(
+                "listing the result directories in {}",
+                parent.path().display()
+            )
+        })?
+        .into_iter()
+        .filter(|name| is_own_result(parent, name, now))
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// rtsoak's result directories in `parent`, oldest first (by the stamp in their name).
 pub fn result_dirs(parent: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(parent)
-        .with_context(|| format!("listing the result directories in {}", parent.display()))?;
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| is_rtsoak_result(p))
-        .collect();
-    dirs.sort();
-    Ok(dirs)
+    let dir = SafeDir::open(parent)?;
+    Ok(own_results(&dir, SystemTime::now())?
+        .iter()
+        .map(|name| parent.join(name))
+        .collect())
 }
 
 /// Remove the result directories in `parent` beyond `retention` (older than `keep_days` at
-/// `now`, or beyond the newest `keep`), never `current`. Returns what was removed.
+/// `now`, or beyond the newest `keep`), never `current`. Returns what was removed. The parent
+/// is opened as [`SafeDir`] does (root refuses one another user controls), and each directory
+/// is removed through its fd, never following a symlink.
 pub fn prune(
     parent: &Path,
     current: &Path,
     retention: &Retention,
     now: SystemTime,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let dirs = result_dirs(parent)?;
+    let dir = SafeDir::open(parent)
+        .with_context(|| format!("opening {} to prune old results", parent.display()))?;
+    let names = own_results(&dir, now)?;
     let max_age = retention
         .keep_days
         .map(|days| Duration::from_secs(days * 86_400));
     let mut removed = Vec::new();
-    for (index, dir) in dirs.iter().enumerate() {
-        if dir.file_name() == current.file_name() {
+    for (index, name) in names.iter().enumerate() {
+        if Some(name.as_os_str()) == current.file_name() {
             continue;
         }
-        let newer = dirs.len() - 1 - index;
+        let newer = names.len() - 1 - index;
         let too_many = retention.keep.is_some_and(|keep| newer >= keep);
-        let started = dir.file_name().and_then(|n| n.to_str()).and_then(stamp_of);
+        let started = name.to_str().and_then(stamp_of);
         let too_old = match (max_age, started) {
             (Some(max), Some(at)) => now.duration_since(at).is_ok_and(|age| age > max),
             _ => false,
         };
         if too_many || too_old {
-            std::fs::remove_dir_all(dir).with_context(|| {
+            let path = parent.join(name);
+            dir.remove_tree(name).with_context(|| {
                 format!(
                     "removing the old result {} (retention): check its permissions, or \
                      remove it by hand",
-                    dir.display()
+                    path.display()
                 )
             })?;
-            removed.push(dir.clone());
+            removed.push(path);
         }
     }
     Ok(removed)
 }
 
 /// Point `parent/latest` at `current` (a relative symlink), atomically: a new symlink under a
-/// temporary name renamed over the old one, so a reader always finds one of the two.
+/// random temporary name renamed over the old one, so a reader always finds one of the two.
 pub fn update_latest(parent: &Path, current: &Path) -> anyhow::Result<()> {
     let target = current
         .file_name()
         .context("the result directory has no name")?;
     let link = parent.join(LATEST);
-    if std::fs::symlink_metadata(&link).is_ok_and(|m| !m.file_type().is_symlink()) {
+    let dir = SafeDir::open(parent)?;
+    if dir
+        .entry(OsStr::new(LATEST))
+        .is_some_and(|(kind, _)| kind != Kind::Symlink)
+    {
         anyhow::bail!(
             "{} exists and is not a symlink: rtsoak will not replace it; move it away so rtsoak \
              can point `latest` at the newest result",
             link.display()
         );
     }
-    let temp = parent.join(format!(".{LATEST}.{}", std::process::id()));
-    let _ = std::fs::remove_file(&temp);
-    std::os::unix::fs::symlink(target, &temp)
-        .with_context(|| format!("creating the symlink {}", temp.display()))?;
-    std::fs::rename(&temp, &link).with_context(|| {
-        let _ = std::fs::remove_file(&temp);
-        format!("renaming the new symlink onto {}", link.display())
-    })?;
+    dir.replace_symlink(target, OsStr::new(LATEST))
+        .with_context(|| format!("pointing {} at {}", link.display(), current.display()))?;
     Ok(())
 }
 

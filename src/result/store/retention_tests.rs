@@ -124,3 +124,45 @@ fn a_real_latest_directory_is_never_replaced() {
     assert!(text.contains("not a symlink"), "{text}");
     assert!(p.join(LATEST).is_dir());
 }
+
+#[test]
+fn results_named_in_the_future_are_neither_counted_nor_removed() {
+    let parent = tempfile::tempdir().unwrap();
+    let p = parent.path();
+    let older = result(p, "20261108T000000Z-run");
+    let current = result(p, "20261109T000000Z-run");
+    for year in 2097..=2099 {
+        result(p, &format!("{year}0101T000000Z-run"));
+    }
+    let now = stamp_of("20261109T000100Z-run").unwrap();
+    let retention = Retention {
+        keep: Some(2),
+        keep_days: None,
+    };
+    assert!(prune(p, &current, &retention, now).unwrap().is_empty());
+    assert!(
+        older.exists(),
+        "the real older result still counts as one of the 2 kept"
+    );
+    assert_eq!(names(p).len(), 5, "the future ones were not removed either");
+}
+
+#[test]
+fn a_symlink_named_like_a_result_is_not_followed_nor_removed() {
+    let parent = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = result(elsewhere.path(), "20261101T000000Z-run");
+    let p = parent.path();
+    std::os::unix::fs::symlink(&target, p.join("20261101T000000Z-run")).unwrap();
+    let current = result(p, "20261109T000000Z-run");
+    let retention = Retention {
+        keep: Some(1),
+        keep_days: None,
+    };
+    assert!(
+        prune(p, &current, &retention, SystemTime::now())
+            .unwrap()
+            .is_empty()
+    );
+    assert!(target.join(RESULT_FILE).exists());
+}
