@@ -16,8 +16,8 @@ use crate::judge::diff;
 use crate::judge::verdict;
 use crate::result::ResultDoc;
 use crate::result::diff::DiffRules;
+use crate::result::store::load;
 use crate::result::store::retention::{self, Retention};
-use crate::result::store::{load, write_atomic};
 use crate::result::verdict::{FailureKind, Status, Verdict};
 
 /// A loaded baseline and the name it is reported under.
@@ -96,9 +96,16 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
         }
     }
     if let Some(dir) = &args.textfile_dir {
-        let path = dir.join(crate::export::textfile::file_name(doc));
+        let name = crate::export::textfile::file_name(doc);
+        let path = dir.join(&name);
         let text = crate::export::textfile::render(doc);
-        if let Err(error) = write_atomic(&path, text.as_bytes()) {
+        // node_exporter's directory: Debian gives its parent to the `prometheus` user, which
+        // the walk by fd makes harmless (see `SafeDir::open_service_dir`).
+        let written = crate::sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
+            out.write(name.as_ref(), text.as_bytes(), 0o644)
+                .map_err(anyhow::Error::from)
+        });
+        if let Err(error) = written {
             eprintln!(
                 "Warning: writing the metrics to {}: {error:#}; check --textfile-dir",
                 path.display()

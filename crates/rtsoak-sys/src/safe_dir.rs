@@ -8,6 +8,12 @@
 //! another user owns, and refused (like ssh's StrictModes) when it is a symlink, when it or any
 //! directory above it is owned by another non-root user, or writable by group or others without
 //! the sticky bit: any of these would let that user swap what root writes into.
+//! [`SafeDir::open_service_dir`] is the one relaxation, for a directory a service shares with
+//! rtsoak (node_exporter's textfile directory, whose parent Debian gives to the `prometheus`
+//! user): the directory itself must still be root's and closed to others, while the directories
+//! above it may belong to anyone who cannot be group- or world-writing them. Their owner cannot
+//! redirect a write: the walk holds each directory by fd and refuses their symlinks, so at most
+//! they choose which root-owned directory rtsoak writes into.
 //!
 //! Owns: opening, creating and checking those directories, and creating files in them. Never
 //! opens a name in them without `O_NOFOLLOW`, never truncates or chmods a file it did not
@@ -82,13 +88,21 @@ pub struct SafeDir {
 impl SafeDir {
     /// Open the existing directory `path` (checked as the module says when running as root).
     pub fn open(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, false)
+        walk(path, false, Ancestors::RootOnly)
+    }
+
+    /// Open the existing directory `path` that a service shares with rtsoak: as [`open`], but
+    /// the directories above it may be owned by another user (see the module's comment).
+    ///
+    /// [`open`]: SafeDir::open
+    pub fn open_service_dir(path: &Path) -> anyhow::Result<SafeDir> {
+        walk(path, false, Ancestors::AnyOwner)
     }
 
     /// Open `path`, creating it and any missing parent with mode 0755 (whatever the umask),
     /// each relative to the fd of its checked parent.
     pub fn create(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, true)
+        walk(path, true, Ancestors::RootOnly)
     }
 
     /// The path it was opened by (for messages: the fd is what is written through).
@@ -248,6 +262,15 @@ impl SafeDir {
     }
 
     fn rename(&self, from: &OsStr, to: &OsStr) -> std::io::Result<()> {
+        // One name in this directory: `a/b` would be resolved through `a` by path, following
+        // whatever `a` is.
+        let bytes = to.as_bytes();
+        if bytes.is_empty() || bytes.contains(&b'/') || bytes == b"." || bytes == b".." {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a plain file name", Path::new(to).display()),
+            ));
+        }
         Ok(renameat(self.fd(), from, self.fd(), to)?)
     }
 }
@@ -268,9 +291,18 @@ fn open_dir_nofollow(parent: BorrowedFd<'_>, name: &OsStr) -> nix::Result<OwnedF
     )
 }
 
+/// Whom root lets own the directories above the one it writes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ancestors {
+    /// Root only (the result directory, a report, a baseline).
+    RootOnly,
+    /// Anyone, as long as group and others cannot write them (a service's directory).
+    AnyOwner,
+}
+
 /// Walk `path` from `/` one component at a time (`create`: making what is missing), checking
 /// each directory when running as root.
-fn walk(path: &Path, create: bool) -> anyhow::Result<SafeDir> {
+fn walk(path: &Path, create: bool, ancestors: Ancestors) -> anyhow::Result<SafeDir> {
     let root = euid() == 0;
     let absolute = std::path::absolute(path)
         .map_err(|e| anyhow::anyhow!("resolving {}: {e}", path.display()))?;
@@ -282,7 +314,7 @@ fn walk(path: &Path, create: bool) -> anyhow::Result<SafeDir> {
     push_components(&mut todo, &absolute);
     let mut shown = PathBuf::from("/");
     let mut fd = open_dir_nofollow_root()?;
-    check(root, &shown, &fstat(&fd)?, todo.is_empty())?;
+    check(root, ancestors, &shown, &fstat(&fd)?, todo.is_empty())?;
     let mut hops = 0;
     while let Some(name) = todo.pop() {
         let last = todo.is_empty();
@@ -353,7 +385,7 @@ fn walk(path: &Path, create: bool) -> anyhow::Result<SafeDir> {
             shown.push(&name);
         }
         fd = next;
-        check(root, &shown, &fstat(&fd)?, todo.is_empty())?;
+        check(root, ancestors, &shown, &fstat(&fd)?, todo.is_empty())?;
     }
     Ok(SafeDir { fd, path: absolute })
 }
@@ -382,12 +414,18 @@ fn push_components(todo: &mut Vec<OsString>, path: &Path) {
 
 /// As root: refuse a directory another non-root user owns, or one that group or others may
 /// write without the sticky bit (they could rename what is in it and put their own there).
-fn check(root: bool, path: &Path, stat: &FileStat, last: bool) -> Result<(), Untrusted> {
+fn check(
+    root: bool,
+    ancestors: Ancestors,
+    path: &Path,
+    stat: &FileStat,
+    last: bool,
+) -> Result<(), Untrusted> {
     if !root {
         return Ok(());
     }
     let what = if last { "it" } else { "a directory above it" };
-    if stat.st_uid != 0 {
+    if stat.st_uid != 0 && (last || ancestors == Ancestors::RootOnly) {
         return Err(Untrusted {
             path: path.to_path_buf(),
             why: format!("{what} is owned by uid {}, not root", stat.st_uid),

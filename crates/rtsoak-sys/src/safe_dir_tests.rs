@@ -110,3 +110,35 @@ fn as_root_a_symlinked_or_foreign_directory_is_refused_naming_why() {
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
     SafeDir::create(&open.join("x")).unwrap();
 }
+
+#[test]
+fn as_root_a_service_dir_may_sit_below_a_service_users_directory_but_must_be_roots() {
+    if !is_root() {
+        crate::testing::skip("refusals apply to root only: run the tests as root");
+        return;
+    }
+    // Debian's layout: /var/lib/prometheus belongs to `prometheus`, its node-exporter to root.
+    let base = tempfile::tempdir().unwrap();
+    let service = base.path().join("prometheus");
+    let textfile = service.join("node-exporter");
+    std::fs::create_dir_all(&textfile).unwrap();
+    std::os::unix::fs::chown(&service, Some(65534), Some(65534)).unwrap();
+    let error = SafeDir::open(&textfile).unwrap_err().to_string();
+    assert!(error.contains("a directory above it"), "{error}");
+    let dir = SafeDir::open_service_dir(&textfile).unwrap();
+    dir.write(OsStr::new("rtsoak-nightly.prom"), b"x 1\n", 0o644)
+        .unwrap();
+    assert_eq!(
+        std::fs::read(textfile.join("rtsoak-nightly.prom")).unwrap(),
+        b"x 1\n"
+    );
+    // A name is one name: never a path resolved through a directory by path.
+    let nested = dir.write(OsStr::new("sub/x.prom"), b"", 0o644).unwrap_err();
+    assert_eq!(nested.kind(), std::io::ErrorKind::InvalidInput, "{nested}");
+    // The directory itself stays root's.
+    std::os::unix::fs::chown(&textfile, Some(65534), Some(65534)).unwrap();
+    let error = SafeDir::open_service_dir(&textfile)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("owned by uid 65534"), "{error}");
+}
