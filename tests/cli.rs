@@ -357,6 +357,24 @@ fn the_install_script_installs_binary_pages_and_completions() {
             .join("share/man/man1/rtsoak-worker.1")
             .exists()
     );
+    // The units are installed where systemd reads them, starting the binary just installed.
+    let bin = prefix.path().join("bin/rtsoak");
+    for unit in [
+        "rtsoak-nightly.service",
+        "rtsoak@.service",
+        "rtsoak-nightly.timer",
+        "rtsoak@.timer",
+    ] {
+        let installed =
+            std::fs::read_to_string(prefix.path().join("lib/systemd/system").join(unit)).unwrap();
+        if unit.ends_with(".service") {
+            assert!(
+                installed.contains(&format!("ExecStart={} ", bin.display())),
+                "{unit}: {installed}"
+            );
+            assert!(!installed.contains("/usr/local/bin/rtsoak"), "{unit}");
+        }
+    }
     // The units name the installed pages.
     for unit in ["rtsoak-nightly.service", "rtsoak@.service"] {
         let text = std::fs::read_to_string(
