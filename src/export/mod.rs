@@ -21,6 +21,7 @@ pub mod headline;
 pub mod hgrm;
 pub mod journal;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod probe;
 pub mod prometheus;
@@ -83,6 +84,12 @@ pub const FORMATS: &[Format] = &[
         file_name: "histogram.txt",
         about: "cyclictest `# Histogram` file: 1 us buckets, one column per transport and series",
         render: |doc| cyclictest::render(doc).into_bytes(),
+    },
+    Format {
+        name: "junit",
+        file_name: "junit.xml",
+        about: "JUnit XML for Jenkins and GitLab: a testcase per transport and check (run, lost messages, transport errors, verdict), figures as properties",
+        render: |doc| junit::render(doc).into_bytes(),
     },
     Format {
         name: "prometheus",

@@ -1,0 +1,115 @@
+"""The lab exports of a real short run, read by the tools the labs use: `junit.xml` parsed by
+`junitparser` (what CI plugins are written against) and validated against the JUnit schema in
+schemas/junit.xsd. Under RTSOAK_CI=1 a missing reader fails the test instead of skipping it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import measured_runs, rtsoak_binary
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+CHECKS = ("run", "lost-messages", "transport-errors", "verdict")
+
+
+def require(module: str):
+    """Import `module`, or skip (fail in CI) saying what to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        message = f"{module} is not installed: pip install -r analysis/requirements.txt"
+        if os.environ.get("RTSOAK_CI") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def rendered(result: Path, format_name: str, tmp_path: Path) -> Path:
+    """`rtsoak report --format NAME` of the saved real result, written to a file."""
+    out = tmp_path / format_name
+    completed = subprocess.run(
+        [str(rtsoak_binary()), "report", "--format", format_name, "-o", str(out), str(result)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return out
+
+
+def label(run: dict) -> str:
+    setup = run.get("ring_setup_requested")
+    return f"rtsoak.{run['transport']}" + (f".{setup}" if setup else "")
+
+
+def test_junit_validates_against_the_junit_schema(real_result, tmp_path):
+    xmlschema = require("xmlschema")
+    schema = xmlschema.XMLSchema(str(SCHEMAS / "junit.xsd"))
+    schema.validate(str(rendered(real_result, "junit", tmp_path)))
+
+
+def test_junitparser_reads_a_testcase_per_transport_and_check_with_the_runs_figures(real_result, real_data, tmp_path):
+    junitparser = require("junitparser")
+    xml = junitparser.JUnitXml.fromfile(str(rendered(real_result, "junit", tmp_path)))
+    suites = list(xml)
+    assert len(suites) == 1, "one suite per invocation"
+    suite = suites[0]
+    cases = {(case.classname, case.name): case for case in suite}
+    runs = {label(run): run for run in real_data["runs"]}
+    for classname, run in runs.items():
+        for check in CHECKS:
+            assert (classname, check) in cases, (classname, check, sorted(cases))
+        results = cases[(classname, "run")].result
+        if run["status"] == "unsupported":
+            assert results and isinstance(results[0], junitparser.Skipped), classname
+        lost = cases[(classname, "lost-messages")].result
+        if run["integrity"]["lost"] > 0:
+            assert lost and isinstance(lost[0], junitparser.Failure), classname
+        else:
+            assert not any(isinstance(r, junitparser.Failure) for r in lost), classname
+    assert ("rtsoak", "verdict") in cases
+    if real_data["verdict"]["status"] == "pass":
+        assert not cases[("rtsoak", "verdict")].result, "a passing invocation fails no testcase"
+    assert suite.tests == len(cases)
+    properties = {p.name: p.value for p in suite.properties()}
+    assert properties["kernel_release"] == real_data["host"]["kernel_release"]
+    for run in measured_runs(real_data):
+        prefix = label(run)
+        assert int(properties[f"{prefix}.messages"]) == run["integrity"]["sent"]
+        assert int(properties[f"{prefix}.lost"]) == run["integrity"]["lost"]
+        delivery = run["series"]["delivery"]["summary"]
+        assert float(properties[f"{prefix}.delivery.longest_us"]) == pytest.approx(delivery["max_ns"] / 1000, abs=0.05)
+        assert float(properties[f"{prefix}.delivery.p99_us"]) == pytest.approx(delivery["p99_ns"] / 1000, abs=0.05)
+
+
+def test_the_verdicts_breaches_fail_the_transport_they_name(real_data, tmp_path):
+    """A breach of a limit is a failure of that transport's `verdict` testcase, typed by the
+    profile key: a copy of the real result with one breach added, rendered by rtsoak."""
+    junitparser = require("junitparser")
+    from conftest import write_result
+
+    data = json.loads(json.dumps(real_data))
+    run = measured_runs(data)[0]
+    data["verdict"]["breaches"].append(
+        {
+            "transport": run["transport"],
+            "series": "delivery",
+            "what": "verdict.max_delivery_us",
+            "figure": 900.0,
+            "limit": 100.0,
+            "unit": "us",
+            "message": f"{run['transport']}: delivery longest 900 us over the 100 us limit",
+        }
+    )
+    data["verdict"]["status"], data["verdict"]["pass"] = "fail", False
+    path = write_result(data, tmp_path / "breached")
+    xml = junitparser.JUnitXml.fromfile(str(rendered(path, "junit", tmp_path)))
+    case = next(c for c in next(iter(xml)) if c.classname == label(run) and c.name == "verdict")
+    failure = case.result[0]
+    assert isinstance(failure, junitparser.Failure)
+    assert failure.type == "verdict.max_delivery_us"
+    assert "900 us" in failure.message
