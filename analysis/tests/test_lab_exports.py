@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,89 @@ def test_the_verdicts_breaches_fail_the_transport_they_name(real_data, tmp_path)
     assert isinstance(failure, junitparser.Failure)
     assert failure.type == "verdict.max_delivery_us"
     assert "900 us" in failure.message
+
+
+LAVA_DIST = Path("/usr/lib/python3/dist-packages")
+DEFINITION = Path(__file__).resolve().parents[2] / "lava" / "rtsoak-compare.yaml"
+
+
+def lava_testdef_schema():
+    """LAVA's own test definition schema, from Debian's lava-common (apt), whose voluptuous
+    rules the pip-installed voluptuous runs."""
+    require("voluptuous")
+    try:
+        from lava_common.schemas.test import testdef
+    except ImportError:
+        if str(LAVA_DIST) not in sys.path and (LAVA_DIST / "lava_common").is_dir():
+            sys.path.append(str(LAVA_DIST))
+        testdef = require("lava_common.schemas.test.testdef")
+    return testdef
+
+
+def lava_helper_dir() -> Path:
+    """lava-dispatcher's test shell helpers (`lava-test-case`, `lava-common-functions`):
+    installed, or unpacked by .ci/run into $LAVA_TEST_SHELL_DIR."""
+    for candidate in (os.environ.get("LAVA_TEST_SHELL_DIR"), LAVA_DIST / "lava_dispatcher" / "lava_test_shell"):
+        if candidate and (Path(candidate) / "lava-test-case").is_file():
+            return Path(candidate)
+    message = "lava-dispatcher's lava_test_shell helpers not found: set LAVA_TEST_SHELL_DIR (see .ci/run)"
+    if os.environ.get("RTSOAK_CI") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_the_lava_definition_validates_against_lavas_own_schema():
+    yaml = require("yaml")
+    definition = yaml.safe_load(DEFINITION.read_text())
+    lava_testdef_schema().validate(definition)
+    assert set(definition["params"]) >= {"PROFILE", "TRANSPORTS", "DURATION"}
+    assert any("rtsoak compare" in step for step in definition["run"]["steps"])
+
+
+def test_inside_a_lava_test_shell_rtsoak_reports_each_figure_through_lava_test_case(tmp_path):
+    """A real short run with LAVA's own `lava-test-case` on PATH (deployed as LAVA deploys it:
+    an interpreter line put in front): every line of the lava export is a test case the helper
+    recorded and signalled, and the signals parse as the dispatcher parses them."""
+    import decimal
+
+    helpers = lava_helper_dir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "lava-test-case").write_text("#!/bin/sh\n" + (helpers / "lava-test-case").read_text())
+    (bin_dir / "lava-test-case").chmod(0o755)
+    (bin_dir / "lava-common-functions").write_text((helpers / "lava-common-functions").read_text())
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", LAVA_RESULT_DIR=str(tmp_path / "lava-results"))
+    out = tmp_path / "run"
+    completed = subprocess.run(
+        [str(rtsoak_binary()), "run", "-q", "-t", "futex", "--profile", "ci", "--duration", "1s", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert (out / "result.json").is_file(), completed.stderr
+    signals = [line for line in completed.stdout.splitlines() if line.startswith("<LAVA_SIGNAL_TESTCASE ")]
+    # The dispatcher's reading (lava_dispatcher/actions/test/shell.py): words after the signal
+    # name, each KEY=VALUE, no space in the id, a measurement a Decimal.
+    cases = {}
+    for line in signals:
+        params = line.strip("<>").split()[1:]
+        data = {}
+        for param in params:
+            key, value = param.split("=")
+            data[key.lower()] = value
+        assert data["result"] in ("pass", "fail", "skip", "unknown"), line
+        if "measurement" in data:
+            decimal.Decimal(data["measurement"])
+        cases[data["test_case_id"]] = data
+    expected = rendered(out / "result.json", "lava", tmp_path).read_text().splitlines()
+    assert len(cases) == len(expected) > 1, (signals, expected)
+    for line in expected:
+        words = line.split()
+        assert words[0] == "lava-test-case"
+        assert words[1] in cases, (words[1], sorted(cases))
+        assert all(c.isalnum() or c in "_-." for c in words[1]), words[1]
+        assert cases[words[1]]["result"] == words[3]
+        assert (tmp_path / "lava-results" / "results" / words[1] / "result").read_text().strip() == words[3]
+    verdict = json.loads((out / "result.json").read_text())["verdict"]["status"]
+    assert cases["verdict"]["result"] == {"pass": "pass", "fail": "fail", "inconclusive": "skip"}[verdict]

@@ -6,6 +6,7 @@ mod bench;
 mod diff;
 mod explain_check;
 mod generate;
+mod lava_shell;
 mod nightly;
 mod probe;
 mod profiles;

@@ -22,6 +22,7 @@ pub mod hgrm;
 pub mod journal;
 pub mod json;
 pub mod junit;
+pub mod lava;
 pub mod markdown;
 pub mod probe;
 pub mod prometheus;
@@ -90,6 +91,12 @@ pub const FORMATS: &[Format] = &[
         file_name: "junit.xml",
         about: "JUnit XML for Jenkins and GitLab: a testcase per transport and check (run, lost messages, transport errors, verdict), figures as properties",
         render: |doc| junit::render(doc).into_bytes(),
+    },
+    Format {
+        name: "lava",
+        file_name: "lava-test-cases.sh",
+        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; run where `lava-test-case` is on PATH",
+        render: |doc| lava::render(doc).into_bytes(),
     },
     Format {
         name: "prometheus",
