@@ -200,3 +200,26 @@ def test_inside_a_lava_test_shell_rtsoak_reports_each_figure_through_lava_test_c
         assert (tmp_path / "lava-results" / "results" / words[1] / "result").read_text().strip() == words[3]
     verdict = json.loads((out / "result.json").read_text())["verdict"]["status"]
     assert cases["verdict"]["result"] == {"pass": "pass", "fail": "fail", "inconclusive": "skip"}[verdict]
+
+
+# The KCIDB I/O schema version rtsoak writes, and the one kcidb-io validates it at.
+KCIDB_VERSION = (4, 5)
+
+
+def test_kcidb_validates_with_kcidb_io_at_the_pinned_schema_version(real_result, real_data, tmp_path):
+    kcidb_io = require("kcidb_io")
+    document = json.loads(rendered(real_result, "kcidb", tmp_path).read_text())
+    schema = kcidb_io.schema.V4_5
+    assert (schema.major, schema.minor) == KCIDB_VERSION
+    assert (document["version"]["major"], document["version"]["minor"]) == KCIDB_VERSION
+    schema.validate(document)
+    tests = {t["path"]: t for t in document["tests"]}
+    for run in measured_runs(real_data):
+        setup = run.get("ring_setup_requested")
+        prefix = f"rtsoak.{run['transport']}" + (f".{setup}" if setup else "")
+        delivery = tests[f"{prefix}.delivery"]
+        assert delivery["number"] == {"value": run["series"]["delivery"]["summary"]["max_ns"] / 1000, "unit": "us"}
+        assert delivery["environment"]["misc"]["kernel_release"] == real_data["host"]["kernel_release"]
+        assert tests[prefix]["status"] in ("PASS", "FAIL", "ERROR", "SKIP")
+    verdict = {"pass": "PASS", "fail": "FAIL", "inconclusive": "SKIP"}[real_data["verdict"]["status"]]
+    assert tests["rtsoak.verdict"]["status"] == verdict

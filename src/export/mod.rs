@@ -22,6 +22,7 @@ pub mod hgrm;
 pub mod journal;
 pub mod json;
 pub mod junit;
+pub mod kcidb;
 pub mod lava;
 pub mod markdown;
 pub mod probe;
@@ -91,6 +92,12 @@ pub const FORMATS: &[Format] = &[
         file_name: "junit.xml",
         about: "JUnit XML for Jenkins and GitLab: a testcase per transport and check (run, lost messages, transport errors, verdict), figures as properties",
         render: |doc| junit::render(doc).into_bytes(),
+    },
+    Format {
+        name: "kcidb",
+        file_name: "kcidb.json",
+        about: "KCIDB I/O v4.5 for KernelCI: a test per transport and series, path rtsoak.<transport>.<series>, the kernel and board as its environment",
+        render: kcidb::render,
     },
     Format {
         name: "lava",
