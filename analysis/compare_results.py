@@ -74,7 +74,9 @@ def draw_longest_bars(ax, baseline, new, name) -> None:
     # Room above the tallest bar for its label, and the legend below the axes, off the bars.
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 3)
-    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
+    plotting.fit_tick_labels(ax)
+    # Below the (possibly turned) tick labels, off the bars.
+    plotting.legend_below(ax)
 
 
 def main() -> None:
@@ -89,7 +91,10 @@ def main() -> None:
 
 def render(baseline, new, output_dir) -> str:
     """Write compare.png and .svg into output_dir; return the figure-by-figure comparison."""
-    fig, axes = plotting.plt.subplots(2, len(HEADLINE_SERIES), figsize=(11, 9), squeeze=False, layout="constrained")
+    # Wider for many bars (a ring-setup comparison has a group per transport and setup), so
+    # their labels, turned if need be, stay apart.
+    width = max(11.0, 0.8 * len(paired(baseline, new)))
+    fig, axes = plotting.plt.subplots(2, len(HEADLINE_SERIES), figsize=(width, 9), squeeze=False, layout="constrained")
     for column, name in enumerate(HEADLINE_SERIES):
         ax = axes[0][column]
         for result, style, role in ((baseline, "--", "baseline"), (new, "-", "new")):
@@ -99,6 +104,9 @@ def render(baseline, new, output_dir) -> str:
                     color = plotting.transport_color(transport.label, position)
                     draw_curve(ax, series, color, f"{transport.label} {role}", linestyle=style)
         style_percentile_axes(ax, f"{series_title(name)}: baseline dashed, new solid")
+        # Below the curves, two columns: beside them, a legend of every transport twice would
+        # squeeze the bars underneath.
+        plotting.legend_below(ax, fontsize="x-small")
         floor = plotting.latency_floor_us(
             [t.get(name) for r in (baseline, new) for t in r.measured_transports()]
         )

@@ -86,8 +86,8 @@ def render(results, series_names, output_dir) -> str:
         ax.set_xlabel("latency (us, log scale; the first bin also counts the fastest 1 %)")
         ax.set_title(series_title(name))
         ax.grid(True, which="major", alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize="small")
+        # Beside the axes: with a dozen curves, no corner inside is free.
+        plotting.legend_beside(ax)
     axes[0][0].set_ylabel("samples per bin (log scale)")
     fig.suptitle("Latency histogram per transport")
     plotting.save_figure(fig, output_dir, "histogram", results)

@@ -146,6 +146,11 @@ def describe_axes(ax) -> dict:
     ]
     bars = [b for b in bars if b is not None and b.height > 0]
     legend_box = legend.get_window_extent(renderer) if legend else None
+    # Every drawn point of every curve (lines, and the steps of `stairs`) inside the axes, in
+    # display coordinates.
+    vertices = [line.get_transform().transform(line.get_xydata()) for line in ax.get_lines() if line.get_visible()]
+    vertices += [p.get_transform().transform(p.get_path().vertices) for p in ax.patches if p.get_visible()]
+    points = [point for block in vertices if len(block) for point in block if inside.contains(*point)]
     return {
         "title": ax.get_title(),
         "xlabel": ax.get_xlabel(),
@@ -156,7 +161,40 @@ def describe_axes(ax) -> dict:
         "xticklabels_collide": any(_overlaps(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]),
         "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
         "legend_covers_bars": bool(legend_box) and any(_overlaps(legend_box, bar) for bar in bars),
+        "legend_covers_curves": bool(legend_box) and any(legend_box.contains(*point) for point in points),
     }
+
+
+def legend_beside(ax) -> None:
+    """The legend to the right of the axes, outside the data area, so it never covers a curve
+    however many there are (the saved figure grows to hold it)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+
+
+def legend_below(ax, fontsize: str = "small") -> None:
+    """The legend under the axes, below its tick labels and axis label, in two columns."""
+    if not ax.get_legend_handles_labels()[0]:
+        return
+    ax.figure.canvas.draw()
+    axis_box = ax.xaxis.get_tightbbox(ax.figure.canvas.get_renderer())
+    below = axis_box.transformed(ax.transAxes.inverted()).y0 if axis_box else -0.12
+    ax.legend(fontsize=fontsize, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=2)
+
+
+def fit_tick_labels(ax) -> None:
+    """Turn the x tick labels until no two overlap: level, then 30 degrees, then upright (long
+    labels such as `futex (defer-taskrun)` side by side run into each other level)."""
+    fig = ax.figure
+    for rotation, align in ((0, "center"), (30, "right"), (90, "center")):
+        for label in ax.get_xticklabels():
+            label.set_rotation(rotation)
+            label.set_horizontalalignment(align)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+        if not any(_overlaps(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]):
+            return
 
 
 def save_figure(fig, output_dir: Path, name: str, results) -> list[Path]:

@@ -30,7 +30,7 @@ pub enum Command {
     /// Soak one transport.
     Run {
         /// Transport to soak (see `rtsoak probe` for what this kernel supports).
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = Named(transport_names), hide_possible_values = true)]
         transport: String,
         #[command(flatten)]
         soak: SoakArgs,
@@ -38,7 +38,8 @@ pub enum Command {
     /// Soak several transports in turn under identical conditions and print one table.
     Compare {
         /// Transports to compare, comma-separated (default: the profile's list, or every one).
-        #[arg(short, long, value_delimiter = ',')]
+        #[arg(short, long, value_delimiter = ',',
+            value_parser = Named(transport_names), hide_possible_values = true)]
         transports: Option<Vec<String>>,
         #[command(flatten)]
         soak: SoakArgs,
@@ -53,7 +54,8 @@ pub enum Command {
         #[arg(long, value_parser = parse_cpus)]
         rt_cpus: Option<::std::vec::Vec<usize>>,
         /// Profile whose CPU layout and RT policy are judged.
-        #[arg(short, long, default_value = "default")]
+        #[arg(short, long, default_value = "default",
+            value_parser = Named(profile_names), hide_possible_values = true)]
         profile: String,
     },
     /// Re-render saved results (a result.json or its directory) in any output format.
@@ -76,7 +78,7 @@ pub enum Command {
     /// List the built-in profiles, or print one.
     Profiles {
         /// Print this profile's TOML.
-        #[arg(long)]
+        #[arg(long, value_parser = Named(profile_names), hide_possible_values = true)]
         show: Option<String>,
     },
     /// Compare a result with a baseline per transport (and ring setup) and series:
@@ -189,6 +191,42 @@ fn run_takes_one_run(run: clap::Command) -> clap::Command {
     })
 }
 
+/// A value taken as given whose known names the completion scripts offer: a transport name is
+/// checked where the plan is resolved (with its own message), and a profile may also be a path.
+#[derive(Clone)]
+struct Named(fn() -> Vec<&'static str>);
+
+impl clap::builder::TypedValueParser for Named {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            (self.0)()
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+fn transport_names() -> Vec<&'static str> {
+    crate::transport::names()
+}
+
+fn profile_names() -> Vec<&'static str> {
+    crate::profile::builtin_names().to_vec()
+}
+
 /// Parse the process's arguments with [`command`]; exits with clap's message on a usage error.
 pub fn parse() -> Cli {
     use clap::FromArgMatches;
@@ -199,7 +237,8 @@ pub fn parse() -> Cli {
 #[derive(Debug, Args)]
 pub struct SoakArgs {
     /// Built-in profile name or path to a TOML profile.
-    #[arg(short, long, default_value = "default")]
+    #[arg(short, long, default_value = "default",
+        value_parser = Named(profile_names), hide_possible_values = true)]
     pub profile: String,
     /// What the command line changes in the profile.
     #[command(flatten)]

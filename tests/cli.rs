@@ -223,6 +223,109 @@ fn completions_and_manual_pages_come_from_the_command_line_definition() {
     }
 }
 
+/// The words bash offers after `rtsoak <words>` when the last one is `current`, as the
+/// generated completion computes them (`complete -F _rtsoak`, then the function's COMPREPLY).
+fn bash_offers(words: &[&str], current: &str) -> Vec<String> {
+    let script = rtsoak()
+        .args(["completions", "bash"])
+        .output()
+        .unwrap()
+        .stdout;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rtsoak.bash");
+    std::fs::write(&file, script).unwrap();
+    let mut line: Vec<&str> = vec!["rtsoak"];
+    line.extend_from_slice(words);
+    line.push(current);
+    let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        "source '{}'; COMP_WORDS=({}); COMP_CWORD={}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; \
+         COMP_POINT=${{#COMP_LINE}}; _rtsoak rtsoak '{current}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        file.display(),
+        quoted.join(" "),
+        line.len() - 1,
+        line[line.len() - 2],
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-c", &program])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_transport_profile_and_format_names_and_comma_lists_of_them() {
+    let transports = bash_offers(&["compare", "-t"], "");
+    for name in rtsoak::transport::names() {
+        assert!(
+            transports.iter().any(|w| w == name),
+            "-t offers {name}: {transports:?}"
+        );
+    }
+    let after_comma = bash_offers(&["compare", "-t"], "futex,msg");
+    assert_eq!(after_comma, ["futex,msg-ring"], "the list so far is kept");
+    let profiles = bash_offers(&["compare", "--profile"], "");
+    for name in rtsoak::profile::builtin_names() {
+        assert!(
+            profiles.iter().any(|w| w == name),
+            "--profile offers {name}: {profiles:?}"
+        );
+    }
+    let formats = bash_offers(&["run", "--export"], "hdr-log,");
+    for name in rtsoak::export::names() {
+        let offered = format!("hdr-log,{name}");
+        assert!(
+            formats.contains(&offered),
+            "--export offers {offered}: {formats:?}"
+        );
+    }
+}
+
+#[test]
+fn the_manual_page_has_exit_status_and_value_placeholders_in_its_synopsis() {
+    let page = String::from_utf8(rtsoak().arg("man").output().unwrap().stdout).unwrap();
+    assert!(page.contains(".SH \"EXIT STATUS\""), "{page}");
+    assert!(!page.contains(".SH EXTRA"), "no EXTRA section: {page}");
+    let dir = tempfile::tempdir().unwrap();
+    rtsoak()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let run = std::fs::read_to_string(dir.path().join("rtsoak-run.1")).unwrap();
+    let synopsis = run
+        .split(".SH SYNOPSIS")
+        .nth(1)
+        .and_then(|rest| rest.split(".SH ").next())
+        .expect("rtsoak-run(1) has a SYNOPSIS");
+    for placeholder in ["<TRANSPORT>", "<PROFILE>", "<DURATION>"] {
+        assert!(
+            synopsis.contains(placeholder),
+            "{placeholder} in {synopsis}"
+        );
+    }
+    assert!(
+        run.contains(".SH \"EXIT STATUS\""),
+        "rtsoak-run(1) has EXIT STATUS too"
+    );
+    // Each exit code is a line of its own: the last one does not run into the next sentence.
+    let status = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+    assert!(
+        !status.contains("signal (the result is saved, marked interrupted) When"),
+        "{status}"
+    );
+}
+
 #[test]
 fn the_install_script_installs_binary_pages_and_completions() {
     let prefix = tempfile::tempdir().unwrap();
@@ -254,6 +357,24 @@ fn the_install_script_installs_binary_pages_and_completions() {
             .join("share/man/man1/rtsoak-worker.1")
             .exists()
     );
+    // The units are installed where systemd reads them, starting the binary just installed.
+    let bin = prefix.path().join("bin/rtsoak");
+    for unit in [
+        "rtsoak-nightly.service",
+        "rtsoak@.service",
+        "rtsoak-nightly.timer",
+        "rtsoak@.timer",
+    ] {
+        let installed =
+            std::fs::read_to_string(prefix.path().join("lib/systemd/system").join(unit)).unwrap();
+        if unit.ends_with(".service") {
+            assert!(
+                installed.contains(&format!("ExecStart={} ", bin.display())),
+                "{unit}: {installed}"
+            );
+            assert!(!installed.contains("/usr/local/bin/rtsoak"), "{unit}");
+        }
+    }
     // The units name the installed pages.
     for unit in ["rtsoak-nightly.service", "rtsoak@.service"] {
         let text = std::fs::read_to_string(

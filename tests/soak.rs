@@ -212,6 +212,54 @@ fn a_quiet_run_misses_almost_no_period() {
     );
 }
 
+/// Intervals cover the measured phase and nothing after it: the drain after stop (up to the
+/// delivery timeout) is no measured time, so a consumer that places intervals by their length
+/// (the HdrHistogram log processor, `plot_intervals.py`) sees the run's true span.
+#[test]
+fn intervals_end_where_the_measured_phase_ends() {
+    let _serial = serial();
+    // One interval longer than the run (the default) and several shorter ones.
+    for interval in ["10s", "1s"] {
+        let (_dir, doc) = saved_run(&[
+            "run",
+            "-q",
+            "-t",
+            "futex",
+            "--profile",
+            "ci",
+            "--duration",
+            "2s",
+            "--interval",
+            interval,
+        ]);
+        let run = &doc.runs[0];
+        let plan = &doc.plan;
+        assert!(!run.intervals.is_empty());
+        for i in &run.intervals {
+            assert!(
+                i.length_ns <= plan.interval_ns,
+                "--interval {interval}: interval {} is {} ns long, more than {} ns",
+                i.index,
+                i.length_ns,
+                plan.interval_ns
+            );
+            assert!(
+                i.start_ns + i.length_ns <= run.measured_ns + plan.period_ns,
+                "--interval {interval}: interval {} ends at {} ns, after the measured {} ns",
+                i.index,
+                i.start_ns + i.length_ns,
+                run.measured_ns
+            );
+        }
+        let covered: u64 = run.intervals.iter().map(|i| i.length_ns).sum();
+        assert!(
+            covered.abs_diff(run.measured_ns) <= plan.period_ns,
+            "--interval {interval}: intervals cover {covered} ns of a {} ns measured run",
+            run.measured_ns
+        );
+    }
+}
+
 #[test]
 fn worker_memory_does_not_grow_with_run_length() {
     let _serial = serial();

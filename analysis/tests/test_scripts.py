@@ -308,6 +308,47 @@ def test_trend_dates_and_compare_legends_never_collide(real_data, tmp_path):
         assert not axes["legend_covers_bars"], axes["title"]
 
 
+def ring_setup_comparison(data: dict) -> dict:
+    """A ring-setup comparison made from a real result: each run twice, as `defer-taskrun` and
+    `none`, so the labels are as long as they get (`eventfd-multishot (defer-taskrun)`)."""
+    variant = copy.deepcopy(data)
+    variant["plan"]["ring_setup_variants"] = ["defer-taskrun", "none"]
+    runs = []
+    for setup in ("defer-taskrun", "none"):
+        for run in data["runs"]:
+            run = copy.deepcopy(run)
+            run["ring_setup_requested"] = setup
+            runs.append(run)
+    variant["runs"] = runs
+    return variant
+
+
+def test_compare_bar_labels_of_a_ring_setup_comparison_do_not_overlap(real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    path = write_result(ring_setup_comparison(real_data), tmp_path / "setups")
+    result = load_result(str(path))
+    drawn = draw_in_process("compare_results", result, result, tmp_path)
+    bar_axes = [a for a in drawn["compare"]["axes"] if "longest" in a["title"]]
+    assert bar_axes
+    for axes in bar_axes:
+        assert any("(defer-taskrun)" in label for label in axes["xticklabels"]), axes["xticklabels"]
+        assert not axes["xticklabels_collide"], axes["xticklabels"]
+
+
+@pytest.mark.parametrize("script", ("plot_histogram", "plot_percentiles"))
+def test_the_legend_covers_no_curve(script, real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    # The two-setup comparison draws twice the curves: the crowded case.
+    path = write_result(ring_setup_comparison(real_data), tmp_path / "setups")
+    name = script.removeprefix("plot_")
+    drawn = draw_in_process(script, [load_result(str(path))], list(HEADLINE), tmp_path)
+    for axes in drawn[name]["axes"]:
+        if axes["legend"]:
+            assert not axes["legend_covers_curves"], (name, axes["title"], axes["legend"])
+
+
 def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_result, tmp_path):
     import json
     import os

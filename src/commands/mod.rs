@@ -7,6 +7,7 @@ mod diff;
 pub mod environment;
 mod explain_check;
 mod generate;
+mod lava_shell;
 mod nightly;
 mod probe;
 mod profiles;

@@ -148,6 +148,7 @@ pub fn soak(
     {
         saver.fail(error);
     }
+    super::lava_shell::report(&doc);
 
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);

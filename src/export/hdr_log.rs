@@ -51,9 +51,14 @@ pub fn render(doc: &ResultDoc) -> String {
         let key = RunKey::of(run).tag();
         for interval in &run.intervals {
             for name in REPORTED_SERIES {
+                // A series the run leaves out (an own wake its transport cannot tell apart)
+                // gets no tag, even where its intervals hold an empty histogram for it.
                 let Some(series) = interval.series.get(name) else {
                     continue;
                 };
+                if !run.series.contains_key(name) {
+                    continue;
+                }
                 // The max column is the histogram's (as the Java writer's), not the exact max.
                 let max_ns = decode_histogram(&series.histogram).map_or(0, |h| h.max());
                 let _ = writeln!(
@@ -88,6 +93,7 @@ mod tests {
 
     use super::*;
     use crate::record::RingSetup;
+    use crate::result::IntervalSeries;
     use crate::stats::new_histogram;
     use crate::testing::fixture::two_round_doc;
 
@@ -189,6 +195,26 @@ mod tests {
         for entry in IntervalLogIterator::new(text.as_bytes()) {
             entry.expect("every line parses");
         }
+    }
+
+    #[test]
+    fn a_series_the_run_leaves_out_gets_no_tag_even_with_an_interval_histogram() {
+        let mut doc = two_round_doc();
+        let run = doc
+            .runs
+            .iter_mut()
+            .find(|r| !r.intervals.is_empty() && !r.series.contains_key("own_wake"))
+            .expect("the fixture has a run with intervals and no own-wake figure");
+        let tag = format!("{}/own_wake", RunKey::of(run).tag());
+        for interval in &mut run.intervals {
+            let empty = IntervalSeries {
+                stats: Default::default(),
+                histogram: crate::stats::encode_histogram(&new_histogram()),
+            };
+            interval.series.insert("own_wake".to_string(), empty);
+        }
+        let tags = read_like_java(&render(&doc));
+        assert!(!tags.contains(&tag), "{tag} in {tags:?}");
     }
 
     #[test]

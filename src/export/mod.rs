@@ -21,6 +21,9 @@ pub mod headline;
 pub mod hgrm;
 pub mod journal;
 pub mod json;
+pub mod junit;
+pub mod kcidb;
+pub mod lava;
 pub mod markdown;
 pub mod probe;
 pub mod prometheus;
@@ -83,6 +86,24 @@ pub const FORMATS: &[Format] = &[
         file_name: "histogram.txt",
         about: "cyclictest `# Histogram` file: 1 us buckets, one column per transport and series",
         render: |doc| cyclictest::render(doc).into_bytes(),
+    },
+    Format {
+        name: "junit",
+        file_name: "junit.xml",
+        about: "JUnit XML for Jenkins and GitLab: a testcase per transport and check (run, lost messages, transport errors, verdict), figures as properties",
+        render: |doc| junit::render(doc).into_bytes(),
+    },
+    Format {
+        name: "kcidb",
+        file_name: "kcidb.json",
+        about: "KCIDB I/O v4.5 for KernelCI: a test per transport and series, path rtsoak.<transport>.<series>, the kernel and board as its environment",
+        render: kcidb::render,
+    },
+    Format {
+        name: "lava",
+        file_name: "lava-test-cases.sh",
+        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; run where `lava-test-case` is on PATH",
+        render: |doc| lava::render(doc).into_bytes(),
     },
     Format {
         name: "prometheus",

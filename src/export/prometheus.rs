@@ -419,6 +419,24 @@ mod tests {
     use crate::testing::fixture::two_round_doc;
 
     #[test]
+    fn the_dashboards_failure_panel_adds_every_count_that_fails_a_run() {
+        let dashboard: serde_json::Value =
+            serde_json::from_str(include_str!("../../analysis/grafana/rtsoak-fleet.json")).unwrap();
+        let panel = dashboard["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["title"].as_str().unwrap().contains("transport failures"))
+            .expect("the dashboard has a transport failures panel");
+        let expr = panel["targets"][0]["expr"].as_str().unwrap();
+        for (name, help, _) in COUNTS {
+            if help.contains("any fails the run") {
+                assert!(expr.contains(name), "the panel leaves out {name}: {expr}");
+            }
+        }
+    }
+
+    #[test]
     fn the_metrics_render_with_help_type_and_labels() {
         insta::assert_snapshot!(render(&two_round_doc()));
     }

@@ -176,9 +176,12 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     }
 
     // An own-wake figure exists only where the transport told its own wakes apart: elsewhere
-    // the (empty) series would read as a measurement.
+    // the (empty) series would read as a measurement, in the run's figures and its intervals'.
     if !attribution.attributable() {
         series.remove(record::Series::OwnWake.name());
+        for interval in intervals.values_mut() {
+            interval.series.remove(record::Series::OwnWake.name());
+        }
     }
     RunResult {
         ring_setup_requested: None,

@@ -79,6 +79,7 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     counters.planned_periods = total_periods - warmup_periods;
     let mut intervals = Intervals::new(
         start_ns + spec.warmup_periods * spec.period_ns,
+        start_ns + total_periods * spec.period_ns,
         spec.interval_ns,
     );
     let mut usage_before = None;

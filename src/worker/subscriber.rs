@@ -172,8 +172,15 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
             } else {
                 region.control.start_ns.load(Ordering::Acquire)
             };
+            let measure_start_ns = start_ns + spec.warmup_periods * spec.period_ns;
+            let measure_end_ns = if end_of_life_ns != u64::MAX {
+                end_of_life_ns
+            } else {
+                measure_start_ns + spec.measured_periods * spec.period_ns
+            };
             intervals = Some(Intervals::new(
-                start_ns + spec.warmup_periods * spec.period_ns,
+                measure_start_ns,
+                measure_end_ns,
                 spec.interval_ns,
             ));
         }
