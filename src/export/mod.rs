@@ -24,6 +24,7 @@ pub mod json;
 pub mod markdown;
 pub mod probe;
 pub mod prometheus;
+mod tail;
 pub mod textfile;
 
 use crate::result::{ResultDoc, RunResult};
