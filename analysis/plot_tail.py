@@ -77,6 +77,8 @@ def draw(ax_level, ax_qq, title: str, model: dict) -> None:
         ax_level.fill_between(x, low, high, color="tab:blue", alpha=0.2, label="95 % interval")
     ax_level.axvline(span_s, color="gray", linestyle="--", linewidth=0.8)
     ax_level.set_xscale("log")
+    # Far intervals span decades: a linear axis would flatten the data to a line.
+    ax_level.set_yscale("log")
     ax_level.set_xlabel("return period (s); dashed: span measured")
     ax_level.set_ylabel("latency (us)")
     ax_level.set_title(title, fontsize=9)
