@@ -60,6 +60,16 @@ fn the_first_fifth_predicts_the_rest() {
         let doc = store::load(std::path::Path::new(path)).unwrap();
         let (period_ns, threshold_ns) = (doc.plan.period_ns, doc.plan.threshold_ns);
         for run in &doc.runs {
+            // What the coordinator spent on this run's tails, re-measured on the same input.
+            let start = std::time::Instant::now();
+            let tails = rtsoak::result::tail::estimate_run(run, period_ns, threshold_ns);
+            let outliers: usize = run.series.values().map(|s| s.outliers.len()).sum();
+            println!(
+                "{}: {} tail estimates in {:.3} s ({outliers} outliers in all series)",
+                run.transport,
+                tails.len(),
+                start.elapsed().as_secs_f64()
+            );
             let split_ns = run.measured_ns / 5;
             for (name, series) in &run.series {
                 if !run.tail.contains_key(name) {

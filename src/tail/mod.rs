@@ -27,6 +27,10 @@ use decluster::{Exceedance, decluster};
 /// Fewer clusters than this over every candidate and there is nothing to fit: the shape's
 /// standard error would be above 0.2 and the fit test blind.
 pub const MIN_CLUSTERS: u64 = 30;
+/// Candidates with more clusters than this are skipped: a threshold that low sits in the body,
+/// and the fit test's bootstrap (99 refits) grows with the sample, so this bounds the cost with
+/// a long outlier list (`run.outliers_max` up to 100 000) to well under a second.
+pub const MAX_CLUSTERS: usize = 1000;
 /// A shape interval reaching this far cannot rule out a tail whose mean is infinite: the
 /// "worst in a day" is then one event's luck, and no return level is claimed.
 pub const HEAVY_XI: f64 = 1.0;
@@ -97,6 +101,14 @@ pub fn estimate(input: &TailInput) -> TailEstimate {
     let over_threshold = over_threshold(clusters.maxima.len() as u64, samples, input);
     let mut fitted = Vec::new();
     for threshold_ns in threshold::candidates(input.histogram, input.threshold_ns, MIN_CLUSTERS) {
+        let over = clusters
+            .maxima
+            .iter()
+            .filter(|&&v| v > threshold_ns as f64)
+            .count();
+        if over > MAX_CLUSTERS {
+            continue;
+        }
         match fit_over(&exceedances, &clusters, threshold_ns) {
             Some(candidate) => fitted.push(candidate),
             None => break,
