@@ -22,6 +22,7 @@ import compare_results
 import plot_histogram
 import plot_intervals
 import plot_percentiles
+import plot_tail
 import plotting
 from rtsoak_results import HEADLINE_SERIES, Result, format_table, load_result
 from summary_table import COLUMNS, result_rows, threshold_text
@@ -169,6 +170,11 @@ def render_report(result: Result, baseline: Result | None, output_dir: Path) -> 
         figure_html("percentiles", "Latency by percentile; dots are the exact maxima"),
         figure_html("intervals", "Maximum and over-threshold count per interval: where the spikes fall in time"),
     ]
+    plot_tail.render([result], output_dir)
+    if (output_dir / "tail.png").is_file():
+        figures.append(
+            figure_html("tail", "Tail estimates: return level per span with its 95 % band, and the fit's QQ plot")
+        )
     if baseline is not None:
         compare_results.render(baseline, result, output_dir)
         figures.append(figure_html("compare", f"Baseline {baseline.label} (dashed, hatched) vs this result"))

@@ -49,6 +49,9 @@ pub mod protocol;
 
 pub mod stats;
 
+// What lies beyond the samples: extreme-value estimates of each series' tail.
+pub mod tail;
+
 // What a run leaves: the result, judged, rendered.
 pub mod result;
 

@@ -193,6 +193,9 @@ pub struct Limits {
     pub max_over_threshold: Option<u64>,
     /// The same as a rate: over-threshold samples per million samples of the series.
     pub max_over_threshold_per_million: Option<u64>,
+    /// Worst send call, and separately delivery, to expect once a day (the tail estimate's
+    /// one-day return level).
+    pub max_expected_per_day_ns: Option<u64>,
     /// Fewest messages a transport must have sent for its figures to count.
     pub min_messages: Option<u64>,
     /// Most measured periods a transport may miss (its rounds added): a missed period is a

@@ -135,6 +135,8 @@ pub fn run_one(
         workers: outputs,
         noise,
     });
+    // After the run, never during it: the fits cost CPU the measuring loops must not share.
+    result.tail = crate::result::tail::estimate_run(&result, plan.period_ns, plan.threshold_ns);
     // A multi-hour run keeps a bounded interval list (coarser, nothing lost).
     result.intervals = crate::result::coarsen::coarsen(
         std::mem::take(&mut result.intervals),

@@ -1,6 +1,7 @@
 //! The details for a terminal, every table behind the headline: the runs-and-integrity table
 //! with its problems under it, one aligned table per latency series, the rate differences, the
-//! causes, the per-round table when there were several rounds, the legend and every caveat,
+//! causes, the per-round table when there were several rounds, the tail estimates, the legend
+//! and every caveat,
 //! each block after a blank line. What `--details` prints after the headline
 //! ([`super::headline`]), and `rtsoak report --format details` alone.
 
@@ -23,6 +24,12 @@ pub fn render(doc: &ResultDoc) -> String {
     lines(&mut out, &c.causes);
     if let Some(rounds) = &c.rounds {
         lay_out(&mut out, rounds);
+    }
+    if let Some((table, under)) = super::tail::tail_block(doc) {
+        if let Some(table) = table {
+            lay_out(&mut out, &table);
+        }
+        lines(&mut out, &under);
     }
     lines(&mut out, &c.legend);
     if !c.caveats.is_empty() {
@@ -87,6 +94,45 @@ mod tests {
     fn a_single_run_has_no_per_round_table() {
         let text = render(&one_run_doc());
         assert!(!text.contains("Per round"), "{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    /// 40 000 samples at 500 us, 20 us plus an exponential 2 us, as a worker records them.
+    fn synthetic_tail() -> crate::record::TailEstimate {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut recorder = crate::stats::Recorder::new(30_000, 1000);
+        for i in 0..40_000u64 {
+            let value = 20_000.0 - (1.0 - rng.f64()).ln() * 2_000.0;
+            recorder.record(i * 500_000, value as u64);
+        }
+        let mut histogram = crate::stats::new_histogram();
+        for bucket in recorder.interval.iter_recorded() {
+            let count = u64::from(bucket.count_at_value());
+            histogram
+                .record_n(bucket.value_iterated_to(), count)
+                .unwrap();
+        }
+        let (outliers, dropped) = recorder.outliers();
+        crate::tail::estimate(&crate::tail::TailInput {
+            outliers,
+            outliers_dropped: dropped,
+            histogram: &histogram,
+            measured_ns: 40_000 * 500_000,
+            period_ns: 500_000,
+            threshold_ns: 30_000,
+        })
+    }
+
+    #[test]
+    fn tail_estimates_show_their_levels_or_why_there_are_none() {
+        let mut doc = one_run_doc();
+        for run in &mut doc.runs {
+            run.tail = crate::result::tail::estimate_run(run, 500_000, 20_000);
+            // The fixture's series are too short for a fit: add one that has a tail.
+            run.tail.insert("timer".to_string(), synthetic_tail());
+        }
+        let text = render(&doc);
+        assert!(text.contains("Tail estimates"), "{text}");
         insta::assert_snapshot!(text);
     }
 

@@ -27,6 +27,7 @@ pub mod lava;
 pub mod markdown;
 pub mod probe;
 pub mod prometheus;
+mod tail;
 pub mod textfile;
 
 use crate::result::{ResultDoc, RunResult};

@@ -40,6 +40,20 @@ pub fn shortfalls(doc: &ResultDoc, merged: &[TransportRuns<'_>]) -> Vec<Inconclu
                 message: format!("{}: {text}", t.label),
             });
         };
+        if doc.plan.verdict.max_expected_per_day_ns.is_some() {
+            for series in super::tail_limit::SERIES {
+                if let Some(why) = super::tail_limit::not_estimable(t, series) {
+                    reason(
+                        InconclusiveKind::TailNotEstimable,
+                        format!(
+                            "verdict.max_expected_per_day_us cannot judge {}: its tail is not \
+                             estimable ({why})",
+                            series.name()
+                        ),
+                    );
+                }
+            }
+        }
         if let Some(text) = missed_too_many(doc, t) {
             reason(InconclusiveKind::MissedPeriods, text);
         }

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod diff_causes;
 pub mod measured;
 pub mod rates;
+pub mod tail_limit;
 pub mod verdict;
 
 pub use caveats::{caveats, ranked as ranked_caveats};

@@ -135,6 +135,20 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
             text,
         );
     }
+    if let Some(limit_ns) = limits.max_expected_per_day_ns {
+        for judged in super::tail_limit::SERIES {
+            if let Some(level_ns) = super::tail_limit::breach(t, judged, limit_ns) {
+                let (level, limit) = (level_ns / 1e3, us(limit_ns));
+                let series = judged.name();
+                let text = format!(
+                    "{series} expected once a day {level:.1} us (tail estimate) > {limit} us \
+                     allowed"
+                );
+                let what = Limit::MaxExpectedPerDay;
+                breach(what, Some(series), level, limit, "us", text);
+            }
+        }
+    }
     for judged in JUDGED_SERIES {
         let series = judged.name();
         let s = t.summary(series);

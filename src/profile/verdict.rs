@@ -29,6 +29,11 @@ pub struct VerdictSection {
     /// spell the default out still load).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_lost: Option<u64>,
+    /// Worst send call (and, separately, delivery) to expect once a day, from the tail estimate
+    /// (its one-day return level), microseconds. A run whose tail gives no estimate makes the
+    /// verdict inconclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_expected_per_day_us: Option<u64>,
     /// Fewest messages each transport must have sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_messages: Option<u64>,
@@ -107,6 +112,10 @@ pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, Profile
         max_send_call_ns: latency("verdict.max_send_call_us", section.max_send_call_us)?,
         max_delivery_ns: latency("verdict.max_delivery_us", section.max_delivery_us)?,
         max_over_threshold: section.max_over_threshold,
+        max_expected_per_day_ns: latency(
+            "verdict.max_expected_per_day_us",
+            section.max_expected_per_day_us,
+        )?,
         max_over_threshold_per_million: section.max_over_threshold_per_million,
         min_messages: section.min_messages,
         max_missed_periods: section.max_missed_periods,

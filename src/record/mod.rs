@@ -17,6 +17,7 @@ mod series;
 mod setup;
 mod status;
 mod support;
+mod tail;
 
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
@@ -27,3 +28,6 @@ pub use series::{Series, series_names};
 pub use setup::{FdWait, Hygiene, Policy, RingSetup, RtSetup};
 pub use status::Status;
 pub use support::{Support, TransportSupport};
+pub use tail::{
+    FitTestRecord, OverThreshold, ReturnLevel, TailEstimate, TailModel, ThresholdTried,
+};

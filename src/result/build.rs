@@ -200,6 +200,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         intervals: intervals.into_values().collect(),
         workers,
         explanation: None,
+        tail: BTreeMap::new(),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod explain;
 pub mod merge;
 pub mod noise_setup;
 pub mod store;
+pub mod tail;
 pub mod verdict;
 
 use std::collections::BTreeMap;
@@ -218,6 +219,10 @@ pub struct RunResult {
     /// Why each send-call and delivery spike happened (absent when the explainer was off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explanation: Option<explain::Explanation>,
+    /// Extreme-value tail estimates by series (`send_call`, `delivery`, `own_wake`, `timer`):
+    /// the fitted model or why there is none (absent in older results and unmeasured runs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tail: BTreeMap<String, crate::record::TailEstimate>,
 }
 
 /// Everything the noise of one run actually did, so a quiet run can never pass for a noisy one.

@@ -54,6 +54,8 @@ pub enum Limit {
     MinMessages,
     #[serde(rename = "verdict.max_missed_periods")]
     MaxMissedPeriods,
+    #[serde(rename = "verdict.max_expected_per_day_us")]
+    MaxExpectedPerDay,
     #[serde(rename = "verdict.require_preempt_rt")]
     RequirePreemptRt,
     #[serde(rename = "verdict.require_rt_priority")]
@@ -108,6 +110,9 @@ pub enum InconclusiveKind {
     /// Noise did not run as the profile asked: a kind that did no work, or workers that did
     /// not get their policy, priority or CPUs.
     Noise,
+    /// `verdict.max_expected_per_day_us` is set, but a run's tail gave no estimate (too few
+    /// clusters, a rejected fit, a heavy tail).
+    TailNotEstimable,
     /// The baseline comparison compared nothing it should have: no pair, a transport on one
     /// side only, or a side whose figures are incomplete (interrupted, failed, lossy, empty).
     Baseline,

@@ -108,6 +108,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
         reason: None,
         break_event: None,
         explanation: None,
+        tail: Default::default(),
         started_at: format!("2026-11-30T12:00:{:02}Z", round * 10),
         measured_ns: if measured { 2 * INTERVAL_NS } else { 0 },
         ring_setup: measured.then_some(RingSetup::DeferTaskrun),
