@@ -221,7 +221,7 @@ fn noise_that_does_not_wake_the_rt_subscriber_still_contends_and_leaves_delivery
         ],
         &out,
     );
-    assert_eq!(code, 0, "{stderr}");
+    common::assert_code_passed_or_starved(Some(code), &doc, &stderr);
     assert!(!doc.plan.noise.queue.wake_rt_subscriber);
     for run in ran(&doc) {
         let who = &run.transport;

@@ -44,15 +44,20 @@ pub fn saved_run(args: &[&str]) -> (tempfile::TempDir, ResultDoc) {
 /// 7, INCONCLUSIVE for missed periods alone): what a loaded 2-CPU machine can do to a real-time
 /// publisher is not rtsoak's to control, and a test of anything else must not fail on it.
 pub fn assert_passed_or_starved(output: &std::process::Output, doc: &ResultDoc) {
-    use rtsoak::result::verdict::{InconclusiveKind, Status};
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_code_passed_or_starved(output.status.code(), doc, &stderr);
+}
+
+/// [`assert_passed_or_starved`] for a run whose exit code and stderr were already taken apart.
+pub fn assert_code_passed_or_starved(code: Option<i32>, doc: &ResultDoc, stderr: &str) {
+    use rtsoak::result::verdict::{InconclusiveKind, Status};
     let verdict = doc.verdict.as_ref().expect("the result has a verdict");
     let starved = verdict.status == Status::Inconclusive
         && verdict
             .inconclusive
             .iter()
             .all(|i| i.kind == InconclusiveKind::MissedPeriods);
-    match output.status.code() {
+    match code {
         Some(0) => assert_eq!(verdict.status, Status::Pass, "{stderr}"),
         Some(7) if starved => {}
         code => panic!(
