@@ -314,11 +314,7 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
             continue;
         };
         let s = &series.summary;
-        let per_million = if s.count == 0 {
-            0.0
-        } else {
-            s.over_threshold as f64 * 1e6 / s.count as f64
-        };
+        let per_million = s.over_threshold_per_million();
         out.push((format!("{prefix}.{name}.count"), s.count.to_string()));
         out.push((
             format!("{prefix}.{name}.over_threshold_per_million"),

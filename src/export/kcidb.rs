@@ -77,11 +77,7 @@ pub fn render(doc: &ResultDoc) -> Vec<u8> {
                 continue;
             };
             let s = &series.summary;
-            let per_million = if s.count == 0 {
-                0.0
-            } else {
-                s.over_threshold as f64 * 1e6 / s.count as f64
-            };
+            let per_million = s.over_threshold_per_million();
             tests.push(test(
                 format!("{prefix}.{name}"),
                 figure_status(name),

@@ -108,11 +108,7 @@ fn lines(
         };
         let s = &series.summary;
         let failed = breached(Some(name));
-        let per_million = if s.count == 0 {
-            0.0
-        } else {
-            s.over_threshold as f64 * 1e6 / s.count as f64
-        };
+        let per_million = s.over_threshold_per_million();
         out.push((
             format!("{prefix}.{name}.over-threshold"),
             result(failed),

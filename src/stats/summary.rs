@@ -31,6 +31,15 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Samples over the threshold per million samples (0 for a series without samples).
+    pub fn over_threshold_per_million(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.over_threshold as f64 * 1e6 / self.count as f64
+        }
+    }
+
     /// Summarise a series from its histogram and exact counters.
     pub fn new(histogram: &Histogram<u64>, stats: &SampleStats) -> Self {
         if stats.count == 0 {
