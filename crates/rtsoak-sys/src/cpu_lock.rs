@@ -119,15 +119,21 @@ fn try_lock_all(
     Ok(Ok(held))
 }
 
-/// A unix stream socket bound to the abstract `name` and listening, close-on-exec so no worker
-/// or external noise command inherits the lock.
-pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
-    let socket = socket_with(
+/// A non-blocking, close-on-exec unix stream socket: no worker or external noise command
+/// inherits it, and no call on it waits.
+fn unix_stream() -> Result<OwnedFd, Errno> {
+    socket_with(
         AddressFamily::UNIX,
         SocketType::STREAM,
         SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
         None,
-    )?;
+    )
+}
+
+/// A unix stream socket bound to the abstract `name` and listening, close-on-exec so no worker
+/// or external noise command inherits the lock.
+pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
+    let socket = unix_stream()?;
     bind(
         &socket,
         &SocketAddrUnix::new_abstract_name(name.as_bytes())?,
@@ -141,12 +147,7 @@ pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
 /// from here (another PID namespace) or the backlog is full, `Err(ECONNREFUSED)` when nobody
 /// does.
 pub fn listener_of(name: &str) -> Result<Option<(u32, u32)>, Errno> {
-    let socket = socket_with(
-        AddressFamily::UNIX,
-        SocketType::STREAM,
-        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
-        None,
-    )?;
+    let socket = unix_stream()?;
     match connect(
         &socket,
         &SocketAddrUnix::new_abstract_name(name.as_bytes())?,
