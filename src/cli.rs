@@ -75,7 +75,7 @@ pub enum Command {
         #[arg(long)]
         details: bool,
     },
-    /// List the built-in profiles, or print one.
+    /// List the profiles (installed in /etc/rtsoak/profiles, and built-in), or print one.
     Profiles {
         /// Print this profile's TOML.
         #[arg(long, value_parser = Named(profile_names), hide_possible_values = true)]
@@ -236,7 +236,8 @@ pub fn parse() -> Cli {
 /// Options shared by `run` and `compare`.
 #[derive(Debug, Args)]
 pub struct SoakArgs {
-    /// Built-in profile name or path to a TOML profile.
+    /// Profile: a name (installed in /etc/rtsoak/profiles, else built-in) or a path to a TOML
+    /// file.
     #[arg(short, long, default_value = "default",
         value_parser = Named(profile_names), hide_possible_values = true)]
     pub profile: String,

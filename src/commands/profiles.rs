@@ -1,4 +1,5 @@
-//! `rtsoak profiles`: list the built-in profiles or print one.
+//! `rtsoak profiles`: list the profiles a name can give (installed in /etc/rtsoak/profiles, then
+//! built-in) or print one.
 
 use crate::exit::Outcome;
 use crate::profile;
@@ -6,24 +7,27 @@ use crate::profile;
 /// List or show.
 pub fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
     match show {
-        Some(name) => {
-            let text = profile::builtin_text(name).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "no built-in profile `{name}`: the built-in profiles are {}",
-                    profile::builtin_names().join(", ")
-                )
-            })?;
-            print!("{text}");
-        }
+        Some(name) => print!("{}", text_of(name)?),
         None => {
-            for name in profile::builtin_names() {
-                let description = profile::parse(name, profile::builtin_text(name).unwrap_or(""))
+            for name in profile::names() {
+                let (source, text) = profile::named_text(&name)?.unwrap_or_default();
+                let description = profile::parse(&name, &text)
                     .ok()
                     .and_then(|p| p.description)
                     .unwrap_or_default();
-                println!("{name:<10} {description}");
+                println!("{name:<18} {source:<10} {description}");
             }
         }
     }
     Ok(Outcome::Pass)
+}
+
+fn text_of(name: &str) -> anyhow::Result<String> {
+    let Some((_, text)) = profile::named_text(name)? else {
+        anyhow::bail!(
+            "no profile `{name}`: the profiles are {} (rtsoak profiles lists them)",
+            profile::names().join(", ")
+        );
+    };
+    Ok(text)
 }

@@ -8,13 +8,14 @@
 #![forbid(unsafe_code)]
 
 mod builtin;
+mod installed;
 mod layout;
 mod noise;
 mod overrides;
 mod resolve;
 mod verdict;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,7 @@ use crate::plan::{Explain, FutexWake};
 use crate::record::{Policy, RingSetup};
 
 pub use builtin::{builtin_names, builtin_text};
+pub use installed::DIR as INSTALLED_DIR;
 pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
 pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns, profile_values};
 pub use resolve::resolve;
@@ -258,9 +260,13 @@ pub enum ProfileError {
         #[source]
         source: std::io::Error,
     },
-    #[error("no built-in profile named `{name}`: built-in profiles are {}; give one of them \
-        or a path to a .toml file", .known.join(", "))]
+    #[error("no profile named `{name}`: the built-in and installed (in {}) profiles are {}; give \
+        one of them or a path to a .toml file", installed::DIR, .known.join(", "))]
     UnknownBuiltin { name: String, known: Vec<String> },
+    #[error("refusing the installed profile {}: {why}, so another user could choose what rtsoak \
+        runs as root; make it and its directories root's and not writable by group or others \
+        (chown root: and chmod go-w)", .path.display())]
+    UntrustedInstalled { path: PathBuf, why: String },
     #[error(
         "cannot parse profile {name}: {message}\nfix the profile; profiles/README.md lists \
         every key with its unit and allowed values"
@@ -287,10 +293,40 @@ fn is_path(name_or_path: &str) -> bool {
     name_or_path.contains('/') || name_or_path.ends_with(".toml")
 }
 
-/// `name_or_path`: a built-in name, or a path to a TOML file (anything containing '/' or ending
-/// in .toml is a path). Returns the profile and the name to record (built-in name, or the path
-/// as given).
+/// `name_or_path`: a name, or a path to a TOML file (anything containing '/' or ending in .toml
+/// is a path). A name is the installed profile `/etc/rtsoak/profiles/NAME.toml` where there is
+/// one, else the built-in of that name. Returns the profile and the name to record: the
+/// built-in's name, or the path of the file read.
 pub fn load(name_or_path: &str) -> Result<(String, Profile), ProfileError> {
+    load_with(name_or_path, Path::new(installed::DIR))
+}
+
+/// Every name `--profile` takes: the built-in profiles, then installed ones of other names.
+pub fn names() -> Vec<String> {
+    names_with(Path::new(installed::DIR))
+}
+
+fn names_with(installed_dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = builtin_names().iter().map(|n| n.to_string()).collect();
+    for name in installed::names(installed_dir) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Where the profile `name` comes from (`installed` or `built-in`) and its text, or `None`
+/// when there is no profile of that name.
+pub fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
+    if let Some((_, text)) = installed::find(Path::new(installed::DIR), name)? {
+        return Ok(Some(("installed", text)));
+    }
+    Ok(builtin_text(name).map(|text| ("built-in", text.to_string())))
+}
+
+/// [`load`], with installed profiles looked up in `installed_dir`.
+fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profile), ProfileError> {
     if is_path(name_or_path) {
         let text = std::fs::read_to_string(name_or_path).map_err(|source| ProfileError::Io {
             path: PathBuf::from(name_or_path),
@@ -298,9 +334,14 @@ pub fn load(name_or_path: &str) -> Result<(String, Profile), ProfileError> {
         })?;
         return Ok((name_or_path.to_string(), parse(name_or_path, &text)?));
     }
+    if let Some((path, text)) = installed::find(installed_dir, name_or_path)? {
+        let shown = path.to_string_lossy().into_owned();
+        let profile = parse(&shown, &text)?;
+        return Ok((shown, profile));
+    }
     let text = builtin_text(name_or_path).ok_or_else(|| ProfileError::UnknownBuiltin {
         name: name_or_path.to_string(),
-        known: builtin_names().iter().map(|n| n.to_string()).collect(),
+        known: names_with(installed_dir),
     })?;
     Ok((name_or_path.to_string(), parse(name_or_path, text)?))
 }
@@ -409,6 +450,20 @@ mod tests {
         let (name, p) = load(given).unwrap();
         assert_eq!(name, given);
         assert_eq!(p.run.duration_s, 7);
+    }
+
+    #[test]
+    fn an_installed_profile_comes_before_the_builtin_of_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ci.toml"), "[run]\nduration_s = 11\n").unwrap();
+        std::fs::write(dir.path().join("board.toml"), "[run]\nduration_s = 12\n").unwrap();
+        let (name, p) = load_with("ci", dir.path()).unwrap();
+        assert_eq!(name, dir.path().join("ci.toml").to_str().unwrap());
+        assert_eq!(p.run.duration_s, 11);
+        assert_eq!(load_with("board", dir.path()).unwrap().1.run.duration_s, 12);
+        assert_eq!(load_with("nightly", dir.path()).unwrap().0, "nightly");
+        let text = load_with("jetson", dir.path()).unwrap_err().to_string();
+        assert!(text.contains("nightly, board;"), "{text}");
     }
 
     #[test]
