@@ -4,7 +4,8 @@
 //! run) validates; a key the schema does not know, a missing required key or a value of the
 //! wrong type is rejected, so a field added to, removed from or re-typed in the result types
 //! without a schema change fails here. docs/result-schema.md names every property the schema
-//! holds, so the two documents cannot drift.
+//! holds, and the schema holds every field the page's tables name, so the two documents cannot
+//! drift.
 
 mod common;
 
@@ -340,6 +341,63 @@ fn every_property_of_the_schema_is_named_on_the_result_schema_page() {
     assert!(
         page.contains("(result.schema.json)"),
         "docs/result-schema.md links the schema"
+    );
+}
+
+/// Every property name and every string an `enum` or `const` allows (series names key maps) in
+/// `schema`, outside the system check's own definitions.
+fn schema_words(schema: &Value, path: &str, out: &mut BTreeSet<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, child) in map {
+                let child_path = format!("{path}/{key}");
+                if ["#/$defs/system_check", "#/$defs/trial"].contains(&child_path.as_str()) {
+                    continue;
+                }
+                match (key.as_str(), child) {
+                    ("properties", Value::Object(properties)) => {
+                        out.extend(properties.keys().cloned());
+                    }
+                    ("enum", Value::Array(values)) => {
+                        out.extend(values.iter().filter_map(Value::as_str).map(str::to_string));
+                    }
+                    ("const", Value::String(value)) => {
+                        out.insert(value.clone());
+                    }
+                    _ => {}
+                }
+                schema_words(child, &child_path, out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                schema_words(item, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_field_a_table_of_the_result_schema_page_names_is_in_the_schema() {
+    let page = std::fs::read_to_string(root().join("docs/result-schema.md")).unwrap();
+    // bench.json is a document of its own, which this schema does not describe.
+    let (soak, _bench) = page.split_once("## Bench results").unwrap();
+    let mut words = BTreeSet::new();
+    schema_words(&schema(), "#", &mut words);
+    let mut missing = Vec::new();
+    for row in soak.lines().filter(|line| line.starts_with("| `")) {
+        let field = row.split(" | ").next().unwrap();
+        for word in documented_words(field) {
+            if !words.contains(&word) {
+                missing.push(format!("{word} (row {field})"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/result.schema.json does not hold these fields of docs/result-schema.md: \
+         {missing:#?}"
     );
 }
 
