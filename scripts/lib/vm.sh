@@ -181,21 +181,24 @@ vm_fetch_kernel() {
     fi
     VM_KERNEL_PACKAGE=$package
     kdir="$cache/kernels/$package"
-    if [[ ! -e $kdir/.complete ]]; then
+    # .complete-2: the extraction holds the block and ext4 modules too (for a disk root).
+    if [[ ! -e $kdir/.complete-2 ]]; then
         deb=$(vm_apt_download "$apt_dir" "$package") || vm_download_failed "apt-get download $package (Debian $suite)"
         vm_log "extracting $(basename "$deb")"
         rm -rf "$kdir" && mkdir -p "$kdir"
         # Only the image, the list of built-in modules and the module directories an initramfs
-        # may need (9p, virtio and their dependencies): a full extraction is ~180 MB. Modules
-        # are in /usr/lib/modules since Debian 13, /lib/modules before.
+        # may need (9p, virtio, a virtio disk with ext4, and their dependencies): a full
+        # extraction is ~180 MB. Modules are in /usr/lib/modules since Debian 13, /lib/modules
+        # before.
         dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kdir" --wildcards \
             './boot/vmlinuz-*' './*lib/modules/*/modules.builtin' \
             './*lib/modules/*/kernel/fs/*' './*lib/modules/*/kernel/net/*' \
-            './*lib/modules/*/kernel/drivers/virtio/*' ||
+            './*lib/modules/*/kernel/drivers/virtio/*' './*lib/modules/*/kernel/drivers/block/*' \
+            './*lib/modules/*/kernel/lib/*' './*lib/modules/*/kernel/crypto/*' ||
             vm_die "cannot extract $deb: delete it and run again"
         # Keep only the current kernel of this suite (each is ~100 MB).
         find "$apt_dir/debs" -maxdepth 1 -name 'linux-image-*.deb' ! -name "${package}_*" -delete
-        touch "$kdir/.complete"
+        touch "$kdir/.complete-2"
     fi
     VM_KERNEL=$(find "$kdir/boot" -name 'vmlinuz-*' -print -quit)
     # /usr/lib/modules since Debian 13, /lib/modules before.
@@ -276,20 +279,9 @@ vm_module_order() {
 # and the host's 9p share "out" on /out, runs `/payload/run` with its output on the console, and
 # powers off. The payload's exit status is written to /out/payload.exit.
 vm_make_initramfs() {
-    local out=$1 arch=$2 payload=$3 root module plain
+    local out=$1 arch=$2 payload=$3 root
     shift 3
-    root=$(mktemp -d)
-    mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,payload,modules}
-    cp "$VM_BUSYBOX" "$root/bin/busybox"
-    chmod +x "$root/bin/busybox"
-    # 9p and its dependencies, uncompressed (busybox insmod takes plain .ko files).
-    while read -r module; do
-        [[ -n $module ]] || continue
-        plain=$(basename "${module%.ko*}.ko")
-        vm_module_cat "$VM_KERNEL_MODULES/$module" >"$root/modules/$plain"
-        echo "$plain" >>"$root/modules/order"
-    done < <(vm_module_order "$VM_KERNEL_MODULES" virtio_pci 9pnet_virtio 9p)
-    touch "$root/modules/order"
+    root=$(vm_initramfs_root virtio_pci 9pnet_virtio 9p)
     cp "$payload" "$root/payload/run"
     chmod +x "$root/payload/run"
     (($# == 0)) || cp "$@" "$root/payload/"
@@ -322,8 +314,67 @@ echo "VM-INIT: power off"
 poweroff -f
 EOF
     chmod +x "$root/init"
-    (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
-    rm -rf "$root"
+    vm_pack_initramfs "$root" "$out"
+}
+
+# vm_initramfs_root MODULE...: a new directory holding busybox (VM_BUSYBOX) and MODULE... of
+# VM_KERNEL_MODULES with their dependencies, uncompressed (busybox insmod takes plain .ko
+# files), in load order in modules/order; print its path.
+vm_initramfs_root() {
+    local root module plain
+    root=$(mktemp -d)
+    mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,payload,modules}
+    cp "$VM_BUSYBOX" "$root/bin/busybox"
+    chmod +x "$root/bin/busybox"
+    while read -r module; do
+        [[ -n $module ]] || continue
+        plain=$(basename "${module%.ko*}.ko")
+        vm_module_cat "$VM_KERNEL_MODULES/$module" >"$root/modules/$plain"
+        echo "$plain" >>"$root/modules/order"
+    done < <(vm_module_order "$VM_KERNEL_MODULES" "$@")
+    touch "$root/modules/order"
+    echo "$root"
+}
+
+# vm_pack_initramfs ROOT OUT: pack ROOT into OUT (a gzip cpio) and delete ROOT.
+vm_pack_initramfs() {
+    (cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"
+    rm -rf "$1"
+}
+
+# vm_make_disk_initramfs OUT: pack OUT (a gzip cpio) whose /init mounts the ext4 file system on
+# the virtio disk /dev/vda as the root, the host's 9p share "out" on its /mnt/out, and hands
+# over to the root's own init (systemd, as on an installed machine) with switch_root.
+vm_make_disk_initramfs() {
+    local out=$1 root
+    # crc32c_generic: ext4 asks the crypto API for crc32c on every mount, and nothing here can
+    # load a module on demand.
+    root=$(vm_initramfs_root virtio_pci virtio_blk crc32c_generic ext4 9pnet_virtio 9p)
+    cat >"$root/init" <<'EOF'
+#!/bin/busybox sh
+# Disk init of scripts/lib/vm.sh: the modules, the root disk, the 9p share, then the root's
+# init as PID 1. On any failure: say so and power off (the host sees no result).
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for module in $(cat /modules/order); do insmod "/modules/$module" || echo "VM-INIT: insmod $module failed"; done
+mkdir -p /newroot
+tries=0
+while [ ! -b /dev/vda ] && [ $tries -lt 100 ]; do sleep 0.1; tries=$((tries + 1)); done
+if ! mount -t ext4 /dev/vda /newroot; then
+    echo "VM-INIT: ERROR: cannot mount the root disk /dev/vda"
+    poweroff -f
+fi
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /newroot/mnt/out ||
+    echo "VM-INIT: ERROR: cannot mount the 9p share 'out'"
+umount /proc /sys
+mount --move /dev /newroot/dev
+echo "VM-INIT: switching to the root's init"
+exec switch_root /newroot /sbin/init
+EOF
+    chmod +x "$root/init"
+    vm_pack_initramfs "$root" "$out"
 }
 
 # --- boot -------------------------------------------------------------------------------------
@@ -339,8 +390,11 @@ vm_boot() {
         aarch64) machine=(qemu-system-aarch64 -M virt -cpu "${RTSOAK_VM_CPU:-cortex-a76}") console=ttyAMA0 ;;
         *) vm_die "unsupported VM architecture '$arch'" ;;
     esac
+    # VM_DISK: a raw disk image to attach as /dev/vda (vm_make_disk_initramfs boots from it).
+    local disk=()
+    [[ -z ${VM_DISK:-} ]] || disk=(-drive "file=$VM_DISK,format=raw,if=virtio")
     timeout --kill-after=10 "$timeout_s" "${machine[@]}" \
-        -accel tcg,thread=multi -smp 6 -m 1024 -nographic -no-reboot \
+        -accel tcg,thread=multi -smp 6 -m 1024 -nographic -no-reboot "${disk[@]}" \
         -kernel "$kernel" -initrd "$initrd" \
         -virtfs "local,path=$out_dir,mount_tag=out,security_model=none,id=out" \
         -append "console=$console quiet panic=-1 $*" \
