@@ -5,7 +5,7 @@ Usage: check_rt_vm.py --expect all|no-futex [--kernel NAME] [--arch x86_64|aarch
 
 DIR holds probe.json, probe.exit, result.json (an `rtsoak compare --no-explain`), compare.exit,
 explained.json and explained.exit (the same comparison with `--explain`), explain_check.txt and
-explain_check.exit (`rtsoak explain-check`) and payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
+explain_check.exit (`rtsoak explain-check`), install.exit (the package's `dpkg -i`) and payload.exit. `--expect all`: every transport is supported (Debian 13, 6.12 RT); `no-futex`:
 futex is reported unsupported for lack of IORING_OP_FUTEX_WAIT and skipped, the others run
 (Debian 12, 6.1 RT). On every kernel no RT worker may have had an io-wq worker thread while
 measuring (`hygiene.io_wq_workers` recorded and 0), and the signalfd and eventfd subscribers
@@ -106,6 +106,9 @@ def expected_supported(expect):
 
 
 def check_exits(directory, c):
+    code = read_exit(directory / "install.exit")
+    c.check(code == 0, "the package installed inside the VM (dpkg -i)",
+            f"exit status {code}: {(directory / 'install.log').read_text(errors='replace')[-400:] if (directory / 'install.log').exists() else 'no install.log'}")
     for name in ["payload", "probe", "explain_check"]:
         code = read_exit(directory / f"{name}.exit")
         c.check(code == 0, f"{name} exited 0 inside the VM", f"exit status {code}")

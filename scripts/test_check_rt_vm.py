@@ -100,7 +100,7 @@ def write_vm_directory(directory, result, probe, compare_exit=0, explain_check=N
     (directory / "explained.json").write_text(json.dumps(result))
     (directory / "explained.exit").write_text("0\n")
     explain_exit = 0 if explain_check is None else 1
-    for step, code in [("payload", 0), ("probe", 0), ("compare", compare_exit),
+    for step, code in [("install", 0), ("payload", 0), ("probe", 0), ("compare", compare_exit),
                        ("explain_check", explain_exit)]:
         (directory / f"{step}.exit").write_text(f"{code}\n")
 
