@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Policy, RingSetup};
+use crate::record::{Policy, RingSetup, RtCpus};
 use crate::sys::sched::SchedPolicy;
 use crate::sys::uring::SetupFlags;
 
@@ -330,6 +330,15 @@ fn yes() -> bool {
 }
 
 impl RunPlan {
+    /// The CPUs the system check judges for this plan.
+    pub fn rt_cpus(&self) -> RtCpus {
+        RtCpus {
+            publisher: self.rt.publisher_cpu,
+            subscriber: self.rt.subscriber_cpu,
+            noise: self.noise_cpus.clone(),
+        }
+    }
+
     /// The ring setups each transport runs under: the variants, or just `ring_setup`.
     pub fn ring_setups(&self) -> Vec<RingSetup> {
         if self.ring_setup_variants.is_empty() {

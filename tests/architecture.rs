@@ -3,6 +3,8 @@
 //! - no import cycle among the top-level modules of the main crate;
 //! - `record`, the floor of shared records, imports nothing of rtsoak's, and the kernel-layer
 //!   crate `rtsoak-sys` depends on nothing of rtsoak's;
+//! - results, judging and exports read the machine through the records (`record::HostFacts`,
+//!   `record::SystemCheck`), never through `sysinfo` or `preflight`, which produce them;
 //! - the measuring loops import no result, judging or export code, and results import no loop,
 //!   transport, coordinator or noise code;
 //! - `unsafe` appears only in `rtsoak-sys` and `src/transport/`, and every other top-level
@@ -356,6 +358,29 @@ fn the_floor_of_records_imports_nothing_of_rtsoaks() {
     let graph = module_graph();
     let record = graph.get("record").expect("src/record exists");
     assert!(record.is_empty(), "record imports {record:?}");
+}
+
+#[test]
+fn results_judging_and_exports_read_the_machine_only_through_records() {
+    let src = Path::new(ROOT).join("src");
+    let mut checked = 0;
+    for dir in ["result", "judge", "export"] {
+        for path in rust_files(&src.join(dir)) {
+            let Some(code) = product_code(&path) else {
+                continue;
+            };
+            checked += 1;
+            let named = named_modules(&code);
+            for forbidden in ["sysinfo", "preflight"] {
+                assert!(
+                    !named.contains(forbidden),
+                    "{} imports {forbidden}: take the record it produces from `record` instead",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} files checked");
 }
 
 #[test]

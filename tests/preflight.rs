@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use rtsoak::export::probe as render;
-use rtsoak::preflight::{Privileges, RtCpus, SystemCheck, Trial, check};
+use rtsoak::preflight::check;
+use rtsoak::record::{Privileges, RtCpus, SystemCheck, Trial};
 
 use rtsoak::profile::{self, CpuTopology, Overrides};
 use rtsoak::record::Level;
@@ -38,7 +39,7 @@ fn default_cpus(name: &str) -> RtCpus {
         &rtsoak::transport::names(),
     )
     .unwrap();
-    RtCpus::from_plan(&plan)
+    plan.rt_cpus()
 }
 
 fn root_user() -> Privileges {

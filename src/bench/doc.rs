@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::checks::Checks;
 use super::summary::RoundsSummary;
+use crate::record::HostFacts;
 use crate::record::{Policy, RingSetup};
 use crate::result::Tool;
-use crate::sysinfo::HostFacts;
 
 /// Bumped on any incompatible change of the bench document's shape.
 pub const BENCH_SCHEMA_VERSION: u32 = 1;

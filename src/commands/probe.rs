@@ -4,10 +4,11 @@
 use serde::Serialize;
 
 use crate::exit::Outcome;
-use crate::preflight::{self, Privileges, RtCpus, SystemCheck};
+use crate::preflight;
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::record::TransportSupport;
-use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::record::{HostFacts, SystemCheck};
+use crate::sysinfo::{SysRoot, host_facts};
 use crate::transport::{self, REGISTRY};
 
 /// What `rtsoak probe --json` prints.
@@ -41,8 +42,8 @@ pub fn probe(
     };
     let plan = profile::resolve(&name, &profile, &overrides, &topology, &transport::names())?;
     let support = support_matrix(&plan.abi);
-    let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
-    let check = preflight::check(&root, &RtCpus::from_plan(&plan), &privileges, &support);
+    let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
+    let check = preflight::check(&root, &plan.rt_cpus(), &privileges, &support);
     if json {
         let report = ProbeReport {
             host: &host,

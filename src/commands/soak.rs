@@ -12,14 +12,15 @@ use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::judge::ranked_caveats;
 use crate::plan::RunPlan;
-use crate::preflight::{self, Privileges, RtCpus, WORKER_LOCK_BYTES};
+use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
+use crate::record::{CpuDmaLatency, HostFacts, Privileges};
 use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::store::{Saver, new_result_dir};
 use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, timestamp};
 use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
-use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::sysinfo::{SysRoot, host_facts};
 use crate::{export, transport};
 
 /// Soak each transport of the plan in turn, once per round.
@@ -45,21 +46,22 @@ pub fn soak(
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
     let support = crate::commands::probe::support_matrix(&plan.abi);
-    let privileges = Privileges::gather(plan.rt.policy, plan.rt.publisher_priority);
-    let system_check = preflight::check(
-        &SysRoot::system(),
-        &RtCpus::from_plan(&plan),
-        &privileges,
-        &support,
-    );
+    let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
+    let system_check = preflight::check(&SysRoot::system(), &plan.rt_cpus(), &privileges, &support);
     warn_about_privileges(&plan, &privileges);
     warn_about_throttling(&plan, &host);
     // Held (if it could be) until this function returns, whichever way it does.
-    let (_dma_hold, dma_record) = cpu_dma_latency::hold(
+    let (_dma_hold, dma_outcome) = cpu_dma_latency::hold(
         Path::new(cpu_dma_latency::PATH),
         plan.hold_cpu_dma_latency,
         0,
     );
+    let dma_record = CpuDmaLatency {
+        path: cpu_dma_latency::PATH.to_string(),
+        requested: plan.hold_cpu_dma_latency,
+        held_us: dma_outcome.as_ref().ok().copied(),
+        not_held_because: dma_outcome.err(),
+    };
     if let (true, Some(reason)) = (dma_record.requested, &dma_record.not_held_because) {
         eprintln!("Warning: {reason}; CPUs may enter deep idle states during the runs.");
     }

@@ -4,12 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::preflight::SystemCheck;
-
 use crate::cpulist;
-use crate::record::Level;
+use crate::record::{HostFacts, Level, SystemCheck};
 use crate::record::{Support, TransportSupport};
-use crate::sysinfo::HostFacts;
 use crate::transport;
 
 /// The whole report.

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use crate::cpulist;
-use crate::preflight::SystemCheck;
 use crate::record::Role;
+use crate::record::SystemCheck;
 use crate::record::{Caveat, Level, Severity};
 use crate::result::merge::by_transport;
 use crate::result::noise_setup::{NoiseKind, NoiseSetup};
@@ -344,12 +344,13 @@ fn noise_notes(doc: &ResultDoc) -> Vec<Caveat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preflight::{Privileges, RtCpus, Trial, check};
+    use crate::preflight::check;
     use crate::profile::{CpuTopology, Overrides};
+    use crate::record::CpuDmaLatency;
     use crate::record::Policy;
     use crate::record::{Hygiene, RtSetup};
+    use crate::record::{Privileges, Trial};
     use crate::result::{ResultDoc, Tool, WorkerRecord};
-    use crate::sys::cpu_dma_latency::CpuDmaLatency;
     use crate::sysinfo::{SysRoot, host_facts};
 
     /// A result with no runs on the VM fixture, its default plan and its system check.
@@ -378,7 +379,7 @@ mod tests {
             memory_lock: granted.clone(),
             pidfd_getfd: granted,
         };
-        let system_check = check(&root, &RtCpus::from_plan(&plan), &privileges, &[]);
+        let system_check = check(&root, &plan.rt_cpus(), &privileges, &[]);
         ResultDoc {
             schema_version: crate::result::SCHEMA_VERSION,
             tool: Tool::current(),

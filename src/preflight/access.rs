@@ -1,7 +1,8 @@
 //! What this process may do (privileges found by trying) and which transports the kernel
 //! carries (the support matrix, taken as input so an old kernel can be described by a value).
 
-use super::{Inputs, Trial};
+use super::Inputs;
+use crate::record::Trial;
 
 use crate::record::{Finding, Level, Support};
 use crate::transport;

@@ -10,7 +10,7 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
 }
 
 /// Facts of the RT CPUs, in CPU order.
-fn rt_cpu_facts<'a>(inputs: &'a Inputs) -> Vec<&'a crate::sysinfo::CpuFacts> {
+fn rt_cpu_facts<'a>(inputs: &'a Inputs) -> Vec<&'a crate::record::CpuFacts> {
     let pair = inputs.cpus.pair();
     inputs
         .host

@@ -5,8 +5,8 @@
 use super::{Inputs, cpus_named};
 
 use crate::cpulist;
+use crate::record::Task;
 use crate::record::{Finding, Level};
-use crate::sysinfo::tasks::Task;
 
 /// Names listed in a task finding before "and N more".
 const NAMES_SHOWN: usize = 6;

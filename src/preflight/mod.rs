@@ -5,7 +5,7 @@
 //!
 //! Owns: judging. [`check`] is pure over its inputs: the `/proc` and `/sys` tree (a
 //! [`SysRoot`], a fixture in tests), the CPUs the run uses, the privileges found by trying
-//! ([`Privileges::gather`], the only part that touches the live process), and the transport
+//! ([`try_privileges`], the only part that touches the live process), and the transport
 //! support matrix. Never changes the system: remedies are told, not applied.
 //!
 //! The checks live by area: [`kernel`] (RT kernel, io_uring, throttling, timers, clock
@@ -21,104 +21,15 @@ mod isolation;
 mod kernel;
 mod privileges;
 
-use serde::{Deserialize, Serialize};
+pub use privileges::{WORKER_LOCK_BYTES, try_privileges};
 
-pub use privileges::{Privileges, Trial, WORKER_LOCK_BYTES};
-
-use crate::plan::RunPlan;
 use crate::record::TransportSupport;
-use crate::record::{Finding, Level};
-use crate::sysinfo::cpus::IdleState;
-use crate::sysinfo::irqs::{Irq, irqs_allowed_on};
-use crate::sysinfo::tasks::{Task, irqbalance_pids, own_pid, tasks_allowed_on};
-use crate::sysinfo::{HostFacts, SysRoot, host_facts, kernel::timer_migration};
-
-/// The CPUs a run uses (or would use), as the check judges them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RtCpus {
-    /// CPU of the RT publisher.
-    pub publisher: usize,
-    /// CPU of the RT subscriber.
-    pub subscriber: usize,
-    /// CPUs of noise and the coordinator.
-    pub noise: Vec<usize>,
-}
-
-impl RtCpus {
-    /// The CPUs of a resolved plan.
-    pub fn from_plan(plan: &RunPlan) -> Self {
-        RtCpus {
-            publisher: plan.rt.publisher_cpu,
-            subscriber: plan.rt.subscriber_cpu,
-            noise: plan.noise_cpus.clone(),
-        }
-    }
-
-    /// Publisher and subscriber CPU, sorted.
-    pub fn pair(&self) -> Vec<usize> {
-        let mut pair = vec![self.publisher, self.subscriber];
-        pair.sort_unstable();
-        pair.dedup();
-        pair
-    }
-}
-
-/// One CPU's idle states.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuIdle {
-    /// The CPU.
-    pub cpu: usize,
-    /// Its cpuidle states in order.
-    pub states: Vec<IdleState>,
-}
-
-/// What the check read beyond the host facts a result already records, kept so a result can be
-/// judged again later.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct CheckFacts {
-    /// `/proc/sys/kernel/timer_migration`.
-    pub timer_migration: Option<u32>,
-    /// Pids of running `irqbalance` processes.
-    pub irqbalance_pids: Vec<i32>,
-    /// Numbered interrupts whose affinity includes an RT CPU.
-    pub irqs_on_rt_cpus: Vec<Irq>,
-    /// Threads (other than rtsoak's own) allowed on an RT CPU.
-    pub tasks_on_rt_cpus: Vec<Task>,
-    /// cpuidle states of the RT CPUs.
-    pub rt_cpu_idle_states: Vec<CpuIdle>,
-}
-
-/// The whole check, as `rtsoak probe --json` prints it and every result records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SystemCheck {
-    /// The CPUs judged.
-    pub cpus: RtCpus,
-    /// What trying found this process may do.
-    pub privileges: Privileges,
-    /// What was read.
-    pub facts: CheckFacts,
-    /// Every verdict, grouped by area (kernel, isolation, CPUs, access).
-    pub findings: Vec<Finding>,
-    /// "What a result measured here is worth": one line per distinct non-ok condition,
-    /// problems first. Empty on a properly set up RT machine.
-    pub worth: Vec<String>,
-}
-
-impl SystemCheck {
-    /// The most serious level among the findings.
-    pub fn verdict(&self) -> Level {
-        self.findings
-            .iter()
-            .map(|f| f.level)
-            .max()
-            .unwrap_or(Level::Ok)
-    }
-
-    /// Findings with this id.
-    pub fn by_id<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
-        self.findings.iter().filter(move |f| f.id == id)
-    }
-}
+use crate::record::{
+    CheckFacts, CpuIdle, Finding, HostFacts, Level, Privileges, RtCpus, SystemCheck,
+};
+use crate::sysinfo::irqs::irqs_allowed_on;
+use crate::sysinfo::tasks::{irqbalance_pids, own_pid, tasks_allowed_on};
+use crate::sysinfo::{SysRoot, host_facts, kernel::timer_migration};
 
 /// Everything a single check function may look at.
 struct Inputs<'a> {

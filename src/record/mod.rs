@@ -11,23 +11,31 @@
 mod break_event;
 mod caveat;
 mod counters;
+mod cpu_dma_latency;
 mod finding;
+mod host;
+mod privileges;
 mod role;
 mod series;
 mod setup;
 mod status;
 mod support;
+mod system_check;
 mod tail;
 
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
 pub use counters::{BurstReport, Counters, LoadCount};
+pub use cpu_dma_latency::CpuDmaLatency;
 pub use finding::{Finding, Level};
+pub use host::{BootIsolation, CpuFacts, HostFacts};
+pub use privileges::{Privileges, Trial};
 pub use role::Role;
 pub use series::{Series, series_names};
 pub use setup::{FdWait, Hygiene, Policy, RingSetup, RtSetup};
 pub use status::Status;
 pub use support::{Support, TransportSupport};
+pub use system_check::{CheckFacts, CpuIdle, IdleState, Irq, RtCpus, SystemCheck, Task};
 pub use tail::{
     FitTestRecord, OverThreshold, ReturnLevel, TailEstimate, TailModel, ThresholdTried,
 };

@@ -25,13 +25,11 @@ pub use noise_setup::{NoiseKind, NoiseSetup};
 
 use crate::plan::RunPlan;
 
-use crate::preflight::SystemCheck;
 use crate::record::RingSetup;
 use crate::record::{BreakEvent, TransportSupport};
 use crate::record::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
+use crate::record::{CpuDmaLatency, HostFacts, SystemCheck};
 use crate::stats::{Integrity, Outlier, SampleStats, Summary};
-use crate::sys::cpu_dma_latency::CpuDmaLatency;
-use crate::sysinfo::HostFacts;
 
 /// Bumped on any incompatible change of the document's shape.
 pub const SCHEMA_VERSION: u32 = 2;

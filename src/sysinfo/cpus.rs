@@ -5,25 +5,11 @@
 //! Owns: reading and parsing these files. Never judges whether a governor or idle state is
 //! suitable for a real-time run.
 
-use serde::{Deserialize, Serialize};
-
 use super::SysRoot;
 use crate::cpulist;
+use crate::record::{CpuFacts, IdleState};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
-
-/// What is recorded about one CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuFacts {
-    pub cpu: usize,
-    pub online: bool,
-    /// `cpufreq/scaling_governor`; `None` where there is no cpufreq (VMs, some boards).
-    pub governor: Option<String>,
-    /// `cpuidle/stateN/name` in state order.
-    pub idle_states: Vec<String>,
-    /// Other CPUs sharing this CPU's core, from `topology/thread_siblings_list`.
-    pub smt_siblings: Vec<usize>,
-}
 
 /// A CPU list file under `/sys/devices/system/cpu` (`online`, `isolated`, ...). Missing,
 /// unreadable or malformed files give an empty list: facts are recorded, never fatal.
@@ -81,19 +67,6 @@ fn state_numbers(root: &SysRoot, idle_dir: &str) -> Vec<usize> {
         .collect();
     states.sort_unstable();
     states
-}
-
-/// One cpuidle state of one CPU, as the system checks need it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IdleState {
-    /// N of `cpuidle/stateN`; 0 is the shallowest (`POLL` on x86, `WFI` on arm64).
-    pub index: usize,
-    /// `name`
-    pub name: String,
-    /// `latency`: exit latency in microseconds, if the kernel states it.
-    pub exit_latency_us: Option<u64>,
-    /// `disable` is `1`: the state was turned off by hand.
-    pub disabled: bool,
 }
 
 /// Every cpuidle state of `cpu` with its exit latency and whether it is disabled, in state

@@ -6,21 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::SysRoot;
 use crate::cpulist;
-
-/// One numbered interrupt whose affinity was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Irq {
-    /// Its number, the `N` of `/proc/irq/N`.
-    pub irq: u32,
-    /// The handlers named in `/proc/interrupts` (`eth0`, `nvme0q1`), if listed there.
-    pub name: Option<String>,
-    /// `smp_affinity_list`: the CPUs it may be delivered to.
-    pub affinity: Vec<usize>,
-}
+use crate::record::Irq;
 
 /// Every numbered interrupt whose `smp_affinity_list` includes one of `cpus`, by number.
 pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {

@@ -4,31 +4,19 @@
 //! Owns: reading `/sys/kernel/realtime` and parsing `/proc/cmdline`. Never judges whether the
 //! isolation is adequate; values are kept raw (`isolcpus` may carry flags such as `domain`).
 
-use serde::{Deserialize, Serialize};
-
 use super::SysRoot;
+use crate::record::BootIsolation;
 
 /// Said when neither source marks the kernel as PREEMPT_RT.
 pub const NOT_RT: &str = "neither /sys/kernel/realtime nor the version string mention PREEMPT_RT";
 
-/// CPU isolation requested on the boot command line, as written there.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BootIsolation {
-    pub isolcpus: Option<String>,
-    pub nohz_full: Option<String>,
-    pub rcu_nocbs: Option<String>,
-    pub irqaffinity: Option<String>,
-}
-
-impl BootIsolation {
-    /// The four isolation parameters of a kernel command line; absent ones are `None`.
-    pub fn from_cmdline(cmdline: &str) -> Self {
-        BootIsolation {
-            isolcpus: cmdline_value(cmdline, "isolcpus"),
-            nohz_full: cmdline_value(cmdline, "nohz_full"),
-            rcu_nocbs: cmdline_value(cmdline, "rcu_nocbs"),
-            irqaffinity: cmdline_value(cmdline, "irqaffinity"),
-        }
+/// The four isolation parameters of a kernel command line; absent ones are `None`.
+pub fn boot_isolation(cmdline: &str) -> BootIsolation {
+    BootIsolation {
+        isolcpus: cmdline_value(cmdline, "isolcpus"),
+        nohz_full: cmdline_value(cmdline, "nohz_full"),
+        rcu_nocbs: cmdline_value(cmdline, "rcu_nocbs"),
+        irqaffinity: cmdline_value(cmdline, "irqaffinity"),
     }
 }
 
@@ -81,7 +69,7 @@ mod tests {
 
     #[test]
     fn isolation_parameters_are_kept_raw_including_isolcpus_flags() {
-        let boot = BootIsolation::from_cmdline(
+        let boot = boot_isolation(
             "root=/dev/sda1 ro isolcpus=managed_irq,domain,4-5 nohz_full=4-5 rcu_nocbs=4-5 \
              irqaffinity=0-3 quiet\n",
         );
@@ -138,7 +126,7 @@ mod tests {
     #[test]
     fn bare_flags_and_absent_parameters_have_no_value() {
         assert_eq!(cmdline_value("quiet isolcpus", "isolcpus"), None);
-        assert_eq!(BootIsolation::from_cmdline(""), BootIsolation::default());
+        assert_eq!(boot_isolation(""), BootIsolation::default());
     }
 
     #[test]

@@ -19,10 +19,7 @@ pub mod tasks;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-pub use cpus::CpuFacts;
-pub use kernel::BootIsolation;
+use crate::record::HostFacts;
 
 /// Where `/proc` and `/sys` are: `/` on the live machine, a fixture directory in tests.
 #[derive(Debug, Clone)]
@@ -87,64 +84,12 @@ impl SysRoot {
     }
 }
 
-/// Everything recorded about the host in a result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostFacts {
-    /// `/proc/sys/kernel/hostname`
-    pub hostname: Option<String>,
-    /// `/proc/sys/kernel/osrelease`, e.g. `6.12.117+deb13-rt-arm64`
-    pub kernel_release: Option<String>,
-    /// `/proc/sys/kernel/version`, e.g. `#1 SMP PREEMPT_RT Debian 6.12.117-1`
-    pub kernel_version: Option<String>,
-    /// `std::env::consts::ARCH` of this build.
-    pub arch: String,
-    /// `/sys/kernel/realtime` is `1`, or the version string contains `PREEMPT_RT`.
-    pub preempt_rt: bool,
-    /// Which of the two said so, or [`kernel::NOT_RT`].
-    pub preempt_rt_source: String,
-    /// `/proc/cmdline`
-    pub cmdline: Option<String>,
-    /// Isolation parameters from the command line, raw.
-    pub boot_isolation: BootIsolation,
-    /// `/proc/cpuinfo` model, or the device-tree board model; see [`cpus::cpu_model`].
-    pub cpu_model: Option<String>,
-    /// One per CPU in `/sys/devices/system/cpu/possible` (or `online` if that is missing).
-    pub cpus: Vec<CpuFacts>,
-    /// `/sys/devices/system/cpu/online`
-    pub online: Vec<usize>,
-    /// `/sys/devices/system/cpu/isolated` (empty file: none)
-    pub isolated: Vec<usize>,
-    /// `/sys/devices/system/cpu/nohz_full` (`(null)` or missing: none)
-    pub nohz_full: Vec<usize>,
-    /// `/proc/sys/kernel/sched_rt_runtime_us`; -1 means RT throttling is off.
-    pub sched_rt_runtime_us: Option<i64>,
-    /// `/proc/sys/kernel/sched_rt_period_us`
-    pub sched_rt_period_us: Option<i64>,
-    /// `/sys/devices/system/clocksource/clocksource0/current_clocksource`
-    pub clocksource: Option<String>,
-    /// `/proc/sys/kernel/io_uring_disabled` (absent before Linux 6.6)
-    pub io_uring_disabled: Option<u32>,
-}
-
-impl HostFacts {
-    /// CPUs online now, sorted.
-    pub fn online_cpus(&self) -> Vec<usize> {
-        self.online.clone()
-    }
-
-    /// CPUs the kernel keeps out of the scheduler's load balancing
-    /// (`/sys/devices/system/cpu/isolated`), sorted.
-    pub fn isolated_cpus(&self) -> Vec<usize> {
-        self.isolated.clone()
-    }
-}
-
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
 pub fn host_facts(root: &SysRoot) -> HostFacts {
     let kernel_version = root.read_trimmed("/proc/sys/kernel/version");
     let (preempt_rt, preempt_rt_source) = kernel::preempt_rt(root, kernel_version.as_deref());
     let cmdline = root.read_trimmed("/proc/cmdline");
-    let boot_isolation = BootIsolation::from_cmdline(cmdline.as_deref().unwrap_or(""));
+    let boot_isolation = kernel::boot_isolation(cmdline.as_deref().unwrap_or(""));
     let online = cpus::cpu_list(root, "online");
     let cpu_facts = cpus::possible_cpus(root, &online)
         .into_iter()

@@ -5,36 +5,12 @@
 //! Owns: reading and parsing these files. Never judges whether a task belongs on a CPU, and
 //! never moves one. Tasks vanish while they are read: a task that disappears is skipped.
 
-use serde::{Deserialize, Serialize};
-
 use super::SysRoot;
 use crate::cpulist;
+use crate::record::Task;
 
 /// `PF_KTHREAD` in the flags field of `/proc/PID/stat` (include/linux/sched.h).
 const PF_KTHREAD: u64 = 0x0020_0000;
-
-/// One thread whose allowed CPUs include one of the CPUs asked about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Task {
-    /// Process id (thread group).
-    pub pid: i32,
-    /// Thread id (equal to `pid` for the main thread).
-    pub tid: i32,
-    /// `comm`, from `stat`.
-    pub comm: String,
-    /// A kernel thread (`PF_KTHREAD`).
-    pub kernel_thread: bool,
-    /// `Cpus_allowed_list`.
-    pub allowed: Vec<usize>,
-}
-
-impl Task {
-    /// Bound to exactly the CPUs it is allowed on and nothing else, like `ksoftirqd/5`: a per-CPU
-    /// kernel thread that the kernel needs there and nobody can move.
-    pub fn is_per_cpu_kernel_thread(&self) -> bool {
-        self.kernel_thread && self.allowed.len() == 1
-    }
-}
 
 /// Process ids: the all-digit entries of `/proc`, sorted numerically.
 fn pids(root: &SysRoot, dir: &str) -> Vec<i32> {

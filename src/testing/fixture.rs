@@ -9,6 +9,7 @@ use hdrhistogram::Histogram;
 
 use crate::plan::{FutexWake, RtPlan, RunPlan};
 
+use crate::record::HostFacts;
 use crate::record::Support;
 use crate::record::{self, BreakEvent, TransportSupport};
 use crate::record::{Policy, RingSetup};
@@ -16,7 +17,7 @@ use crate::result::{Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, S
 use crate::stats::{
     Attribution, Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram,
 };
-use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::sysinfo::{SysRoot, host_facts};
 
 const THRESHOLD_NS: u64 = 100_000;
 const PERIOD_NS: u64 = 500_000;

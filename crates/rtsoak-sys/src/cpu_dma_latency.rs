@@ -3,14 +3,13 @@
 //! the shallowest). Closing the file drops the request, so a [`Hold`] lasts exactly as long as
 //! it lives, and dies with the process whatever happens.
 //!
-//! Owns: opening, writing and keeping the file, and the record of what was held. Never fails a
+//! Owns: opening, writing and keeping the file, and saying what was held (the result's record of
+//! it is `record::CpuDmaLatency`). Never fails a
 //! run: a missing file or a refused open is recorded and the run goes on.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-
-use serde::{Deserialize, Serialize};
 
 /// Where the kernel offers the request.
 pub const PATH: &str = "/dev/cpu_dma_latency";
@@ -21,44 +20,21 @@ pub struct Hold {
     _file: File,
 }
 
-/// What a result records about the request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CpuDmaLatency {
-    /// The file.
-    pub path: String,
-    /// True if the plan asked for the hold (`system.hold_cpu_dma_latency`).
-    pub requested: bool,
-    /// The value held for the whole invocation, in microseconds, if it was held.
-    pub held_us: Option<i32>,
-    /// Why it was not held: not requested, file missing, permission denied, or the error.
-    pub not_held_because: Option<String>,
-}
-
-/// Hold `path` at `value_us` if `requested`, and say what happened. The hold (if any) must be
-/// kept alive for as long as the request should last.
-pub fn hold(path: &Path, requested: bool, value_us: i32) -> (Option<Hold>, CpuDmaLatency) {
-    let mut record = CpuDmaLatency {
-        path: path.display().to_string(),
-        requested,
-        held_us: None,
-        not_held_because: None,
-    };
+/// Hold `path` at `value_us` if `requested`, and say what happened: the value held, or why
+/// nothing was. The hold (if any) must be kept alive for as long as the request should last.
+pub fn hold(path: &Path, requested: bool, value_us: i32) -> (Option<Hold>, Result<i32, String>) {
     if !requested {
-        record.not_held_because = Some(
-            "not requested (system.hold_cpu_dma_latency = false, or --no-cpu-dma-latency)"
-                .to_string(),
+        return (
+            None,
+            Err(
+                "not requested (system.hold_cpu_dma_latency = false, or --no-cpu-dma-latency)"
+                    .to_string(),
+            ),
         );
-        return (None, record);
     }
     match open_and_write(path, value_us) {
-        Ok(file) => {
-            record.held_us = Some(value_us);
-            (Some(Hold { _file: file }), record)
-        }
-        Err(error) => {
-            record.not_held_because = Some(why_not(path, &error));
-            (None, record)
-        }
+        Ok(file) => (Some(Hold { _file: file }), Ok(value_us)),
+        Err(error) => (None, Err(why_not(path, &error))),
     }
 }
 
@@ -92,20 +68,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cpu_dma_latency");
         std::fs::write(&path, b"").unwrap();
-        let (held, record) = hold(&path, true, 0);
+        let (held, outcome) = hold(&path, true, 0);
         assert!(held.is_some());
-        assert_eq!(record.held_us, Some(0));
-        assert_eq!(record.not_held_because, None);
+        assert_eq!(outcome, Ok(0));
         assert_eq!(std::fs::read(&path).unwrap(), 0i32.to_ne_bytes());
     }
 
     #[test]
     fn a_missing_file_is_recorded_as_missing_and_the_run_goes_on() {
         let dir = tempfile::tempdir().unwrap();
-        let (held, record) = hold(&dir.path().join("absent"), true, 0);
+        let (held, outcome) = hold(&dir.path().join("absent"), true, 0);
         assert!(held.is_none());
-        assert_eq!(record.held_us, None);
-        let reason = record.not_held_because.unwrap();
+        let reason = outcome.unwrap_err();
         assert!(reason.starts_with("file missing"), "{reason}");
     }
 
@@ -122,10 +96,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cpu_dma_latency");
         std::fs::write(&path, b"untouched").unwrap();
-        let (held, record) = hold(&path, false, 0);
+        let (held, outcome) = hold(&path, false, 0);
         assert!(held.is_none());
-        assert!(!record.requested);
-        assert!(record.not_held_because.unwrap().contains("not requested"));
+        assert!(outcome.unwrap_err().contains("not requested"));
         assert_eq!(std::fs::read(&path).unwrap(), b"untouched");
     }
 }

@@ -20,12 +20,13 @@ use crate::bench::{
 };
 use crate::exit::Outcome;
 use crate::export::bench as report;
+use crate::record::HostFacts;
 use crate::record::RingSetup;
 use crate::result::store::save_json;
 use crate::result::{Tool, timestamp};
 use crate::sys::sched;
 use crate::sys::uring::OpcodeSupport;
-use crate::sysinfo::{HostFacts, SysRoot, host_facts};
+use crate::sysinfo::{SysRoot, host_facts};
 use crate::worker::realtime;
 
 /// Bad input to `rtsoak bench`: exit code 2.
