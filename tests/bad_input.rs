@@ -184,7 +184,7 @@ const CORPUS: &[Case] = &[
         name: "an unknown built-in profile",
         profile: None,
         flags: &["--profile", "jetson"],
-        error: "no built-in profile named `jetson`: built-in profiles are default, ci",
+        error: "no profile named `jetson`: the built-in and installed (in /etc/rtsoak/profiles) profiles are default, ci",
     },
 ];
 
