@@ -5,8 +5,10 @@
 //!   crate `rtsoak-sys` depends on nothing of rtsoak's;
 //! - results, judging and exports read the machine through the records (`record::HostFacts`,
 //!   `record::SystemCheck`), never through `sysinfo` or `preflight`, which produce them;
-//! - the measuring loops import no result, judging or export code, and results import no loop,
-//!   transport, coordinator or noise code;
+//! - the loop side (every file of `worker/` and of the worker side of the noise, `noise/`)
+//!   imports no result, judging, export or coordinator code, and the result side (`result/`,
+//!   `judge/`, `export/`) imports no loop, transport, coordinator, noise or launch code;
+//! - no import cycle among the files of any module directory, its `mod.rs` included;
 //! - `unsafe` appears only in `rtsoak-sys` and `src/transport/`, and every other top-level
 //!   module forbids it, so the compiler keeps it that way;
 //! - every transport file is in the registry, so adding a transport is one file plus one line.
@@ -285,10 +287,88 @@ fn the_top_level_modules_import_each_other_one_way() {
     }
 }
 
+/// Every module directory under `dir` (one with a `mod.rs`), itself included, sorted.
+fn module_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if dir.join("mod.rs").exists() && !dir.ends_with("testing") {
+            dirs.push(dir.clone());
+        }
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    dirs.sort();
+    dirs
+}
+
+/// The names a `mod.rs` re-exports and the child each comes from (`pub use child::{A, b};`).
+fn reexports(mod_code: &str, children: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut from = BTreeMap::new();
+    for child in children {
+        for prefix in [
+            format!("pub use {child}::"),
+            format!("pub use self::{child}::"),
+        ] {
+            for (at, _) in mod_code.match_indices(&prefix) {
+                let rest = &mod_code[at + prefix.len()..];
+                let items = match rest.strip_prefix('{') {
+                    Some(group) => split_top_level(&group[..matching_brace(group)]),
+                    None => vec![&rest[..rest.find(';').unwrap_or(rest.len())]],
+                };
+                for item in items {
+                    let item = item.trim();
+                    let name = item.rsplit(" as ").next().unwrap_or(item).trim();
+                    let name = ident_prefix(name.rsplit("::").next().unwrap_or(name));
+                    if !name.is_empty() {
+                        from.insert(name.to_string(), child.clone());
+                    }
+                }
+            }
+        }
+    }
+    from
+}
+
+/// `code` without its `pub use` lines, which re-export and so only register.
+fn without_reexports(code: &str) -> String {
+    let mut out = String::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("pub use ") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        rest = &rest[rest.find(';').map_or(rest.len(), |end| end + 1)..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// True if `code` names `name::` as the head of a path (not `other::name::`).
+fn names_path_head(code: &str, name: &str) -> bool {
+    let needle = format!("{name}::");
+    code.match_indices(&needle).any(|(at, _)| {
+        at == 0 || !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+    })
+}
+
 /// The files of one module directory (`src/profile/`) and which of their siblings each names
-/// (through `super::` or `crate::<module>::`).
-fn sibling_graph(dir: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
-    let module = dir.file_name().unwrap().to_string_lossy().to_string();
+/// (through `super::` or `crate::<module path>::`). The directory's `mod.rs` is a node too
+/// (`mod`): a child naming an item defined there points at it, and it points at every child it
+/// names in code (`child::f()`, `use child::X`, `pub use child::X`); a name `mod.rs` merely
+/// re-exports points at the child it comes from. So a `mod.rs` that both re-exports its
+/// children and holds helpers they use is a cycle.
+fn sibling_graph(src: &Path, dir: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let module_path = dir
+        .strip_prefix(src)
+        .unwrap()
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect::<Vec<_>>()
+        .join("::");
     let mut siblings = BTreeMap::new();
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -299,42 +379,110 @@ fn sibling_graph(dir: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<Strin
             siblings.insert(stem, path);
         }
     }
-    let mut graph = BTreeMap::new();
+    let children: BTreeSet<String> = siblings.keys().cloned().collect();
+    let mod_code = product_code(&dir.join("mod.rs")).unwrap_or_default();
+    let reexported = reexports(&mod_code, &children);
+    let mut graph: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mod_file = dir.join("mod.rs").display().to_string();
+    let mod_edges = graph.entry("mod".to_string()).or_default();
+    let mod_uses = without_reexports(&mod_code);
+    for child in &children {
+        if names_path_head(&mod_uses, child) {
+            mod_edges
+                .entry(child.clone())
+                .or_default()
+                .insert(mod_file.clone());
+        }
+    }
     for (name, path) in &siblings {
         let Some(code) = product_code(path) else {
             continue;
         };
         let mut named = names_after(&code, "super::");
-        named.extend(names_after(&code, &format!("crate::{module}::")));
-        let edges: BTreeMap<String, BTreeSet<String>> = named
-            .into_iter()
-            .filter(|n| n != name && siblings.contains_key(n))
-            .map(|n| (n, BTreeSet::from([path.display().to_string()])))
-            .collect();
+        named.extend(names_after(&code, &format!("crate::{module_path}::")));
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for n in named.into_iter().filter(|n| n != "super") {
+            let target = if children.contains(&n) {
+                n
+            } else if let Some(child) = reexported.get(&n) {
+                child.clone()
+            } else {
+                "mod".to_string()
+            };
+            if &target != name {
+                edges
+                    .entry(target)
+                    .or_default()
+                    .insert(path.display().to_string());
+            }
+        }
         graph.insert(name.clone(), edges);
     }
     graph
 }
 
+/// Module directories that still hold a file cycle through their `mod.rs` (a `mod.rs` that is
+/// both the registry of its files and a library they use) or through a re-export, as issue 29
+/// found them. The list only shrinks: a directory not on it fails on its first cycle, and one on
+/// it that no longer has a cycle fails until it is struck off.
+const CYCLES_STILL_TO_UNDO: &[&str] = &[
+    "abi",
+    "commands",
+    "commands/bench",
+    "export",
+    "noise/load",
+    "preflight",
+    "profile",
+    "result",
+    "sysinfo",
+    "transport",
+    "worker",
+];
+
 #[test]
 fn the_files_of_each_module_import_each_other_one_way() {
     let src = Path::new(ROOT).join("src");
-    let mut checked = 0;
-    for entry in fs::read_dir(&src).unwrap() {
-        let dir = entry.unwrap().path();
-        if !dir.join("mod.rs").exists() || dir.ends_with("testing") {
-            continue;
-        }
-        checked += 1;
-        if let Some(cycle) = find_cycle(&sibling_graph(&dir)) {
-            panic!(
-                "import cycle inside {}: {}",
-                dir.display(),
-                cycle.join(" -> ")
-            );
+    let dirs = module_dirs(&src);
+    let mut cycles = Vec::new();
+    let mut undone = Vec::new();
+    for dir in &dirs {
+        let name = dir.strip_prefix(&src).unwrap().display().to_string();
+        let graph = sibling_graph(&src, dir);
+        let cycle = find_cycle(&graph);
+        let known = CYCLES_STILL_TO_UNDO.contains(&name.as_str());
+        match cycle {
+            Some(cycle) if !known => {
+                let steps: Vec<String> = cycle
+                    .windows(2)
+                    .map(|pair| {
+                        let files: Vec<_> = graph[&pair[0]][&pair[1]].iter().cloned().collect();
+                        format!("{} -> {} ({})", pair[0], pair[1], files.join(", "))
+                    })
+                    .collect();
+                cycles.push(format!(
+                    "import cycle inside src/{name}:\n  {}",
+                    steps.join("\n  ")
+                ));
+            }
+            None if known => undone.push(name),
+            _ => {}
         }
     }
-    assert!(checked > 10, "only {checked} module directories found");
+    assert!(
+        dirs.len() > 15,
+        "only {} module directories found",
+        dirs.len()
+    );
+    assert!(
+        cycles.is_empty(),
+        "{}\n(a mod.rs is a registry of its files or a library they use, not both: move its \
+         helpers into a file of their own)",
+        cycles.join("\n")
+    );
+    assert!(
+        undone.is_empty(),
+        "no cycle left in {undone:?}: strike them off CYCLES_STILL_TO_UNDO"
+    );
 }
 
 #[test]
@@ -406,37 +554,45 @@ fn the_kernel_layer_crate_depends_on_nothing_of_rtsoaks() {
     }
 }
 
+/// The product files under each of `dirs` (relative to `src/`), with the top-level modules each
+/// names.
+fn files_naming(src: &Path, dirs: &[&str]) -> Vec<(PathBuf, BTreeSet<String>)> {
+    dirs.iter()
+        .flat_map(|dir| rust_files(&src.join(dir)))
+        .filter_map(|path| {
+            let code = product_code(&path)?;
+            Some((path, named_modules(&code)))
+        })
+        .collect()
+}
+
 #[test]
 fn the_loops_import_no_result_and_results_no_loop() {
     let src = Path::new(ROOT).join("src");
-    let loops = [
-        "publisher",
-        "subscriber",
-        "break_on",
-        "intervals",
-        "own_wake",
-    ]
-    .map(|name| src.join("worker").join(format!("{name}.rs")));
-    for path in &loops {
-        let code = product_code(path).unwrap();
-        let named = named_modules(&code);
-        for forbidden in ["result", "judge", "export"] {
+    // The loop side: the worker (every file, its mod.rs too) and the worker side of the noise.
+    let loops = files_naming(&src, &["worker", "noise"]);
+    assert!(loops.len() >= 15, "only {} loop files found", loops.len());
+    for (path, named) in &loops {
+        for forbidden in ["result", "judge", "export", "coordinator"] {
             assert!(
                 !named.contains(forbidden),
-                "the loop {} imports {forbidden}",
+                "the loop-side file {} imports {forbidden}",
                 path.display()
             );
         }
     }
-    for path in rust_files(&src.join("result")) {
-        let Some(code) = product_code(&path) else {
-            continue;
-        };
-        let named = named_modules(&code);
+    // The result side: the document, its judging and every rendering of it.
+    let results = files_naming(&src, &["result", "judge", "export"]);
+    assert!(
+        results.len() >= 40,
+        "only {} result files found",
+        results.len()
+    );
+    for (path, named) in &results {
         for forbidden in ["worker", "transport", "coordinator", "noise", "launch"] {
             assert!(
                 !named.contains(forbidden),
-                "the result file {} imports {forbidden}",
+                "the result-side file {} imports {forbidden}",
                 path.display()
             );
         }

@@ -429,7 +429,12 @@ fn a_check_survives_a_json_round_trip() {
 fn the_report_gives_verdicts_with_what_to_do_and_what_a_result_is_worth() {
     let name = "old-kernel-6cpu";
     let check = checked(name);
-    let text = render::render(&check, &host_facts(&root(name)), &pre_6_7_matrix());
+    let text = render::render(
+        &check,
+        &host_facts(&root(name)),
+        &pre_6_7_matrix(),
+        rtsoak::transport::about,
+    );
     assert!(
         text.contains(
             "warning  interrupts: RT CPUs 4-5 have irq 45 (eth0) in their affinity (0-5)\n"
@@ -458,6 +463,7 @@ fn the_report_gives_verdicts_with_what_to_do_and_what_a_result_is_worth() {
         &vm,
         &host_facts(&root("vm-2cpu")),
         &matrix(Support::Supported),
+        rtsoak::transport::about,
     );
     assert!(text.contains("PROBLEM  kernel: 6.18.44-fc-v669"), "{text}");
 }

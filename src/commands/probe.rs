@@ -52,7 +52,10 @@ pub fn probe(
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", crate::export::probe::render(&check, &host, &support));
+        print!(
+            "{}",
+            crate::export::probe::render(&check, &host, &support, transport::about)
+        );
     }
     Ok(Outcome::Pass)
 }

@@ -285,7 +285,7 @@ fn check_external_command(plan: &RunPlan) -> anyhow::Result<()> {
     let Some(program) = plan.noise.external.first().filter(|_| plan.noise.enabled) else {
         return Ok(());
     };
-    if crate::noise::find_program(program).is_none() {
+    if crate::coordinator::noise::find_program(program).is_none() {
         return Err(profile::ProfileError::Invalid {
             key: "noise.load.external".into(),
             value: format!("{:?}", plan.noise.external),

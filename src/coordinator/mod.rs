@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod exits;
+pub mod noise;
 mod progress;
 pub use progress::Progress;
 pub mod stop;
@@ -19,10 +20,10 @@ use std::time::Duration;
 use anyhow::Context;
 
 use self::exits::ChildExits;
+use self::noise::NoiseManager;
 use self::stop::StopFlag;
 use crate::explain::{self, Tracer};
 use crate::launch::{Spawned, ring_for, spawn};
-use crate::noise::NoiseManager;
 use crate::plan::RunPlan;
 use crate::protocol::read_report;
 use crate::record::Role;

@@ -7,15 +7,20 @@ use std::fmt::Write;
 use crate::cpulist;
 use crate::record::{HostFacts, Level, SystemCheck};
 use crate::record::{Support, TransportSupport};
-use crate::transport;
 
-/// The whole report.
-pub fn render(check: &SystemCheck, host: &HostFacts, support: &[TransportSupport]) -> String {
+/// The whole report; `about` says what a supported transport is, by name (the caller asks the
+/// transport registry, which an export never imports).
+pub fn render(
+    check: &SystemCheck,
+    host: &HostFacts,
+    support: &[TransportSupport],
+    about: impl Fn(&str) -> &'static str,
+) -> String {
     let mut out = String::new();
     header(&mut out, check, host);
     cpu_table(&mut out, check, host);
     verdicts(&mut out, check);
-    matrix(&mut out, support);
+    matrix(&mut out, support, about);
     worth(&mut out, check);
     out
 }
@@ -140,17 +145,12 @@ fn verdicts(out: &mut String, check: &SystemCheck) {
     out.push('\n');
 }
 
-fn matrix(out: &mut String, support: &[TransportSupport]) {
+fn matrix(out: &mut String, support: &[TransportSupport], about: impl Fn(&str) -> &'static str) {
     let _ = writeln!(out, "Transports");
     let width = support.iter().map(|s| s.transport.len()).max().unwrap_or(0);
     for entry in support {
         let (state, text) = if entry.support.is_supported() {
-            (
-                "supported",
-                transport::by_name(&entry.transport)
-                    .map_or("", |t| t.about())
-                    .to_string(),
-            )
+            ("supported", about(&entry.transport).to_string())
         } else if let Support::NotPermitted { .. } = entry.support {
             ("NOT PERMITTED", entry.support.reason())
         } else {

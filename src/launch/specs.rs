@@ -1,6 +1,6 @@
 //! The one constructor of worker specs: what every worker of a run gets from the plan, and
 //! what its role changes. What the profile asked of each kind of noise is read back from these
-//! specs (`noise::fold::asked`), so they are also the record of what was asked.
+//! specs (`coordinator::noise::fold::asked`), so they are also the record of what was asked.
 
 use std::path::Path;
 

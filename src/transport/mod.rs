@@ -75,6 +75,11 @@ pub fn by_name(name: &str) -> Option<&'static dyn Transport> {
     REGISTRY.iter().copied().find(|t| t.name() == name)
 }
 
+/// What the transport called `name` is (its `about`), empty for a name not in the registry.
+pub fn about(name: &str) -> &'static str {
+    by_name(name).map_or("", |t| t.about())
+}
+
 /// Registry names in order.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|t| t.name()).collect()

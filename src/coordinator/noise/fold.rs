@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use crate::protocol::{WorkerReport, WorkerSpec, frame};
 
-use super::{burst, load};
+use crate::noise::{burst, load};
 use crate::plan::RunPlan;
 use crate::record::{Role, RtSetup};
 use crate::result::NoiseActivity;

@@ -4,7 +4,7 @@
 //! Every noise process is pinned to the noise CPUs, and none outlives [`NoiseManager::finish`].
 //!
 //! What each noise process reports is folded into one [`NoiseOutcome`] as it is reaped
-//! (`noise::fold`), including the policy, priority and CPUs it really got: its interval frames
+//! (`coordinator::noise::fold`), including the policy, priority and CPUs it really got: its interval frames
 //! are decoded straight into the run's noise histograms (no histogram per frame), and its seat's
 //! frame ring is handed to its replacement.
 
