@@ -94,6 +94,10 @@ pub fn fit(excesses: &[f64]) -> Option<(Gpd, f64)> {
         // Approach the lower bound geometrically: most bounded tails sit close to it.
         grid.push(t_min * (1.0 - 0.25f64.powi(k)));
     }
+    for k in 1..=10 {
+        // ... and zero, for shapes just below the exponential (xi of -0.1 sits near t = 0.1 t_min).
+        grid.push(t_min * 0.5f64.powi(k));
+    }
     for k in 0..=14 {
         grid.push(10f64.powf(-4.0 + k as f64 * 0.5));
     }
@@ -106,15 +110,29 @@ pub fn fit(excesses: &[f64]) -> Option<(Gpd, f64)> {
             best_index = Some(i);
         }
     }
-    if let Some(i) = best_index {
-        let lo = if i == 0 { t_min } else { grid[i - 1] };
-        let hi = grid.get(i + 1).copied().unwrap_or(grid[i] * 2.0);
-        // The exponential point t = 0 sits between the two halves of the grid.
-        let (lo, hi) = if lo < 0.0 && hi > 0.0 {
-            if grid[i] < 0.0 { (lo, 0.0) } else { (0.0, hi) }
-        } else {
-            (lo, hi)
-        };
+    // Refine between the best grid point's neighbours. The exponential point t = 0 sits between
+    // the two halves of the grid: when it is the best, the maximum may lie on either side of it.
+    let brackets: Vec<(f64, f64)> = match best_index {
+        Some(i) => {
+            let lo = if i == 0 { t_min } else { grid[i - 1] };
+            let hi = grid.get(i + 1).copied().unwrap_or(grid[i] * 2.0);
+            vec![if lo < 0.0 && hi > 0.0 {
+                if grid[i] < 0.0 { (lo, 0.0) } else { (0.0, hi) }
+            } else {
+                (lo, hi)
+            }]
+        }
+        None => {
+            let below = grid
+                .iter()
+                .copied()
+                .filter(|&t| t < 0.0)
+                .fold(t_min, f64::max);
+            let above = grid.iter().copied().find(|&t| t > 0.0).unwrap_or(1.0);
+            vec![(below, 0.0), (0.0, above)]
+        }
+    };
+    for (lo, hi) in brackets {
         let t = golden_max(profile, lo, hi, 1e-6 * (hi - lo).abs());
         let v = profile(t);
         if v > best.1 {
@@ -246,6 +264,33 @@ mod tests {
         assert!((log_likelihood(&y, fitted.sigma, fitted.xi) - best).abs() < 1e-6);
         for (ds, dx) in [(1.01, 0.0), (0.99, 0.0), (1.0, 0.01), (1.0, -0.01)] {
             assert!(log_likelihood(&y, fitted.sigma * ds, fitted.xi + dx) <= best + 1e-9);
+        }
+    }
+
+    #[test]
+    fn a_shape_just_below_the_exponential_is_found_not_rounded_to_zero() {
+        // Seen on a real run: scipy's genpareto fit gave xi -0.08 with a higher likelihood,
+        // while the grid had no point between 0.75 t_min and 0 and the fit returned xi 0.
+        for seed in 0..20 {
+            let y = draws(
+                Gpd {
+                    sigma: 15_000.0,
+                    xi: -0.08,
+                },
+                80,
+                seed,
+            );
+            let (fitted, best) = fit(&y).unwrap();
+            for xi in [
+                -0.3, -0.2, -0.15, -0.1, -0.08, -0.06, -0.04, -0.02, 0.02, 0.05,
+            ] {
+                for sigma in [12_000.0, 13_000.0, 14_000.0, 15_000.0, 16_000.0, 17_000.0] {
+                    assert!(
+                        log_likelihood(&y, sigma, xi) <= best + 1e-6,
+                        "seed {seed}: ({sigma}, {xi}) beats the fit {fitted:?}"
+                    );
+                }
+            }
         }
     }
 
