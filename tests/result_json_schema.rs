@@ -8,6 +8,7 @@
 //! drift.
 
 mod common;
+use common::documented_words;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -282,17 +283,6 @@ fn a_result_with_an_unknown_key_a_missing_key_or_a_wrong_type_is_rejected_where_
             "the edit at {expected} is not reported there: {errors:#?}"
         );
     }
-}
-
-/// Every name in backquotes on `page`, split into its words (`a.b[].c` gives `a`, `b`, `c`).
-fn documented_words(page: &str) -> BTreeSet<String> {
-    page.split('`')
-        .skip(1)
-        .step_by(2)
-        .flat_map(|quoted| quoted.split(|c: char| ".[]{}, /=\"".contains(c)))
-        .filter(|word| !word.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// The property names of `schema`, outside the system check's own definitions (docs/

@@ -8,16 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// Every word of every backquoted name on the page (`a.b[].c` gives `a`, `b` and `c`).
-fn documented_words(page: &str) -> BTreeSet<String> {
-    page.split('`')
-        .skip(1)
-        .step_by(2)
-        .flat_map(|quoted| quoted.split(|c: char| ".[]{}, /=\"".contains(c)))
-        .filter(|word| !word.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+mod common;
+use common::documented_words;
 
 /// Paths of the keys in `value` whose own name is not in `documented`.
 fn undocumented(value: &Value, path: &str, documented: &BTreeSet<String>, out: &mut Vec<String>) {

@@ -180,3 +180,15 @@ pub fn ci_profile_with_verdict(keys: &str) -> String {
     );
     ci.replacen("\n[verdict]\n", &format!("\n[verdict]\n{keys}\n"), 1)
 }
+
+/// Every word of every backquoted name on a Markdown page (`a.b[].c` gives `a`, `b` and `c`):
+/// the field names a docs page documents.
+pub fn documented_words(page: &str) -> std::collections::BTreeSet<String> {
+    page.split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|quoted| quoted.split(|c: char| ".[]{}, /=\"".contains(c)))
+        .filter(|word| !word.is_empty())
+        .map(str::to_string)
+        .collect()
+}
