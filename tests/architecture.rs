@@ -684,3 +684,56 @@ fn every_transport_file_is_in_the_registry() {
         "every `impl Transport` must be one line of registry![...] in src/transport/mod.rs"
     );
 }
+
+/// The identifiers in `code`, with how often each occurs.
+fn identifier_counts(code: &str) -> BTreeMap<&str, usize> {
+    let mut counts = BTreeMap::new();
+    for word in code.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        if word.starts_with(|c: char| c.is_alphabetic() || c == '_') {
+            *counts.entry(word).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+#[test]
+fn every_public_function_is_called_somewhere() {
+    // A public function nobody calls is dead code the compiler cannot see (the library's
+    // items are all reachable from outside): it is named once, where it is defined.
+    let mut dirs = vec![
+        Path::new(ROOT).join("src"),
+        Path::new(ROOT).join("tests"),
+        Path::new(ROOT).join("fuzz"),
+    ];
+    for entry in fs::read_dir(Path::new(ROOT).join("crates")).unwrap() {
+        dirs.push(entry.unwrap().path());
+    }
+    let mut product = Vec::new();
+    let mut everything = String::new();
+    for dir in dirs.iter().filter(|d| d.exists()) {
+        for path in rust_files(dir) {
+            let code = code_only(&fs::read_to_string(&path).unwrap());
+            everything.push_str(&code);
+            everything.push('\n');
+            if !path.starts_with(Path::new(ROOT).join("tests"))
+                && !path.starts_with(Path::new(ROOT).join("fuzz"))
+                && let Some(code) = product_code(&path)
+            {
+                product.push((path, code));
+            }
+        }
+    }
+    let counts = identifier_counts(&everything);
+    let mut dead = Vec::new();
+    for (path, code) in &product {
+        for prefix in ["pub fn ", "pub(crate) fn "] {
+            for (at, _) in code.match_indices(prefix) {
+                let name = ident_prefix(&code[at + prefix.len()..]);
+                if counts.get(name).copied().unwrap_or(0) < 2 {
+                    dead.push(format!("{}: {name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(dead.is_empty(), "public functions never called: {dead:#?}");
+}

@@ -28,11 +28,6 @@ impl Trial {
             error: Some(error.to_string()),
         }
     }
-
-    /// True if it worked.
-    pub fn is_granted(&self) -> bool {
-        self.error.is_none()
-    }
 }
 
 /// What this process may do that a run needs.

@@ -21,12 +21,6 @@ pub enum Role {
 }
 
 impl Role {
-    /// True for the queue-noise roles, which live for `lifetime_ns` and are not measured as the
-    /// RT pair is.
-    pub fn is_queue_noise(self) -> bool {
-        matches!(self, Role::NoisePublisher | Role::NoiseSubscriber)
-    }
-
     /// True for the publishing roles (RT and noise).
     pub fn is_publisher(self) -> bool {
         matches!(self, Role::Publisher | Role::NoisePublisher)

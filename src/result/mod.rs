@@ -387,13 +387,6 @@ impl NoiseActivity {
     }
 }
 
-impl ResultDoc {
-    /// True if any run lost messages.
-    pub fn lost_messages(&self) -> bool {
-        self.runs.iter().any(|r| r.integrity.lost > 0)
-    }
-}
-
 /// Now as RFC 3339 UTC, whole seconds.
 pub fn timestamp() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()

@@ -16,13 +16,6 @@ pub const FUTEX2_PRIVATE: u32 = libc::FUTEX_PRIVATE_FLAG as u32;
 /// Wake or wait regardless of bitset.
 pub const FUTEX_BITSET_MATCH_ANY: u64 = 0xffff_ffff;
 
-/// `futex(word, FUTEX_WAKE, count)` on a word shared between processes: wake up to `count`
-/// waiters, returning how many woke.
-#[inline]
-pub fn wake_shared(word: &AtomicU32, count: i32) -> Result<u32, Errno> {
-    wake(word, count, false)
-}
-
 /// `futex(word, FUTEX_WAKE[_PRIVATE], count)`: wake up to `count` waiters, returning how many
 /// woke. `private` must match the waiters' flag or the wake silently finds nobody.
 #[inline]

@@ -98,15 +98,6 @@ fn own_results(parent: &SafeDir, now: SystemTime) -> anyhow::Result<Vec<OsString
     Ok(names)
 }
 
-/// rtsoak's result directories in `parent`, oldest first (by the stamp in their name).
-pub fn result_dirs(parent: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let dir = SafeDir::open(parent)?;
-    Ok(own_results(&dir, SystemTime::now())?
-        .iter()
-        .map(|name| parent.join(name))
-        .collect())
-}
-
 /// Remove the result directories in `parent` beyond `retention` (older than `keep_days` at
 /// `now`, or beyond the newest `keep`), never `current`. Returns what was removed. The parent
 /// is opened as [`SafeDir`] does (root refuses one another user controls), and each directory
