@@ -393,8 +393,11 @@ vm_boot() {
     # VM_DISK: a raw disk image to attach as /dev/vda (vm_make_disk_initramfs boots from it).
     local disk=()
     [[ -z ${VM_DISK:-} ]] || disk=(-drive "file=$VM_DISK,format=raw,if=virtio")
+    # -nic none: the guest needs no network (files come back over 9p), and qemu's default NIC
+    # needs a boot ROM (efi-virtio.rom, from ipxe-qemu) that a host with only
+    # qemu-system-arm installed without recommends does not have.
     timeout --kill-after=10 "$timeout_s" "${machine[@]}" \
-        -accel tcg,thread=multi -smp 6 -m 1024 -nographic -no-reboot "${disk[@]}" \
+        -accel tcg,thread=multi -smp 6 -m 1024 -nographic -no-reboot -nic none "${disk[@]}" \
         -kernel "$kernel" -initrd "$initrd" \
         -virtfs "local,path=$out_dir,mount_tag=out,security_model=none,id=out" \
         -append "console=$console quiet panic=-1 $*" \
