@@ -258,7 +258,11 @@ fn at_a_one_microsecond_threshold_every_series_counts_exactly_the_samples_above_
         ],
         dir.path(),
     );
-    assert!(code == 0 || code == 1, "{stderr}");
+    // The noise may starve the RT publisher on a loaded 2-CPU machine (exit 7, for missed
+    // periods alone); the counts checked here agree with the histograms either way.
+    if code != 1 {
+        common::assert_code_passed_or_starved(Some(code), &doc, &stderr);
+    }
     let run = &doc.runs[0];
     for name in [
         "timer",
