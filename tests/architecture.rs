@@ -429,13 +429,11 @@ const CYCLES_STILL_TO_UNDO: &[&str] = &[
     "abi",
     "commands",
     "commands/bench",
-    "export",
     "noise/load",
     "preflight",
     "profile",
     "result",
     "sysinfo",
-    "transport",
     "worker",
 ];
 
@@ -679,6 +677,19 @@ fn every_transport_file_is_in_the_registry() {
         }
     }
     assert!(found.len() >= 8, "found only {found:?}");
+    // The registry line declares the module too: a transport is one file and one line.
+    let mod_lines: BTreeSet<String> = code_only(&registry_source)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';'))
+        .map(str::to_string)
+        .collect();
+    for entry in &registered {
+        let module = entry.split("::").next().unwrap();
+        assert!(
+            !mod_lines.contains(module),
+            "src/transport/mod.rs declares `mod {module};`: the registry![...] line does that"
+        );
+    }
     assert_eq!(
         found, registered,
         "every `impl Transport` must be one line of registry![...] in src/transport/mod.rs"
@@ -694,6 +705,48 @@ fn identifier_counts(code: &str) -> BTreeMap<&str, usize> {
         }
     }
     counts
+}
+
+#[test]
+fn the_registries_mod_rs_files_hold_only_their_registry() {
+    // A mod.rs that is a registry holds the registry and its lookups; what the files it
+    // registers share is in a file of its own (else those files import their own registry).
+    for (file, allowed) in [
+        (
+            "src/transport/mod.rs",
+            &["by_name", "about", "names", "visit"][..],
+        ),
+        ("src/export/mod.rs", &["by_name", "names"][..]),
+    ] {
+        let code = product_code(&Path::new(ROOT).join(file)).unwrap();
+        for (at, _) in code.match_indices("fn ") {
+            let before = code[..at].chars().last();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let name = ident_prefix(&code[at + 3..]);
+            assert!(
+                allowed.contains(&name),
+                "{file} defines `{name}`: a registry's mod.rs holds only the registry and its \
+                 lookups ({allowed:?}); move `{name}` into a file of its own"
+            );
+        }
+        for item in ["trait ", "const ", "struct ", "enum "] {
+            let found = code
+                .match_indices(item)
+                .filter(|(at, _)| {
+                    let before = code[..*at].chars().last();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+                .map(|(at, _)| ident_prefix(&code[at + item.len()..]).to_string())
+                .filter(|name| name != "Format" && name != "FORMATS")
+                .collect::<Vec<_>>();
+            assert!(
+                found.is_empty(),
+                "{file} defines {item}{found:?}: a registry's mod.rs holds only the registry"
+            );
+        }
+    }
 }
 
 #[test]

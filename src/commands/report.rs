@@ -19,7 +19,7 @@ pub fn report(
 ) -> anyhow::Result<Outcome> {
     let render = |format: &export::Format, doc: &crate::result::ResultDoc| -> Vec<u8> {
         if details && format.name == "table" {
-            export::terminal(doc, true).into_bytes()
+            export::terminal::render(doc, true).into_bytes()
         } else {
             (format.render)(doc)
         }

@@ -155,7 +155,7 @@ pub fn soak(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", export::terminal(&doc, args.details));
+        print!("{}", export::terminal::render(&doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.

@@ -8,7 +8,7 @@
 //! transport cannot give is `-`, never a number meaning something else. Pure: builds text cells
 //! from a [`ResultDoc`], decides no layout.
 
-use super::{noise_ran, seconds, us};
+use super::text::{noise_ran, seconds, us};
 use crate::judge::rates::rates_differ_p_value;
 use crate::record::Series;
 use crate::result::merge::{MergedSeries, TransportRuns, by_transport};

@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use super::REPORTED_SERIES;
+use super::text::REPORTED_SERIES;
 use crate::result::ResultDoc;
 use crate::result::merge::by_transport;
 

@@ -18,7 +18,7 @@
 
 use std::fmt::Write;
 
-use super::REPORTED_SERIES;
+use super::text::REPORTED_SERIES;
 use crate::result::{ResultDoc, RunKey};
 use crate::stats::decode_histogram;
 

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
 use super::journal::verdict_lines;
-use super::us;
+use super::text::us;
 use crate::judge::decision::{decide, per_million};
 use crate::record::{Caveat, Series};
 use crate::result::decision::{Decision, MainCause};

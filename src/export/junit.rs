@@ -17,7 +17,7 @@
 
 use std::fmt::Write;
 
-use super::REPORTED_SERIES;
+use super::text::{REPORTED_SERIES, us};
 use crate::record::RingSetup;
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
@@ -321,9 +321,9 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
             format!("{per_million:.1}"),
         ));
         if series.percentiles_known() {
-            out.push((format!("{prefix}.{name}.p99_us"), super::us(s.p99_ns)));
+            out.push((format!("{prefix}.{name}.p99_us"), us(s.p99_ns)));
         }
-        out.push((format!("{prefix}.{name}.longest_us"), super::us(s.max_ns)));
+        out.push((format!("{prefix}.{name}.longest_us"), us(s.max_ns)));
     }
     out
 }

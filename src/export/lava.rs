@@ -12,6 +12,7 @@
 
 use std::fmt::Write;
 
+use super::text::us;
 use crate::record::Status;
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
@@ -119,14 +120,14 @@ fn lines(
             out.push((
                 format!("{prefix}.{name}.p99"),
                 result(failed),
-                super::us(s.p99_ns),
+                us(s.p99_ns),
                 "us",
             ));
         }
         out.push((
             format!("{prefix}.{name}.longest"),
             result(failed),
-            super::us(s.max_ns),
+            us(s.max_ns),
             "us",
         ));
     }

@@ -5,8 +5,9 @@
 //! ([`diff`]) and the lines a scheduled run leaves in the journal ([`journal`]).
 //!
 //! [`FORMATS`] is the one registry of output formats: `rtsoak report --format`, `--export`, the
-//! README and a test all read it. Adding a format is one file here and one line in it. Nothing
-//! in this module reads files, the clock or the system.
+//! README and a test all read it. Adding a format is one file here and one line in it. This file
+//! is the registry only: what the formats share (units, the reported series) is in [`text`], the
+//! terminal view in [`terminal`]. Nothing in this module reads files, the clock or the system.
 
 #![forbid(unsafe_code)]
 
@@ -28,9 +29,11 @@ pub mod markdown;
 pub mod probe;
 pub mod prometheus;
 mod tail;
+pub mod terminal;
+pub mod text;
 pub mod textfile;
 
-use crate::result::{ResultDoc, RunResult};
+use crate::result::ResultDoc;
 
 /// One output format.
 pub struct Format {
@@ -114,16 +117,6 @@ pub const FORMATS: &[Format] = &[
     },
 ];
 
-/// What a terminal gets: the headline view, and with `details` every other table after it.
-pub fn terminal(doc: &ResultDoc, details: bool) -> String {
-    let mut text = headline::render(doc);
-    if details {
-        text.push_str("\nDetails:\n");
-        text.push_str(&details::render(doc));
-    }
-    text
-}
-
 /// The format called `name`.
 pub fn by_name(name: &str) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.name == name)
@@ -133,32 +126,6 @@ pub fn by_name(name: &str) -> Option<&'static Format> {
 pub fn names() -> Vec<&'static str> {
     FORMATS.iter().map(|f| f.name).collect()
 }
-
-/// Whether noise ran during `run`, for the table's "noise" column.
-pub fn noise_ran(run: &RunResult) -> &'static str {
-    if run.noise.ran() { "on" } else { "off" }
-}
-
-/// Nanoseconds as microseconds with one decimal (`12.3`).
-pub(crate) fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1e3)
-}
-
-/// Nanoseconds as seconds, without a fraction when whole (`60`, `0.5`).
-pub(crate) fn seconds(ns: u64) -> String {
-    if ns.is_multiple_of(1_000_000_000) {
-        (ns / 1_000_000_000).to_string()
-    } else {
-        format!("{}", ns as f64 / 1e9)
-    }
-}
-
-/// The series every per-series format reports, in order: the RT pair's series as
-/// docs/figures.md defines them (the first three first, as they always were, so existing
-/// consumers find them where they did). `own_wake` exists only for a transport that tells its
-/// own wake apart; `member_refresh` only where noise subscribers came and went.
-pub(crate) const REPORTED_SERIES: [&str; 7] =
-    crate::record::series_names(crate::record::Series::REPORTED);
 
 #[cfg(test)]
 mod tests {

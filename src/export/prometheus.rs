@@ -18,7 +18,7 @@
 
 use std::fmt::{Display, Write};
 
-use super::REPORTED_SERIES;
+use super::text::REPORTED_SERIES;
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
 use crate::stats::{Attribution, Integrity};

@@ -1,0 +1,29 @@
+//! What the formats share: numbers as text in their units, and the series every per-series
+//! format reports.
+
+use crate::result::RunResult;
+
+/// Whether noise ran during `run`, for the table's "noise" column.
+pub fn noise_ran(run: &RunResult) -> &'static str {
+    if run.noise.ran() { "on" } else { "off" }
+}
+
+/// Nanoseconds as microseconds with one decimal (`12.3`).
+pub fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// Nanoseconds as seconds, without a fraction when whole (`60`, `0.5`).
+pub fn seconds(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000_000) {
+        (ns / 1_000_000_000).to_string()
+    } else {
+        format!("{}", ns as f64 / 1e9)
+    }
+}
+
+/// The series every per-series format reports, in order: the RT pair's series as
+/// docs/figures.md defines them (the first three first, as they always were, so existing
+/// consumers find them where they did). `own_wake` exists only for a transport that tells its
+/// own wake apart; `member_refresh` only where noise subscribers came and went.
+pub const REPORTED_SERIES: [&str; 7] = crate::record::series_names(crate::record::Series::REPORTED);
