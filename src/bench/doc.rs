@@ -44,7 +44,7 @@ pub struct BenchDoc {
     pub setup: Setup,
     /// One series per measured variant (one for most benches, one per thread count for
     /// `futex-syscall`).
-    pub series: Vec<Series>,
+    pub series: Vec<BenchSeries>,
     /// True when every round (warm-up included) passed every check.
     pub valid: bool,
 }
@@ -101,7 +101,7 @@ pub struct Setup {
 
 /// The rounds of one measured variant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Series {
+pub struct BenchSeries {
     /// `futex-wait-wake`, `threads-4`, ...: what a comparison matches series by.
     pub name: String,
     /// What one operation is: `wait/wake pair`, `waitv/wake pair`, `futex call`, `message`.
@@ -114,7 +114,7 @@ pub struct Series {
     pub summary: RoundsSummary,
 }
 
-impl Series {
+impl BenchSeries {
     /// Build a series and its summary from its rounds.
     pub fn new(name: &str, op: &str, ops_per_cycle: u64, rounds: Vec<Round>) -> Self {
         let measured: Vec<(f64, bool)> = rounds
@@ -122,7 +122,7 @@ impl Series {
             .filter(|r| !r.warmup)
             .map(|r| (r.ns_per_op, r.valid))
             .collect();
-        Series {
+        BenchSeries {
             name: name.to_string(),
             op: op.to_string(),
             ops_per_cycle,

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicU32;
 
 use super::checks::Tally;
 use super::words::Words;
-use super::{BenchConfig, RawRound, RoundPlan, Series, Workload, describe_rounds, run_round};
+use super::{BenchConfig, BenchSeries, RawRound, RoundPlan, Workload, describe_rounds, run_round};
 use crate::sys::futex::wake;
 use crate::sys::sched::{pin_to, set_policy};
 
@@ -64,7 +64,7 @@ pub fn run(
     plan: RoundPlan,
     counts: &[u32],
     cpus: &[usize],
-) -> anyhow::Result<Vec<Series>> {
+) -> anyhow::Result<Vec<BenchSeries>> {
     let mut series = Vec::with_capacity(counts.len());
     for &threads in counts {
         let threads = threads as usize;
@@ -101,7 +101,7 @@ pub fn run(
         let merged = merge_threads(&per_thread);
         let k = u64::from(config.k);
         let rounds = describe_rounds(&merged, plan, k, k * threads as u64);
-        series.push(Series::new(
+        series.push(BenchSeries::new(
             &format!("threads-{threads}"),
             "futex call",
             k,

@@ -24,7 +24,7 @@ pub mod summary;
 mod words;
 
 pub use checks::{Checks, Tally};
-pub use doc::{BenchConfig, BenchDoc, Round, Series};
+pub use doc::{BenchConfig, BenchDoc, BenchSeries, Round};
 
 use crate::sys::clock::now_ns;
 use crate::sys::sched::current_cpu;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{Interval, IntervalSeries, RunResult, RunStatus, Series, WorkerRecord};
+use super::{Interval, IntervalSeries, RunResult, RunStatus, SeriesResult, WorkerRecord};
 use crate::protocol::ReportStream;
 use crate::record::RingSetup;
 use crate::record::{self, Role};
@@ -49,7 +49,7 @@ const SUBSCRIBER_NAMES: [&str; 4] = record::series_names(record::Series::SUBSCRI
 
 /// Names of a worker's series in a result, in the order its interval frames number them.
 /// Queue noise records the same series as the RT pair; they are kept under their own names.
-pub fn series_names(role: Role) -> &'static [&'static str] {
+pub fn worker_series_names(role: Role) -> &'static [&'static str] {
     match role {
         Role::Publisher => &PUBLISHER_NAMES,
         Role::Subscriber => &SUBSCRIBER_NAMES,
@@ -88,7 +88,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     let mut attribution = Attribution::None;
 
     for worker in &inputs.workers {
-        let names = series_names(worker.role);
+        let names = worker_series_names(worker.role);
         for frame in &worker.stream.intervals {
             let Some(name) = names.get(frame.series as usize) else {
                 continue;
@@ -131,7 +131,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
                 .or_insert_with(new_histogram);
             series.insert(
                 name.name().to_string(),
-                Series {
+                SeriesResult {
                     summary: Summary::new(histogram, &extra.stats),
                     histogram: encode_histogram(histogram),
                     outliers: extra.outliers.clone(),
@@ -155,7 +155,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     }
     // A series whose worker died before its final report still has its intervals.
     for (name, histogram) in &totals {
-        series.entry(name.clone()).or_insert_with(|| Series {
+        series.entry(name.clone()).or_insert_with(|| SeriesResult {
             summary: Summary::new(histogram, &stats_from_intervals(&intervals, name)),
             histogram: encode_histogram(histogram),
             outliers: Vec::new(),
@@ -166,7 +166,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     for (name, (histogram, stats)) in &inputs.noise.series {
         series.insert(
             name.clone(),
-            Series {
+            SeriesResult {
                 summary: Summary::new(histogram, stats),
                 histogram: encode_histogram(histogram),
                 outliers: Vec::new(),

@@ -204,7 +204,7 @@ pub struct RunResult {
     /// `delivery`, `own_wake` (where attributable), `handling`, `other_delivery` (RT
     /// subscriber), `noise_send_call`, `noise_delivery` (queue noise). docs/figures.md defines
     /// each.
-    pub series: BTreeMap<String, Series>,
+    pub series: BTreeMap<String, SeriesResult>,
     /// Per-interval histograms, to place a spike in time.
     pub intervals: Vec<Interval>,
     /// Each RT worker as it recorded itself.
@@ -324,7 +324,7 @@ fn first_round() -> u32 {
 
 /// One latency series over the whole measured phase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Series {
+pub struct SeriesResult {
     /// Headline figures, ns.
     pub summary: Summary,
     /// The merged histogram: base64 of HdrHistogram V2 + DEFLATE, values in ns.

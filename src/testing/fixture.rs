@@ -13,7 +13,9 @@ use crate::record::HostFacts;
 use crate::record::Support;
 use crate::record::{self, BreakEvent, TransportSupport};
 use crate::record::{Policy, RingSetup};
-use crate::result::{Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, Series, Tool};
+use crate::result::{
+    Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, SeriesResult, Tool,
+};
 use crate::stats::{
     Attribution, Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram,
 };
@@ -73,7 +75,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
             .collect();
         series.insert(
             name.to_string(),
-            Series {
+            SeriesResult {
                 summary: Summary::new(&histogram, &stats),
                 histogram: encode_histogram(&histogram),
                 outliers,

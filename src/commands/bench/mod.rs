@@ -15,8 +15,8 @@ use crate::bench::args::{BenchCommand, CommonArgs};
 use crate::bench::compare::Gates;
 use crate::bench::doc::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
 use crate::bench::{
-    BenchConfig, BenchDoc, RoundPlan, Series, Workload, describe_rounds, eventfd, futex_syscall,
-    futex_wait_wake, futex_waitv, msg_ring, run_rounds,
+    BenchConfig, BenchDoc, BenchSeries, RoundPlan, Workload, describe_rounds, eventfd,
+    futex_syscall, futex_wait_wake, futex_waitv, msg_ring, run_rounds,
 };
 use crate::exit::Outcome;
 use crate::export::bench as report;
@@ -266,7 +266,7 @@ fn measure(
     plan: RoundPlan,
     host: &HostFacts,
     setup: &mut Setup,
-) -> anyhow::Result<Vec<Series>> {
+) -> anyhow::Result<Vec<BenchSeries>> {
     let cpu = config.cpu;
     let (series, ring) = match name {
         "futex-wait-wake" => one(
@@ -305,7 +305,7 @@ fn one<W: Workload>(
     (mut workload, ring): (W, RingSetup),
     plan: RoundPlan,
     cpu: usize,
-) -> (Vec<Series>, Option<RingSetup>) {
+) -> (Vec<BenchSeries>, Option<RingSetup>) {
     let raw = run_rounds(&mut workload, plan, cpu);
     let rounds = describe_rounds(
         &raw,
@@ -314,7 +314,7 @@ fn one<W: Workload>(
         workload.checks_per_cycle(),
     );
     (
-        vec![Series::new(name, op, workload.ops_per_cycle(), rounds)],
+        vec![BenchSeries::new(name, op, workload.ops_per_cycle(), rounds)],
         Some(ring),
     )
 }
