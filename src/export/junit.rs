@@ -20,6 +20,7 @@ use std::fmt::Write;
 use super::text::{REPORTED_SERIES, us};
 use crate::record::RingSetup;
 use crate::result::merge::{TransportRuns, by_transport};
+use crate::result::verdict::Failure;
 use crate::result::{ResultDoc, RunStatus};
 
 /// One testcase's outcome.
@@ -131,18 +132,6 @@ pub fn render(doc: &ResultDoc) -> String {
 fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
     let classname = classname(t.transport, t.ring_setup);
     let time_s = t.runs.iter().map(|r| r.measured_ns).sum::<u64>() as f64 / 1e9;
-    let verdict = doc.verdict.as_ref();
-    let names_it = |transport: &Option<String>, setup: &Option<RingSetup>| {
-        transport.as_deref() == Some(t.transport) && (setup.is_none() || *setup == t.ring_setup)
-    };
-    let failure_of = |kind: &str| {
-        verdict.and_then(|v| {
-            v.failures
-                .iter()
-                .filter(|f| names_it(&f.transport, &f.ring_setup))
-                .find(|f| kind_word(&f.kind) == kind)
-        })
-    };
     let case = |name, outcome| Case {
         classname: classname.clone(),
         name,
@@ -163,80 +152,116 @@ fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
             .map(|name| case(name, skip()))
             .collect();
     }
+    let judged = Judged { doc, t };
+    vec![
+        case("run", judged.run()),
+        case("lost-messages", judged.lost()),
+        case("transport-errors", judged.errors()),
+        case("verdict", judged.verdict()),
+    ]
+}
 
-    let run = ["run-failed", "interrupted", "break-on"]
-        .into_iter()
-        .find_map(failure_of)
-        .map(|f| Outcome::Fail {
-            kind: kind_word(&f.kind),
-            message: f.message.clone(),
+/// One measured transport and the verdict's findings about it.
+struct Judged<'a> {
+    doc: &'a ResultDoc,
+    t: &'a TransportRuns<'a>,
+}
+
+impl Judged<'_> {
+    /// True for a finding about this transport (and ring setup, where it names one).
+    fn names_it(&self, transport: &Option<String>, setup: &Option<RingSetup>) -> bool {
+        transport.as_deref() == Some(self.t.transport)
+            && (setup.is_none() || *setup == self.t.ring_setup)
+    }
+
+    /// The verdict's failure of `kind` for this transport.
+    fn failure_of(&self, kind: &str) -> Option<&Failure> {
+        self.doc.verdict.as_ref().and_then(|v| {
+            v.failures
+                .iter()
+                .filter(|f| self.names_it(&f.transport, &f.ring_setup))
+                .find(|f| kind_word(&f.kind) == kind)
         })
-        .or_else(|| {
-            (t.status != RunStatus::Completed).then(|| Outcome::Fail {
-                kind: format!("{:?}", t.status).to_lowercase(),
-                message: t
-                    .runs
-                    .iter()
-                    .find_map(|r| r.reason.clone())
-                    .unwrap_or_else(|| "the run did not complete".into()),
+    }
+
+    /// The run itself: failed, interrupted, broken off, or not completed.
+    fn run(&self) -> Outcome {
+        ["run-failed", "interrupted", "break-on"]
+            .into_iter()
+            .find_map(|kind| self.failure_of(kind))
+            .map(|f| Outcome::Fail {
+                kind: kind_word(&f.kind),
+                message: f.message.clone(),
             })
-        })
-        .unwrap_or(Outcome::Pass);
-    let lost = if t.integrity.lost > 0 {
+            .or_else(|| {
+                (self.t.status != RunStatus::Completed).then(|| Outcome::Fail {
+                    kind: format!("{:?}", self.t.status).to_lowercase(),
+                    message: self
+                        .t
+                        .runs
+                        .iter()
+                        .find_map(|r| r.reason.clone())
+                        .unwrap_or_else(|| "the run did not complete".into()),
+                })
+            })
+            .unwrap_or(Outcome::Pass)
+    }
+
+    fn lost(&self) -> Outcome {
+        let integrity = &self.t.integrity;
+        if integrity.lost == 0 {
+            return Outcome::Pass;
+        }
         Outcome::Fail {
             kind: "lost-messages".into(),
-            message: failure_of("lost-messages").map_or_else(
-                || format!("{} of {} messages lost", t.integrity.lost, t.integrity.sent),
+            message: self.failure_of("lost-messages").map_or_else(
+                || format!("{} of {} messages lost", integrity.lost, integrity.sent),
                 |f| f.message.clone(),
             ),
         }
-    } else {
-        Outcome::Pass
-    };
-    let failures = t.integrity.transport_failures();
-    let errors = if failures.is_empty() {
-        Outcome::Pass
-    } else {
+    }
+
+    fn errors(&self) -> Outcome {
+        let failures = self.t.integrity.transport_failures();
+        if failures.is_empty() {
+            return Outcome::Pass;
+        }
         Outcome::Fail {
             kind: "transport-errors".into(),
-            message: failure_of("transport-errors")
+            message: self
+                .failure_of("transport-errors")
                 .map_or_else(|| failures.join("; "), |f| f.message.clone()),
         }
-    };
-    let breaches: Vec<_> = verdict
-        .map(|v| {
-            v.breaches
-                .iter()
-                .filter(|b| names_it(&b.transport, &b.ring_setup))
-                .collect()
-        })
-        .unwrap_or_default();
-    let inconclusive: Vec<_> = verdict
-        .map(|v| {
-            v.inconclusive
-                .iter()
-                .filter(|i| names_it(&i.transport, &i.ring_setup))
-                .collect()
-        })
-        .unwrap_or_default();
-    let judged = if let Some(first) = breaches.first() {
-        Outcome::Fail {
-            kind: first.what.key(),
-            message: join(breaches.iter().map(|b| b.message.as_str())),
+    }
+
+    /// The verdict's limits: a breach fails, an inconclusive finding skips.
+    fn verdict(&self) -> Outcome {
+        let Some(verdict) = self.doc.verdict.as_ref() else {
+            return Outcome::Pass;
+        };
+        let breaches: Vec<_> = verdict
+            .breaches
+            .iter()
+            .filter(|b| self.names_it(&b.transport, &b.ring_setup))
+            .collect();
+        let inconclusive: Vec<_> = verdict
+            .inconclusive
+            .iter()
+            .filter(|i| self.names_it(&i.transport, &i.ring_setup))
+            .collect();
+        if let Some(first) = breaches.first() {
+            Outcome::Fail {
+                kind: first.what.key(),
+                message: join(breaches.iter().map(|b| b.message.as_str())),
+            }
+        } else if !inconclusive.is_empty() {
+            Outcome::Skip {
+                message: join(inconclusive.iter().map(|i| i.message.as_str())),
+            }
+        } else {
+            Outcome::Pass
         }
-    } else if !inconclusive.is_empty() {
-        Outcome::Skip {
-            message: join(inconclusive.iter().map(|i| i.message.as_str())),
-        }
-    } else {
-        Outcome::Pass
-    };
-    vec![
-        case("run", run),
-        case("lost-messages", lost),
-        case("transport-errors", errors),
-        case("verdict", judged),
-    ]
+    }
 }
 
 /// The `verdict` testcase of what names no transport.

@@ -147,7 +147,63 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
         .iter()
         .filter(|t| t.status != RunStatus::Unsupported)
         .collect();
+    histograms(w, doc, &measured);
+    quantiles(w, doc, &measured);
+    per_series(
+        w,
+        doc,
+        &measured,
+        "rtsoak_latency_max_seconds",
+        "Longest sample (exact).",
+        |s| seconds(s.max_ns),
+    );
+    per_series(
+        w,
+        doc,
+        &measured,
+        "rtsoak_latency_over_threshold_samples",
+        "Samples above rtsoak_threshold_seconds (exact).",
+        |s| s.over_threshold.to_string(),
+    );
+    per_transport(
+        w,
+        doc,
+        &measured,
+        "rtsoak_messages_sent",
+        "Messages the RT publisher sent in the measured phase.",
+        |t| t.integrity.sent.to_string(),
+    );
+    per_transport(
+        w,
+        doc,
+        &measured,
+        "rtsoak_messages_lost",
+        "Messages never delivered within the delivery timeout; any loss fails the run.",
+        |t| t.integrity.lost.to_string(),
+    );
+    counts(w, doc, &measured);
+    attribution(w, doc, &measured);
+    per_transport(
+        w,
+        doc,
+        &measured,
+        "rtsoak_runs",
+        "Runs (rounds) merged into the transport's figures.",
+        |t| t.measured_runs().to_string(),
+    );
+    per_transport(
+        w,
+        doc,
+        &merged.iter().collect::<Vec<_>>(),
+        "rtsoak_run_ok",
+        "1 if every run of the transport completed, 0 if one failed, was interrupted or is unsupported.",
+        |t| u8::from(t.status == RunStatus::Completed).to_string(),
+    );
+    invocation(w, doc);
+}
 
+/// `rtsoak_latency_seconds`: each series' histogram on the fixed bucket bounds.
+fn histograms(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_>]) {
     w.family(
         "rtsoak_latency_seconds",
         "histogram",
@@ -155,7 +211,7 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
          handling, member_refresh; docs/figures.md), from the merged HDR histogram, on bucket \
          bounds that are the same on every board.",
     );
-    for t in &measured {
+    for t in measured {
         let key = key(doc, t);
         for name in REPORTED_SERIES {
             // A series whose histograms did not all decode has no buckets to publish.
@@ -190,13 +246,17 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
             );
         }
     }
+}
+
+/// `rtsoak_latency_quantile_seconds`: this board's percentiles of each series.
+fn quantiles(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_>]) {
     w.family(
         "rtsoak_latency_quantile_seconds",
         "gauge",
         "This board's latency percentiles by series (percentile label: 50 to 99.99), from its HDR histogram (not to be averaged \
          across boards: aggregate rtsoak_latency_seconds_bucket instead).",
     );
-    for t in &measured {
+    for t in measured {
         let key = key(doc, t);
         let [transport, setup] = key.labels();
         for name in REPORTED_SERIES {
@@ -211,46 +271,17 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
             }
         }
     }
-    per_series(
-        w,
-        doc,
-        &measured,
-        "rtsoak_latency_max_seconds",
-        "Longest sample (exact).",
-        |s| seconds(s.max_ns),
-    );
-    per_series(
-        w,
-        doc,
-        &measured,
-        "rtsoak_latency_over_threshold_samples",
-        "Samples above rtsoak_threshold_seconds (exact).",
-        |s| s.over_threshold.to_string(),
-    );
-    per_transport(
-        w,
-        doc,
-        &measured,
-        "rtsoak_messages_sent",
-        "Messages the RT publisher sent in the measured phase.",
-        |t| t.integrity.sent.to_string(),
-    );
-    per_transport(
-        w,
-        doc,
-        &measured,
-        "rtsoak_messages_lost",
-        "Messages never delivered within the delivery timeout; any loss fails the run.",
-        |t| t.integrity.lost.to_string(),
-    );
-    counts(w, doc, &measured);
+}
+
+/// `rtsoak_own_wake_attribution`: how far each transport tells its own wake apart.
+fn attribution(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_>]) {
     w.family(
         "rtsoak_own_wake_attribution",
         "gauge",
         "1 for how far the RT subscriber tells the RT publisher's own wake apart: exact, covering \
          or none (then there is no own_wake series and no piggybacked count).",
     );
-    for t in &measured {
+    for t in measured {
         let attribution = match t.integrity.own_wake {
             Attribution::Exact => "exact",
             Attribution::Covering => "covering",
@@ -264,22 +295,10 @@ pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
             1,
         );
     }
-    per_transport(
-        w,
-        doc,
-        &measured,
-        "rtsoak_runs",
-        "Runs (rounds) merged into the transport's figures.",
-        |t| t.measured_runs().to_string(),
-    );
-    per_transport(
-        w,
-        doc,
-        &merged.iter().collect::<Vec<_>>(),
-        "rtsoak_run_ok",
-        "1 if every run of the transport completed, 0 if one failed, was interrupted or is unsupported.",
-        |t| u8::from(t.status == RunStatus::Completed).to_string(),
-    );
+}
+
+/// What holds for the whole invocation: the threshold, the kernel, the caveats, when it ended.
+fn invocation(w: &mut Writer<'_>, doc: &ResultDoc) {
     w.family(
         "rtsoak_threshold_seconds",
         "gauge",
