@@ -62,58 +62,7 @@ pub fn run(
     keep: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Calibration> {
     check_privilege()?;
-    let waiter_tid = Arc::new(AtomicU32::new(0));
-    let ready = Arc::new(AtomicBool::new(false));
-    let go = Arc::new(AtomicU8::new(WAIT));
-    // The RT publisher runs in its own thread so that the tracer can watch its tid from the
-    // start; it waits for `go` to say GO (or CANCEL, when tracing cannot start).
-    let (tx, rx) = std::sync::mpsc::channel();
-    let waiter = {
-        let (waiter_tid, ready, go) = (waiter_tid.clone(), ready.clone(), go.clone());
-        std::thread::spawn(move || -> anyhow::Result<u32> {
-            sched::set_thread_name(Role::Publisher.comm())?;
-            sched::pin_to(&[waiter_cpu])?;
-            waiter_tid.store(nix::unistd::gettid().as_raw() as u32, Ordering::Release);
-            ready.store(true, Ordering::Release);
-            let start = loop {
-                match go.load(Ordering::Acquire) {
-                    WAIT => std::thread::sleep(Duration::from_millis(1)),
-                    state => break state,
-                }
-            };
-            if start == CANCEL {
-                return Ok(0);
-            }
-            sched::set_policy(SchedPolicy::Fifo, RT_FIFO)?;
-            // A round whose burst ended before the RT publisher asked, or whose wait lay
-            // mostly after the burst (a slow or emulated machine), did not stage the inversion
-            // it checks: it is staged again, a few times at most. The threads' own clocks
-            // decide, never the trace.
-            let (mut staged, mut attempts) = (0, 0);
-            while staged < rounds && attempts < rounds * MAX_ATTEMPTS_PER_ROUND {
-                attempts += 1;
-                let round = one_round(holder_cpu)?;
-                if round.staged() {
-                    staged += 1;
-                    tx.send(round).ok();
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Ok(attempts - staged)
-        })
-    };
-    while !ready.load(Ordering::Acquire) {
-        if waiter.is_finished() {
-            return match waiter.join() {
-                Ok(Err(error)) => Err(error.context("setting up the RT publisher thread")),
-                _ => Err(anyhow::anyhow!(
-                    "the RT publisher thread ended during its setup"
-                )),
-            };
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let tid = waiter_tid.load(Ordering::Acquire) as i32;
+    let (waiter, tid) = RtPublisher::spawn(rounds, holder_cpu, waiter_cpu).ready()?;
     let options = super::Options {
         // The staged waits last milliseconds.
         min_wait_us: 50,
@@ -122,14 +71,15 @@ pub fn run(
     let tracer = match Tracer::start(&[tid], options) {
         Ok(tracer) => tracer,
         Err(reason) => {
-            go.store(CANCEL, Ordering::Release);
-            let _ = waiter.join();
+            waiter.go.store(CANCEL, Ordering::Release);
+            let _ = waiter.thread.join();
             anyhow::bail!("the explainer cannot trace here: {reason}");
         }
     };
-    go.store(GO, Ordering::Release);
-    let staged: Vec<Staged> = rx.iter().collect();
+    waiter.go.store(GO, Ordering::Release);
+    let staged: Vec<Staged> = waiter.rounds.iter().collect();
     let outcome = waiter
+        .thread
         .join()
         .map_err(|_| anyhow::anyhow!("the RT publisher thread panicked"))?;
     // Let the reader take the last events before tracing stops.
@@ -148,6 +98,97 @@ pub fn run(
     if let Some(reason) = trace.tracing.unavailable {
         anyhow::bail!("the trace could not be read: {reason}");
     }
+    Ok(Calibration {
+        rounds: explain_rounds(staged, &trace.episodes, tid),
+        restaged: unstaged,
+    })
+}
+
+/// The RT publisher's thread: it stages the rounds once told GO, and sends each staged one.
+struct RtPublisher {
+    thread: std::thread::JoinHandle<anyhow::Result<u32>>,
+    tid: Arc<AtomicU32>,
+    ready: Arc<AtomicBool>,
+    go: Arc<AtomicU8>,
+    rounds: std::sync::mpsc::Receiver<Staged>,
+}
+
+impl RtPublisher {
+    /// The RT publisher runs in its own thread so that the tracer can watch its tid from the
+    /// start; it waits for `go` to say GO (or CANCEL, when tracing cannot start). It returns how
+    /// many attempts staged no inversion.
+    fn spawn(rounds: u32, holder_cpu: usize, waiter_cpu: usize) -> Self {
+        let tid = Arc::new(AtomicU32::new(0));
+        let ready = Arc::new(AtomicBool::new(false));
+        let go = Arc::new(AtomicU8::new(WAIT));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = {
+            let (tid, ready, go) = (tid.clone(), ready.clone(), go.clone());
+            std::thread::spawn(move || -> anyhow::Result<u32> {
+                sched::set_thread_name(Role::Publisher.comm())?;
+                sched::pin_to(&[waiter_cpu])?;
+                tid.store(nix::unistd::gettid().as_raw() as u32, Ordering::Release);
+                ready.store(true, Ordering::Release);
+                let start = loop {
+                    match go.load(Ordering::Acquire) {
+                        WAIT => std::thread::sleep(Duration::from_millis(1)),
+                        state => break state,
+                    }
+                };
+                if start == CANCEL {
+                    return Ok(0);
+                }
+                sched::set_policy(SchedPolicy::Fifo, RT_FIFO)?;
+                // A round whose burst ended before the RT publisher asked, or whose wait lay
+                // mostly after the burst (a slow or emulated machine), did not stage the
+                // inversion it checks: it is staged again, a few times at most. The threads'
+                // own clocks decide, never the trace.
+                let (mut staged, mut attempts) = (0, 0);
+                while staged < rounds && attempts < rounds * MAX_ATTEMPTS_PER_ROUND {
+                    attempts += 1;
+                    let round = one_round(holder_cpu)?;
+                    if round.staged() {
+                        staged += 1;
+                        tx.send(round).ok();
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(attempts - staged)
+            })
+        };
+        RtPublisher {
+            thread,
+            tid,
+            ready,
+            go,
+            rounds: rx,
+        }
+    }
+
+    /// The thread's tid once it is set up, or why its setup failed.
+    fn ready(self) -> anyhow::Result<(Self, i32)> {
+        while !self.ready.load(Ordering::Acquire) {
+            if self.thread.is_finished() {
+                return match self.thread.join() {
+                    Ok(Err(error)) => Err(error.context("setting up the RT publisher thread")),
+                    _ => Err(anyhow::anyhow!(
+                        "the RT publisher thread ended during its setup"
+                    )),
+                };
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let tid = self.tid.load(Ordering::Acquire) as i32;
+        Ok((self, tid))
+    }
+}
+
+/// Explain each staged round's wait from the trace and check what it named.
+fn explain_rounds(
+    staged: Vec<Staged>,
+    episodes: &super::episodes::Episodes,
+    tid: i32,
+) -> Vec<Round> {
     let outliers: Vec<Outlier> = staged
         .iter()
         .map(|s| Outlier {
@@ -161,8 +202,8 @@ pub fn run(
         over_threshold: outliers.len() as u64,
         tasks: &[tid],
     };
-    let (_, explained) = blame::explain(&target, &trace.episodes, 0);
-    let rounds = staged
+    let (_, explained) = blame::explain(&target, episodes, 0);
+    staged
         .into_iter()
         .zip(explained)
         .map(|(staged, explained)| Round {
@@ -172,11 +213,7 @@ pub fn run(
             waited_us: staged.waited_ns / 1_000,
             explained,
         })
-        .collect();
-    Ok(Calibration {
-        rounds,
-        restaged: unstaged,
-    })
+        .collect()
 }
 
 /// What one round did, as its threads saw it.
