@@ -24,6 +24,7 @@ use crate::sysinfo::{SysRoot, host_facts};
 use crate::{export, transport};
 
 /// Soak each transport of the plan in turn, once per round.
+#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn soak(
     command: &str,
     transports: Option<Vec<String>>,

@@ -159,6 +159,7 @@ fn in_range(
 
 /// Resolve `[noise]`. `rt_priorities` are the RT pair's; queue noise must stay below both.
 /// `disabled` is `--no-noise`; `noise_cpus` and `rt_cpus` decide where bursts may run.
+#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn resolve_noise(
     section: &NoiseSection,
     disabled: bool,

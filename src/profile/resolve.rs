@@ -82,6 +82,7 @@ fn rounds(profile_value: u32, override_value: Option<u32>) -> Result<u32, Profil
 }
 
 /// Validate and resolve. `known_transports` are the registry names, in registry order.
+#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn resolve(
     name: &str,
     profile: &Profile,

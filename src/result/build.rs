@@ -79,6 +79,7 @@ pub struct NoiseOutcome {
 }
 
 /// Assemble a run result.
+#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn build_run(inputs: RunInputs) -> RunResult {
     let mut totals: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
     let mut intervals: BTreeMap<u32, Interval> = BTreeMap::new();

@@ -63,6 +63,10 @@ impl Recorders {
 }
 
 /// Run the subscriber with waiter `W` until the run stops and everything in flight is accounted.
+#[allow(
+    clippy::too_many_lines,
+    reason = "a measuring loop: to be split into setup, one step per period and finish, with `rtsoak bench` before and after to show the loop's cost did not move"
+)]
 pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Result<()> {
     let spec = context.spec.clone();
     let region = context.region();
