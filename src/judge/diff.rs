@@ -36,7 +36,6 @@ fn rows<'d, 'a>(doc: &ResultDoc, merged: &'d [TransportRuns<'a>]) -> Vec<Row<'d,
 }
 
 /// Compare `new` with `baseline` (named `baseline_name` in the findings) under `rules`.
-#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &DiffRules) -> Diff {
     let (old_merged, new_merged) = (by_transport(baseline), by_transport(new));
     let (old, now) = (rows(baseline, &old_merged), rows(new, &new_merged));
@@ -74,34 +73,16 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
             continue;
         }
         paired += 1;
-        for series in SERIES {
-            if let Some(mut changes) = super::diff_causes::changes(b, t, series) {
-                changes.ring_setup = setup;
-                causes.push(changes);
-            }
-            let pair = Pair {
-                transport: t.transport,
-                ring_setup: setup,
-                series,
-                b: b.summary(series),
-                n: t.summary(series),
-            };
-            if same_threshold {
-                findings.push(rate(&pair, rules));
-            }
-            let known = b.percentiles_known(series) && t.percentiles_known(series);
-            if !known && (b.series.contains_key(series) || t.series.contains_key(series)) {
-                inconclusive.push(format!(
-                    "{} {series}: a histogram did not decode, so its percentiles are unknown \
-                     and were not compared",
-                    name(row.measured, setup)
-                ));
-            }
-            for figure in [Figure::P99_9, Figure::P99_99] {
-                findings.push(percentile(&pair, figure, known, rules));
-            }
-            findings.push(maximum(&pair, new.plan.threshold_ns, rules));
-        }
+        let found = compare_series(b, t, setup, new.plan.threshold_ns, same_threshold, rules);
+        findings.extend(found.findings);
+        causes.extend(found.causes);
+        inconclusive.extend(found.undecoded.iter().map(|series| {
+            format!(
+                "{} {series}: a histogram did not decode, so its percentiles are \
+                         unknown and were not compared",
+                name(row.measured, setup)
+            )
+        }));
     }
     for b in &old {
         let missing = !now.iter().any(|n| n.measured == b.measured);
@@ -120,22 +101,7 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
         );
     }
     if !same_threshold {
-        findings.push(Finding {
-            transport: "*".to_string(),
-            ring_setup: None,
-            series: None,
-            figure: Figure::OverThresholdRate,
-            baseline: baseline.plan.threshold_ns as f64,
-            new: new.plan.threshold_ns as f64,
-            p_value: None,
-            regression: false,
-            reason: format!(
-                "over-threshold rates not compared: the threshold was {} us in the baseline and \
-                 {} us now; use the same threshold",
-                baseline.plan.threshold_ns as f64 / 1e3,
-                new.plan.threshold_ns as f64 / 1e3
-            ),
-        });
+        findings.push(thresholds_differ(baseline, new));
     }
     Diff {
         baseline: baseline_name.to_string(),
@@ -145,6 +111,76 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
         inconclusive,
         findings,
         causes,
+    }
+}
+
+/// What comparing one transport's series found.
+struct SeriesFound {
+    findings: Vec<Finding>,
+    causes: Vec<crate::result::diff::CauseChanges>,
+    /// Series whose percentiles are unknown on a side (a histogram did not decode).
+    undecoded: Vec<&'static str>,
+}
+
+/// Compare each judged series of a transport measured on both sides: the over-threshold rate
+/// (where both used the same threshold), p99.9, p99.99 and the maximum, and the causes.
+fn compare_series(
+    b: &TransportRuns<'_>,
+    t: &TransportRuns<'_>,
+    setup: Option<RingSetup>,
+    threshold_ns: u64,
+    same_threshold: bool,
+    rules: &DiffRules,
+) -> SeriesFound {
+    let mut found = SeriesFound {
+        findings: Vec::new(),
+        causes: Vec::new(),
+        undecoded: Vec::new(),
+    };
+    for series in SERIES {
+        if let Some(mut changes) = super::diff_causes::changes(b, t, series) {
+            changes.ring_setup = setup;
+            found.causes.push(changes);
+        }
+        let pair = Pair {
+            transport: t.transport,
+            ring_setup: setup,
+            series,
+            b: b.summary(series),
+            n: t.summary(series),
+        };
+        if same_threshold {
+            found.findings.push(rate(&pair, rules));
+        }
+        let known = b.percentiles_known(series) && t.percentiles_known(series);
+        if !known && (b.series.contains_key(series) || t.series.contains_key(series)) {
+            found.undecoded.push(series);
+        }
+        for figure in [Figure::P99_9, Figure::P99_99] {
+            found.findings.push(percentile(&pair, figure, known, rules));
+        }
+        found.findings.push(maximum(&pair, threshold_ns, rules));
+    }
+    found
+}
+
+/// The finding that over-threshold rates were not compared: the thresholds differ.
+fn thresholds_differ(baseline: &ResultDoc, new: &ResultDoc) -> Finding {
+    Finding {
+        transport: "*".to_string(),
+        ring_setup: None,
+        series: None,
+        figure: Figure::OverThresholdRate,
+        baseline: baseline.plan.threshold_ns as f64,
+        new: new.plan.threshold_ns as f64,
+        p_value: None,
+        regression: false,
+        reason: format!(
+            "over-threshold rates not compared: the threshold was {} us in the baseline and {} \
+             us now; use the same threshold",
+            baseline.plan.threshold_ns as f64 / 1e3,
+            new.plan.threshold_ns as f64 / 1e3
+        ),
     }
 }
 
