@@ -78,8 +78,8 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
         causes.extend(found.causes);
         inconclusive.extend(found.undecoded.iter().map(|series| {
             format!(
-                "{} {series}: a histogram did not decode, so its percentiles are \
-                         unknown and were not compared",
+                "{} {series}: a histogram did not decode, so its percentiles are unknown \
+                 and were not compared",
                 name(row.measured, setup)
             )
         }));
