@@ -153,7 +153,7 @@ pub fn command() -> clap::Command {
     for name in ["run", "compare"] {
         command = command.mut_subcommand(name, |mut sub| {
             for (id, value) in &values {
-                sub = sub.mut_arg(*id, |arg| {
+                sub = sub.mut_arg(id, |arg| {
                     let note = format!("[default profile: {value}]");
                     let help = arg.get_help().map(|h| format!("{h} {note}"));
                     let long = arg.get_long_help().map(|h| format!("{h}\n\n{note}"));

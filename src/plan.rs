@@ -13,18 +13,6 @@ use crate::record::{Policy, RingSetup, RtCpus};
 use crate::sys::sched::SchedPolicy;
 use crate::sys::uring::SetupFlags;
 
-/// How the `futex` transport's publisher issues its wake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum FutexWake {
-    /// `futex(2)` `FUTEX_WAKE` (shared, not private: the word lives in a memfd mapping).
-    #[value(help = "futex(2) FUTEX_WAKE")]
-    Syscall,
-    /// `IORING_OP_FUTEX_WAKE` submitted from the publisher's own ring.
-    #[value(help = "IORING_OP_FUTEX_WAKE from the publisher's ring")]
-    IoUring,
-}
-
 /// Whether a run traces itself to explain its spikes (`run.explain`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -124,8 +112,9 @@ pub struct RunPlan {
     /// once per setup and is reported as its own row). Empty otherwise.
     #[serde(default)]
     pub ring_setup_variants: Vec<RingSetup>,
-    /// How the `futex` transport wakes.
-    pub futex_wake: FutexWake,
+    /// Every transport's own settings (`futex_wake`), flattened: each is a key of the plan.
+    #[serde(flatten)]
+    pub transport_settings: crate::transport::Settings,
     /// Everything that competes with the RT pair, on `noise_cpus`.
     pub noise: NoisePlan,
     /// Assumed constants of unmerged kernel patches (`persistent-futex`, `doorbell`).

@@ -7,13 +7,15 @@ use std::path::Path;
 use rtsoak::transport::{REGISTRY, names};
 
 /// Files in src/transport/ that are machinery, not transports.
-const NOT_TRANSPORTS: [&str; 7] = [
+const NOT_TRANSPORTS: [&str; 9] = [
     "fd_wait.rs",
     "mechanism.rs",
     "mod.rs",
     "probe.rs",
+    "registry.rs",
     "ring.rs",
     "sender.rs",
+    "settings.rs",
     "targets.rs",
 ];
 

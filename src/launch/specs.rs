@@ -68,7 +68,7 @@ pub fn worker_spec(
         delivery_timeout_ns: plan.delivery_timeout_ns,
         outliers_max: if rt { plan.outliers_max } else { 0 },
         ring_setup: plan.ring_setup,
-        futex_wake: plan.futex_wake,
+        transport_settings: plan.transport_settings.clone(),
         coordinator_pid: std::process::id() as i32,
         lifetime_ns: 0,
         lock_memory: rt,

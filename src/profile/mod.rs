@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Explain, FutexWake};
+use crate::plan::Explain;
 
 use crate::record::{Policy, RingSetup};
 
@@ -191,9 +191,10 @@ impl RingSetupChoice {
     }
 }
 
-/// `[rt]`.
+/// `[rt]`: the RT pair's keys, and each transport's own keys (`futex_wake`), which the
+/// transport defines and the registry reads ([`crate::transport::Settings`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(try_from = "RtKeys")]
 pub struct RtSection {
     /// Scheduling policy of both RT workers.
     pub policy: Policy,
@@ -205,8 +206,9 @@ pub struct RtSection {
     pub subscriber_priority: Option<u8>,
     /// io_uring setup flags of the subscriber's ring; a list compares each as its own row.
     pub ring_setup: RingSetupChoice,
-    /// How the `futex` transport wakes.
-    pub futex_wake: FutexWake,
+    /// Every transport's own settings, each a key of `[rt]`.
+    #[serde(flatten)]
+    pub transport_settings: crate::transport::Settings,
 }
 
 impl Default for RtSection {
@@ -216,8 +218,58 @@ impl Default for RtSection {
             publisher_priority: None,
             subscriber_priority: None,
             ring_setup: RingSetupChoice::One(RingSetup::DeferTaskrun),
-            futex_wake: FutexWake::Syscall,
+            transport_settings: crate::transport::Settings::default(),
         }
+    }
+}
+
+/// `[rt]` as read: the RT pair's keys, and every other key left for the transports. (serde
+/// cannot refuse unknown keys of a struct that flattens another, so `[rt]` refuses them itself,
+/// once the transports took theirs.)
+#[derive(Deserialize)]
+#[serde(default)]
+struct RtKeys {
+    policy: Policy,
+    publisher_priority: Option<u8>,
+    subscriber_priority: Option<u8>,
+    ring_setup: RingSetupChoice,
+    #[serde(flatten)]
+    rest: toml::Table,
+}
+
+/// The RT pair's own keys of `[rt]`, for the error that names every key it accepts.
+const RT_KEYS: [&str; 4] = [
+    "policy",
+    "publisher_priority",
+    "subscriber_priority",
+    "ring_setup",
+];
+
+impl Default for RtKeys {
+    fn default() -> Self {
+        let rt = RtSection::default();
+        RtKeys {
+            policy: rt.policy,
+            publisher_priority: rt.publisher_priority,
+            subscriber_priority: rt.subscriber_priority,
+            ring_setup: rt.ring_setup,
+            rest: toml::Table::new(),
+        }
+    }
+}
+
+impl TryFrom<RtKeys> for RtSection {
+    type Error = String;
+
+    fn try_from(keys: RtKeys) -> Result<Self, String> {
+        let transport_settings = crate::transport::Settings::from_rt_keys(keys.rest, &RT_KEYS)?;
+        Ok(RtSection {
+            policy: keys.policy,
+            publisher_priority: keys.publisher_priority,
+            subscriber_priority: keys.subscriber_priority,
+            ring_setup: keys.ring_setup,
+            transport_settings,
+        })
     }
 }
 
@@ -388,6 +440,44 @@ mod tests {
         assert!(text.contains("period_ms"), "{text}");
         assert!(text.contains("line 2"), "{text}");
         assert!(text.contains("typo"), "{text}");
+    }
+
+    #[test]
+    fn a_transports_own_key_is_read_in_rt_and_an_unknown_one_names_every_key_rt_takes() {
+        use crate::transport::futex::FutexWake;
+        let profile = parse("x", "[rt]\npolicy = \"rr\"\nfutex_wake = \"io-uring\"\n").unwrap();
+        assert_eq!(profile.rt.policy, Policy::Rr);
+        assert_eq!(
+            profile.rt.transport_settings.futex.futex_wake,
+            FutexWake::IoUring
+        );
+        let text = parse("x", "[rt]\nfutex_wak = 1\n").unwrap_err().to_string();
+        assert!(text.contains("unknown field `futex_wak` in [rt]"), "{text}");
+        assert!(text.contains("`ring_setup`, `futex_wake`"), "{text}");
+        let text = parse("x", "[rt]\nfutex_wake = \"often\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("rt.futex_wake = \"often\""), "{text}");
+        assert!(text.contains("`syscall` or `io-uring`"), "{text}");
+    }
+
+    #[test]
+    fn the_rt_pairs_own_keys_are_every_key_of_its_section() {
+        // RT_KEYS is written out for the unknown-key error; it must not drift from the struct.
+        let rt = RtSection {
+            publisher_priority: Some(1),
+            subscriber_priority: Some(1),
+            ..RtSection::default()
+        };
+        let toml::Value::Table(table) = toml::Value::try_from(&rt).unwrap() else {
+            panic!("[rt] serializes to a table");
+        };
+        let mut own: Vec<String> = table.keys().cloned().collect();
+        own.retain(|key| !crate::transport::Settings::keys().contains(key));
+        own.sort();
+        let mut expected: Vec<String> = RT_KEYS.iter().map(|key| key.to_string()).collect();
+        expected.sort();
+        assert_eq!(own, expected);
     }
 
     #[test]

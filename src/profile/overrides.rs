@@ -4,7 +4,7 @@
 
 use super::resolve::DEFAULT_RT_PRIORITY;
 use super::{CpuChoice, CpuListChoice, Profile};
-use crate::plan::{Fault, FutexWake};
+use crate::plan::Fault;
 use crate::record::{Policy, RingSetup};
 
 /// What the command line overrides.
@@ -48,9 +48,9 @@ pub struct Overrides {
     /// row, e.g. `defer-taskrun,coop-taskrun,none`.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub ring_setup: Option<Vec<RingSetup>>,
-    /// How the futex transport wakes.
-    #[arg(long, value_enum)]
-    pub futex_wake: Option<FutexWake>,
+    /// Each transport's own flags (`--futex-wake`), defined in its file.
+    #[command(flatten)]
+    pub transport: crate::transport::Flags,
     /// A quiet baseline: no noise, whatever the profile says.
     #[arg(long)]
     pub no_noise: bool,
@@ -85,7 +85,7 @@ pub struct Overrides {
 
 /// What `profile` gives each override, by the override's argument id, as `--help` shows it
 /// (`10s`, `fifo`, `auto`): a flag's help then says what running without it means.
-pub fn profile_values(profile: &Profile) -> Vec<(&'static str, String)> {
+pub fn profile_values(profile: &Profile) -> Vec<(String, String)> {
     let run = &profile.run;
     let cpu = |choice: &CpuChoice| match choice {
         CpuChoice::Cpu(cpu) => cpu.to_string(),
@@ -99,7 +99,7 @@ pub fn profile_values(profile: &Profile) -> Vec<(&'static str, String)> {
         .iter()
         .map(|s| s.name())
         .collect();
-    vec![
+    let own = [
         ("duration_ns", format!("{}s", run.duration_s)),
         ("rounds", run.rounds.to_string()),
         ("warmup_ns", format!("{}ms", run.warmup_ms)),
@@ -132,11 +132,6 @@ pub fn profile_values(profile: &Profile) -> Vec<(&'static str, String)> {
         ("policy", profile.rt.policy.name().to_string()),
         ("ring_setup", setups.join(",")),
         (
-            "futex_wake",
-            clap::ValueEnum::to_possible_value(&profile.rt.futex_wake)
-                .map_or_else(String::new, |value| value.get_name().to_string()),
-        ),
-        (
             "no_noise",
             if profile.noise.enabled {
                 "noise on"
@@ -154,7 +149,11 @@ pub fn profile_values(profile: &Profile) -> Vec<(&'static str, String)> {
             }
             .to_string(),
         ),
-    ]
+    ];
+    own.into_iter()
+        .map(|(id, value)| (id.to_string(), value))
+        .chain(profile.rt.transport_settings.values())
+        .collect()
 }
 
 /// `600s`, `500us`, `10m` → nanoseconds.

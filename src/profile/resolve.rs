@@ -243,7 +243,7 @@ pub fn resolve(
         } else {
             Vec::new()
         },
-        futex_wake: ov.futex_wake.unwrap_or(profile.rt.futex_wake),
+        transport_settings: profile.rt.transport_settings.overridden(&ov.transport),
         noise,
         abi: profile.abi,
         break_on_ns: ov.break_on_ns,

@@ -2,9 +2,9 @@
 //! stays readable in one sitting.
 
 use super::*;
-use crate::plan::FutexWake;
 use crate::profile::{builtin_names, load, parse};
 use crate::record::RingSetup;
+use crate::transport::futex::{FutexFlags, FutexWake};
 
 const KNOWN: &[&str] = &["futex", "msg-ring", "eventfd", "signalfd"];
 
@@ -93,7 +93,7 @@ fn the_default_profile_resolves_to_the_documented_values_in_nanoseconds() {
         (40, 40)
     );
     assert_eq!(plan.ring_setup, RingSetup::DeferTaskrun);
-    assert_eq!(plan.futex_wake, FutexWake::Syscall);
+    assert_eq!(plan.transport_settings.futex.futex_wake, FutexWake::Syscall);
     // The file spells out every default, so it must equal an empty profile.
     assert_eq!(
         plan,
@@ -386,7 +386,12 @@ fn overrides_win_over_profile_values() {
         priority: Some(80),
         policy: Some(Policy::Rr),
         ring_setup: Some(vec![RingSetup::CoopTaskrun]),
-        futex_wake: Some(FutexWake::IoUring),
+        transport: crate::transport::Flags {
+            futex: FutexFlags {
+                futex_wake: Some(FutexWake::IoUring),
+            },
+            ..Default::default()
+        },
         no_cpu_dma_latency: true,
         no_noise: true,
         explain: false,
@@ -417,7 +422,7 @@ fn overrides_win_over_profile_values() {
         (80, 80)
     );
     assert_eq!(plan.ring_setup, RingSetup::CoopTaskrun);
-    assert_eq!(plan.futex_wake, FutexWake::IoUring);
+    assert_eq!(plan.transport_settings.futex.futex_wake, FutexWake::IoUring);
     assert_eq!(
         plan.break_on_ns,
         Some(200_000),

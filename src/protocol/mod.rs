@@ -19,8 +19,6 @@ use serde::{Deserialize, Serialize};
 pub use frame::IntervalFrame;
 pub use stream::{Frames, ReportStream, ReportWriter, parse_report, read_report, write_report};
 
-use crate::plan::FutexWake;
-
 use crate::record::{
     BurstReport, Counters, Hygiene, LoadCount, Policy, RingSetup, Role, RtSetup, Series,
 };
@@ -71,8 +69,8 @@ pub struct WorkerSpec {
     pub outliers_max: u32,
     /// Requested ring setup.
     pub ring_setup: RingSetup,
-    /// How the futex transport wakes.
-    pub futex_wake: FutexWake,
+    /// Every transport's own settings, as the plan resolved them.
+    pub transport_settings: crate::transport::Settings,
     /// The coordinator's pid (to die with it, and to grant it fd access).
     pub coordinator_pid: i32,
     /// Queue noise: how long this process lives, ns (0: until the run stops).

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::plan::{FutexWake, RtPlan, RunPlan};
+use crate::plan::{RtPlan, RunPlan};
 
 use crate::record::HostFacts;
 use crate::record::Support;
@@ -278,7 +278,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         housekeeping_cpus: vec![0, 1, 2, 3],
         ring_setup: RingSetup::DeferTaskrun,
         ring_setup_variants: Vec::new(),
-        futex_wake: FutexWake::Syscall,
+        transport_settings: crate::transport::Settings::default(),
         noise: crate::plan::NoisePlan::off(),
         abi: Default::default(),
         hold_cpu_dma_latency: true,

@@ -67,24 +67,25 @@ impl Transport for Doorbell {
 }
 
 impl Mechanism for Doorbell {
+    type Settings = super::NoSettings;
     type Waker = DoorbellWaker;
     type Waiter = DoorbellWaiter;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let waker = DoorbellWaker {
-            sender: RingSender::new(env.spec.ring_setup)?,
-            targets: Targets::new(Reach::of(env.spec)),
-            abi: env.spec.abi.doorbell,
-            bits: doorbell_bit(env.spec.publisher_id),
+            sender: RingSender::new(env.ring_setup)?,
+            targets: Targets::new(Reach::of(env)),
+            abi: env.abi.doorbell,
+            bits: doorbell_bit(env.publisher_id),
         };
         Ok(waker)
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let waiter = DoorbellWaiter {
-            abi: env.spec.abi.doorbell,
+            abi: env.abi.doorbell,
             registered: false,
-            rt_subscriber: env.spec.role == Role::Subscriber,
+            rt_subscriber: env.role == Role::Subscriber,
         };
         Ok(waiter)
     }

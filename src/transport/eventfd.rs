@@ -25,7 +25,6 @@ use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
     trial,
 };
-use crate::protocol::WorkerSpec;
 use crate::queue::Message;
 use crate::record::FdWait;
 use crate::record::Role;
@@ -68,22 +67,23 @@ impl Transport for Eventfd {
 }
 
 impl Mechanism for Eventfd {
+    type Settings = super::NoSettings;
     type Waker = EventfdWaker;
     type Waiter = EventfdWaiter;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
-        let waker = EventfdWaker::new(env.spec);
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
+        let waker = EventfdWaker::new(env);
         Ok(waker)
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let eventfd = nonblocking_eventfd()?;
         // The trial's own eventfd: nobody can write to it, so the trial never takes a wake.
         let wait = FdWait::find(nonblocking_eventfd()?.as_fd())?;
         let waiter = EventfdWaiter {
             eventfd,
             read: ReadWait::new(wait, 0),
-            decoder: CountDecoder::new(env.spec),
+            decoder: CountDecoder::new(env),
         };
         Ok(waiter)
     }
@@ -108,15 +108,15 @@ pub struct EventfdWaker {
 }
 
 impl EventfdWaker {
-    /// The waker of the publisher `spec` describes.
-    pub(super) fn new(spec: &WorkerSpec) -> Self {
-        let value = if spec.role == Role::Publisher {
+    /// The waker of the publisher `env` describes.
+    pub(super) fn new<S>(env: &Env<'_, S>) -> Self {
+        let value = if env.role == Role::Publisher {
             RT_WAKE
         } else {
             NOISE_WAKE
         };
         EventfdWaker {
-            targets: Targets::new(Reach::of(spec)),
+            targets: Targets::new(Reach::of(env)),
             value: value.to_ne_bytes(),
         }
     }
@@ -130,10 +130,10 @@ pub(super) struct CountDecoder {
 }
 
 impl CountDecoder {
-    /// A decoder for the subscriber `spec` describes (only the RT subscriber attributes).
-    pub(super) fn new(spec: &WorkerSpec) -> Self {
+    /// A decoder for the subscriber `env` describes (only the RT subscriber attributes).
+    pub(super) fn new<S>(env: &Env<'_, S>) -> Self {
         CountDecoder {
-            rt_subscriber: spec.role == Role::Subscriber,
+            rt_subscriber: env.role == Role::Subscriber,
             rt_wakes: 0,
         }
     }

@@ -48,17 +48,18 @@ impl Transport for EventfdMultishot {
 }
 
 impl Mechanism for EventfdMultishot {
+    type Settings = super::NoSettings;
     type Waker = EventfdWaker;
     type Waiter = MultishotWaiter;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
-        Ok(EventfdWaker::new(env.spec))
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
+        Ok(EventfdWaker::new(env))
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let eventfd = EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
             .map_err(|e| SysError::new("eventfd2", e))?;
-        let decoder = CountDecoder::new(env.spec);
+        let decoder = CountDecoder::new(env);
         Ok(MultishotWaiter { eventfd, decoder })
     }
 }

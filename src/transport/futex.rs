@@ -18,13 +18,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
+use serde::{Deserialize, Serialize};
 
 use super::sender::RingSender;
 use super::{
     ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push, require_opcodes,
 };
-use crate::plan::FutexWake;
-use crate::protocol::WorkerSpec;
 use crate::queue::Message;
 use crate::record::Role;
 use crate::record::Support;
@@ -60,29 +59,70 @@ impl Transport for Futex {
     }
 }
 
+/// How the `futex` transport's publisher issues its wake.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FutexWake {
+    /// `futex(2)` `FUTEX_WAKE` (shared, not private: the word lives in a memfd mapping).
+    #[default]
+    #[value(help = "futex(2) FUTEX_WAKE")]
+    Syscall,
+    /// `IORING_OP_FUTEX_WAKE` submitted from the publisher's own ring.
+    #[value(help = "IORING_OP_FUTEX_WAKE from the publisher's ring")]
+    IoUring,
+}
+
+/// The `futex` transport's own settings: profile key `rt.futex_wake`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FutexSettings {
+    /// How the publisher wakes.
+    pub futex_wake: FutexWake,
+}
+
+/// Its flag.
+#[derive(Debug, Default, Clone, clap::Args)]
+#[group(skip)]
+pub struct FutexFlags {
+    /// How the futex transport wakes.
+    #[arg(long, value_enum)]
+    pub futex_wake: Option<FutexWake>,
+}
+
+impl super::OwnSettings for FutexSettings {
+    type Flags = FutexFlags;
+
+    fn overridden(&self, flags: &FutexFlags) -> Self {
+        FutexSettings {
+            futex_wake: flags.futex_wake.unwrap_or(self.futex_wake),
+        }
+    }
+}
+
 impl Mechanism for Futex {
+    type Settings = FutexSettings;
     type Waker = FutexWaker<'static>;
     type Waiter = FutexWaiter<'static>;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
         let waker = FutexWaker {
             word,
-            sender: match env.spec.futex_wake {
+            sender: match env.settings.futex_wake {
                 FutexWake::Syscall => None,
-                FutexWake::IoUring => Some(RingSender::new(env.spec.ring_setup)?),
+                FutexWake::IoUring => Some(RingSender::new(env.ring_setup)?),
             },
-            bitset: wake_bitset(env.spec),
+            bitset: wake_bitset(env),
         };
         Ok(waker)
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let word = &env.region.futex_word.0;
-        let rt_subscriber = env.spec.role == Role::Subscriber;
+        let rt_subscriber = env.role == Role::Subscriber;
         let waits = if !rt_subscriber {
             vec![Wait::new(FROM_RT_PUBLISHER | FROM_NOISE, ARM_USER_DATA)]
-        } else if env.spec.noise_wakes_rt_subscriber {
+        } else if env.noise_wakes_rt_subscriber {
             vec![
                 Wait::new(FROM_RT_PUBLISHER, ARM_USER_DATA),
                 Wait::new(FROM_NOISE, ARM_USER_DATA - 1),
@@ -127,9 +167,9 @@ pub(super) const FROM_RT_PUBLISHER: u32 = 0b01;
 /// The bitset of noise publishers' wakes.
 pub(super) const FROM_NOISE: u32 = 0b10;
 
-/// The bitset the publisher of `spec` wakes with.
-pub(super) fn wake_bitset(spec: &WorkerSpec) -> u32 {
-    if spec.role == Role::Publisher {
+/// The bitset the publisher of `env` wakes with.
+pub(super) fn wake_bitset<S>(env: &Env<'_, S>) -> u32 {
+    if env.role == Role::Publisher {
         FROM_RT_PUBLISHER
     } else {
         FROM_NOISE

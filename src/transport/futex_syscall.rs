@@ -46,12 +46,13 @@ impl Transport for FutexSyscall {
 }
 
 impl Mechanism for FutexSyscall {
+    type Settings = super::NoSettings;
     type Waker = FutexWaker<'static>;
     type Waiter = SyscallWaiter<'static>;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
-        let bitset = wake_bitset(env.spec);
+        let bitset = wake_bitset(env);
         let waker = FutexWaker {
             word,
             sender: None,
@@ -60,9 +61,9 @@ impl Mechanism for FutexSyscall {
         Ok(waker)
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let word = &env.region.futex_word.0;
-        let only_own = env.spec.role == Role::Subscriber && !env.spec.noise_wakes_rt_subscriber;
+        let only_own = env.role == Role::Subscriber && !env.noise_wakes_rt_subscriber;
         let waiter = SyscallWaiter {
             word,
             expected: word.load(Ordering::Acquire),

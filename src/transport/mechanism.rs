@@ -5,10 +5,9 @@
 use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
-use crate::protocol::WorkerSpec;
+use super::settings::OwnSettings;
 use crate::queue::Message;
-use crate::record::FdWait;
-use crate::record::Support;
+use crate::record::{FdWait, RingSetup, Role, Support};
 use crate::region::Region;
 use crate::stats::Attribution;
 use crate::sys::SysError;
@@ -26,32 +25,50 @@ pub trait Transport: Sync {
     fn probe(&self, abi: &crate::abi::PatchedAbi) -> Support;
 }
 
-/// What a transport builds its halves from: the shared region and the worker's spec.
-pub struct Env<'a> {
+/// What a transport builds its halves from: the shared region and what the worker's spec says
+/// of this worker (the transport sees no more of the spec than this, so it depends on no
+/// layer above it).
+pub struct Env<'a, S> {
     /// The shared region (mapped for the life of the process).
     pub region: &'static Region,
-    /// The worker's spec (role, ids, ring setup, patched ABI constants, ...).
-    pub spec: &'a WorkerSpec,
+    /// Which worker this is.
+    pub role: Role,
+    /// Publishers: the id stamped on every message; subscribers: the RT publisher's.
+    pub publisher_id: u32,
+    /// The coordinator's pid (the token `msg-ring` stamps on its messages).
+    pub coordinator_pid: i32,
+    /// The requested ring setup (the publisher's own ring, where it has one, uses it too).
+    pub ring_setup: RingSetup,
+    /// Whether noise publishers wake the RT subscriber too (`noise.queue.wake_rt_subscriber`).
+    pub noise_wakes_rt_subscriber: bool,
+    /// Assumed constants of unmerged kernel patches.
+    pub abi: &'a crate::abi::PatchedAbi,
+    /// The transport's own settings, as the plan resolved them.
+    pub settings: &'a S,
 }
 
 /// A transport with its concrete halves: what the worker's loops are monomorphised for.
 pub trait Mechanism: Transport + 'static {
+    /// Its own settings (`NoSettings` for a transport without any): profile keys in `[rt]`,
+    /// the flags that override them, and their field of the registry's `Settings`, all declared by
+    /// the registry from this type.
+    type Settings: OwnSettings;
     /// The publisher's half.
     type Waker: Waker;
     /// The subscriber's half.
     type Waiter: Waiter;
     /// Build the publisher's half (before the loop, so it may allocate and make system calls).
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker>;
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker>;
     /// Build the subscriber's half (before the loop, likewise).
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter>;
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter>;
 }
 
 /// Something to do with one transport's concrete type (the worker's dispatch into its loops).
 pub trait Visit {
     /// What it gives back.
     type Output;
-    /// Do it with `mechanism`.
-    fn visit<M: Mechanism>(self, mechanism: &'static M) -> Self::Output;
+    /// Do it with `mechanism` and its own settings.
+    fn visit<M: Mechanism>(self, mechanism: &'static M, settings: &M::Settings) -> Self::Output;
 }
 
 /// The publisher's half of a transport.

@@ -8,10 +8,12 @@
 //! once ([`visit`]) and gets its concrete waker and waiter types back, so the loops are
 //! monomorphised for them (no dynamic dispatch inside a measured loop).
 //!
-//! Adding a transport: one file here plus one line in the [`registry!`] call below, which
+//! Adding a transport: one file here plus one line in the `registry!` call below, which
 //! declares the file's module too (a test in `tests/architecture.rs` checks that every
-//! transport file is registered). This file is the registry only: the traits are in
-//! `mechanism.rs`, the probe steps in `probe.rs`, SQE pushing in `ring.rs`.
+//! transport file is registered). A transport with settings of its own defines them in its
+//! file too ([`OwnSettings`]); the registry gathers them into [`Settings`] and [`Flags`]. This
+//! file is the registry only: the macro is in `registry.rs`, the traits in `mechanism.rs`, the
+//! probe steps in `probe.rs`, settings in `settings.rs`, SQE pushing in `ring.rs`.
 
 // The one place of the main crate with `unsafe`: pushing SQEs that point into buffers the
 // waiters own, whose soundness rests on each waiter's lifetimes.
@@ -21,37 +23,18 @@
 mod fd_wait;
 mod mechanism;
 mod probe;
+#[macro_use]
+mod registry;
 mod ring;
 mod sender;
+mod settings;
 mod targets;
 
 pub use mechanism::{Completion, Env, Mechanism, Own, Transport, Visit, Waiter, Waker};
 pub use probe::{require_opcodes, trial};
 pub use ring::{ARM_USER_DATA, push};
+pub use settings::{NoFlags, NoSettings, OwnSettings};
 pub use targets::{Reach, Targets};
-
-/// Declares the transports once: each one's file (`module::Type` is `mod module;`),
-/// [`REGISTRY`] for their names and probes, and [`visit`] to reach one's concrete waker and
-/// waiter types by name.
-macro_rules! registry {
-    ($($module:ident :: $ty:ident),+ $(,)?) => {
-        $(mod $module;)+
-
-        /// Every transport, in the order `compare` runs them and `probe` lists them.
-        pub static REGISTRY: &[&dyn Transport] = &[$(&$module::$ty),+];
-
-        /// Hand the transport called `name` to `visitor` with its concrete type, or `None` for
-        /// a name not in the registry.
-        pub fn visit<V: Visit>(name: &str, visitor: V) -> Option<V::Output> {
-            $(
-                if $module::$ty.name() == name {
-                    return Some(visitor.visit(&$module::$ty));
-                }
-            )+
-            None
-        }
-    };
-}
 
 registry![
     futex::Futex,

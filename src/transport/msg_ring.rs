@@ -50,23 +50,24 @@ impl Transport for MsgRing {
 }
 
 impl Mechanism for MsgRing {
+    type Settings = super::NoSettings;
     type Waker = MsgRingWaker;
     type Waiter = MsgRingWaiter;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let waker = MsgRingWaker {
-            sender: RingSender::new(env.spec.ring_setup)?,
-            targets: Targets::new(Reach::of(env.spec)),
-            token: env.spec.coordinator_pid,
-            publisher_id: env.spec.publisher_id,
+            sender: RingSender::new(env.ring_setup)?,
+            targets: Targets::new(Reach::of(env)),
+            token: env.coordinator_pid,
+            publisher_id: env.publisher_id,
         };
         Ok(waker)
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let waiter = MsgRingWaiter {
-            token: env.spec.coordinator_pid,
-            rt_publisher: (env.spec.role == Role::Subscriber).then_some(env.spec.publisher_id),
+            token: env.coordinator_pid,
+            rt_publisher: (env.role == Role::Subscriber).then_some(env.publisher_id),
         };
         Ok(waiter)
     }

@@ -61,20 +61,21 @@ impl Transport for PersistentFutex {
 }
 
 impl Mechanism for PersistentFutex {
+    type Settings = super::NoSettings;
     type Waker = RegisteredWaker<'static>;
     type Waiter = PersistentWaiter<'static>;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
-        let abi = env.spec.abi.persistent_futex;
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
+        let abi = env.abi.persistent_futex;
         let word = &env.region.futex_word.0;
-        let sender = RingSender::new(env.spec.ring_setup)?;
+        let sender = RingSender::new(env.ring_setup)?;
         register_word(&abi, sender.ring().as_raw_fd(), word.as_ptr())
             .map_err(|errno| anyhow::anyhow!("{}: {errno}", registration_call(&abi)))?;
         Ok(RegisteredWaker { word, sender, abi })
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
-        let abi = env.spec.abi.persistent_futex;
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
+        let abi = env.abi.persistent_futex;
         let word = &env.region.futex_word.0;
         let expected = word.load(Ordering::Acquire);
         Ok(PersistentWaiter {

@@ -72,25 +72,26 @@ impl Transport for Signalfd {
 }
 
 impl Mechanism for Signalfd {
+    type Settings = super::NoSettings;
     type Waker = SignalWaker;
     type Waiter = SignalWaiter;
 
-    fn waker(&self, env: &Env<'_>) -> anyhow::Result<Self::Waker> {
+    fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let waker = SignalWaker {
-            targets: Targets::new(Reach::of(env.spec)),
+            targets: Targets::new(Reach::of(env)),
             sender: SignalSender::new(wake_signal()),
         };
         Ok(waker)
     }
 
-    fn waiter(&self, env: &Env<'_>) -> anyhow::Result<Self::Waiter> {
+    fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let signalfd = blocked_signalfd().map_err(|e| SysError::new("signalfd", e))?;
         let wait = FdWait::find(trial_signalfd()?.as_fd())?;
         let waiter = SignalWaiter {
             signalfd,
             read: ReadWait::new(wait, [zeroed_siginfo(); BATCH]),
             region: env.region,
-            rt_subscriber: env.spec.role == Role::Subscriber,
+            rt_subscriber: env.role == Role::Subscriber,
         };
         Ok(waiter)
     }

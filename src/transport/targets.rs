@@ -5,8 +5,7 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
-use crate::protocol::WorkerSpec;
-
+use super::Env;
 use crate::record::Role;
 use crate::region::{MAX_MEMBERS, RT_MEMBER, Region, member_state};
 use crate::sys::{SysError, pidfd};
@@ -21,10 +20,10 @@ pub enum Reach {
 }
 
 impl Reach {
-    /// Whom the publisher of `spec` wakes: noise publishers spare the RT subscriber when the
+    /// Whom the publisher of `env` wakes: noise publishers spare the RT subscriber when the
     /// profile says so; the RT publisher wakes everyone.
-    pub fn of(spec: &WorkerSpec) -> Self {
-        if spec.role == Role::NoisePublisher && !spec.noise_wakes_rt_subscriber {
+    pub fn of<S>(env: &Env<'_, S>) -> Self {
+        if env.role == Role::NoisePublisher && !env.noise_wakes_rt_subscriber {
             Reach::AllButRtSubscriber
         } else {
             Reach::Everyone

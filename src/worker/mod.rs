@@ -178,8 +178,10 @@ fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     context.report.setup = realtime::become_realtime(&context.spec);
     match context.spec.role {
         Role::Publisher | Role::NoisePublisher | Role::Subscriber | Role::NoiseSubscriber => {
+            // Owned copies: the loop borrows the whole context.
             let name = context.spec.transport.clone();
-            transport::visit(&name, Loop(context))
+            let settings = context.spec.transport_settings.clone();
+            transport::visit(&name, &settings, Loop(context))
                 .with_context(|| format!("unknown transport `{name}` in worker spec"))?
         }
         Role::Burst => noise::burst::run(&context.spec, context.region, &mut context.report),
@@ -194,11 +196,18 @@ struct Loop<'a>(&'a mut WorkerContext);
 impl Visit for Loop<'_> {
     type Output = anyhow::Result<()>;
 
-    fn visit<M: Mechanism>(self, mechanism: &'static M) -> Self::Output {
+    fn visit<M: Mechanism>(self, mechanism: &'static M, settings: &M::Settings) -> Self::Output {
         let context = self.0;
+        let spec = &context.spec;
         let env = Env {
             region: context.region,
-            spec: &context.spec,
+            role: spec.role,
+            publisher_id: spec.publisher_id,
+            coordinator_pid: spec.coordinator_pid,
+            ring_setup: spec.ring_setup,
+            noise_wakes_rt_subscriber: spec.noise_wakes_rt_subscriber,
+            abi: &spec.abi,
+            settings,
         };
         if context.spec.role.is_publisher() {
             let waker = mechanism.waker(&env)?;
