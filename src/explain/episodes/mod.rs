@@ -1,41 +1,45 @@
 //! The trace, read as a sequence of waits of the RT tasks. Fed one parsed line at a time (in the
-//! order `trace_pipe` gives them), it follows every CPU's running task and every task's CPU, and
-//! records an [`Episode`] whenever an RT task is held back:
+//! order `trace_pipe` gives them), it follows every CPU's running task and every task's CPU
+//! ([`sched`]), and records an [`Episode`] whenever an RT task is held back. Each kind of wait
+//! has a file of its own, with what it knows while it lasts and what it becomes:
 //!
-//! - **lock**: from `lock:contention_begin` (or, where the kernel has no lock event on that path,
-//!   as for a PI futex, from the `sched_pi_setprio` the waiter emits) until it has the lock. The
-//!   waiter's `sched_pi_setprio` names the owner and its boost; from then on the owner's CPU is
-//!   followed, so the time it spent runnable but off-CPU, and who had its CPU, are known. The
-//!   owner's CPU history is kept from before the wait began: the task that preempts a holder
-//!   usually got there before the RT task blocked.
-//! - **preempted**: the RT task left its CPU still runnable, until it is back.
-//! - **waiting for CPU**: woken while its CPU ran another task, until it runs.
-//! - **idle wakeup**: woken while its CPU was idle, until it runs (the idle-state exit and the
-//!   wakeup IPI lie in between).
-//! - **blocked**: left its CPU in `D` without a lock event, until it runs; who woke it.
-//! - **interrupt / softirq**: a handler ran on its CPU while it was there.
+//! - [`lock`]: waiting for a lock, and the owner priority inheritance names, followed on its
+//!   CPU while the RT task waits;
+//! - [`preempted`]: the RT task left its CPU still runnable, until it is back;
+//! - [`wakeup`]: woken, until it runs: while its CPU ran another task (waiting for CPU), or
+//!   while it was idle (idle wakeup);
+//! - [`blocked`]: left its CPU in `D` without a lock event, until it runs; who woke it;
+//! - [`handler`]: an interrupt or softirq handler ran on its CPU while it was there.
 //!
-//! Only waits at least `min_us` long are kept: a cause must cover half of a spike over the
-//! threshold, so shorter ones can explain nothing (and there is one idle wakeup per period).
-//! Nothing here guesses: a wait the trace does not show is not recorded.
+//! This walker holds what they share: which event opens which kind, when each ends, the
+//! scheduler's state, and the episodes kept. Only waits at least `min_us` long are kept: a
+//! cause must cover half of a spike over the threshold, so shorter ones can explain nothing
+//! (and there is one idle wakeup per period). Nothing here guesses: a wait the trace does not
+//! show is not recorded.
 
 use std::collections::HashMap;
 
 use super::event::{Event, Pid, Record};
 use super::role;
-use crate::result::explain::{Holder, LockRef, TaskRef, Wait};
+use crate::result::explain::{TaskRef, Wait};
+use blocked::Blocked;
+use handler::Handlers;
+use lock::{FutexCall, LockWait, OpenHolder};
+use preempted::Preempted;
+use sched::Sched;
+use wakeup::Wakeup;
+
+mod blocked;
+mod handler;
+mod lock;
+mod preempted;
+mod sched;
+mod wakeup;
+
+pub use lock::PI_FUTEX;
 
 /// Most episodes kept for one run; beyond it they are counted, not stored.
 const MAX_EPISODES: usize = 2_000_000;
-/// The kernel priority of a `SCHED_OTHER` task at nice 0.
-const NORMAL_PRIO: i32 = 120;
-
-/// The lock kind of a wait in `FUTEX_LOCK_PI` (and the other PI futex operations).
-pub const PI_FUTEX: &str = "PI futex (rt_mutex)";
-
-/// futex(2) operations that wait on an rt_mutex (`FUTEX_CMD_MASK` applied).
-const FUTEX_PI_OPS: [u32; 4] = [6, 8, 11, 13];
-const FUTEX_CMD_MASK: u32 = 0x7f;
 
 /// One wait of an RT task.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,41 +58,6 @@ pub struct OnCpu {
     pub end_us: u64,
 }
 
-/// What is known of any task from the trace so far.
-#[derive(Debug, Clone)]
-struct TaskState {
-    comm: String,
-    prio: i32,
-    cpu: Option<usize>,
-    running: bool,
-    /// Left its CPU runnable at this time (preempted), not yet back.
-    preempted_since: Option<u64>,
-    /// On a CPU since this time.
-    running_since: Option<u64>,
-}
-
-impl Default for TaskState {
-    /// A task the trace has named but not yet scheduled: a normal priority until it says.
-    fn default() -> Self {
-        TaskState {
-            comm: String::new(),
-            prio: NORMAL_PRIO,
-            cpu: None,
-            running: false,
-            preempted_since: None,
-            running_since: None,
-        }
-    }
-}
-
-/// What runs on a CPU.
-#[derive(Debug, Clone, Default)]
-struct CpuState {
-    current: Pid,
-    irq: Option<(u64, String)>,
-    softirq: Option<(u64, String)>,
-}
-
 /// An RT task's wait in progress.
 #[derive(Debug, Clone)]
 struct Open {
@@ -99,62 +68,32 @@ struct Open {
     left_cpu: bool,
 }
 
+/// The kinds of wait that last until an event ends them (a handler's is whole at its exit).
 #[derive(Debug, Clone)]
 enum OpenKind {
-    Lock {
-        lock: LockRef,
-        /// Opened by `contention_begin` (ends at `contention_end`), else by PI alone.
-        contended: bool,
-        holder: Option<OpenHolder>,
-    },
-    Preempted {
-        by: TaskRef,
-    },
-    WaitingForCpu {
-        by: TaskRef,
-    },
-    IdleWakeup {
-        cpu: usize,
-    },
-    Blocked {
-        woken_by: Option<TaskRef>,
-    },
+    Lock(LockWait),
+    Preempted(Preempted),
+    Woken(Wakeup),
+    Blocked(Blocked),
 }
 
-/// The owner of the lock an RT task waits on, followed while it waits.
-#[derive(Debug, Clone)]
-struct OpenHolder {
-    pid: Pid,
-    task: TaskRef,
-    boost_prio: i32,
-    /// Off-CPU while runnable since this time (if it is now).
-    waiting_since: Option<u64>,
-    /// Time each preemptor had the holder's CPU, us.
-    preemptors: Vec<(TaskRef, u64)>,
-}
-
-impl OpenHolder {
-    fn charge(&mut self, by: TaskRef, us: u64) {
-        if us == 0 {
-            return;
-        }
-        match self.preemptors.iter_mut().find(|(t, _)| t.pid == by.pid) {
-            Some((_, total)) => *total += us,
-            None => self.preemptors.push((by, us)),
+impl OpenKind {
+    /// Whether the task getting its CPU back ends the wait (`left_cpu`: it left since the wait
+    /// began).
+    fn ends_on_switch_in(&self, left_cpu: bool) -> bool {
+        match self {
+            OpenKind::Lock(lock) => lock.ends_on_switch_in(left_cpu),
+            _ => true,
         }
     }
 
-    fn close(self) -> Holder {
-        let preempted_us = self.preemptors.iter().map(|(_, us)| us).sum();
-        Holder {
-            task: self.task,
-            boosted_to: Some(role::priority(self.boost_prio)),
-            preempted_us,
-            preempted_by: self
-                .preemptors
-                .into_iter()
-                .max_by_key(|(_, us)| *us)
-                .map(|(task, _)| task),
+    /// The finished wait at `now`.
+    fn close(self, sched: &Sched, now: u64) -> Wait {
+        match self {
+            OpenKind::Lock(lock) => lock.close(sched, now),
+            OpenKind::Preempted(preempted) => preempted.close(),
+            OpenKind::Woken(wakeup) => wakeup.close(),
+            OpenKind::Blocked(blocked) => blocked.close(),
         }
     }
 }
@@ -166,11 +105,12 @@ pub struct Episodes {
     watched: Vec<Pid>,
     /// Shortest wait kept, us.
     min_us: u64,
-    tasks: HashMap<Pid, TaskState>,
-    cpus: HashMap<usize, CpuState>,
+    sched: Sched,
+    /// The interrupt and softirq handlers running on each CPU.
+    handlers: HashMap<usize, Handlers>,
     open: HashMap<Pid, Open>,
-    /// Last `futex(2)` entry per watched task: (time, uaddr, op).
-    futex: HashMap<Pid, (u64, u64, u32)>,
+    /// Last `futex(2)` entry per watched task.
+    futex: HashMap<Pid, FutexCall>,
     /// A stack trace is being printed for the contention that just began in this task.
     stack_for: Option<Pid>,
     /// Finished episodes, in the order they ended.
@@ -222,7 +162,7 @@ impl Episodes {
         // Some kernels (Debian's 6.1-rt) print the comm fields of filtered events empty; the
         // line's own task name comes from the kernel's saved command lines and is always there.
         if !record.comm.is_empty() && record.pid != 0 {
-            let state = self.tasks.entry(record.pid).or_default();
+            let state = self.sched.task_mut(record.pid);
             if state.comm != record.comm {
                 record.comm.clone_into(&mut state.comm);
             }
@@ -261,7 +201,7 @@ impl Episodes {
             Event::Waking {
                 pid, target_cpu, ..
             } => {
-                let waker = self.task_ref(record.pid, &record.comm);
+                let waker = self.sched.task_ref(record.pid, &record.comm);
                 self.waking(now, *pid, *target_cpu, waker);
             }
             Event::PiSetprio {
@@ -269,7 +209,7 @@ impl Episodes {
                 comm,
                 old_prio,
                 new_prio,
-            } => self.pi_setprio(record.pid, now, *pid, comm, *old_prio, *new_prio),
+            } => self.pi_setprio(record.pid, now, *pid, comm, (*old_prio, *new_prio)),
             Event::ContentionBegin { address, flags } => {
                 if self.is_watched(record.pid) {
                     self.begin_contention(record.pid, now, *address, flags);
@@ -277,38 +217,35 @@ impl Episodes {
                 }
             }
             Event::ContentionEnd { .. } => {
-                if let Some(open) = self.open.get(&record.pid)
-                    && matches!(
-                        open.kind,
-                        OpenKind::Lock {
-                            contended: true,
-                            ..
-                        }
-                    )
+                if let Some(Open {
+                    kind: OpenKind::Lock(lock),
+                    ..
+                }) = self.open.get(&record.pid)
+                    && lock.ends_at_contention_end()
                 {
                     self.close(record.pid, now);
                 }
             }
             Event::StackFrame { symbol } => self.stack_frame(symbol),
-            Event::IrqEntry { irq, name } => {
-                self.cpu(record.cpu).irq = Some((now, format!("{irq}:{name}")));
-            }
+            Event::IrqEntry { irq, name } => self.handlers(record.cpu).irq_entry(now, *irq, name),
             Event::IrqExit => {
-                if let Some((start, name)) = self.cpu(record.cpu).irq.take() {
-                    self.handler(record.cpu, start, now, Wait::Interrupt { name });
+                if let Some((start, wait)) = self.handlers(record.cpu).irq_exit() {
+                    self.handler(record.cpu, start, now, wait);
                 }
             }
-            Event::SoftirqEntry { action } => {
-                self.cpu(record.cpu).softirq = Some((now, action.clone()));
-            }
+            Event::SoftirqEntry { action } => self.handlers(record.cpu).softirq_entry(now, action),
             Event::SoftirqExit => {
-                if let Some((start, action)) = self.cpu(record.cpu).softirq.take() {
-                    self.handler(record.cpu, start, now, Wait::Softirq { action });
+                if let Some((start, wait)) = self.handlers(record.cpu).softirq_exit() {
+                    self.handler(record.cpu, start, now, wait);
                 }
             }
             Event::FutexEnter { uaddr, op } => {
                 if self.is_watched(record.pid) {
-                    self.futex.insert(record.pid, (now, *uaddr, *op));
+                    let call = FutexCall {
+                        uaddr: *uaddr,
+                        op: *op,
+                    };
+                    self.futex.insert(record.pid, call);
                 }
             }
             Event::Lost { events, .. } => self.losses.push((self.last_us, *events)),
@@ -323,19 +260,8 @@ impl Episodes {
         }
     }
 
-    fn cpu(&mut self, cpu: usize) -> &mut CpuState {
-        self.cpus.entry(cpu).or_default()
-    }
-
-    fn task_ref(&self, pid: Pid, comm: &str) -> TaskRef {
-        let prio = self.tasks.get(&pid).map_or(NORMAL_PRIO, |t| t.prio);
-        role::task(pid, comm, prio)
-    }
-
-    fn current_on(&self, cpu: usize) -> Option<TaskRef> {
-        let pid = self.cpus.get(&cpu)?.current;
-        let state = self.tasks.get(&pid)?;
-        Some(role::task(pid, &state.comm, state.prio))
+    fn handlers(&mut self, cpu: usize) -> &mut Handlers {
+        self.handlers.entry(cpu).or_default()
     }
 
     /// `prev` leaves `cpu` (`runnable`: preempted; `blocked`: in `D`), `next` gets it.
@@ -348,7 +274,7 @@ impl Episodes {
         next: Seen,
     ) {
         self.charge_holders(cpu, now, prev.task(), prev_runnable, next.pid);
-        let state = self.tasks.entry(prev.pid).or_default();
+        let state = self.sched.task_mut(prev.pid);
         prev.comm.clone_into(&mut state.comm);
         state.prio = prev.prio;
         state.cpu = Some(cpu);
@@ -370,12 +296,13 @@ impl Episodes {
             if let Some(open) = self.open.get_mut(&prev.pid) {
                 open.left_cpu = true;
             } else if prev_runnable {
-                self.open(prev.pid, now, OpenKind::Preempted { by: next.task() });
+                let preempted = Preempted::by(next.task());
+                self.open(prev.pid, now, OpenKind::Preempted(preempted));
             } else if prev_blocked {
-                self.open(prev.pid, now, OpenKind::Blocked { woken_by: None });
+                self.open(prev.pid, now, OpenKind::Blocked(Blocked::default()));
             }
         }
-        let state = self.tasks.entry(next.pid).or_default();
+        let state = self.sched.task_mut(next.pid);
         next.comm.clone_into(&mut state.comm);
         state.prio = next.prio;
         self.switch_in(cpu, now, next.pid);
@@ -389,15 +316,15 @@ impl Episodes {
     /// its CPU (no on-CPU stretch, no new wait); `pid`'s own wait ends here, its first sign of
     /// running.
     fn seen_running(&mut self, cpu: usize, now: u64, pid: Pid) {
-        let current = self.cpus.get(&cpu).map(|c| c.current);
+        let current = self.sched.current.get(&cpu).copied();
         if current == Some(pid) {
             return;
         }
         if let Some(prev) = current {
-            if let Some(task) = self.current_on(cpu) {
+            if let Some(task) = self.sched.current_on(cpu) {
                 self.charge_holders(cpu, now, task, false, pid);
             }
-            if let Some(state) = self.tasks.get_mut(&prev)
+            if let Some(state) = self.sched.tasks.get_mut(&prev)
                 && state.cpu == Some(cpu)
             {
                 state.running = false;
@@ -416,78 +343,58 @@ impl Episodes {
     /// Lock holders waiting for `cpu`: the task that had it (`had`) had it until now.
     fn charge_holders(&mut self, cpu: usize, now: u64, had: TaskRef, preempted: bool, next: Pid) {
         for open in self.open.values_mut() {
-            let OpenKind::Lock {
-                holder: Some(holder),
-                ..
-            } = &mut open.kind
-            else {
-                continue;
-            };
-            if let Some(since) = holder.waiting_since
-                && self.tasks.get(&holder.pid).and_then(|t| t.cpu) == Some(cpu)
-            {
-                holder.charge(had.clone(), now.saturating_sub(since));
-                holder.waiting_since = (next != holder.pid).then_some(now);
-            }
-            if holder.pid == had.pid && preempted {
-                holder.waiting_since = Some(now);
+            if let OpenKind::Lock(lock) = &mut open.kind {
+                lock.charge_holder(&self.sched, (cpu, now), &had, preempted, next);
             }
         }
     }
 
     /// `pid` gets `cpu` at `now`: its wait for it, if it had one, ends.
     fn switch_in(&mut self, cpu: usize, now: u64, pid: Pid) {
-        let state = self.tasks.entry(pid).or_default();
+        let state = self.sched.task_mut(pid);
         state.cpu = Some(cpu);
         state.running = true;
         state.preempted_since = None;
         state.running_since = Some(now);
-        self.cpu(cpu).current = pid;
+        self.sched.current.insert(cpu, pid);
         if self.is_watched(pid)
             && let Some(open) = self.open.get(&pid)
+            && open.kind.ends_on_switch_in(open.left_cpu)
         {
-            let ends = match &open.kind {
-                OpenKind::Lock { contended, .. } => !contended && open.left_cpu,
-                _ => true,
-            };
-            if ends {
-                self.close(pid, now);
-            }
+            self.close(pid, now);
         }
     }
 
+    /// `waker` wakes `pid` onto `target_cpu`: a blocked task learns who woke it, and one not
+    /// waiting yet waits for its CPU.
     fn waking(&mut self, now: u64, pid: Pid, target_cpu: usize, waker: TaskRef) {
         if !self.is_watched(pid) {
             return;
         }
         if let Some(open) = self.open.get_mut(&pid) {
-            if let OpenKind::Blocked { woken_by } = &mut open.kind {
-                *woken_by = Some(waker);
+            if let OpenKind::Blocked(blocked) = &mut open.kind {
+                blocked.woken_by(waker);
             }
             return;
         }
-        match self.cpus.get(&target_cpu).map(|c| c.current) {
-            Some(0) => self.open(pid, now, OpenKind::IdleWakeup { cpu: target_cpu }),
-            Some(current) if current != pid => {
-                if let Some(by) = self.current_on(target_cpu) {
-                    self.open(pid, now, OpenKind::WaitingForCpu { by });
-                }
-            }
-            _ => {}
+        if let Some(wakeup) = Wakeup::of(&self.sched, pid, target_cpu) {
+            self.open(pid, now, OpenKind::Woken(wakeup));
         }
     }
 
+    /// `waiter` set `owner`'s priority from `old_prio` to `new_prio` (priority inheritance): a
+    /// boost by a watched task names the owner of the lock it waits on, and opens that lock
+    /// wait where no contention event did.
     fn pi_setprio(
         &mut self,
         waiter: Pid,
         now: u64,
         owner: Pid,
         comm: &str,
-        old_prio: i32,
-        new_prio: i32,
+        (old_prio, new_prio): (i32, i32),
     ) {
         // The owner's priority as the trace now knows it (and its name, where the event gave it).
-        let state = self.tasks.entry(owner).or_default();
+        let state = self.sched.task_mut(owner);
         state.prio = new_prio;
         if !comm.is_empty() {
             comm.clone_into(&mut state.comm);
@@ -495,103 +402,50 @@ impl Episodes {
         if !self.is_watched(waiter) || waiter == owner || new_prio >= old_prio {
             return;
         }
-        let owner_state = self.tasks.get(&owner).cloned().unwrap_or_default();
-        let waiting_since = if owner_state.running {
-            None
-        } else {
-            // Runnable and off its CPU: charge the CPU's task from now (the wait's start).
-            owner_state.preempted_since.map(|_| now)
-        };
-        let holder = OpenHolder {
-            pid: owner,
-            task: role::task(owner, &owner_state.comm, old_prio),
-            boost_prio: new_prio,
-            waiting_since,
-            preemptors: Vec::new(),
-        };
-        if let Some(open) = self.open.get_mut(&waiter)
-            && let OpenKind::Lock { holder: slot, .. } = &mut open.kind
+        let state = self.sched.task_mut(owner);
+        let holder = OpenHolder::boosted(owner, state, (old_prio, new_prio), now);
+        if let Some(Open {
+            kind: OpenKind::Lock(lock),
+            ..
+        }) = self.open.get_mut(&waiter)
         {
-            match slot {
-                Some(existing) if existing.pid == owner => {
-                    existing.boost_prio = existing.boost_prio.min(new_prio)
-                }
-                _ => *slot = Some(holder),
-            }
+            lock.name_holder(holder);
             return;
         }
         // No contention event on this path: a PI futex if the task is in FUTEX_LOCK_PI.
-        let futex = self
-            .futex
-            .get(&waiter)
-            .filter(|(_, _, op)| FUTEX_PI_OPS.contains(&(op & FUTEX_CMD_MASK)));
-        let lock = LockRef {
-            kind: if futex.is_some() {
-                PI_FUTEX.to_string()
-            } else {
-                "rt_mutex".to_string()
-            },
-            address: None,
-            futex_uaddr: futex.map(|(_, uaddr, _)| format!("{uaddr:#x}")),
-            caller: None,
-        };
-        self.open(
-            waiter,
-            now,
-            OpenKind::Lock {
-                lock,
-                contended: false,
-                holder: Some(holder),
-            },
-        );
+        let lock = LockWait::priority_inherited(self.futex.get(&waiter), holder);
+        self.open(waiter, now, OpenKind::Lock(lock));
     }
 
     fn begin_contention(&mut self, pid: Pid, now: u64, address: u64, flags: &str) {
         if self.open.contains_key(&pid) {
             self.close(pid, now);
         }
-        let lock = LockRef {
-            kind: lock_kind(flags).to_string(),
-            address: Some(format!("{address:#x}")),
-            futex_uaddr: None,
-            caller: None,
-        };
-        self.open(
-            pid,
-            now,
-            OpenKind::Lock {
-                lock,
-                contended: true,
-                holder: None,
-            },
-        );
+        let lock = LockWait::contended(address, flags);
+        self.open(pid, now, OpenKind::Lock(lock));
     }
 
-    /// The first frame of the stack outside the locking primitives names the caller.
+    /// A frame of the stack printed for the contention that just began.
     fn stack_frame(&mut self, symbol: &str) {
         let Some(pid) = self.stack_for else { return };
         if let Some(Open {
-            kind: OpenKind::Lock { lock, .. },
+            kind: OpenKind::Lock(lock),
             ..
         }) = self.open.get_mut(&pid)
-            && lock.caller.is_none()
-            && !is_lock_primitive(symbol)
         {
-            lock.caller = Some(symbol.to_string());
+            lock.stack_frame(symbol);
         }
     }
 
+    /// A handler ran on `cpu` from `start` to `end`: a wait of the RT task there, if one is.
     fn handler(&mut self, cpu: usize, start: u64, end: u64, wait: Wait) {
-        let Some(current) = self.cpus.get(&cpu).map(|c| c.current) else {
+        let Some(task) = self
+            .sched
+            .current_on(cpu)
+            .filter(|task| self.is_watched(task.pid))
+        else {
             return;
         };
-        if !self.is_watched(current) {
-            return;
-        }
-        let Some(state) = self.tasks.get(&current) else {
-            return;
-        };
-        let task = role::task(current, &state.comm, state.prio);
         self.push(Episode {
             task,
             start_us: start,
@@ -615,26 +469,8 @@ impl Episodes {
         let Some(open) = self.open.remove(&pid) else {
             return;
         };
-        let state = self.tasks.get(&pid).cloned().unwrap_or_default();
-        let task = role::task(pid, &state.comm, state.prio);
-        let wait = match open.kind {
-            OpenKind::Lock { lock, holder, .. } => Wait::Lock {
-                lock,
-                holder: holder.map(|mut holder| {
-                    if let Some(since) = holder.waiting_since.take() {
-                        let cpu = self.tasks.get(&holder.pid).and_then(|t| t.cpu);
-                        if let Some(by) = cpu.and_then(|cpu| self.current_on(cpu)) {
-                            holder.charge(by, now.saturating_sub(since));
-                        }
-                    }
-                    holder.close()
-                }),
-            },
-            OpenKind::Preempted { by } => Wait::Preempted { by },
-            OpenKind::WaitingForCpu { by } => Wait::WaitingForCpu { by },
-            OpenKind::IdleWakeup { cpu } => Wait::IdleWakeup { cpu },
-            OpenKind::Blocked { woken_by } => Wait::Blocked { woken_by },
-        };
+        let task = self.sched.named(pid);
+        let wait = open.kind.close(&self.sched, now);
         self.push(Episode {
             task,
             start_us: open.start_us,
@@ -668,119 +504,20 @@ impl Seen<'_> {
     }
 }
 
-/// `lock:contention_begin`'s flags as a lock kind. On PREEMPT_RT, spinlock_t, rwlock_t and
-/// mutexes are rt_mutex-based and flagged `RT`.
-fn lock_kind(flags: &str) -> &'static str {
-    let has = |flag: &str| flags.split('|').any(|f| f == flag);
-    if has("RT") {
-        "sleeping spinlock (rt_mutex)"
-    } else if has("MUTEX") {
-        "mutex"
-    } else if has("SPIN") {
-        "spinlock"
-    } else if has("READ") || has("WRITE") {
-        "rw_semaphore"
-    } else {
-        "lock"
-    }
-}
-
-/// A frame of the locking code itself (or of the tracing that printed the stack), not the
-/// function that wanted the lock.
-fn is_lock_primitive(symbol: &str) -> bool {
-    symbol.contains("spin_lock")
-        || symbol.contains("slowlock")
-        || [
-            "rt_spin",
-            "rtlock",
-            "rt_mutex",
-            "__rt_mutex",
-            "mutex_lock",
-            "__mutex",
-            "_raw_spin",
-            "queued_spin",
-            "rwsem",
-            "rwbase",
-            "down_",
-            "trace_",
-            "__traceiter",
-            "contention",
-            "native_queued",
-            "do_raw_spin",
-            "rt_read",
-            "rt_write",
-            "__down",
-            "stack_trace",
-            "__ftrace",
-        ]
-        .iter()
-        .any(|prefix| symbol.starts_with(prefix))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::explain::event::parse;
     use crate::result::explain::TaskRole;
 
-    fn run(watched: &[Pid], lines: &[&str]) -> Episodes {
+    /// The episodes of `watched` in `lines`, keeping every wait of a microsecond or more.
+    pub(super) fn run(watched: &[Pid], lines: &[&str]) -> Episodes {
         let mut episodes = Episodes::new(watched, 1);
         for line in lines {
             episodes.feed(&parse(line).unwrap_or_else(|| panic!("parses: {line}")));
         }
         episodes.finish();
         episodes
-    }
-
-    #[test]
-    fn a_pi_futex_held_by_a_preempted_holder_is_one_lock_wait_with_its_holder_and_preemptor() {
-        // The holder (FIFO 10) was preempted by a FIFO 50 burst before the RT task blocked.
-        let episodes = run(
-            &[300],
-            &[
-                "rtsoak-npub-200 [000] 1.000000: sched_switch: prev_comm=rtsoak-npub prev_pid=200 \
-                 prev_prio=89 prev_state=R+ ==> next_comm=rtsoak-burst next_pid=201 next_prio=49",
-                "rtsoak-pub-300 [001] 1.000500: sys_futex(uaddr: 0x7f0010, op: 0x86, val: 0, \
-                 utime: 0, uaddr2: 0, val3: 0)",
-                "rtsoak-pub-300 [001] 1.000510: sched_pi_setprio: comm=rtsoak-npub pid=200 \
-                 oldprio=89 newprio=59",
-                "rtsoak-pub-300 [001] 1.000520: sched_switch: prev_comm=rtsoak-pub prev_pid=300 \
-                 prev_prio=59 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120",
-                "rtsoak-burst-201 [000] 1.003000: sched_switch: prev_comm=rtsoak-burst \
-                 prev_pid=201 prev_prio=49 prev_state=S ==> next_comm=rtsoak-npub next_pid=200 \
-                 next_prio=59",
-                "rtsoak-npub-200 [000] 1.003010: sched_pi_setprio: comm=rtsoak-npub pid=200 \
-                 oldprio=59 newprio=89",
-                "<idle>-0 [001] 1.003020: sched_switch: prev_comm=swapper/1 prev_pid=0 \
-                 prev_prio=120 prev_state=R ==> next_comm=rtsoak-pub next_pid=300 next_prio=59",
-            ],
-        );
-        assert_eq!(episodes.done.len(), 1, "{:#?}", episodes.done);
-        let episode = &episodes.done[0];
-        assert_eq!((episode.start_us, episode.end_us), (1_000_510, 1_003_020));
-        let Wait::Lock { lock, holder } = &episode.wait else {
-            panic!("a lock wait: {episode:?}")
-        };
-        assert_eq!(lock.kind, "PI futex (rt_mutex)");
-        assert_eq!(lock.futex_uaddr.as_deref(), Some("0x7f0010"));
-        let holder = holder.as_ref().expect("the holder is named");
-        assert_eq!(
-            (holder.task.pid, holder.task.role),
-            (200, TaskRole::NoisePublisher)
-        );
-        assert_eq!(holder.boosted_to.as_deref(), Some("FIFO 40"));
-        let by = holder
-            .preempted_by
-            .as_ref()
-            .expect("its preemptor is named");
-        assert_eq!(
-            (by.pid, by.role, by.priority.as_str()),
-            (201, TaskRole::Burst, "FIFO 50")
-        );
-        assert_eq!(
-            holder.preempted_us, 2_490,
-            "from the boost to the holder running again"
-        );
     }
 
     /// One PI-futex round as this project's 6.18 CI guest traces it: the RT task's CPU leaves
@@ -887,38 +624,6 @@ mod tests {
     }
 
     #[test]
-    fn a_contended_sleeping_lock_names_its_address_caller_and_owner() {
-        let episodes = run(
-            &[244],
-            &[
-                "rtsoak-pub-244 [005] 2.000000: contention_begin: 0xffff888100aa0010 (flags=RT)",
-                " => rt_spin_lock+0x3c/0x70",
-                " => futex_wake+0x90/0x1b0",
-                "rtsoak-pub-244 [005] 2.000003: sched_pi_setprio: comm=rtsoak-npub pid=248 \
-                 oldprio=79 newprio=59",
-                "rtsoak-pub-244 [005] 2.000004: sched_switch: prev_comm=rtsoak-pub prev_pid=244 \
-                 prev_prio=59 prev_state=D ==> next_comm=swapper/5 next_pid=0 next_prio=120",
-                "<idle>-0 [005] 2.000400: sched_switch: prev_comm=swapper/5 prev_pid=0 \
-                 prev_prio=120 prev_state=R ==> next_comm=rtsoak-pub next_pid=244 next_prio=59",
-                "rtsoak-pub-244 [005] 2.000401: contention_end: 0xffff888100aa0010 (ret=0)",
-            ],
-        );
-        assert_eq!(
-            episodes.done.len(),
-            1,
-            "one wait, not a lock and a block: {episodes:#?}"
-        );
-        let Wait::Lock { lock, holder } = &episodes.done[0].wait else {
-            panic!()
-        };
-        assert_eq!(lock.kind, "sleeping spinlock (rt_mutex)");
-        assert_eq!(lock.address.as_deref(), Some("0xffff888100aa0010"));
-        assert_eq!(lock.caller.as_deref(), Some("futex_wake"));
-        assert_eq!(holder.as_ref().unwrap().task.pid, 248);
-        assert_eq!(episodes.done[0].end_us - episodes.done[0].start_us, 401);
-    }
-
-    #[test]
     fn preemption_waiting_for_cpu_blocking_and_interrupts_are_told_apart() {
         let episodes = run(
             &[10],
@@ -981,37 +686,6 @@ mod tests {
                 ),
             ]
         );
-    }
-
-    #[test]
-    fn a_wakeup_onto_an_idle_cpu_is_a_wait_and_waits_shorter_than_the_minimum_are_dropped() {
-        let lines = [
-            "rtsoak-sub-10 [5] 4.000000: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
-             prev_prio=59 prev_state=S ==> next_comm=swapper/5 next_pid=0 next_prio=120",
-            "rtsoak-pub-9 [4] 4.000100: sched_waking: comm=rtsoak-sub pid=10 prio=59 \
-             target_cpu=005",
-            "<idle>-0 [5] 4.000400: sched_switch: prev_comm=swapper/5 prev_pid=0 \
-             prev_prio=120 prev_state=R ==> next_comm=rtsoak-sub next_pid=10 next_prio=59",
-            "rtsoak-sub-10 [5] 4.000500: sched_switch: prev_comm=rtsoak-sub prev_pid=10 \
-             prev_prio=59 prev_state=S ==> next_comm=swapper/5 next_pid=0 next_prio=120",
-            "rtsoak-pub-9 [4] 4.000600: sched_waking: comm=rtsoak-sub pid=10 prio=59 \
-             target_cpu=005",
-            "<idle>-0 [5] 4.000610: sched_switch: prev_comm=swapper/5 prev_pid=0 \
-             prev_prio=120 prev_state=R ==> next_comm=rtsoak-sub next_pid=10 next_prio=59",
-        ];
-        let mut episodes = Episodes::new(&[10], 50);
-        for line in lines {
-            episodes.feed(&parse(line).unwrap());
-        }
-        episodes.finish();
-        assert_eq!(
-            episodes.done.len(),
-            1,
-            "the 10 us wakeup is below the minimum"
-        );
-        let episode = &episodes.done[0];
-        assert_eq!((episode.start_us, episode.end_us), (4_000_100, 4_000_400));
-        assert_eq!(episode.wait, Wait::IdleWakeup { cpu: 5 });
     }
 
     #[test]
