@@ -27,3 +27,24 @@ impl Blocked {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::role;
+
+    #[test]
+    fn a_blocked_wait_names_the_last_task_that_woke_it() {
+        assert_eq!(Blocked::default().close(), Wait::Blocked { woken_by: None });
+        let mut blocked = Blocked::default();
+        blocked.woken_by(role::task(50, "kworker/2:1", 120));
+        blocked.woken_by(role::task(9, "rtsoak-pub", 59));
+        let Wait::Blocked {
+            woken_by: Some(waker),
+        } = blocked.close()
+        else {
+            panic!("a blocked wait with its waker")
+        };
+        assert_eq!(waker.pid, 9);
+    }
+}

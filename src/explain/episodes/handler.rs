@@ -36,3 +36,35 @@ impl Handlers {
         Some((start_us, Wait::Softirq { action }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handler_runs_from_its_entry_to_its_exit_and_an_exit_alone_is_nothing() {
+        let mut handlers = Handlers::default();
+        assert_eq!(handlers.irq_exit(), None, "the trace did not see it begin");
+        handlers.irq_entry(100, 24, "virtio0");
+        handlers.softirq_entry(110, "TIMER");
+        assert_eq!(
+            handlers.softirq_exit(),
+            Some((
+                110,
+                Wait::Softirq {
+                    action: "TIMER".to_string()
+                }
+            ))
+        );
+        assert_eq!(
+            handlers.irq_exit(),
+            Some((
+                100,
+                Wait::Interrupt {
+                    name: "24:virtio0".to_string()
+                }
+            ))
+        );
+        assert_eq!(handlers.irq_exit(), None, "each entry ends once");
+    }
+}

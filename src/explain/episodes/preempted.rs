@@ -23,3 +23,18 @@ impl Preempted {
         Wait::Preempted { by: self.by }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::role;
+
+    #[test]
+    fn a_preemption_names_the_task_that_took_the_cpu() {
+        let ktimers = role::task(30, "ktimers/2", 1);
+        assert_eq!(
+            Preempted::by(ktimers.clone()).close(),
+            Wait::Preempted { by: ktimers }
+        );
+    }
+}
