@@ -41,6 +41,18 @@ impl Transport for Doorbell {
         "IORING_MSG_DOORBELL: OR bits into the subscriber ring's doorbell, one CQE per drain (prototype)"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "`IORING_OP_MSG_RING` ORing bits into the subscriber ring's doorbell"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "one completion per drain"
+    }
+
+    fn requires(&self) -> &'static str {
+        "the unmerged `IORING_MSG_DOORBELL` prototype"
+    }
+
     fn needs(&self) -> &'static str {
         "a kernel with the IORING_MSG_DOORBELL prototype (not in mainline); ABI in src/abi/doorbell.rs"
     }

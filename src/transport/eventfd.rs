@@ -45,6 +45,18 @@ impl Transport for Eventfd {
         "write(2) to each subscriber's eventfd; the subscriber's ring keeps a read on it"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "`write(2)` on each subscriber's eventfd"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "io_uring read on the (non-blocking) eventfd, or, where io_uring cannot hold that read without an io-wq thread, a one-shot `IORING_OP_POLL_ADD` and a non-blocking `read(2)`: chosen by a trial read"
+    }
+
+    fn requires(&self) -> &'static str {
+        "Linux 5.6, `pidfd_getfd`"
+    }
+
     fn needs(&self) -> &'static str {
         "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD and pidfd_getfd"
     }

@@ -34,6 +34,18 @@ impl Transport for EventfdMultishot {
         "write(2) to each subscriber's eventfd; one multishot POLL_ADD stays armed on it"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "`write(2)` on each subscriber's eventfd"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "one multishot `IORING_OP_POLL_ADD` that stays armed, the count drained by `read`"
+    }
+
+    fn requires(&self) -> &'static str {
+        "Linux 5.13, `pidfd_getfd`"
+    }
+
     fn needs(&self) -> &'static str {
         "Linux 5.13: multishot IORING_OP_POLL_ADD; Linux 5.6: pidfd_getfd"
     }

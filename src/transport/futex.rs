@@ -44,6 +44,18 @@ impl Transport for Futex {
         "one-shot IORING_OP_FUTEX_WAIT, re-armed per wakeup; woken by futex(2) or IORING_OP_FUTEX_WAKE"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "bump the shared futex word, `futex(2)` `FUTEX_WAKE` (or `IORING_OP_FUTEX_WAKE` with `--futex-wake io-uring`)"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "`IORING_OP_FUTEX_WAIT`, re-armed after every wakeup"
+    }
+
+    fn requires(&self) -> &'static str {
+        "Linux 6.7"
+    }
+
     fn needs(&self) -> &'static str {
         "Linux 6.7: IORING_OP_FUTEX_WAIT and IORING_OP_FUTEX_WAKE"
     }

@@ -31,6 +31,18 @@ impl Transport for FutexSyscall {
         "futex(2) FUTEX_WAIT on the shared word, no io_uring: the baseline"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "as `futex`"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "`futex(2)` `FUTEX_WAIT`, no io_uring: the baseline most RT code uses today"
+    }
+
+    fn requires(&self) -> &'static str {
+        "any"
+    }
+
     fn needs(&self) -> &'static str {
         "any Linux: futex(2)"
     }

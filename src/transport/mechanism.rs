@@ -18,6 +18,13 @@ pub trait Transport: Sync {
     fn name(&self) -> &'static str;
     /// One line for `--help` and `probe`.
     fn about(&self) -> &'static str;
+    /// The wake side, timed, in Markdown: the README's transports table (generated from these
+    /// three by `tests/registry.rs`) shows it.
+    fn wake_side(&self) -> &'static str;
+    /// The wait side (the subscriber's ring), in Markdown, for the same table.
+    fn wait_side(&self) -> &'static str;
+    /// What the kernel must have, in short (`Linux 6.7`), for the same table.
+    fn requires(&self) -> &'static str;
     /// What the kernel must have, for humans (`Linux 6.7: IORING_OP_FUTEX_WAIT`).
     fn needs(&self) -> &'static str;
     /// Ask the running kernel, by opcode probe or trial call (never by version number). `abi`

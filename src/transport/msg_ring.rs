@@ -37,6 +37,18 @@ impl Transport for MsgRing {
         "IORING_OP_MSG_RING from the publisher's ring into each subscriber's ring"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "`IORING_OP_MSG_RING` from the publisher's ring to each subscriber's ring"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "the completion posted into the subscriber's ring"
+    }
+
+    fn requires(&self) -> &'static str {
+        "Linux 5.18, `pidfd_getfd`"
+    }
+
     fn needs(&self) -> &'static str {
         "Linux 5.18: IORING_OP_MSG_RING; Linux 5.6: pidfd_getfd"
     }

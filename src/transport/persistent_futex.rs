@@ -40,6 +40,18 @@ impl Transport for PersistentFutex {
         "one IORING_OP_FUTEX_WAIT that stays armed, woken through a registered futex slot (RFC)"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "`IORING_OP_FUTEX_WAKE` of a futex slot registered with the publisher's ring once"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "one `IORING_OP_FUTEX_WAIT` that stays armed, a completion per wakeup"
+    }
+
+    fn requires(&self) -> &'static str {
+        "the unmerged RFC \"io_uring: futex wakeups that a preempted lower-priority task cannot delay\" (2026-10-22, io-uring mailing list)"
+    }
+
     fn needs(&self) -> &'static str {
         "a kernel with the persistent futex wait RFC (not in mainline); ABI in src/abi/persistent_futex.rs"
     }

@@ -56,6 +56,18 @@ impl Transport for Signalfd {
         "pidfd_send_signal of a real-time signal to each subscriber; its ring reads a signalfd"
     }
 
+    fn wake_side(&self) -> &'static str {
+        "`pidfd_send_signal` of a real-time signal carrying the sequence number"
+    }
+
+    fn wait_side(&self) -> &'static str {
+        "as `eventfd`, on a non-blocking signalfd"
+    }
+
+    fn requires(&self) -> &'static str {
+        "Linux 5.6"
+    }
+
     fn needs(&self) -> &'static str {
         "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD; Linux 5.1: pidfd_send_signal"
     }
