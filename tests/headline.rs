@@ -9,6 +9,7 @@ use std::path::Path;
 
 use common::rtsoak;
 use rtsoak::judge::rates::rates_differ_p_value;
+use rtsoak::record::SeriesKey;
 use rtsoak::result::decision::Decision;
 use rtsoak::result::merge::by_transport;
 use rtsoak::result::{ResultDoc, store};
@@ -25,13 +26,18 @@ fn fixture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// The key of the series a decision or a diff names.
+fn series_key(name: &str) -> SeriesKey {
+    SeriesKey::from_name(name).unwrap_or_else(|| panic!("{name} names no series"))
+}
+
 /// Each claim of `decision` checked against `doc`'s merged figures, and named in its sentence.
 fn assert_claims_hold(doc: &ResultDoc, decision: &Decision) {
     let merged = by_transport(doc);
     for series in &decision.series {
         let figures = |label: &str| {
             let t = merged.iter().find(|t| t.label == label).unwrap();
-            let s = t.summary(&series.series);
+            let s = t.summary(series_key(&series.series));
             (s.over_threshold, s.count)
         };
         for rate in &series.ranking {
@@ -212,7 +218,10 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
                 .find(|t| t.transport == changes.transport)
                 .and_then(|t| {
                     let blames = t.runs.iter().filter_map(|r| r.explanation.as_ref());
-                    rtsoak::result::explain::SeriesBlame::merged(blames, &changes.series)
+                    rtsoak::result::explain::SeriesBlame::merged(
+                        blames,
+                        series_key(&changes.series),
+                    )
                 })
                 .unwrap()
                 .over_threshold

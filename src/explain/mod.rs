@@ -247,7 +247,7 @@ pub fn explain_run(
     publisher: Pid,
     subscriber: Pid,
 ) -> Explanation {
-    use crate::record::Series;
+    use crate::record::{Series, SeriesKey};
     let mut explanation = Explanation {
         tracing: trace.tracing.clone(),
         ..Default::default()
@@ -260,7 +260,7 @@ pub fn explain_run(
     };
     for series in [Series::SendCall, Series::Delivery] {
         let tasks = tasks_of(series);
-        let Some(recorded) = run.series.get(series.name()) else {
+        let Some(recorded) = run.series.get(&SeriesKey::Rt(series)) else {
             continue;
         };
         let target = blame::Target {
@@ -270,9 +270,7 @@ pub fn explain_run(
             tasks,
         };
         let (summary, outliers) = blame::explain(&target, &trace.episodes, measure_start_ns);
-        explanation
-            .series
-            .insert(series.name().to_string(), summary);
+        explanation.series.insert(SeriesKey::Rt(series), summary);
         explanation.outliers.extend(outliers);
     }
     explanation.outliers.sort_by_key(|o| o.at_ns);

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::record::SeriesKey;
 use crate::result::explain::SeriesBlame;
 use crate::result::merge::TransportRuns;
 
@@ -29,14 +30,14 @@ pub fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<String> {
             lines.push(format!("  {}: spikes not explained: {reason}", t.label));
             continue;
         }
-        let mut series: BTreeMap<&str, SeriesBlame> = BTreeMap::new();
+        let mut series: BTreeMap<SeriesKey, SeriesBlame> = BTreeMap::new();
         for explanation in &explanations {
-            for (name, blame) in &explanation.series {
-                merge(series.entry(name).or_default(), blame);
+            for (&key, blame) in &explanation.series {
+                merge(series.entry(key).or_default(), blame);
             }
         }
-        for (name, blame) in &series {
-            lines.push(line(&t.label, name, blame, threshold));
+        for (key, blame) in &series {
+            lines.push(line(&t.label, key.name(), blame, threshold));
         }
         let missing: Vec<&str> = explanations[0]
             .tracing

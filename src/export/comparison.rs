@@ -10,7 +10,7 @@
 
 use super::text::{noise_ran, seconds, us};
 use crate::judge::rates::rates_differ_p_value;
-use crate::record::Series;
+use crate::record::{Series, SeriesKey};
 use crate::result::merge::{MergedSeries, TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use crate::stats::{Attribution, Integrity, Summary, clopper_pearson_95, rests_on_few_samples};
@@ -58,8 +58,8 @@ const SIGNIFICANCE: f64 = 0.01;
 
 /// A latency series as the comparison shows it.
 struct Shown {
-    /// Name in the result (`RunResult::series`).
-    name: &'static str,
+    /// The series (its key in `RunResult::series`).
+    series: Series,
     /// Name in the table.
     label: &'static str,
     /// What one sample is.
@@ -69,32 +69,32 @@ struct Shown {
 /// The latency series of the comparison, in the order of the RT pair's timeline.
 const SHOWN_SERIES: [Shown; 6] = [
     Shown {
-        name: Series::Timer.name(),
+        series: Series::Timer,
         label: "timer",
         sample: "the RT publisher's wake time - its deadline",
     },
     Shown {
-        name: Series::SendCall.name(),
+        series: Series::SendCall,
         label: "send call",
         sample: "the RT publisher's call that wakes the RT subscriber",
     },
     Shown {
-        name: Series::Fanout.name(),
+        series: Series::Fanout,
         label: "fan-out",
         sample: "the RT publisher from before its first wake call to after its last",
     },
     Shown {
-        name: Series::Delivery.name(),
+        series: Series::Delivery,
         label: "delivery",
         sample: "the RT subscriber's event loop first sees the message - its send timestamp",
     },
     Shown {
-        name: Series::OwnWake.name(),
+        series: Series::OwnWake,
         label: "own wake",
         sample: "the completion of the RT publisher's own wake - the send timestamp",
     },
     Shown {
-        name: Series::Handling.name(),
+        series: Series::Handling,
         label: "handling",
         sample: "the RT subscriber from its wakeup to waiting again",
     },
@@ -286,10 +286,10 @@ fn noise_of(t: &TransportRuns<'_>) -> &'static str {
 /// The series as this transport can give it: none where it was not recorded, or where it is
 /// the own wake and the transport cannot tell its own wake apart.
 fn shown_series<'t>(t: &'t TransportRuns<'_>, shown: &Shown) -> Option<&'t MergedSeries> {
-    if shown.name == Series::OwnWake.name() && !t.integrity.own_wake.attributable() {
+    if shown.series == Series::OwnWake && !t.integrity.own_wake.attributable() {
         return None;
     }
-    t.series.get(shown.name)
+    t.series.get(&SeriesKey::Rt(shown.series))
 }
 
 fn series_table(shown: &Shown, measured: &[&TransportRuns<'_>], threshold: &str) -> Table {
@@ -508,10 +508,9 @@ fn rounds_table(doc: &ResultDoc) -> Table {
                 status_word(run.status, i).to_string(),
             ];
             row.extend(SHOWN_SERIES.iter().map(|shown| {
-                let attributable =
-                    shown.name != Series::OwnWake.name() || i.own_wake.attributable();
+                let attributable = shown.series != Series::OwnWake || i.own_wake.attributable();
                 run.series
-                    .get(shown.name)
+                    .get(&SeriesKey::Rt(shown.series))
                     .filter(|s| attributable && s.summary.count > 0)
                     .map_or_else(dash, |s| us(s.summary.max_ns))
             }));

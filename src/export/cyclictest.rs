@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use super::text::REPORTED_SERIES;
+use crate::record::{Series, SeriesKey};
 use crate::result::ResultDoc;
 use crate::result::merge::by_transport;
 
@@ -72,8 +72,8 @@ pub fn render(doc: &ResultDoc) -> String {
 fn columns(doc: &ResultDoc) -> Vec<Column> {
     let mut columns = Vec::new();
     for transport in by_transport(doc) {
-        for name in REPORTED_SERIES {
-            let Some(series) = transport.series.get(name) else {
+        for name in Series::REPORTED.map(SeriesKey::Rt) {
+            let Some(series) = transport.series.get(&name) else {
                 continue;
             };
             if series.summary.count == 0 || !series.percentiles_known() {
@@ -82,7 +82,7 @@ fn columns(doc: &ResultDoc) -> Vec<Column> {
             let overflow_cycles = transport
                 .runs
                 .iter()
-                .filter_map(|run| run.series.get(name))
+                .filter_map(|run| run.series.get(&name))
                 .flat_map(|s| &s.outliers)
                 .filter(|o| o.value_ns / 1_000 >= MAX_BUCKETS)
                 .map(|o| o.at_ns / doc.plan.period_ns.max(1))
@@ -257,7 +257,11 @@ mod tests {
         let expected: Vec<u64> = merged
             .iter()
             .filter(|t| !t.series.is_empty())
-            .flat_map(|t| REPORTED_SERIES.iter().filter_map(|n| t.series.get(*n)))
+            .flat_map(|t| {
+                Series::REPORTED
+                    .iter()
+                    .filter_map(|&n| t.series.get(&SeriesKey::Rt(n)))
+            })
             .map(|s| s.summary.count)
             .collect();
         assert_eq!(sums, expected);

@@ -83,6 +83,7 @@ fn lay_out(out: &mut String, table: &Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Series, SeriesKey};
     use crate::testing::fixture::{one_run_doc, two_round_doc};
 
     #[test]
@@ -129,7 +130,8 @@ mod tests {
         for run in &mut doc.runs {
             run.tail = crate::result::tail::estimate_run(run, 500_000, 20_000);
             // The fixture's series are too short for a fit: add one that has a tail.
-            run.tail.insert("timer".to_string(), synthetic_tail());
+            run.tail
+                .insert(SeriesKey::Rt(Series::Timer), synthetic_tail());
         }
         let text = render(&doc);
         assert!(text.contains("Tail estimates"), "{text}");

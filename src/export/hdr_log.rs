@@ -18,7 +18,7 @@
 
 use std::fmt::Write;
 
-use super::text::REPORTED_SERIES;
+use crate::record::{Series, SeriesKey};
 use crate::result::{ResultDoc, RunKey};
 use crate::stats::decode_histogram;
 
@@ -50,13 +50,13 @@ pub fn render(doc: &ResultDoc) -> String {
             + doc.plan.warmup_ns as f64 / 1e9;
         let key = RunKey::of(run).tag();
         for interval in &run.intervals {
-            for name in REPORTED_SERIES {
+            for name in Series::REPORTED.map(SeriesKey::Rt) {
                 // A series the run leaves out (an own wake its transport cannot tell apart)
                 // gets no tag, even where its intervals hold an empty histogram for it.
-                let Some(series) = interval.series.get(name) else {
+                let Some(series) = interval.series.get(&name) else {
                     continue;
                 };
-                if !run.series.contains_key(name) {
+                if !run.series.contains_key(&name) {
                     continue;
                 }
                 // The max column is the histogram's (as the Java writer's), not the exact max.
@@ -211,7 +211,9 @@ mod tests {
                 stats: Default::default(),
                 histogram: crate::stats::encode_histogram(&new_histogram()),
             };
-            interval.series.insert("own_wake".to_string(), empty);
+            interval
+                .series
+                .insert(SeriesKey::Rt(Series::OwnWake), empty);
         }
         let tags = read_like_java(&render(&doc));
         assert!(!tags.contains(&tag), "{tag} in {tags:?}");

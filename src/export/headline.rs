@@ -14,7 +14,7 @@ use super::comparison::{not_run_word, status_word, title};
 use super::journal::verdict_lines;
 use super::text::us;
 use crate::judge::decision::{decide, per_million};
-use crate::record::{Caveat, Series};
+use crate::record::{Caveat, Series, SeriesKey};
 use crate::result::decision::{Decision, MainCause};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
@@ -213,7 +213,7 @@ fn row(t: &TransportRuns<'_>) -> Vec<String> {
         i.lost.to_string(),
     ];
     for series in [Series::SendCall, Series::Delivery] {
-        match t.series.get(series.name()).map(|s| s.summary) {
+        match t.series.get(&SeriesKey::Rt(series)).map(|s| s.summary) {
             Some(s) if s.count > 0 => {
                 let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
                 let cell = match clopper_pearson_95(s.over_threshold, s.count) {

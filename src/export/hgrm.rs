@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use super::text::REPORTED_SERIES;
+use crate::record::{Series, SeriesKey};
 use crate::result::ResultDoc;
 use crate::result::merge::by_transport;
 
@@ -21,8 +21,8 @@ const TICKS_PER_HALF_DISTANCE: u32 = 5;
 pub fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     for transport in by_transport(doc) {
-        for name in REPORTED_SERIES {
-            let Some(series) = transport.series.get(name) else {
+        for name in Series::REPORTED.map(SeriesKey::Rt) {
+            let Some(series) = transport.series.get(&name) else {
                 continue;
             };
             if series.histogram.is_empty() || !series.percentiles_known() {

@@ -15,10 +15,7 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
             if t.status == RunStatus::Unsupported {
                 return format!("rtsoak {}: unsupported on this kernel", t.label);
             }
-            let (send, delivery) = (
-                t.summary(Series::SendCall.name()),
-                t.summary(Series::Delivery.name()),
-            );
+            let (send, delivery) = (t.summary(Series::SendCall), t.summary(Series::Delivery));
             format!(
                 "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
                  deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",

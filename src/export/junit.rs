@@ -17,8 +17,8 @@
 
 use std::fmt::Write;
 
-use super::text::{REPORTED_SERIES, us};
-use crate::record::RingSetup;
+use super::text::us;
+use crate::record::{RingSetup, Series, SeriesKey};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::verdict::Failure;
 use crate::result::{ResultDoc, RunStatus};
@@ -334,8 +334,8 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
         ),
         (format!("{prefix}.lost"), i.lost.to_string()),
     ];
-    for name in REPORTED_SERIES {
-        let Some(series) = t.series.get(name) else {
+    for name in Series::REPORTED.map(SeriesKey::Rt) {
+        let Some(series) = t.series.get(&name) else {
             continue;
         };
         let s = &series.summary;

@@ -12,6 +12,7 @@
 
 use serde_json::{Value, json};
 
+use crate::record::{Series, SeriesKey};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
 
@@ -19,7 +20,7 @@ use crate::result::{ResultDoc, RunStatus};
 const VERSION: (u32, u32) = (4, 5);
 const ORIGIN: &str = "rtsoak";
 /// The series reported, as the verdict judges them.
-const SERIES: [&str; 2] = ["send_call", "delivery"];
+const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
 /// Render `doc` as a KCIDB I/O document.
 pub fn render(doc: &ResultDoc) -> Vec<u8> {
@@ -72,10 +73,11 @@ pub fn render(doc: &ResultDoc) -> Vec<u8> {
                    "transport_failures": i.transport_failures(),
                    "measured_s": t.runs.iter().map(|r| r.measured_ns).sum::<u64>() as f64 / 1e9}),
         ));
-        for name in SERIES {
-            let Some(series) = t.series.get(name) else {
+        for judged in SERIES {
+            let Some(series) = t.series.get(&SeriesKey::Rt(judged)) else {
                 continue;
             };
+            let name = judged.name();
             let s = &series.summary;
             let per_million = s.over_threshold_per_million();
             tests.push(test(

@@ -13,12 +13,12 @@
 use std::fmt::Write;
 
 use super::text::us;
-use crate::record::Status;
+use crate::record::{Series, SeriesKey, Status};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
 
 /// The series whose figures are reported: the two the verdict judges.
-const SERIES: [&str; 2] = ["send_call", "delivery"];
+const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
 /// Render `doc` as `lava-test-case` lines.
 pub fn render(doc: &ResultDoc) -> String {
@@ -103,10 +103,11 @@ fn lines(
             "errors",
         ),
     ];
-    for name in SERIES {
-        let Some(series) = t.series.get(name) else {
+    for judged in SERIES {
+        let Some(series) = t.series.get(&SeriesKey::Rt(judged)) else {
             continue;
         };
+        let name = judged.name();
         let s = &series.summary;
         let failed = breached(Some(name));
         let per_million = s.over_threshold_per_million();

@@ -18,7 +18,7 @@
 
 use std::fmt::{Display, Write};
 
-use super::text::REPORTED_SERIES;
+use crate::record::{Series, SeriesKey};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
 use crate::stats::{Attribution, Integrity};
@@ -213,11 +213,12 @@ fn histograms(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_
     );
     for t in measured {
         let key = key(doc, t);
-        for name in REPORTED_SERIES {
+        for series_key in Series::REPORTED.map(SeriesKey::Rt) {
             // A series whose histograms did not all decode has no buckets to publish.
-            let Some(series) = t.series.get(name).filter(|s| s.percentiles_known()) else {
+            let Some(series) = t.series.get(&series_key).filter(|s| s.percentiles_known()) else {
                 continue;
             };
+            let name = series_key.name();
             let [transport, setup] = key.labels();
             for bound in BUCKET_BOUNDS_NS {
                 let le = seconds(bound);
@@ -259,12 +260,17 @@ fn quantiles(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_>
     for t in measured {
         let key = key(doc, t);
         let [transport, setup] = key.labels();
-        for name in REPORTED_SERIES {
-            if let Some(series) = t.series.get(name).filter(|s| s.percentiles_known()) {
+        for name in Series::REPORTED.map(SeriesKey::Rt) {
+            if let Some(series) = t.series.get(&name).filter(|s| s.percentiles_known()) {
                 for (quantile, value) in QUANTILES {
                     w.sample(
                         "rtsoak_latency_quantile_seconds",
-                        &[transport, setup, ("series", name), ("percentile", quantile)],
+                        &[
+                            transport,
+                            setup,
+                            ("series", name.name()),
+                            ("percentile", quantile),
+                        ],
                         seconds(value(&series.summary)),
                     );
                 }
@@ -348,11 +354,11 @@ fn per_series(
     for t in transports {
         let key = key(doc, t);
         let [transport, setup] = key.labels();
-        for series in REPORTED_SERIES {
-            if let Some(s) = t.series.get(series) {
+        for series in Series::REPORTED.map(SeriesKey::Rt) {
+            if let Some(s) = t.series.get(&series) {
                 w.sample(
                     name,
-                    &[transport, setup, ("series", series)],
+                    &[transport, setup, ("series", series.name())],
                     value(&s.summary),
                 );
             }

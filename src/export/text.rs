@@ -1,5 +1,5 @@
-//! What the formats share: numbers as text in their units, and the series every per-series
-//! format reports.
+//! What the formats share: numbers as text in their units. The series every per-series format
+//! reports, in order, are [`crate::record::Series::REPORTED`].
 
 use crate::result::RunResult;
 
@@ -21,9 +21,3 @@ pub fn seconds(ns: u64) -> String {
         format!("{}", ns as f64 / 1e9)
     }
 }
-
-/// The series every per-series format reports, in order: the RT pair's series as
-/// docs/figures.md defines them (the first three first, as they always were, so existing
-/// consumers find them where they did). `own_wake` exists only for a transport that tells its
-/// own wake apart; `member_refresh` only where noise subscribers came and went.
-pub const REPORTED_SERIES: [&str; 7] = crate::record::series_names(crate::record::Series::REPORTED);

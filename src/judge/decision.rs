@@ -8,7 +8,7 @@
 //! Pure: reads a [`ResultDoc`], returns a [`Decision`]; never prints.
 
 use super::rates::rates_differ_p_value;
-use crate::record::Series;
+use crate::record::{Series, SeriesKey};
 use crate::result::decision::{Claim, Decision, MainCause, Rate, SeriesDecision};
 use crate::result::explain::SeriesBlame;
 use crate::result::merge::{TransportRuns, by_transport};
@@ -34,14 +34,14 @@ pub fn decide(doc: &ResultDoc) -> Decision {
         alpha: ALPHA,
         series: DECIDED
             .iter()
-            .map(|series| decide_series(series.name(), &measured, &threshold))
+            .map(|&series| decide_series(series, &measured, &threshold))
             .collect(),
         causes: measured.iter().filter_map(|t| main_cause(t)).collect(),
     }
 }
 
-fn rate_of(t: &TransportRuns<'_>, series: &str) -> Option<Rate> {
-    let s = t.series.get(series)?.summary;
+fn rate_of(t: &TransportRuns<'_>, series: Series) -> Option<Rate> {
+    let s = t.series.get(&SeriesKey::Rt(series))?.summary;
     let interval = clopper_pearson_95(s.over_threshold, s.count)?;
     Some(Rate {
         transport: t.transport.to_string(),
@@ -59,12 +59,16 @@ fn p_value(a: &Rate, b: &Rate) -> f64 {
     rates_differ_p_value(a.over_threshold, a.count, b.over_threshold, b.count)
 }
 
-fn decide_series(series: &str, measured: &[&TransportRuns<'_>], threshold: &str) -> SeriesDecision {
+fn decide_series(
+    series: Series,
+    measured: &[&TransportRuns<'_>],
+    threshold: &str,
+) -> SeriesDecision {
     let mut ranking: Vec<Rate> = measured.iter().filter_map(|t| rate_of(t, series)).collect();
     ranking.sort_by(|a, b| a.per_million.total_cmp(&b.per_million));
-    let name = series_words(series);
+    let name = series_words(series.name());
     let mut decision = SeriesDecision {
-        series: series.to_string(),
+        series: series.name().to_string(),
         ranking: Vec::new(),
         fewest: Vec::new(),
         significant: Vec::new(),
@@ -177,7 +181,7 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         .filter_map(|s| {
             Some((
                 s.name(),
-                SeriesBlame::merged(explanations.iter().copied(), s.name())?,
+                SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(*s))?,
             ))
         })
         .filter(|(_, b)| b.kept > 0)

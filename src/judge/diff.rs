@@ -10,14 +10,14 @@
 //! Pure: two [`ResultDoc`]s in, a [`Diff`] out; printing and exit codes belong to the commands.
 
 use super::rates::rate_increase_p_value;
-use crate::record::{RingSetup, Series, series_names};
+use crate::record::{RingSetup, Series, SeriesKey};
 use crate::result::diff::{Diff, DiffRules, Figure, Finding};
 use crate::result::merge::{TransportRuns, by_transport};
 use crate::result::{ResultDoc, RunStatus};
 use crate::stats::Summary;
 
 /// The series compared.
-const SERIES: [&str; 2] = series_names([Series::SendCall, Series::Delivery]);
+const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
 /// One row of a comparison: what it measured, and its name in findings.
 struct Row<'d, 'a> {
@@ -119,7 +119,7 @@ struct SeriesFound {
     findings: Vec<Finding>,
     causes: Vec<crate::result::diff::CauseChanges>,
     /// Series whose percentiles are unknown on a side (a histogram did not decode).
-    undecoded: Vec<&'static str>,
+    undecoded: Vec<Series>,
 }
 
 /// Compare each judged series of a transport measured on both sides: the over-threshold rate
@@ -153,7 +153,8 @@ fn compare_series(
             found.findings.push(rate(&pair, rules));
         }
         let known = b.percentiles_known(series) && t.percentiles_known(series);
-        if !known && (b.series.contains_key(series) || t.series.contains_key(series)) {
+        let key = SeriesKey::Rt(series);
+        if !known && (b.series.contains_key(&key) || t.series.contains_key(&key)) {
             found.undecoded.push(series);
         }
         for figure in [Figure::P99_9, Figure::P99_99] {
@@ -266,7 +267,7 @@ fn transport_finding(transport: &str, ring_setup: Option<RingSetup>, reason: Str
 struct Pair<'a> {
     transport: &'a str,
     ring_setup: Option<RingSetup>,
-    series: &'a str,
+    series: Series,
     b: Summary,
     n: Summary,
 }
@@ -282,7 +283,7 @@ impl Pair<'_> {
         Finding {
             transport: self.transport.to_string(),
             ring_setup: self.ring_setup,
-            series: Some(self.series.to_string()),
+            series: Some(self.series.name().to_string()),
             figure,
             baseline: values.0,
             new: values.1,

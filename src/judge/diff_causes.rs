@@ -6,6 +6,7 @@
 //!
 //! Pure: two merged transports in, their changes out.
 
+use crate::record::{Series, SeriesKey};
 use crate::result::diff::{CauseChange, CauseChanges};
 use crate::result::explain::SeriesBlame;
 use crate::result::merge::TransportRuns;
@@ -14,7 +15,11 @@ use crate::result::merge::TransportRuns;
 const UNEXPLAINED: &str = "unexplained";
 
 /// The changes of `series` between `b` (baseline) and `n` (new), if both were explained.
-pub fn changes(b: &TransportRuns<'_>, n: &TransportRuns<'_>, series: &str) -> Option<CauseChanges> {
+pub fn changes(
+    b: &TransportRuns<'_>,
+    n: &TransportRuns<'_>,
+    series: Series,
+) -> Option<CauseChanges> {
     let (old, new) = (blame(b, series)?, blame(n, series)?);
     let mut causes: Vec<String> = old
         .causes
@@ -49,7 +54,7 @@ pub fn changes(b: &TransportRuns<'_>, n: &TransportRuns<'_>, series: &str) -> Op
     Some(CauseChanges {
         transport: n.transport.to_string(),
         ring_setup: n.ring_setup.or(b.ring_setup),
-        series: series.to_string(),
+        series: series.name().to_string(),
         baseline_over_threshold: old.over_threshold,
         new_over_threshold: new.over_threshold,
         changes,
@@ -57,7 +62,7 @@ pub fn changes(b: &TransportRuns<'_>, n: &TransportRuns<'_>, series: &str) -> Op
 }
 
 /// The series' blame over the runs, if every run was traced.
-fn blame(t: &TransportRuns<'_>, series: &str) -> Option<SeriesBlame> {
+fn blame(t: &TransportRuns<'_>, series: Series) -> Option<SeriesBlame> {
     let explanations: Vec<_> = t
         .runs
         .iter()
@@ -66,7 +71,7 @@ fn blame(t: &TransportRuns<'_>, series: &str) -> Option<SeriesBlame> {
     if explanations.iter().any(|e| e.tracing.unavailable.is_some()) {
         return None;
     }
-    SeriesBlame::merged(explanations.iter().copied(), series)
+    SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(series))
 }
 
 /// A cause's share of the kept spikes, percent, and its count estimated over all spikes.

@@ -283,6 +283,7 @@ fn an_undecodable_histogram_leaves_its_percentiles_unjudged_and_says_so() {
 /// The fixture with its send calls explained: `over` spikes, 100 kept, `lock` of them blocked
 /// on a lock, `preempted` preempted, the rest unexplained.
 fn explained(over: u64, lock: u64, preempted: u64) -> ResultDoc {
+    use crate::record::{Series, SeriesKey};
     use crate::result::explain::{CauseShare, Explanation, SeriesBlame};
     let mut doc = doc(1_000_000, over, 150_000);
     let cause = |cause: &str, count| CauseShare {
@@ -303,7 +304,7 @@ fn explained(over: u64, lock: u64, preempted: u64) -> ResultDoc {
         ],
     };
     doc.runs[0].explanation = Some(Explanation {
-        series: [("delivery".to_string(), blame)].into(),
+        series: [(SeriesKey::Rt(Series::Delivery), blame)].into(),
         ..Default::default()
     });
     doc

@@ -7,7 +7,7 @@
 //!
 //! Pure: reads merged transports, returns breaches and reasons.
 
-use crate::record::{Series, TailEstimate};
+use crate::record::{Series, SeriesKey, TailEstimate};
 use crate::result::merge::TransportRuns;
 
 /// The series the limit applies to, as the other latency limits.
@@ -28,7 +28,7 @@ pub enum Day {
 pub fn days(t: &TransportRuns<'_>, series: Series) -> Vec<Day> {
     t.runs
         .iter()
-        .map(|run| match run.tail.get(series.name()) {
+        .map(|run| match run.tail.get(&SeriesKey::Rt(series)) {
             Some(TailEstimate::Estimated(model)) => {
                 let day = model.return_levels.iter().find(|l| l.span == "day");
                 match day.and_then(|l| l.level_ns) {
@@ -66,12 +66,12 @@ pub fn not_estimable(t: &TransportRuns<'_>, series: Series) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use crate::judge::verdict::verdict;
-    use crate::record::{Status, TailEstimate};
+    use crate::record::{Series, SeriesKey, Status, TailEstimate};
     use crate::result::verdict::{InconclusiveKind, Limit};
     use crate::testing::fixture::one_run_doc;
 
     /// An estimated tail for `series` whose one-day level is `level_us`.
-    fn with_day_level(series: &str, level_us: f64) -> crate::result::ResultDoc {
+    fn with_day_level(series: Series, level_us: f64) -> crate::result::ResultDoc {
         let mut doc = one_run_doc();
         doc.plan.verdict.max_expected_per_day_ns = Some(100_000);
         let mut model = crate::record::TailModel {
@@ -113,7 +113,7 @@ mod tests {
             extrapolation: 1.0,
         });
         for run in &mut doc.runs {
-            for name in ["send_call", "delivery"] {
+            for name in [Series::SendCall, Series::Delivery] {
                 let estimate = if name == series {
                     TailEstimate::Estimated(Box::new(model.clone()))
                 } else {
@@ -121,7 +121,7 @@ mod tests {
                     quiet.return_levels[0].level_ns = Some(50_000.0);
                     TailEstimate::Estimated(Box::new(quiet))
                 };
-                run.tail.insert(name.to_string(), estimate);
+                run.tail.insert(SeriesKey::Rt(name), estimate);
             }
         }
         doc
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn a_day_level_over_the_limit_fails() {
-        let v = verdict(&with_day_level("delivery", 150.0));
+        let v = verdict(&with_day_level(Series::Delivery, 150.0));
         assert!(
             v.breaches
                 .iter()
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn a_day_level_under_the_limit_is_no_breach() {
-        let v = verdict(&with_day_level("delivery", 90.0));
+        let v = verdict(&with_day_level(Series::Delivery, 90.0));
         assert!(
             !v.breaches
                 .iter()
@@ -152,10 +152,10 @@ mod tests {
 
     #[test]
     fn a_tail_that_is_not_estimable_makes_the_limit_inconclusive() {
-        let mut doc = with_day_level("delivery", 90.0);
+        let mut doc = with_day_level(Series::Delivery, 90.0);
         for run in &mut doc.runs {
             run.tail.insert(
-                "send_call".to_string(),
+                SeriesKey::Rt(Series::SendCall),
                 TailEstimate::NotEstimable {
                     reason: "3 clusters".to_string(),
                 },

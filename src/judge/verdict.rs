@@ -151,7 +151,7 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
     }
     for judged in JUDGED_SERIES {
         let series = judged.name();
-        let s = t.summary(series);
+        let s = t.summary(judged);
         let (max_key, max_limit) = match judged {
             Series::SendCall => (Limit::MaxSendCall, limits.max_send_call_ns),
             _ => (Limit::MaxDelivery, limits.max_delivery_ns),

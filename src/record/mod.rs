@@ -31,7 +31,7 @@ pub use finding::{Finding, Level};
 pub use host::{BootIsolation, CpuFacts, HostFacts};
 pub use privileges::{Privileges, Trial};
 pub use role::Role;
-pub use series::{Series, series_names};
+pub use series::{Series, SeriesKey};
 pub use setup::{FdWait, Hygiene, Policy, RingSetup, RtSetup};
 pub use status::Status;
 pub use support::{Support, TransportSupport};

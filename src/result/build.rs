@@ -8,8 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::{Interval, IntervalSeries, RunResult, RunStatus, SeriesResult, WorkerRecord};
 use crate::protocol::ReportStream;
-use crate::record::RingSetup;
-use crate::record::{self, Role};
+use crate::record::{RingSetup, Role, Series, SeriesKey};
 use crate::stats::{Attribution, Integrity, SampleStats, Summary, encode_histogram, new_histogram};
 
 /// One worker's leftovers.
@@ -44,29 +43,35 @@ pub struct RunInputs {
     pub noise: NoiseOutcome,
 }
 
-const PUBLISHER_NAMES: [&str; 4] = record::series_names(record::Series::PUBLISHER);
-const SUBSCRIBER_NAMES: [&str; 4] = record::series_names(record::Series::SUBSCRIBER);
-
-/// Names of a worker's series in a result, in the order its interval frames number them.
-/// Queue noise records the same series as the RT pair; they are kept under their own names.
-pub fn worker_series_names(role: Role) -> &'static [&'static str] {
+/// A worker's series as a result keys them, in the order its interval frames number them.
+/// Queue noise records the same series as the RT pair; they are kept under their own keys.
+pub fn worker_series(role: Role) -> &'static [SeriesKey] {
+    const PUBLISHER: [SeriesKey; 4] = keys(Series::PUBLISHER, false);
+    const SUBSCRIBER: [SeriesKey; 4] = keys(Series::SUBSCRIBER, false);
+    const NOISE_PUBLISHER: [SeriesKey; 4] = keys(Series::PUBLISHER, true);
+    const NOISE_SUBSCRIBER: [SeriesKey; 4] = keys(Series::SUBSCRIBER, true);
     match role {
-        Role::Publisher => &PUBLISHER_NAMES,
-        Role::Subscriber => &SUBSCRIBER_NAMES,
-        Role::NoisePublisher => &[
-            "noise_send_call",
-            "noise_fanout",
-            "noise_timer",
-            "noise_member_refresh",
-        ],
-        Role::NoiseSubscriber => &[
-            "noise_own_delivery",
-            "noise_delivery",
-            "noise_own_wake",
-            "noise_handling",
-        ],
+        Role::Publisher => &PUBLISHER,
+        Role::Subscriber => &SUBSCRIBER,
+        Role::NoisePublisher => &NOISE_PUBLISHER,
+        Role::NoiseSubscriber => &NOISE_SUBSCRIBER,
         Role::Burst | Role::Load => &[],
     }
+}
+
+/// `series` keyed as the RT pair's, or as the noise's.
+const fn keys(series: [Series; 4], noise: bool) -> [SeriesKey; 4] {
+    let mut keys = [SeriesKey::Rt(Series::SendCall); 4];
+    let mut i = 0;
+    while i < 4 {
+        keys[i] = if noise {
+            SeriesKey::Noise(series[i])
+        } else {
+            SeriesKey::Rt(series[i])
+        };
+        i += 1;
+    }
+    keys
 }
 
 /// Queue noise folded over every noise process of a run.
@@ -75,13 +80,13 @@ pub struct NoiseOutcome {
     /// What the noise did.
     pub activity: super::NoiseActivity,
     /// Merged histograms and exact counters of the noise series that are reported.
-    pub series: BTreeMap<String, (Histogram<u64>, SampleStats)>,
+    pub series: BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
 }
 
 /// Assemble a run result.
 #[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn build_run(inputs: RunInputs) -> RunResult {
-    let mut totals: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    let mut totals: BTreeMap<SeriesKey, Histogram<u64>> = BTreeMap::new();
     let mut intervals: BTreeMap<u32, Interval> = BTreeMap::new();
     let mut series = BTreeMap::new();
     let mut workers = Vec::new();
@@ -89,13 +94,13 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     let mut attribution = Attribution::None;
 
     for worker in &inputs.workers {
-        let names = worker_series_names(worker.role);
+        let keys = worker_series(worker.role);
         for frame in &worker.stream.intervals {
-            let Some(name) = names.get(frame.series as usize) else {
+            let Some(&key) = keys.get(frame.series as usize) else {
                 continue;
             };
             totals
-                .entry(name.to_string())
+                .entry(key)
                 .or_insert_with(new_histogram)
                 .add(&frame.histogram)
                 .expect("histograms of one configuration always add");
@@ -107,7 +112,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
             });
             interval.length_ns = interval.length_ns.max(frame.length_ns);
             interval.series.insert(
-                name.to_string(),
+                key,
                 IntervalSeries {
                     stats: frame.stats,
                     histogram: encode_histogram(&frame.histogram),
@@ -127,11 +132,10 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
             continue;
         };
         for (name, extra) in &report.series {
-            let histogram = totals
-                .entry(name.name().to_string())
-                .or_insert_with(new_histogram);
+            let key = SeriesKey::Rt(*name);
+            let histogram = totals.entry(key).or_insert_with(new_histogram);
             series.insert(
-                name.name().to_string(),
+                key,
                 SeriesResult {
                     summary: Summary::new(histogram, &extra.stats),
                     histogram: encode_histogram(histogram),
@@ -155,18 +159,18 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         });
     }
     // A series whose worker died before its final report still has its intervals.
-    for (name, histogram) in &totals {
-        series.entry(name.clone()).or_insert_with(|| SeriesResult {
-            summary: Summary::new(histogram, &stats_from_intervals(&intervals, name)),
+    for (&key, histogram) in &totals {
+        series.entry(key).or_insert_with(|| SeriesResult {
+            summary: Summary::new(histogram, &stats_from_intervals(&intervals, key)),
             histogram: encode_histogram(histogram),
             outliers: Vec::new(),
             outliers_dropped: 0,
         });
     }
 
-    for (name, (histogram, stats)) in &inputs.noise.series {
+    for (&key, (histogram, stats)) in &inputs.noise.series {
         series.insert(
-            name.clone(),
+            key,
             SeriesResult {
                 summary: Summary::new(histogram, stats),
                 histogram: encode_histogram(histogram),
@@ -179,9 +183,10 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
     // An own-wake figure exists only where the transport told its own wakes apart: elsewhere
     // the (empty) series would read as a measurement, in the run's figures and its intervals'.
     if !attribution.attributable() {
-        series.remove(record::Series::OwnWake.name());
+        let own_wake = SeriesKey::Rt(Series::OwnWake);
+        series.remove(&own_wake);
         for interval in intervals.values_mut() {
-            interval.series.remove(record::Series::OwnWake.name());
+            interval.series.remove(&own_wake);
         }
     }
     RunResult {
@@ -214,10 +219,10 @@ fn workers_break_event(workers: &[WorkerOutput]) -> Option<crate::record::BreakE
         .min_by_key(|event| (!event.marker_written, event.at_ns))
 }
 
-fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, name: &str) -> SampleStats {
+fn stats_from_intervals(intervals: &BTreeMap<u32, Interval>, key: SeriesKey) -> SampleStats {
     let mut stats = SampleStats::default();
     for interval in intervals.values() {
-        if let Some(s) = interval.series.get(name) {
+        if let Some(s) = interval.series.get(&key) {
             stats.merge(&s.stats);
         }
     }

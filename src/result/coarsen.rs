@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::{Interval, IntervalSeries};
+use crate::record::SeriesKey;
 use crate::stats::{decode_histogram, encode_histogram};
 
 /// Most intervals a run keeps in its result.
@@ -36,12 +37,12 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
         .map(|i| i.start_ns.saturating_add(i.length_ns))
         .max()
         .unwrap_or(start_ns);
-    let mut series: BTreeMap<String, IntervalSeries> = BTreeMap::new();
+    let mut series: BTreeMap<SeriesKey, IntervalSeries> = BTreeMap::new();
     let mut histograms = BTreeMap::new();
     for interval in chunk {
-        for (name, part) in &interval.series {
+        for (&key, part) in &interval.series {
             series
-                .entry(name.clone())
+                .entry(key)
                 .or_insert_with(|| IntervalSeries {
                     stats: Default::default(),
                     histogram: String::new(),
@@ -52,14 +53,14 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
             // the merged one; its exact counters above still count.
             if let Ok(histogram) = decode_histogram(&part.histogram) {
                 let merged = histograms
-                    .entry(name.clone())
+                    .entry(key)
                     .or_insert_with(crate::stats::new_histogram);
                 let _ = merged.add(&histogram);
             }
         }
     }
-    for (name, histogram) in histograms {
-        if let Some(entry) = series.get_mut(&name) {
+    for (key, histogram) in histograms {
+        if let Some(entry) = series.get_mut(&key) {
             entry.histogram = encode_histogram(&histogram);
         }
     }
@@ -74,6 +75,7 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Series;
     use crate::stats::{SampleStats, new_histogram};
 
     const SECOND_NS: u64 = 1_000_000_000;
@@ -97,7 +99,7 @@ mod tests {
                     index,
                     start_ns: u64::from(index) * 10 * SECOND_NS,
                     length_ns: 10 * SECOND_NS,
-                    series: BTreeMap::from([("delivery".to_string(), series)]),
+                    series: BTreeMap::from([(SeriesKey::Rt(Series::Delivery), series)]),
                 }
             })
             .collect()

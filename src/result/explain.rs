@@ -13,7 +13,7 @@ pub struct Explanation {
     /// What the trace could see.
     pub tracing: Tracing,
     /// Per series (`send_call`, `delivery`): how many spikes, and why.
-    pub series: BTreeMap<String, SeriesBlame>,
+    pub series: BTreeMap<crate::record::SeriesKey, SeriesBlame>,
     /// Every kept outlier of those series, in time order, with its chain.
     pub outliers: Vec<ExplainedOutlier>,
     /// The sample that fired `--break-on`, with its chain (absent without a break).
@@ -96,12 +96,12 @@ impl SeriesBlame {
     /// The series' blame over `explanations` (one per run), merged.
     pub fn merged<'a>(
         explanations: impl IntoIterator<Item = &'a Explanation>,
-        series: &str,
+        series: crate::record::SeriesKey,
     ) -> Option<SeriesBlame> {
         let mut total: Option<SeriesBlame> = None;
         for blame in explanations
             .into_iter()
-            .filter_map(|e| e.series.get(series))
+            .filter_map(|e| e.series.get(&series))
         {
             total.get_or_insert_with(SeriesBlame::default).absorb(blame);
         }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{ResultDoc, RunKey, RunResult, RunStatus};
-use crate::record::{RingSetup, Series};
+use crate::record::{RingSetup, Series, SeriesKey};
 use crate::stats::{Attribution, Integrity, SampleStats, Summary, decode_histogram, new_histogram};
 
 /// One transport's runs, merged (one ring setup's, in a ring-setup comparison).
@@ -29,7 +29,7 @@ pub struct TransportRuns<'a> {
     /// Integrity counts added over the runs.
     pub integrity: Integrity,
     /// Per series name: the merged histogram and its summary.
-    pub series: BTreeMap<String, MergedSeries>,
+    pub series: BTreeMap<SeriesKey, MergedSeries>,
 }
 
 /// One series merged over runs.
@@ -76,16 +76,16 @@ pub fn by_transport(doc: &ResultDoc) -> Vec<TransportRuns<'_>> {
 }
 
 fn merge<'a>(key: RunKey<'a>, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
-    let mut histograms: BTreeMap<String, (Histogram<u64>, SampleStats, usize)> = BTreeMap::new();
+    let mut histograms: BTreeMap<SeriesKey, (Histogram<u64>, SampleStats, usize)> = BTreeMap::new();
     let mut integrity: Option<Integrity> = None;
     for run in &runs {
         integrity = Some(match integrity {
             None => run.integrity,
             Some(total) => add_integrity(total, &run.integrity),
         });
-        for (name, series) in &run.series {
+        for (&key, series) in &run.series {
             let (histogram, stats, undecodable) = histograms
-                .entry(name.clone())
+                .entry(key)
                 .or_insert_with(|| (new_histogram(), SampleStats::default(), 0));
             match decode_histogram(&series.histogram) {
                 Ok(decoded) if histogram.add(&decoded).is_ok() => {}
@@ -104,15 +104,17 @@ fn merge<'a>(key: RunKey<'a>, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
     // under the name `own_wake`: their sum would mean neither, so the merged result has none.
     let series = histograms
         .into_iter()
-        .filter(|(name, _)| *name != Series::OwnWake.name() || integrity.own_wake.attributable())
-        .map(|(name, (histogram, stats, undecodable_runs))| {
+        .filter(|(key, _)| {
+            *key != SeriesKey::Rt(Series::OwnWake) || integrity.own_wake.attributable()
+        })
+        .map(|(key, (histogram, stats, undecodable_runs))| {
             let summary = Summary::new(&histogram, &stats);
             let merged = MergedSeries {
                 summary,
                 histogram,
                 undecodable_runs,
             };
-            (name, merged)
+            (key, merged)
         })
         .collect();
     TransportRuns {
@@ -171,8 +173,9 @@ fn worst_status(runs: &[&RunResult]) -> RunStatus {
 
 impl<'a> TransportRuns<'a> {
     /// The merged summary of a series (zeros if no run recorded it).
-    pub fn summary(&self, name: &str) -> Summary {
-        self.series.get(name).map(|s| s.summary).unwrap_or_default()
+    pub fn summary(&self, key: impl Into<SeriesKey>) -> Summary {
+        let key = key.into();
+        self.series.get(&key).map(|s| s.summary).unwrap_or_default()
     }
 
     /// The key the runs were recorded under.
@@ -185,18 +188,18 @@ impl<'a> TransportRuns<'a> {
 
     /// True when the series' percentiles are known (every run's histogram decoded); a series
     /// no run recorded has none.
-    pub fn percentiles_known(&self, name: &str) -> bool {
+    pub fn percentiles_known(&self, key: impl Into<SeriesKey>) -> bool {
         self.series
-            .get(name)
+            .get(&key.into())
             .is_some_and(MergedSeries::percentiles_known)
     }
 
     /// The series whose histograms did not all decode, with how many runs' did not.
-    pub fn undecodable(&self) -> impl Iterator<Item = (&str, usize)> {
+    pub fn undecodable(&self) -> impl Iterator<Item = (SeriesKey, usize)> {
         self.series
             .iter()
             .filter(|(_, s)| !s.percentiles_known())
-            .map(|(name, s)| (name.as_str(), s.undecodable_runs))
+            .map(|(&key, s)| (key, s.undecodable_runs))
     }
 
     /// Runs that measured something (not unsupported).
@@ -231,7 +234,7 @@ mod tests {
     fn merged_percentiles_come_from_the_summed_histogram_not_an_average() {
         let doc = two_round_doc();
         let futex = &by_transport(&doc)[0];
-        let delivery = futex.summary("delivery");
+        let delivery = futex.summary(Series::Delivery);
         let (a, b) = (
             doc.runs[0].series["delivery"].summary,
             doc.runs[4].series["delivery"].summary,

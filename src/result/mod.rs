@@ -26,7 +26,7 @@ pub use noise_setup::{NoiseKind, NoiseSetup};
 use crate::plan::RunPlan;
 
 use crate::record::RingSetup;
-use crate::record::{BreakEvent, TransportSupport};
+use crate::record::{BreakEvent, SeriesKey, TransportSupport};
 use crate::record::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
 use crate::record::{CpuDmaLatency, HostFacts, SystemCheck};
 use crate::stats::{Integrity, Outlier, SampleStats, Summary};
@@ -204,7 +204,7 @@ pub struct RunResult {
     /// `delivery`, `own_wake` (where attributable), `handling`, `other_delivery` (RT
     /// subscriber), `noise_send_call`, `noise_delivery` (queue noise). docs/figures.md defines
     /// each.
-    pub series: BTreeMap<String, SeriesResult>,
+    pub series: BTreeMap<SeriesKey, SeriesResult>,
     /// Per-interval histograms, to place a spike in time.
     pub intervals: Vec<Interval>,
     /// Each RT worker as it recorded itself.
@@ -220,7 +220,7 @@ pub struct RunResult {
     /// Extreme-value tail estimates by series (`send_call`, `delivery`, `own_wake`, `timer`):
     /// the fitted model or why there is none (absent in older results and unmeasured runs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub tail: BTreeMap<String, crate::record::TailEstimate>,
+    pub tail: BTreeMap<SeriesKey, crate::record::TailEstimate>,
 }
 
 /// Everything the noise of one run actually did, so a quiet run can never pass for a noisy one.
@@ -345,7 +345,7 @@ pub struct Interval {
     /// Length, ns (the last one may be shorter).
     pub length_ns: u64,
     /// Per series: exact counters and the interval's encoded histogram.
-    pub series: BTreeMap<String, IntervalSeries>,
+    pub series: BTreeMap<SeriesKey, IntervalSeries>,
 }
 
 /// One series within one interval.

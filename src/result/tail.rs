@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::RunResult;
-use crate::record::{Series, TailEstimate};
+use crate::record::{Series, SeriesKey, TailEstimate};
 use crate::stats::decode_histogram;
 use crate::tail::{TailInput, estimate};
 
@@ -22,10 +22,10 @@ pub fn estimate_run(
     run: &RunResult,
     period_ns: u64,
     threshold_ns: u64,
-) -> BTreeMap<String, TailEstimate> {
+) -> BTreeMap<SeriesKey, TailEstimate> {
     let mut out = BTreeMap::new();
-    for series in TAIL_SERIES {
-        let Some(kept) = run.series.get(series.name()) else {
+    for series in TAIL_SERIES.map(SeriesKey::Rt) {
+        let Some(kept) = run.series.get(&series) else {
             continue;
         };
         let estimate = match decode_histogram(&kept.histogram) {
@@ -41,7 +41,7 @@ pub fn estimate_run(
                 reason: format!("the series' histogram does not decode ({error}): re-run"),
             },
         };
-        out.insert(series.name().to_string(), estimate);
+        out.insert(series, estimate);
     }
     out
 }

@@ -9,9 +9,9 @@ use hdrhistogram::Histogram;
 
 use crate::plan::{RtPlan, RunPlan};
 
-use crate::record::HostFacts;
 use crate::record::Support;
 use crate::record::{self, BreakEvent, TransportSupport};
+use crate::record::{HostFacts, Series, SeriesKey};
 use crate::record::{Policy, RingSetup};
 use crate::result::{
     Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, SeriesResult, Tool,
@@ -51,8 +51,8 @@ fn record(values: &[u64]) -> (Histogram<u64>, SampleStats) {
     (histogram, stats)
 }
 
-/// A run whose series hold `values` (by series name), split into two intervals.
-fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>)]) -> RunResult {
+/// A run whose series hold `values` (by series), split into two intervals.
+fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u64>)]) -> RunResult {
     let mut series = BTreeMap::new();
     let mut intervals: Vec<Interval> = (0..2)
         .map(|index| Interval {
@@ -74,7 +74,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
             })
             .collect();
         series.insert(
-            name.to_string(),
+            SeriesKey::Rt(*name),
             SeriesResult {
                 summary: Summary::new(&histogram, &stats),
                 histogram: encode_histogram(&histogram),
@@ -86,7 +86,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
         for (interval, part) in intervals.iter_mut().zip([first, second]) {
             let (histogram, stats) = record(part);
             interval.series.insert(
-                name.to_string(),
+                SeriesKey::Rt(*name),
                 IntervalSeries {
                     stats,
                     histogram: encode_histogram(&histogram),
@@ -96,11 +96,11 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(&str, Vec<u64>
     }
     let sent = values
         .iter()
-        .find(|(n, _)| *n == "send_call")
+        .find(|(n, _)| *n == Series::SendCall)
         .map_or(0, |(_, v)| v.len() as u64);
     let delivered = values
         .iter()
-        .find(|(n, _)| *n == "delivery")
+        .find(|(n, _)| *n == Series::Delivery)
         .map_or(0, |(_, v)| v.len() as u64);
     let measured = status != RunStatus::Unsupported;
     RunResult {
@@ -177,7 +177,7 @@ fn publisher_and_subscriber(
     send_low_ns: u64,
     delivery_low_ns: u64,
     wake: Wake,
-) -> Vec<(&'static str, Vec<u64>)> {
+) -> Vec<(Series, Vec<u64>)> {
     let send_call = samples(seed, 2000, send_low_ns, 4_000, &[150_000]);
     let fanout = match wake {
         Wake::Exact { .. } => samples(seed + 5, 2000, send_low_ns + 3_000, 9_000, &[160_000]),
@@ -185,16 +185,19 @@ fn publisher_and_subscriber(
     };
     let delivered = 2001;
     let mut series = vec![
-        ("send_call", send_call),
-        ("fanout", fanout),
-        ("timer", samples(seed + 2, 2001, 2_000, 8_000, &[])),
-        ("member_refresh", samples(seed + 3, 47, 20_000, 40_000, &[])),
+        (Series::SendCall, send_call),
+        (Series::Fanout, fanout),
+        (Series::Timer, samples(seed + 2, 2001, 2_000, 8_000, &[])),
         (
-            "delivery",
+            Series::MemberRefresh,
+            samples(seed + 3, 47, 20_000, 40_000, &[]),
+        ),
+        (
+            Series::Delivery,
             samples(seed + 1, 1999, delivery_low_ns, 20_000, &[120_000, 250_000]),
         ),
         (
-            "handling",
+            Series::Handling,
             samples(seed + 4, 2000, 1_500, 3_000, &[110_000]),
         ),
     ];
@@ -206,7 +209,7 @@ fn publisher_and_subscriber(
     if let Some(count) = own_wakes {
         let own_low_ns = delivery_low_ns + 1_000;
         series.push((
-            "own_wake",
+            Series::OwnWake,
             samples(seed + 6, count - 1, own_low_ns, 20_000, &[250_000]),
         ));
     }

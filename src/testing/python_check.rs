@@ -66,8 +66,8 @@ print(json.dumps(tags))
 pub fn histograms_by_tag(doc: &ResultDoc) -> BTreeMap<String, hdrhistogram::Histogram<u64>> {
     let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
     for run in &doc.runs {
-        for name in crate::export::text::REPORTED_SERIES {
-            if let Some(series) = run.series.get(name) {
+        for name in crate::record::Series::REPORTED.map(crate::record::SeriesKey::Rt) {
+            if let Some(series) = run.series.get(&name) {
                 expected
                     .entry(format!("{}/{name}", crate::result::RunKey::of(run).tag()))
                     .or_insert_with(new_histogram)

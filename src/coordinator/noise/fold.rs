@@ -13,14 +13,18 @@ use crate::protocol::{WorkerReport, WorkerSpec, frame};
 
 use crate::noise::{burst, load};
 use crate::plan::RunPlan;
-use crate::record::{Role, RtSetup};
+use crate::record::{Role, RtSetup, Series, SeriesKey};
 use crate::result::NoiseActivity;
 use crate::result::build::NoiseOutcome;
 use crate::result::noise_setup::{NoiseKind, NoiseSetup, failure};
 use crate::stats::{SampleStats, new_histogram};
 
-/// Noise series kept in the result (the others a noise worker records are dropped).
-const REPORTED: [&str; 2] = ["noise_send_call", "noise_delivery"];
+/// Noise series kept in the result (the others a noise worker records are dropped): the noise
+/// publishers' send call and every message the noise subscribers received.
+const REPORTED: [SeriesKey; 2] = [
+    SeriesKey::Noise(Series::SendCall),
+    SeriesKey::Noise(Series::OtherDelivery),
+];
 /// Distinct failure messages kept.
 const MAX_ERRORS: usize = 10;
 
@@ -37,24 +41,24 @@ pub fn asked(spec: &WorkerSpec) -> Option<(NoiseKind, NoiseSetup)> {
     Some((kind, asked))
 }
 
-/// Add one interval frame of a noise worker (whose series are `names`) to the run's histogram
+/// Add one interval frame of a noise worker (whose series are `keys`) to the run's histogram
 /// and counters of its series, if that series is reported: decoded straight into the run's
 /// histogram. A frame whose histogram holds a different number of samples than its exact count
 /// is an error (after it was added).
 pub fn fold_frame(
     payload: &[u8],
-    names: &[&str],
-    series: &mut BTreeMap<String, (Histogram<u64>, SampleStats)>,
+    keys: &[SeriesKey],
+    series: &mut BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
 ) -> anyhow::Result<()> {
     let (header, buckets) = frame::read_header(payload)?;
-    let Some(name) = names
+    let Some(&name) = keys
         .get(header.series as usize)
-        .filter(|n| REPORTED.contains(n))
+        .filter(|key| REPORTED.contains(key))
     else {
         return Ok(());
     };
     let (histogram, stats) = series
-        .entry(name.to_string())
+        .entry(name)
         .or_insert_with(|| (new_histogram(), SampleStats::default()));
     let samples = buckets.add_to(histogram)?;
     stats.merge(&header.stats);

@@ -23,7 +23,7 @@ use crate::protocol::ring::RingReader;
 use crate::protocol::{WorkerSpec, read_report};
 use crate::record::Role;
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
-use crate::result::build::{NoiseOutcome, worker_series_names};
+use crate::result::build::{NoiseOutcome, worker_series};
 use crate::result::{ExternalActivity, NoiseDeath};
 use crate::sys::spawn::Process;
 
@@ -306,11 +306,11 @@ impl<'a> NoiseManager<'a> {
                 exit,
             });
         }
-        let names = worker_series_names(role);
+        let keys = worker_series(role);
         let series = &mut self.outcome.series;
         let mut damaged = Vec::new();
         worker.frames.drain_each(|payload| {
-            if let Err(error) = fold::fold_frame(payload, names, series) {
+            if let Err(error) = fold::fold_frame(payload, keys, series) {
                 damaged.push(error);
             }
         });
