@@ -139,3 +139,68 @@ fn upgrade_from_v1(value: &mut serde_json::Value) {
     }
     value["schema_version"] = SCHEMA_VERSION.into();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The saved real results, as this repository keeps them.
+    fn fixtures() -> Vec<(String, Vec<u8>)> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"))
+            .map(|path| (path.display().to_string(), std::fs::read(&path).unwrap()))
+            .collect();
+        out.sort();
+        assert!(!out.is_empty(), "no saved results in {}", dir.display());
+        out
+    }
+
+    #[test]
+    fn a_saved_result_loads_and_saves_back_byte_for_byte_with_its_series_keys() {
+        let mut docs: Vec<(String, Vec<u8>)> = fixtures();
+        docs.push((
+            "the two-round fixture".to_string(),
+            to_json(&crate::testing::fixture::two_round_doc()),
+        ));
+        for (name, bytes) in docs {
+            let saved = to_json(&from_bytes(&bytes).unwrap());
+            assert_eq!(to_json(&from_bytes(&saved).unwrap()), saved, "{name}");
+            // Every map keyed by series holds exactly the names the file held.
+            let (before, after): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_slice(&bytes).unwrap(),
+                serde_json::from_slice(&saved).unwrap(),
+            );
+            for (old, new) in before["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(after["runs"].as_array().unwrap())
+            {
+                for field in ["series", "tail", "intervals", "explanation"] {
+                    assert_eq!(old.get(field), new.get(field), "{name}: {field}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_with_a_series_this_rtsoak_does_not_know_is_refused_naming_it() {
+        let (_, bytes) = &fixtures()[0];
+        let mut value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let series = value["runs"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .filter_map(|run| run.get_mut("series")?.as_object_mut())
+            .find(|series| series.contains_key("delivery"))
+            .expect("a saved run with a delivery series");
+        let delivery = series.remove("delivery").unwrap();
+        series.insert("jitter".to_string(), delivery);
+        let error = from_bytes(&serde_json::to_vec(&value).unwrap()).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("unknown series `jitter`"), "{message}");
+    }
+}
