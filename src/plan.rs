@@ -73,8 +73,8 @@ pub struct RtPlan {
 pub struct RunPlan {
     /// Name of the profile it came from (`default`, `ci`, or a file path).
     pub profile: String,
-    /// Transports to run, in order (registry names such as `msg-ring`).
-    pub transports: Vec<String>,
+    /// Transports to run, in order (`msg-ring`).
+    pub transports: Vec<crate::transport::Name>,
     /// True when the transports were named (`-t`, or the profile's `run.transports`): one of
     /// them that is not measured leaves the verdict inconclusive. False: every transport rtsoak
     /// knows, and those this kernel lacks are skipped.

@@ -36,7 +36,7 @@ fn default_cpus(name: &str) -> RtCpus {
         &profile,
         &Overrides::default(),
         &topology,
-        &rtsoak::transport::names(),
+        &rtsoak::transport::Name::all(),
     )
     .unwrap();
     plan.rt_cpus()

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use rtsoak::transport::{REGISTRY, names};
+use rtsoak::transport::{Name, REGISTRY, names};
 
 /// Files in src/transport/ that are machinery, not transports.
 const NOT_TRANSPORTS: [&str; 9] = [
@@ -95,4 +95,24 @@ fn the_readme_transport_table_is_made_from_the_registry() {
     for transport in REGISTRY {
         assert!(!transport.about().is_empty() && !transport.needs().is_empty());
     }
+}
+
+#[test]
+fn a_transport_name_is_only_ever_one_the_registry_has() {
+    // A plan or spec holds `Name`s: reading one refuses a name this build lacks, by name.
+    for transport in REGISTRY {
+        let name = Name::lookup(transport.name()).unwrap();
+        let json = serde_json::to_string(&name).unwrap();
+        assert_eq!(json, format!("\"{}\"", transport.name()));
+        assert_eq!(serde_json::from_str::<Name>(&json).unwrap(), name);
+    }
+    assert!(Name::lookup("futex-sycall").is_none());
+    let error = serde_json::from_str::<Name>("\"futex-sycall\"").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("unknown transport `futex-sycall`"),
+        "{error}"
+    );
+    assert_eq!(Name::all().len(), REGISTRY.len());
 }

@@ -40,7 +40,13 @@ pub fn probe(
         online: host.online_cpus(),
         isolated: host.isolated_cpus(),
     };
-    let plan = profile::resolve(&name, &profile, &overrides, &topology, &transport::names())?;
+    let plan = profile::resolve(
+        &name,
+        &profile,
+        &overrides,
+        &topology,
+        &transport::Name::all(),
+    )?;
     let support = support_matrix(&plan.abi);
     let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
     let check = preflight::check(&root, &plan.rt_cpus(), &privileges, &support);

@@ -21,6 +21,7 @@ use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, timestamp};
 use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{SysRoot, host_facts};
+use crate::transport::Name;
 use crate::{export, transport};
 
 /// Soak each transport of the plan in turn, once per round.
@@ -92,12 +93,12 @@ pub fn soak(
         decision: None,
         verdict: None,
     };
-    let supported: Vec<String> = doc
+    let supported: Vec<Name> = doc
         .plan
         .transports
         .iter()
-        .filter(|name| unsupported_reason(&doc, name).is_none())
-        .cloned()
+        .copied()
+        .filter(|name| unsupported_reason(&doc, name.as_str()).is_none())
         .collect();
     let setups = doc.plan.ring_setups();
     let mut progress = Progress::new(
@@ -107,16 +108,16 @@ pub fn soak(
         !quiet,
     );
     // Unsupported transports are recorded once, before the first round.
-    for name in &doc.plan.transports.clone() {
-        if let Some(reason) = unsupported_reason(&doc, name) {
-            doc.runs.push(unsupported(name, reason));
+    for name in doc.plan.transports.clone() {
+        if let Some(reason) = unsupported_reason(&doc, name.as_str()) {
+            doc.runs.push(unsupported(name.as_str(), reason));
         }
     }
     'rounds: for round in 1..=doc.plan.rounds {
         progress.set_round(round);
         for (name, setup) in supported
             .iter()
-            .flat_map(|name| setups.iter().map(move |setup| (name, *setup)))
+            .flat_map(|name| setups.iter().map(move |setup| (*name, *setup)))
         {
             if stop.is_set() {
                 break 'rounds;
@@ -128,7 +129,7 @@ pub fn soak(
             };
             let mut run = run_one(&plan, name, &result_dir, &stop, &mut progress)?;
             let key = RunKey {
-                transport: name,
+                transport: name.as_str(),
                 ring_setup: (setups.len() > 1).then_some(setup),
             };
             key.apply(&mut run);
@@ -260,7 +261,7 @@ fn resolve_plan(
         &profile,
         &overrides,
         &topology,
-        &transport::names(),
+        &transport::Name::all(),
     )?)
 }
 

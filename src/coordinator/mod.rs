@@ -34,6 +34,7 @@ use crate::result::build::WorkerOutput;
 use crate::result::{RunInputs, RunResult, RunStatus, build_run, timestamp};
 use crate::sys::clock::now_ns;
 use crate::sysinfo::cpustat;
+use crate::transport::Name;
 
 /// Time a worker gets to set itself up and report `READY`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,7 +52,7 @@ const TICK: Duration = Duration::from_millis(10);
 #[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn run_one(
     plan: &RunPlan,
-    transport: &str,
+    transport: Name,
     scratch_dir: &std::path::Path,
     stop: &StopFlag,
     progress: &mut Progress,
@@ -63,9 +64,9 @@ pub fn run_one(
     let mut tracing = Tracing {
         options: plan.explain.then(|| explain::Options {
             min_wait_us: plan.threshold_ns / 2_000,
-            keep: plan
-                .keep_trace
-                .then(|| explain::trace_file(scratch_dir, transport, plan.ring_setup.name())),
+            keep: plan.keep_trace.then(|| {
+                explain::trace_file(scratch_dir, transport.as_str(), plan.ring_setup.name())
+            }),
         }),
         tracer: None,
     };
@@ -215,7 +216,7 @@ struct Driven {
 /// Start, run and stop the workers.
 fn drive(
     plan: &RunPlan,
-    transport: &str,
+    transport: Name,
     region: &SharedRegion,
     (workers, tracing): (&mut Vec<Spawned>, &mut Tracing),
     noise: &mut NoiseManager,
@@ -250,7 +251,7 @@ fn drive(
     let ticks_before = cpustat::read(&root);
     r.control.start_ns.store(start_ns, Ordering::Release);
     r.control.phase.store(phase::RUN, Ordering::Release);
-    progress.run_started(transport, measure_start_ns, planned_end_ns);
+    progress.run_started(transport.as_str(), measure_start_ns, planned_end_ns);
 
     let publisher = &r.workers[RT_PUBLISHER_SLOT];
     let watched = [

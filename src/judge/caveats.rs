@@ -370,7 +370,7 @@ mod tests {
             &profile,
             &Overrides::default(),
             &topology,
-            &crate::transport::names(),
+            &crate::transport::Name::all(),
         )
         .unwrap();
         let granted = Trial::granted("everything");

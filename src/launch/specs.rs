@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::plan::RunPlan;
 use crate::protocol::WorkerSpec;
 use crate::record::{Policy, Role};
+use crate::transport::Name;
 
 /// The spec of the worker of `role` in region slot `slot` (subscribers: membership `member`)
 /// running `transport` under `plan`.
@@ -19,7 +20,7 @@ use crate::record::{Policy, Role};
 ///   the burst priority itself). Load: on the noise CPUs.
 pub fn worker_spec(
     plan: &RunPlan,
-    transport: &str,
+    transport: Name,
     role: Role,
     slot: usize,
     member: usize,
@@ -52,7 +53,7 @@ pub fn worker_spec(
         slot,
         member,
         publisher_id: 0,
-        transport: transport.to_string(),
+        transport,
         cpus,
         policy,
         priority,

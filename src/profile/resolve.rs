@@ -6,6 +6,7 @@
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
 use crate::plan::{Explain, RtPlan, RunPlan};
+use crate::transport::Name;
 
 use crate::record::Policy;
 
@@ -81,14 +82,15 @@ fn rounds(profile_value: u32, override_value: Option<u32>) -> Result<u32, Profil
     }
 }
 
-/// Validate and resolve. `known_transports` are the registry names, in registry order.
+/// Validate and resolve. `known_transports` are the transports to choose from (the registry's,
+/// in registry order).
 #[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn resolve(
     name: &str,
     profile: &Profile,
     overrides: &Overrides,
     topology: &CpuTopology,
-    known_transports: &[&str],
+    known_transports: &[Name],
 ) -> Result<RunPlan, ProfileError> {
     let run = &profile.run;
     let ov = overrides;
@@ -259,20 +261,20 @@ pub fn resolve(
 }
 
 /// Requested names checked against the registry, duplicates dropped, order kept; none = all.
-fn transports(requested: &[String], known: &[&str]) -> Result<Vec<String>, ProfileError> {
+fn transports(requested: &[String], known: &[Name]) -> Result<Vec<Name>, ProfileError> {
     if requested.is_empty() {
-        return Ok(known.iter().map(|k| k.to_string()).collect());
+        return Ok(known.to_vec());
     }
-    let mut chosen: Vec<String> = Vec::new();
-    for name in requested {
-        if !known.contains(&name.as_str()) {
+    let mut chosen: Vec<Name> = Vec::new();
+    for text in requested {
+        let Some(name) = known.iter().copied().find(|name| name.as_str() == text) else {
             return Err(ProfileError::UnknownTransport {
-                name: name.clone(),
+                name: text.clone(),
                 known: known.iter().map(|k| k.to_string()).collect(),
             });
-        }
-        if !chosen.contains(name) {
-            chosen.push(name.clone());
+        };
+        if !chosen.contains(&name) {
+            chosen.push(name);
         }
     }
     Ok(chosen)

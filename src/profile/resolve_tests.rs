@@ -4,9 +4,16 @@
 use super::*;
 use crate::profile::{builtin_names, load, parse};
 use crate::record::RingSetup;
+use crate::transport::Name;
 use crate::transport::futex::{FutexFlags, FutexWake};
 
-const KNOWN: &[&str] = &["futex", "msg-ring", "eventfd", "signalfd"];
+/// The transports the tests choose from.
+fn known() -> Vec<Name> {
+    ["futex", "msg-ring", "eventfd", "signalfd"]
+        .into_iter()
+        .map(|name| Name::lookup(name).unwrap())
+        .collect()
+}
 
 fn topology(online: std::ops::RangeInclusive<usize>, isolated: &[usize]) -> CpuTopology {
     CpuTopology {
@@ -25,7 +32,7 @@ fn two_cpus() -> CpuTopology {
 }
 
 fn resolve_text(text: &str, ov: &Overrides, topo: &CpuTopology) -> Result<RunPlan, ProfileError> {
-    resolve("test", &parse("test", text).unwrap(), ov, topo, KNOWN)
+    resolve("test", &parse("test", text).unwrap(), ov, topo, &known())
 }
 
 fn error_text(text: &str, ov: &Overrides, topo: &CpuTopology) -> String {
@@ -43,7 +50,14 @@ fn invalid_key(err: ProfileError) -> String {
 fn every_auto_layout_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair() {
     for name in builtin_names().iter().filter(|n| **n != "jetson-orin-nano") {
         let (name, profile) = load(name).unwrap();
-        let plan = resolve(&name, &profile, &Overrides::default(), &two_cpus(), KNOWN).unwrap();
+        let plan = resolve(
+            &name,
+            &profile,
+            &Overrides::default(),
+            &two_cpus(),
+            &known(),
+        )
+        .unwrap();
         assert_eq!(plan.profile, name);
         assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (0, 1));
         assert_eq!(plan.noise_cpus, vec![0, 1]);
@@ -61,7 +75,7 @@ fn every_auto_layout_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair
                 "{note}"
             );
         }
-        assert_eq!(plan.transports, KNOWN);
+        assert_eq!(plan.transports, known());
     }
 }
 
@@ -69,7 +83,7 @@ fn every_auto_layout_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair
 fn every_auto_layout_builtin_puts_the_rt_pair_on_the_isolated_cpus_of_the_reference_board() {
     for name in builtin_names().iter().filter(|n| **n != "jetson-orin-nano") {
         let (name, profile) = load(name).unwrap();
-        let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
+        let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), &known()).unwrap();
         assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (4, 5));
         assert_eq!(plan.noise_cpus, vec![0, 1, 2, 3]);
         assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
@@ -79,7 +93,14 @@ fn every_auto_layout_builtin_puts_the_rt_pair_on_the_isolated_cpus_of_the_refere
 #[test]
 fn the_default_profile_resolves_to_the_documented_values_in_nanoseconds() {
     let (_, profile) = load("default").unwrap();
-    let plan = resolve("default", &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
+    let plan = resolve(
+        "default",
+        &profile,
+        &Overrides::default(),
+        &jetson(),
+        &known(),
+    )
+    .unwrap();
     assert_eq!(plan.duration_ns, 10_000_000_000);
     assert_eq!(plan.warmup_ns, 500_000_000);
     assert_eq!(plan.period_ns, 500_000);
@@ -102,7 +123,7 @@ fn the_default_profile_resolves_to_the_documented_values_in_nanoseconds() {
             &Profile::default(),
             &Overrides::default(),
             &jetson(),
-            KNOWN
+            &known()
         )
         .unwrap()
     );
@@ -188,7 +209,7 @@ fn a_command_line_policy_other_drops_the_profiles_rt_priorities() {
         policy: Some(Policy::Other),
         ..Overrides::default()
     };
-    let plan = resolve("default", &profile, &ov, &jetson(), KNOWN).unwrap();
+    let plan = resolve("default", &profile, &ov, &jetson(), &known()).unwrap();
     assert_eq!(plan.rt.policy, Policy::Other);
     assert_eq!(
         (plan.rt.publisher_priority, plan.rt.subscriber_priority),
@@ -403,7 +424,7 @@ fn overrides_win_over_profile_values() {
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
-    let plan = resolve("ci", &profile, &ov, &jetson(), KNOWN).unwrap();
+    let plan = resolve("ci", &profile, &ov, &jetson(), &known()).unwrap();
     assert_eq!(plan.transports, vec!["msg-ring"]);
     assert!(!plan.hold_cpu_dma_latency);
     assert!(!plan.noise.enabled, "--no-noise wins over the profile");
@@ -458,7 +479,7 @@ fn command_line_rt_cpus_must_be_exactly_two_and_online() {
 #[test]
 fn the_jetson_profile_is_the_seed_setup_and_refuses_a_smaller_machine() {
     let (name, profile) = load("jetson-orin-nano").unwrap();
-    let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), KNOWN).unwrap();
+    let plan = resolve(&name, &profile, &Overrides::default(), &jetson(), &known()).unwrap();
     assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (4, 5));
     assert_eq!(plan.noise_cpus, vec![0, 1]);
     assert_eq!(
@@ -482,9 +503,15 @@ fn the_jetson_profile_is_the_seed_setup_and_refuses_a_smaller_machine() {
         (50, 20_000, 1_000_000)
     );
     assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
-    let error = resolve(&name, &profile, &Overrides::default(), &two_cpus(), KNOWN)
-        .unwrap_err()
-        .to_string();
+    let error = resolve(
+        &name,
+        &profile,
+        &Overrides::default(),
+        &two_cpus(),
+        &known(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(error.contains("cpus.publisher"), "{error}");
 }
 

@@ -45,8 +45,8 @@ pub struct WorkerSpec {
     /// Publishers: the id stamped on every message. Subscribers: the id of the publisher whose
     /// messages are measured and checked for integrity (the RT publisher's).
     pub publisher_id: u32,
-    /// Registry name of the transport.
-    pub transport: String,
+    /// The transport.
+    pub transport: crate::transport::Name,
     /// CPUs to pin to.
     pub cpus: Vec<usize>,
     /// Scheduling policy.

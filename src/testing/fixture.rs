@@ -260,7 +260,10 @@ fn miss(run: &mut RunResult, missed: u64) {
 fn plan(transports: &[&str], rounds: u32) -> RunPlan {
     RunPlan {
         profile: "ci".to_string(),
-        transports: transports.iter().map(|t| t.to_string()).collect(),
+        transports: transports
+            .iter()
+            .map(|t| crate::transport::Name::lookup(t).expect("a registered transport"))
+            .collect(),
         transports_named: false,
         duration_ns: u64::from(rounds) * 2 * INTERVAL_NS,
         rounds,

@@ -179,9 +179,9 @@ fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     match context.spec.role {
         Role::Publisher | Role::NoisePublisher | Role::Subscriber | Role::NoiseSubscriber => {
             // Owned copies: the loop borrows the whole context.
-            let name = context.spec.transport.clone();
+            let name = context.spec.transport;
             let settings = context.spec.transport_settings.clone();
-            transport::visit(&name, &settings, Loop(context))
+            transport::visit(name, &settings, Loop(context))
                 .with_context(|| format!("unknown transport `{name}` in worker spec"))?
         }
         Role::Burst => noise::burst::run(&context.spec, context.region, &mut context.report),

@@ -225,13 +225,19 @@ mod tests {
             &profile,
             &Overrides::default(),
             &topology,
-            &crate::transport::names(),
+            &crate::transport::Name::all(),
         )
         .unwrap()
     }
 
     fn spec(plan: &RunPlan, role: Role) -> WorkerSpec {
-        worker_spec(plan, "eventfd", role, 4, 1)
+        worker_spec(
+            plan,
+            crate::transport::Name::lookup("eventfd").unwrap(),
+            role,
+            4,
+            1,
+        )
     }
 
     /// What a worker pinned to `cpus` records when it asked for `policy`/`priority` and got

@@ -26,6 +26,7 @@ use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::build::{NoiseOutcome, worker_series};
 use crate::result::{ExternalActivity, NoiseDeath};
 use crate::sys::spawn::Process;
+use crate::transport::Name;
 
 /// Worker slot of the burst worker.
 const BURST_SLOT: usize = 2;
@@ -57,7 +58,7 @@ struct Seat {
 /// The noise of one run.
 pub struct NoiseManager<'a> {
     plan: &'a RunPlan,
-    transport: &'a str,
+    transport: Name,
     region: &'a SharedRegion,
     scratch_dir: PathBuf,
     seats: Vec<Seat>,
@@ -73,7 +74,7 @@ impl<'a> NoiseManager<'a> {
     /// Noise for `plan` (nothing happens until [`NoiseManager::start`]).
     pub fn new(
         plan: &'a RunPlan,
-        transport: &'a str,
+        transport: Name,
         region: &'a SharedRegion,
         scratch_dir: &Path,
     ) -> Self {
