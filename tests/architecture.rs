@@ -428,7 +428,6 @@ fn sibling_graph(src: &Path, dir: &Path) -> BTreeMap<String, BTreeMap<String, BT
 const CYCLES_STILL_TO_UNDO: &[&str] = &[
     "abi",
     "commands",
-    "commands/bench",
     "noise/load",
     "preflight",
     "profile",
@@ -696,6 +695,50 @@ fn every_transport_file_is_in_the_registry() {
     );
 }
 
+#[test]
+fn every_bench_file_is_in_the_registry() {
+    // As with transports: a bench is one file plus one registry![...] line, which declares its
+    // module, and the sub-commands, help and dispatch all read that table.
+    let dir = Path::new(ROOT).join("src/bench");
+    let registry_source = fs::read_to_string(dir.join("mod.rs")).unwrap();
+    let call = registry_source
+        .split("\nregistry![")
+        .nth(1)
+        .expect("a registry![...] call in src/bench/mod.rs");
+    let call = &call[..call.find("];").unwrap()];
+    let registered: BTreeSet<String> = call
+        .split(',')
+        .map(|entry| entry.trim().to_string())
+        .filter(|entry| !entry.is_empty())
+        .collect();
+    let mut found = BTreeSet::new();
+    for path in rust_files(&dir) {
+        let code = code_only(&fs::read_to_string(&path).unwrap());
+        let module = path.file_stem().unwrap().to_string_lossy().to_string();
+        for (at, _) in code.match_indices("impl Bench for ") {
+            let name = ident_prefix(&code[at + "impl Bench for ".len()..]);
+            found.insert(format!("{module}::{name}"));
+        }
+    }
+    assert!(found.len() >= 5, "found only {found:?}");
+    let mod_lines: BTreeSet<String> = code_only(&registry_source)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("mod ")?.strip_suffix(';'))
+        .map(str::to_string)
+        .collect();
+    for entry in &registered {
+        let module = entry.split("::").next().unwrap();
+        assert!(
+            !mod_lines.contains(module),
+            "src/bench/mod.rs declares `mod {module};`: the registry![...] line does that"
+        );
+    }
+    assert_eq!(
+        found, registered,
+        "every `impl Bench` must be one line of registry![...] in src/bench/mod.rs"
+    );
+}
+
 /// The identifiers in `code`, with how often each occurs.
 fn identifier_counts(code: &str) -> BTreeMap<&str, usize> {
     let mut counts = BTreeMap::new();
@@ -717,6 +760,7 @@ fn the_registries_mod_rs_files_hold_only_their_registry() {
             &["by_name", "about", "names", "visit"][..],
         ),
         ("src/export/mod.rs", &["by_name", "names"][..]),
+        ("src/bench/mod.rs", &["by_name"][..]),
     ] {
         let code = product_code(&Path::new(ROOT).join(file)).unwrap();
         for (at, _) in code.match_indices("fn ") {

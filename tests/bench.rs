@@ -229,10 +229,23 @@ fn an_unknown_bench_is_a_usage_error_naming_it() {
 fn bench_help_lists_every_benchmark() {
     let output = rtsoak().args(["bench", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&output.stdout);
-    for name in rtsoak::bench::BENCHES {
+    for name in rtsoak::bench::BENCHES.iter().map(|b| b.name()) {
         assert!(help.contains(name), "{name} missing from:\n{help}");
     }
     assert!(help.contains("compare"));
+}
+
+#[test]
+fn the_bench_docs_table_lists_every_benchmark() {
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bench.md"))
+        .unwrap();
+    for bench in rtsoak::bench::BENCHES {
+        let row = format!("| `{}` |", bench.name());
+        assert!(
+            page.contains(&row),
+            "docs/bench.md has no bench table row {row}"
+        );
+    }
 }
 
 #[test]

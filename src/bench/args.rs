@@ -1,64 +1,83 @@
-//! The `rtsoak bench` command line (clap derive): one sub-command per benchmark plus `compare`.
-//! Doc comments here are the `--help` text.
+//! The `rtsoak bench` command line: one sub-command per registered bench ([`super::BENCHES`]:
+//! each brings its own flags and `--help` line, the common ones are added here) plus `compare`
+//! (clap derive). Doc comments here are the `--help` text.
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand};
+use clap::{ArgMatches, Args, Command, FromArgMatches, Subcommand};
 
+use super::Bench;
 use crate::record::{Policy, RingSetup};
 
 /// `rtsoak bench <name>`.
-#[derive(Debug, Subcommand)]
+#[derive(Debug)]
 pub enum BenchCommand {
-    /// K IORING_OP_FUTEX_WAIT then K IORING_OP_FUTEX_WAKE per cycle on one ring; ns per pair.
-    FutexWaitWake {
-        /// Futex words (wait/wake pairs) per cycle.
-        #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-        k: u32,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// V IORING_OP_FUTEX_WAITV over W words each, one element woken per vector; ns per pair.
-    FutexWaitv {
-        /// Wait vectors per cycle.
-        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=2048))]
-        vectors: u32,
-        /// Words per vector (the kernel allows at most 128).
-        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
-        width: u32,
-        /// The element woken in each vector (0-based, below --width).
-        #[arg(long, default_value_t = 3)]
-        wake_index: u32,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// Uncontended futex(FUTEX_WAKE) calls per thread count, each thread on its own word and CPU.
-    FutexSyscall {
-        /// Calls per cycle per thread.
-        #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-        k: u32,
-        /// Thread counts to measure, comma-separated (default: 1, 2, 4, ... up to the CPUs).
-        #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=4096))]
-        threads: Option<Vec<u32>>,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// K IORING_OP_MSG_RING messages per cycle from one ring into another; ns per message.
-    MsgRing {
-        /// Messages per cycle.
-        #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-        k: u32,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// K eventfd writes read back through io_uring per cycle; ns per message.
-    Eventfd {
-        /// Messages (eventfds) per cycle.
-        #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-        k: u32,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
+    /// A registered bench.
+    Run(BenchRun),
+    /// `rtsoak bench compare`.
+    Compare(CompareCommand),
+}
+
+/// `rtsoak bench <name> [flags]`, as clap matched it.
+#[derive(Debug)]
+pub struct BenchRun {
+    /// The bench named.
+    pub bench: &'static dyn Bench,
+    /// Its own flags, read only by it ([`Bench::shape`]).
+    pub flags: ArgMatches,
+    /// The flags every bench takes.
+    pub common: CommonArgs,
+}
+
+impl FromArgMatches for BenchCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        if let Some((name, flags)) = matches.subcommand()
+            && let Some(bench) = super::by_name(name)
+        {
+            return Ok(BenchCommand::Run(BenchRun {
+                bench,
+                common: CommonArgs::from_arg_matches(flags)?,
+                flags: flags.clone(),
+            }));
+        }
+        CompareCommand::from_arg_matches(matches).map(BenchCommand::Compare)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for BenchCommand {
+    fn augment_subcommands(command: Command) -> Command {
+        let command = super::BENCHES.iter().fold(command, |command, bench| {
+            command.subcommand(sub_command(*bench))
+        });
+        CompareCommand::augment_subcommands(command)
+    }
+
+    fn augment_subcommands_for_update(command: Command) -> Command {
+        Self::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        super::by_name(name).is_some() || CompareCommand::has_subcommand(name)
+    }
+}
+
+/// One bench's sub-command: its own flags, then the common ones, then its `--help` line, set
+/// last because each derived flag set brings its doc comment as one.
+fn sub_command(bench: &dyn Bench) -> Command {
+    let command = bench.flags(Command::new(bench.name()));
+    CommonArgs::augment_args(command)
+        .about(bench.about())
+        .long_about(None)
+}
+
+/// `rtsoak bench compare`, as it has always been parsed.
+#[derive(Debug, Subcommand)]
+pub enum CompareCommand {
     /// Compare saved bench results: PARENT_A CHILD PARENT_B (A/B/A), or A B.
     Compare {
         /// Two or three bench results (bench.json files or their directories).
@@ -112,4 +131,51 @@ pub struct CommonArgs {
     /// Print the result document (JSON) on stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::{SysRoot, host_facts};
+
+    fn parse(args: &[&str]) -> BenchCommand {
+        let command = BenchCommand::augment_subcommands(Command::new("bench"));
+        BenchCommand::from_arg_matches(&command.try_get_matches_from(args).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn every_registered_bench_is_the_sub_command_of_its_name() {
+        for bench in super::super::BENCHES {
+            let BenchCommand::Run(run) = parse(&["bench", bench.name()]) else {
+                panic!("{} parsed as compare", bench.name());
+            };
+            assert_eq!(run.bench.name(), bench.name());
+        }
+        assert!(matches!(
+            parse(&["bench", "compare", "a", "b"]),
+            BenchCommand::Compare(_)
+        ));
+    }
+
+    #[test]
+    fn a_bench_reads_its_own_flags_into_its_shape_and_leaves_the_common_ones() {
+        let BenchCommand::Run(run) = parse(&[
+            "bench",
+            "futex-waitv",
+            "--vectors",
+            "4",
+            "--width",
+            "6",
+            "--rounds",
+            "2",
+        ]) else {
+            panic!("futex-waitv parsed as compare");
+        };
+        let host = host_facts(&SysRoot::system());
+        let shape = run.bench.shape(&run.flags, &host).unwrap();
+        assert_eq!(shape.k, 4, "one pair per vector per cycle");
+        assert_eq!((shape.width, shape.wake_index), (Some(6), Some(3)));
+        assert_eq!(shape.thread_counts, None);
+        assert_eq!(run.common.rounds, 2);
+    }
 }

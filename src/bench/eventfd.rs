@@ -6,18 +6,77 @@
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use io_uring::{IoUring, types};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use io_uring::{IoUring, opcode, types};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::checks::Tally;
+use super::doc::Setup;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
-use super::{BenchConfig, Workload};
-use crate::record::RingSetup;
+use super::{Bench, BenchConfig, BenchSeries, Opcode, RoundPlan, Shape, Workload, run_single};
+use crate::record::{HostFacts, RingSetup};
 use crate::sys::SysError;
 use crate::sys::uring::Sqe;
 
+/// The bench, as the registry holds it.
+pub struct Eventfd;
+
+/// Its own flags.
+#[derive(Debug, Args)]
+struct Flags {
+    /// Messages (eventfds) per cycle.
+    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    k: u32,
+}
+
+impl Bench for Eventfd {
+    fn name(&self) -> &'static str {
+        "eventfd"
+    }
+
+    fn about(&self) -> &'static str {
+        "K eventfd writes read back through io_uring per cycle; ns per message"
+    }
+
+    fn op(&self) -> &'static str {
+        "message"
+    }
+
+    fn needs(&self) -> &'static [Opcode] {
+        &[Opcode {
+            code: opcode::Read::CODE,
+            name: "IORING_OP_READ",
+            since: "5.6",
+        }]
+    }
+
+    fn flags(&self, command: Command) -> Command {
+        Flags::augment_args(command)
+    }
+
+    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
+        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+    }
+
+    fn run(
+        &self,
+        config: &BenchConfig,
+        plan: RoundPlan,
+        _host: &HostFacts,
+        setup: &mut Setup,
+    ) -> anyhow::Result<Vec<BenchSeries>> {
+        Ok(run_single(
+            self,
+            State::new(config)?,
+            plan,
+            config.cpu,
+            setup,
+        ))
+    }
+}
+
 /// The bench's state.
-pub struct Eventfd {
+struct State {
     ring: IoUring,
     eventfds: Vec<EventFd>,
     /// One 8-byte read buffer per eventfd; the reads point into it. Leaked (once per bench
@@ -28,9 +87,9 @@ pub struct Eventfd {
     timeout: types::Timespec,
 }
 
-impl Eventfd {
+impl State {
     /// K eventfds, their buffers and the K prepared reads.
-    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+    fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
         let k = config.k as usize;
         let (ring, setup) = super::ring::build(config.ring_setup, k)?;
         let eventfds = (0..k)
@@ -41,7 +100,7 @@ impl Eventfd {
         let entries = (0..k)
             .map(|i| Sqe::read_u64(eventfds[i].as_raw_fd(), &buffers[i]).user_data(i as u64))
             .collect();
-        let bench = Eventfd {
+        let bench = State {
             ring,
             eventfds,
             buffers,
@@ -53,7 +112,7 @@ impl Eventfd {
     }
 }
 
-impl Workload for Eventfd {
+impl Workload for State {
     fn ops_per_cycle(&self) -> u64 {
         self.k
     }

@@ -10,11 +10,73 @@
 use std::sync::Barrier;
 use std::sync::atomic::AtomicU32;
 
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+
 use super::checks::Tally;
+use super::doc::Setup;
 use super::words::Words;
-use super::{BenchConfig, BenchSeries, RawRound, RoundPlan, Workload, describe_rounds, run_round};
+use super::{
+    Bench, BenchConfig, BenchSeries, RawRound, RoundPlan, Shape, Workload, describe_rounds,
+    run_round,
+};
+use crate::record::HostFacts;
 use crate::sys::futex::wake;
 use crate::sys::sched::{pin_to, set_policy};
+
+/// The bench, as the registry holds it.
+pub struct FutexSyscall;
+
+/// Its own flags.
+#[derive(Debug, Args)]
+struct Flags {
+    /// Calls per cycle per thread.
+    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    k: u32,
+    /// Thread counts to measure, comma-separated (default: 1, 2, 4, ... up to the CPUs).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=4096))]
+    threads: Option<Vec<u32>>,
+}
+
+impl Bench for FutexSyscall {
+    fn name(&self) -> &'static str {
+        "futex-syscall"
+    }
+
+    fn about(&self) -> &'static str {
+        "Uncontended futex(FUTEX_WAKE) calls per thread count, each thread on its own word and CPU"
+    }
+
+    fn op(&self) -> &'static str {
+        "futex call"
+    }
+
+    fn flags(&self, command: Command) -> Command {
+        Flags::augment_args(command)
+    }
+
+    fn shape(&self, flags: &ArgMatches, host: &HostFacts) -> anyhow::Result<Shape> {
+        let Flags { k, threads } = Flags::from_arg_matches(flags)?;
+        let threads = threads.unwrap_or_else(|| default_thread_counts(host.online.len().max(1)));
+        Ok(Shape {
+            thread_counts: Some(threads),
+            ..Shape::k(k)
+        })
+    }
+
+    fn run(
+        &self,
+        config: &BenchConfig,
+        plan: RoundPlan,
+        host: &HostFacts,
+        setup: &mut Setup,
+    ) -> anyhow::Result<Vec<BenchSeries>> {
+        let cpus = rotated_online(host, config.cpu);
+        let counts = config.thread_counts.clone().unwrap_or_default();
+        let widest = counts.iter().copied().max().unwrap_or(1) as usize;
+        setup.cpus = (0..widest).map(|t| cpus[t % cpus.len()]).collect();
+        run_counts(self, config, plan, &counts, &cpus)
+    }
+}
 
 /// One thread's calls.
 struct Calls<'a> {
@@ -48,7 +110,7 @@ impl Workload for Calls<'_> {
 }
 
 /// The thread counts measured by default: 1, 2, 4, ... up to `cpus`, and `cpus` itself.
-pub fn default_thread_counts(cpus: usize) -> Vec<u32> {
+fn default_thread_counts(cpus: usize) -> Vec<u32> {
     let mut counts: Vec<u32> = std::iter::successors(Some(1u32), |n| n.checked_mul(2))
         .take_while(|&n| n as usize <= cpus)
         .collect();
@@ -58,8 +120,20 @@ pub fn default_thread_counts(cpus: usize) -> Vec<u32> {
     counts
 }
 
+/// The online CPUs, starting at `first` (thread t runs on the t-th).
+fn rotated_online(host: &HostFacts, first: usize) -> Vec<usize> {
+    let mut cpus = host.online.clone();
+    if cpus.is_empty() {
+        return vec![first];
+    }
+    let start = cpus.iter().position(|&c| c == first).unwrap_or(0);
+    cpus.rotate_left(start);
+    cpus
+}
+
 /// Run every thread count; thread `t` runs on `cpus[t % cpus.len()]`.
-pub fn run(
+fn run_counts(
+    bench: &FutexSyscall,
     config: &BenchConfig,
     plan: RoundPlan,
     counts: &[u32],
@@ -103,7 +177,7 @@ pub fn run(
         let rounds = describe_rounds(&merged, plan, k, k * threads as u64);
         series.push(BenchSeries::new(
             &format!("threads-{threads}"),
-            "futex call",
+            bench.op(),
             k,
             rounds,
         ));

@@ -4,18 +4,84 @@
 //! them in one call and reaps exactly 2K completions: every wait must return 0 and every wake 1.
 //! One operation is one wait/wake pair.
 
-use io_uring::{IoUring, types};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use io_uring::{IoUring, opcode, types};
 
 use super::checks::Tally;
+use super::doc::Setup;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
-use super::{BenchConfig, Workload};
-use crate::record::RingSetup;
+use super::{Bench, BenchConfig, BenchSeries, Opcode, RoundPlan, Shape, Workload, run_single};
+use crate::record::{HostFacts, RingSetup};
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
 use crate::sys::uring::Sqe;
 
+/// The bench, as the registry holds it.
+pub struct FutexWaitWake;
+
+/// Its own flags.
+#[derive(Debug, Args)]
+struct Flags {
+    /// Futex words (wait/wake pairs) per cycle.
+    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    k: u32,
+}
+
+impl Bench for FutexWaitWake {
+    fn name(&self) -> &'static str {
+        "futex-wait-wake"
+    }
+
+    fn about(&self) -> &'static str {
+        "K IORING_OP_FUTEX_WAIT then K IORING_OP_FUTEX_WAKE per cycle on one ring; ns per pair"
+    }
+
+    fn op(&self) -> &'static str {
+        "wait/wake pair"
+    }
+
+    fn needs(&self) -> &'static [Opcode] {
+        &[
+            Opcode {
+                code: opcode::FutexWait::CODE,
+                name: "IORING_OP_FUTEX_WAIT",
+                since: "6.7",
+            },
+            Opcode {
+                code: opcode::FutexWake::CODE,
+                name: "IORING_OP_FUTEX_WAKE",
+                since: "6.7",
+            },
+        ]
+    }
+
+    fn flags(&self, command: Command) -> Command {
+        Flags::augment_args(command)
+    }
+
+    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
+        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+    }
+
+    fn run(
+        &self,
+        config: &BenchConfig,
+        plan: RoundPlan,
+        _host: &HostFacts,
+        setup: &mut Setup,
+    ) -> anyhow::Result<Vec<BenchSeries>> {
+        Ok(run_single(
+            self,
+            State::new(config)?,
+            plan,
+            config.cpu,
+            setup,
+        ))
+    }
+}
+
 /// The bench's state: words, ring and the 2K prepared requests.
-pub struct FutexWaitWake {
+struct State {
     ring: IoUring,
     words: Words,
     entries: Vec<Sqe>,
@@ -23,9 +89,9 @@ pub struct FutexWaitWake {
     timeout: types::Timespec,
 }
 
-impl FutexWaitWake {
+impl State {
     /// Prepare K words and their requests on a ring with `config.ring_setup`.
-    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+    fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
         let k = config.k as usize;
         let words = Words::new(k, config.shared)?;
         let (ring, setup) = super::ring::build(config.ring_setup, 2 * k)?;
@@ -43,7 +109,7 @@ impl FutexWaitWake {
                     .user_data((k + i) as u64),
             );
         }
-        let bench = FutexWaitWake {
+        let bench = State {
             ring,
             words,
             entries,
@@ -54,7 +120,7 @@ impl FutexWaitWake {
     }
 }
 
-impl Workload for FutexWaitWake {
+impl Workload for State {
     fn ops_per_cycle(&self) -> u64 {
         self.k
     }

@@ -6,18 +6,109 @@
 //! with `futex_wake(2)` and expects nobody: a completed waitv must leave no waiter behind.
 //! One operation is one waitv/wake pair.
 
-use io_uring::{IoUring, types};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use io_uring::{IoUring, opcode, types};
 
 use super::checks::Tally;
+use super::doc::Setup;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
-use super::{BenchConfig, Workload};
-use crate::record::RingSetup;
+use super::{
+    Bench, BenchConfig, BenchSeries, Opcode, RoundPlan, Shape, UsageError, Workload, run_single,
+};
+use crate::record::{HostFacts, RingSetup};
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
 use crate::sys::uring::Sqe;
 
+/// The bench, as the registry holds it.
+pub struct FutexWaitv;
+
+/// Its own flags.
+#[derive(Debug, Args)]
+struct Flags {
+    /// Wait vectors per cycle.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=2048))]
+    vectors: u32,
+    /// Words per vector (the kernel allows at most 128).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
+    width: u32,
+    /// The element woken in each vector (0-based, below --width).
+    #[arg(long, default_value_t = 3)]
+    wake_index: u32,
+}
+
+impl Bench for FutexWaitv {
+    fn name(&self) -> &'static str {
+        "futex-waitv"
+    }
+
+    fn about(&self) -> &'static str {
+        "V IORING_OP_FUTEX_WAITV over W words each, one element woken per vector; ns per pair"
+    }
+
+    fn op(&self) -> &'static str {
+        "waitv/wake pair"
+    }
+
+    fn needs(&self) -> &'static [Opcode] {
+        &[
+            Opcode {
+                code: opcode::FutexWaitV::CODE,
+                name: "IORING_OP_FUTEX_WAITV",
+                since: "6.7",
+            },
+            Opcode {
+                code: opcode::FutexWake::CODE,
+                name: "IORING_OP_FUTEX_WAKE",
+                since: "6.7",
+            },
+        ]
+    }
+
+    fn flags(&self, command: Command) -> Command {
+        Flags::augment_args(command)
+    }
+
+    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
+        let Flags {
+            vectors,
+            width,
+            wake_index,
+        } = Flags::from_arg_matches(flags)?;
+        if wake_index >= width {
+            return Err(UsageError(format!(
+                "--wake-index {wake_index} is not an element of a {width}-word vector: \
+                 give an index below --width"
+            ))
+            .into());
+        }
+        Ok(Shape {
+            vectors: Some(vectors),
+            width: Some(width),
+            wake_index: Some(wake_index),
+            ..Shape::k(vectors)
+        })
+    }
+
+    fn run(
+        &self,
+        config: &BenchConfig,
+        plan: RoundPlan,
+        _host: &HostFacts,
+        setup: &mut Setup,
+    ) -> anyhow::Result<Vec<BenchSeries>> {
+        Ok(run_single(
+            self,
+            State::new(config)?,
+            plan,
+            config.cpu,
+            setup,
+        ))
+    }
+}
+
 /// The bench's state.
-pub struct FutexWaitv {
+struct State {
     ring: IoUring,
     words: Words,
     /// V × W wait descriptors, vector v at `v * W`; the WAITV requests point into it.
@@ -29,9 +120,9 @@ pub struct FutexWaitv {
     timeout: types::Timespec,
 }
 
-impl FutexWaitv {
+impl State {
     /// Prepare the words, the descriptors and the 2V requests.
-    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+    fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
         let vectors = config.vectors.unwrap_or(8) as usize;
         let width = config.width.unwrap_or(8) as usize;
         let wake_index = config.wake_index.unwrap_or(3) as usize;
@@ -59,7 +150,7 @@ impl FutexWaitv {
                     .user_data((vectors + v) as u64),
             );
         }
-        let bench = FutexWaitv {
+        let bench = State {
             ring,
             words,
             _vectors: descriptors,
@@ -73,7 +164,7 @@ impl FutexWaitv {
     }
 }
 
-impl Workload for FutexWaitv {
+impl Workload for State {
     fn ops_per_cycle(&self) -> u64 {
         self.vectors
     }

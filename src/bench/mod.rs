@@ -1,41 +1,60 @@
 //! `rtsoak bench`: per-operation microbenchmarks for kernel regression work (seeds 000, 001,
 //! 004) and their A/B/A comparison.
 //!
-//! The round machinery (warm-up rounds, then measured rounds, each running a fixed number of
-//! cycles of one [`Workload`] between two clock reads) is in `rounds.rs`, the per-round checks
-//! in `checks.rs`. A workload file owns only what one cycle submits and how its completions are
-//! validated.
+//! A bench is a [`Bench`] (its name, flags, opcodes and how it runs; `benchmark.rs`) over a
+//! [`Workload`] (what one cycle submits and how its completions are validated). The round
+//! machinery (warm-up rounds, then measured rounds, each running a fixed number of cycles of
+//! one workload between two clock reads) is in `rounds.rs`, the per-round checks in
+//! `checks.rs`.
+//!
+//! Adding a bench: one file here plus one line in the [`registry!`] call below, which declares
+//! the file's module too (`tests/architecture.rs` checks that every bench is registered). This
+//! file is the registry only: the sub-commands, their help, the dispatch, the docs test and the
+//! tests all read [`BENCHES`].
 //!
 //! Must never: allocate, log or format between the two clock reads of a round (a cycle records
 //! into a [`Tally`] of plain counters); judge a comparison (that is [`compare`]); print.
 
 #![forbid(unsafe_code)]
 
+// What the benches share; each bench's own file is declared by the registry below.
 pub mod args;
+mod benchmark;
 pub mod checks;
 pub mod compare;
 pub mod doc;
-pub mod eventfd;
-pub mod futex_syscall;
-pub mod futex_wait_wake;
-pub mod futex_waitv;
-pub mod msg_ring;
 mod ring;
 mod rounds;
 pub mod summary;
 mod words;
 
+pub use benchmark::{Bench, Opcode, Shape, UsageError, run_single};
 pub use checks::{Checks, Tally};
 pub use doc::{BenchConfig, BenchDoc, BenchSeries, Round};
 pub use rounds::{
     COMPLETION_TIMEOUT_NS, RawRound, RoundPlan, Workload, describe_rounds, run_round, run_rounds,
 };
 
-/// Every benchmark, in the order `--help` lists them.
-pub const BENCHES: [&str; 5] = [
-    "futex-wait-wake",
-    "futex-waitv",
-    "futex-syscall",
-    "msg-ring",
-    "eventfd",
+/// Declares the benches once: each one's file (`module::Type` is `mod module;`) and
+/// [`BENCHES`].
+macro_rules! registry {
+    ($($module:ident :: $ty:ident),+ $(,)?) => {
+        $(mod $module;)+
+
+        /// Every benchmark, in the order `--help` lists them.
+        pub static BENCHES: &[&dyn Bench] = &[$(&$module::$ty),+];
+    };
+}
+
+registry![
+    futex_wait_wake::FutexWaitWake,
+    futex_waitv::FutexWaitv,
+    futex_syscall::FutexSyscall,
+    msg_ring::MsgRing,
+    eventfd::Eventfd,
 ];
+
+/// Look a bench up by its sub-command name.
+pub fn by_name(name: &str) -> Option<&'static dyn Bench> {
+    BENCHES.iter().copied().find(|b| b.name() == name)
+}

@@ -6,19 +6,78 @@
 
 use std::os::fd::AsRawFd;
 
-use io_uring::{IoUring, types};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use io_uring::{IoUring, opcode, types};
 
 use super::checks::Tally;
+use super::doc::Setup;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
-use super::{BenchConfig, Workload};
-use crate::record::RingSetup;
+use super::{Bench, BenchConfig, BenchSeries, Opcode, RoundPlan, Shape, Workload, run_single};
+use crate::record::{HostFacts, RingSetup};
 use crate::sys::uring::Sqe;
 
 /// The result every message carries to the receiver.
 pub const TAG: i32 = 0x5eed;
 
+/// The bench, as the registry holds it.
+pub struct MsgRing;
+
+/// Its own flags.
+#[derive(Debug, Args)]
+struct Flags {
+    /// Messages per cycle.
+    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    k: u32,
+}
+
+impl Bench for MsgRing {
+    fn name(&self) -> &'static str {
+        "msg-ring"
+    }
+
+    fn about(&self) -> &'static str {
+        "K IORING_OP_MSG_RING messages per cycle from one ring into another; ns per message"
+    }
+
+    fn op(&self) -> &'static str {
+        "message"
+    }
+
+    fn needs(&self) -> &'static [Opcode] {
+        &[Opcode {
+            code: opcode::MsgRingData::CODE,
+            name: "IORING_OP_MSG_RING",
+            since: "5.18",
+        }]
+    }
+
+    fn flags(&self, command: Command) -> Command {
+        Flags::augment_args(command)
+    }
+
+    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
+        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+    }
+
+    fn run(
+        &self,
+        config: &BenchConfig,
+        plan: RoundPlan,
+        _host: &HostFacts,
+        setup: &mut Setup,
+    ) -> anyhow::Result<Vec<BenchSeries>> {
+        Ok(run_single(
+            self,
+            State::new(config)?,
+            plan,
+            config.cpu,
+            setup,
+        ))
+    }
+}
+
 /// The bench's state.
-pub struct MsgRing {
+struct State {
     sender: IoUring,
     receiver: IoUring,
     entries: Vec<Sqe>,
@@ -26,9 +85,9 @@ pub struct MsgRing {
     timeout: types::Timespec,
 }
 
-impl MsgRing {
+impl State {
     /// Two rings and K prepared messages from one to the other.
-    pub fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+    fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
         let k = config.k as usize;
         let (receiver, setup) = super::ring::build(config.ring_setup, k)?;
         let (sender, _) = super::ring::build(config.ring_setup, k)?;
@@ -36,7 +95,7 @@ impl MsgRing {
         let entries = (0..k)
             .map(|i| Sqe::msg_ring_data(target, TAG, i as u64).user_data((k + i) as u64))
             .collect();
-        let bench = MsgRing {
+        let bench = State {
             sender,
             receiver,
             entries,
@@ -47,7 +106,7 @@ impl MsgRing {
     }
 }
 
-impl Workload for MsgRing {
+impl Workload for State {
     fn ops_per_cycle(&self) -> u64 {
         self.k
     }

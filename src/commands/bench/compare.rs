@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::UsageError;
+use crate::bench::UsageError;
 use crate::bench::compare::{self, Comparison, Gates, Point, Verdict};
 use crate::bench::doc;
 use crate::bench::{BenchConfig, BenchDoc};
