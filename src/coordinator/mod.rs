@@ -27,9 +27,7 @@ use crate::launch::{Spawned, ring_for, spawn};
 use crate::plan::RunPlan;
 use crate::protocol::read_report;
 use crate::record::Role;
-use crate::region::{
-    RT_MEMBER, RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
-};
+use crate::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state};
 use crate::result::build::WorkerOutput;
 use crate::result::{RunInputs, RunResult, RunStatus, build_run, timestamp};
 use crate::sys::clock::now_ns;
@@ -229,7 +227,7 @@ fn drive(
         (Role::Publisher, RT_PUBLISHER_SLOT),
     ] {
         workers.push(spawn(
-            crate::launch::worker_spec(plan, transport, role, slot, RT_MEMBER),
+            crate::launch::rt_spec(plan, transport, role, slot),
             region,
             ring_for(role, slot)?,
         )?);

@@ -1,4 +1,4 @@
-//! Launching workers: the spec every worker of a run gets from the plan ([`specs`]) and the
+//! Launching workers: the spec each worker of a run gets from the plan ([`specs`]) and the
 //! worker process started with its memfds and frame ring ([`spawn`]). Shared by the coordinator
 //! (the RT pair) and the noise wing (every noise process).
 
@@ -8,4 +8,4 @@ pub mod spawn;
 pub mod specs;
 
 pub use spawn::{Spawned, ring_for, spawn};
-pub use specs::worker_spec;
+pub use specs::{burst_spec, load_spec, queue_noise_spec, rt_spec};

@@ -1,32 +1,83 @@
-//! The one constructor of worker specs: what every worker of a run gets from the plan, and
-//! what its role changes. What the profile asked of each kind of noise is read back from these
-//! specs (`coordinator::noise::fold::asked`), so they are also the record of what was asked.
+//! Where every worker spec is built: the part every worker has, from its role ([`worker_spec`]),
+//! and the work of its kind, from the plan (one constructor per kind). What the profile asked of
+//! each kind of noise is read back from these specs (`coordinator::noise::fold::asked`), so they
+//! are also the record of what was asked.
 
 use std::path::Path;
 
 use crate::plan::RunPlan;
-use crate::protocol::WorkerSpec;
+use crate::protocol::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
 use crate::record::{Policy, Role};
+use crate::region::RT_MEMBER;
 use crate::transport::Name;
 
-/// The spec of the worker of `role` in region slot `slot` (subscribers: membership `member`)
-/// running `transport` under `plan`.
-///
-/// - The RT pair: each on its RT CPU with the RT policy and priority, measuring the plan's
-///   periods, memory locked, and the only ones that watch `--break-on`.
-/// - Queue noise: on the noise CPUs with the queue noise's policy and priority; one histogram
-///   per process, shipped when it exits; its lifetime is set per process by the caller.
-/// - Bursts: on the burst CPUs (the worker's own thread only waits; each burst thread takes
-///   the burst priority itself). Load: on the noise CPUs.
-pub fn worker_spec(
+/// The id the RT publisher stamps on its messages, and the one the RT subscriber measures.
+const RT_PUBLISHER_ID: u32 = 0;
+
+/// The spec of the RT publisher or subscriber (`role`) in region slot `slot`, running
+/// `transport`: measuring the plan's periods, and the only ones that watch `--break-on` (breaks
+/// are for the RT pair's samples only).
+pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> WorkerSpec {
+    debug_assert!(matches!(role, Role::Publisher | Role::Subscriber));
+    let break_on = plan.break_on_ns.map(|limit_ns| BreakOnSpec {
+        limit_ns,
+        carry_on: plan.break_on_continue,
+        tracefs_dir: crate::sys::trace::find_tracefs(Path::new("/")).ok(),
+    });
+    let rt = RtSpec {
+        warmup_periods: plan.warmup_periods(),
+        measured_periods: plan.measured_periods(),
+        interval_ns: plan.interval_ns,
+        outliers_max: plan.outliers_max,
+        break_on,
+        inject_fault: plan.inject_fault,
+    };
+    let queue = queue_spec(plan, transport, RT_MEMBER, RT_PUBLISHER_ID, Life::Rt(rt));
+    worker_spec(plan, role, slot, Work::Queue(queue))
+}
+
+/// The spec of one queue-noise process of `role` in region slot `slot` (subscribers: membership
+/// `member`), stamping `publisher_id` on its messages (subscribers: tracking it) and living
+/// `lifetime_ns`: what differs from process to process is the caller's to draw.
+pub fn queue_noise_spec(
     plan: &RunPlan,
     transport: Name,
     role: Role,
     slot: usize,
     member: usize,
+    publisher_id: u32,
+    lifetime_ns: u64,
 ) -> WorkerSpec {
+    debug_assert!(matches!(role, Role::NoisePublisher | Role::NoiseSubscriber));
+    let life = Life::Noise { lifetime_ns };
+    let queue = queue_spec(plan, transport, member, publisher_id, life);
+    worker_spec(plan, role, slot, Work::Queue(queue))
+}
+
+/// The spec of the burst worker in region slot `slot`.
+pub fn burst_spec(plan: &RunPlan, slot: usize) -> WorkerSpec {
+    let work = Work::Burst(plan.noise.bursts.clone());
+    worker_spec(plan, Role::Burst, slot, work)
+}
+
+/// The spec of the load worker in region slot `slot`, its file writers writing under
+/// `scratch_dir`.
+pub fn load_spec(plan: &RunPlan, slot: usize, scratch_dir: &Path) -> WorkerSpec {
+    let work = Work::Load {
+        plan: plan.noise.load.clone(),
+        scratch_dir: scratch_dir.to_path_buf(),
+    };
+    worker_spec(plan, Role::Load, slot, work)
+}
+
+/// The part every worker has, from its role:
+///
+/// - The RT pair: each on its RT CPU with the RT policy and priority, memory locked.
+/// - Queue noise: on the noise CPUs with the queue noise's policy and priority.
+/// - Bursts: on the burst CPUs (the worker's own thread only waits; each burst thread takes
+///   the burst priority itself). Load: on the noise CPUs.
+fn worker_spec(plan: &RunPlan, role: Role, slot: usize, work: Work) -> WorkerSpec {
     let noise = &plan.noise;
-    let rt = matches!(role, Role::Publisher | Role::Subscriber);
     let (cpus, policy, priority) = match role {
         Role::Publisher => (
             vec![plan.rt.publisher_cpu],
@@ -46,43 +97,45 @@ pub fn worker_spec(
         Role::Burst => (noise.bursts.cpus.clone(), Policy::Other, 0),
         Role::Load => (plan.noise_cpus.clone(), Policy::Other, 0),
     };
-    // Breaks are for the RT pair's samples only.
-    let break_on_ns = plan.break_on_ns.filter(|_| rt);
     WorkerSpec {
         role,
         slot,
-        member,
-        publisher_id: 0,
-        transport,
         cpus,
         policy,
         priority,
-        period_ns: if rt {
-            plan.period_ns
-        } else {
-            noise.queue.period_ns
-        },
-        warmup_periods: if rt { plan.warmup_periods() } else { 0 },
-        measured_periods: if rt { plan.measured_periods() } else { 0 },
+        coordinator_pid: std::process::id() as i32,
+        lock_memory: matches!(role, Role::Publisher | Role::Subscriber),
+        work,
+    }
+}
+
+/// What a queue worker living `life` needs from the plan: the RT pair keeps the plan's period,
+/// queue noise the queue noise's.
+fn queue_spec(
+    plan: &RunPlan,
+    transport: Name,
+    member: usize,
+    publisher_id: u32,
+    life: Life,
+) -> QueueSpec {
+    let noise = &plan.noise;
+    let period_ns = match life {
+        Life::Rt(_) => plan.period_ns,
+        Life::Noise { .. } => noise.queue.period_ns,
+    };
+    QueueSpec {
+        transport,
+        member,
+        publisher_id,
+        period_ns,
         threshold_ns: plan.threshold_ns,
-        interval_ns: if rt { plan.interval_ns } else { 0 },
         delivery_timeout_ns: plan.delivery_timeout_ns,
-        outliers_max: if rt { plan.outliers_max } else { 0 },
         ring_setup: plan.ring_setup,
         transport_settings: plan.transport_settings.clone(),
-        coordinator_pid: std::process::id() as i32,
-        lifetime_ns: 0,
-        lock_memory: rt,
-        bursts: (role == Role::Burst).then(|| noise.bursts.clone()),
-        load: (role == Role::Load).then(|| noise.load.clone()),
-        scratch_dir: None,
         abi: plan.abi,
-        break_on_ns,
-        break_on_continue: rt && plan.break_on_continue,
-        tracefs_dir: break_on_ns.and_then(|_| crate::sys::trace::find_tracefs(Path::new("/")).ok()),
         noise_wakes_rt_subscriber: noise.enabled
             && noise.queue.publishers > 0
             && noise.queue.wake_rt_subscriber,
-        inject_fault: if rt { plan.inject_fault } else { None },
+        life,
     }
 }

@@ -13,13 +13,11 @@
 use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 
-use anyhow::Context;
-
 use crate::plan::BurstPlan;
-use crate::protocol::{WorkerReport, WorkerSpec};
+use crate::protocol::WorkerReport;
 use crate::record::Policy;
 use crate::record::{BurstReport, RtSetup};
-use crate::region::{Region, phase};
+use crate::region::{Region, WorkerSlot, phase};
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
 
@@ -43,17 +41,15 @@ struct ThreadTotals {
     setup: RtSetup,
 }
 
-/// Run the burst threads until the run stops.
+/// Run `plan`'s burst threads, one on each of `cpus`, until the run stops; `slot` (this worker's)
+/// says when they are all set up.
 pub fn run(
-    spec: &WorkerSpec,
+    plan: &BurstPlan,
+    cpus: &[usize],
+    slot: &WorkerSlot,
     region: &'static Region,
     out: &mut WorkerReport,
 ) -> anyhow::Result<()> {
-    let plan = spec
-        .bursts
-        .clone()
-        .context("a burst worker needs burst settings")?;
-    let cpus = spec.cpus.clone();
     // Ready only once every thread has its CPU and priority: until then a thread is an
     // ordinary task on a CPU full of real-time noise, and an emulated machine starved one
     // there for a whole run.
@@ -62,20 +58,19 @@ pub fn run(
         let threads: Vec<_> = cpus
             .iter()
             .map(|&cpu| {
-                let (plan, set_up) = (plan.clone(), &set_up);
+                let set_up = &set_up;
                 (
                     cpu,
-                    scope.spawn(move || burst_thread(region, cpu, &plan, set_up)),
+                    scope.spawn(move || burst_thread(region, cpu, plan, set_up)),
                 )
             })
             .collect();
         set_up.wait();
-        region.workers[spec.slot]
-            .state
+        slot.state
             .store(crate::region::worker_state::READY, Ordering::Release);
         threads
             .into_iter()
-            .map(|(cpu, t)| t.join().unwrap_or_else(|_| panicked(cpu, &plan)))
+            .map(|(cpu, t)| t.join().unwrap_or_else(|_| panicked(cpu, plan)))
             .collect()
     });
     let mut report = BurstReport {

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Context;
 
-use crate::protocol::WorkerSpec;
+use crate::protocol::BreakOnSpec;
 use crate::record::{BreakEvent, Series};
 use crate::region::{Region, phase};
 use crate::sys::trace::Trace;
@@ -31,16 +31,21 @@ pub struct BreakOn {
 }
 
 impl BreakOn {
-    /// Prepare for `spec` (open the tracefs files if `--break-on` is on).
-    pub fn new(spec: &WorkerSpec, series: Series, region: &'static Region) -> anyhow::Result<Self> {
-        let trace = match (spec.break_on_ns, &spec.tracefs_dir) {
-            (Some(_), Some(dir)) => Some(Trace::open(dir).context("preparing --break-on")?),
-            _ => None,
+    /// Prepare for `spec` (`None`: `--break-on` is off, or this worker does not watch it), opening
+    /// the tracefs files if there are any.
+    pub fn new(
+        spec: Option<&BreakOnSpec>,
+        series: Series,
+        region: &'static Region,
+    ) -> anyhow::Result<Self> {
+        let trace = match spec.and_then(|spec| spec.tracefs_dir.as_ref()) {
+            Some(dir) => Some(Trace::open(dir).context("preparing --break-on")?),
+            None => None,
         };
         Ok(BreakOn {
-            limit_ns: spec.break_on_ns.unwrap_or(u64::MAX),
+            limit_ns: spec.map_or(u64::MAX, |spec| spec.limit_ns),
             series,
-            carry_on: spec.break_on_continue,
+            carry_on: spec.is_some_and(|spec| spec.carry_on),
             trace,
             region,
             event: None,

@@ -1,7 +1,8 @@
 //! A worker process: the hidden `rtsoak worker` sub-command. It reads its [`WorkerSpec`] from an
 //! inherited fd, becomes real-time (pin, policy, mlock, pre-fault, die with the coordinator),
-//! then runs its role's loop with the transport the spec names, ships its interval frames into
-//! its frame ring, and leaves its final report in its report memfd.
+//! then runs its role's loop with its part of the spec (a queue worker's with the transport that
+//! part names), ships its interval frames into its frame ring, and leaves its final report in
+//! its report memfd.
 //!
 //! The transport is named once, here ([`transport::visit`]), which hands back its concrete
 //! waker or waiter type, and the generic loop is run with it: no dynamic dispatch inside a loop.
@@ -26,9 +27,9 @@ use nix::sys::signal::Signal;
 use crate::noise;
 use crate::protocol::ring::{FrameRing, RingWriter};
 use crate::protocol::{
-    FRAMES_FD, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, WorkerReport, WorkerSpec, write_report,
+    FRAMES_FD, QueueSpec, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, Work, WorkerReport,
+    WorkerSpec, write_report,
 };
-use crate::record::Role;
 use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
 use crate::sys::shm::SharedMemory;
 use crate::sys::{inherited, signals};
@@ -176,46 +177,65 @@ fn start(mut spec_file: File, region_fd: OwnedFd) -> anyhow::Result<(WorkerSpec,
 
 fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     context.report.setup = realtime::become_realtime(&context.spec);
-    match context.spec.role {
-        Role::Publisher | Role::NoisePublisher | Role::Subscriber | Role::NoiseSubscriber => {
-            // Owned copies: the loop borrows the whole context.
-            let name = context.spec.transport;
-            let settings = context.spec.transport_settings.clone();
-            transport::visit(name, &settings, Loop(context))
+    // The one look at what kind of work this is; each loop gets its own part. Owned: the loops
+    // borrow the whole context.
+    match context.spec.work.clone() {
+        Work::Queue(queue) => {
+            let name = queue.transport;
+            let visit = Loop {
+                context,
+                spec: &queue,
+            };
+            transport::visit(name, &queue.transport_settings, visit)
                 .with_context(|| format!("unknown transport `{name}` in worker spec"))?
         }
-        Role::Burst => noise::burst::run(&context.spec, context.region, &mut context.report),
-        Role::Load => noise::load::run(&context.spec, context.region, &mut context.report),
+        Work::Burst(plan) => noise::burst::run(
+            &plan,
+            &context.spec.cpus,
+            context.slot(),
+            context.region,
+            &mut context.report,
+        ),
+        Work::Load { plan, scratch_dir } => noise::load::run(
+            &plan,
+            &scratch_dir,
+            context.slot(),
+            context.region,
+            &mut context.report,
+        ),
     }
 }
 
 /// The one dispatch from a transport's name into the measuring loops: the loops are
 /// monomorphised for the transport's concrete waker or waiter.
-struct Loop<'a>(&'a mut WorkerContext);
+struct Loop<'a> {
+    context: &'a mut WorkerContext,
+    spec: &'a QueueSpec,
+}
 
 impl Visit for Loop<'_> {
     type Output = anyhow::Result<()>;
 
     fn visit<M: Mechanism>(self, mechanism: &'static M, settings: &M::Settings) -> Self::Output {
-        let context = self.0;
-        let spec = &context.spec;
+        let Loop { context, spec } = self;
+        let role = context.spec.role;
         let env = Env {
             region: context.region,
-            role: spec.role,
+            role,
             publisher_id: spec.publisher_id,
-            coordinator_pid: spec.coordinator_pid,
+            coordinator_pid: context.spec.coordinator_pid,
             ring_setup: spec.ring_setup,
             noise_wakes_rt_subscriber: spec.noise_wakes_rt_subscriber,
             abi: &spec.abi,
             settings,
         };
-        if context.spec.role.is_publisher() {
+        if role.is_publisher() {
             let waker = mechanism.waker(&env)?;
-            publisher::run(context, waker)
+            publisher::run(context, spec, waker)
         } else {
             let waiter = mechanism.waiter(&env)?;
             context.report.setup.wait = waiter.fd_wait();
-            subscriber::run(context, waiter)
+            subscriber::run(context, spec, waiter)
         }
     }
 }

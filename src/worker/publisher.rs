@@ -18,9 +18,9 @@ use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use crate::plan::Fault;
-use crate::protocol::{SeriesReport, WorkerSpec};
+use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::queue::{FLAG_WARMUP, Message};
-use crate::record::{Counters, Hygiene, Role, Series};
+use crate::record::{Counters, Hygiene, Series};
 use crate::region::{phase, worker_state};
 use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
@@ -32,27 +32,32 @@ use crate::transport::Waker;
     clippy::too_many_lines,
     reason = "a measuring loop: to be split into setup, one step per period and finish, with `rtsoak bench` before and after to show the loop's cost did not move"
 )]
-pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Result<()> {
-    let spec = context.spec.clone();
+pub fn run<W: Waker>(
+    context: &mut WorkerContext,
+    spec: &QueueSpec,
+    mut waker: W,
+) -> anyhow::Result<()> {
     let region = context.region();
     let slot = context.slot();
-    let outliers = spec.outliers_max as usize;
+    let rt = spec.rt();
+    let outliers = rt.map_or(0, |rt| rt.outliers_max as usize);
     let mut send = Recorder::new(spec.threshold_ns, outliers);
     let mut fanout = Recorder::new(spec.threshold_ns, outliers);
     let mut timer = Recorder::new(spec.threshold_ns, outliers);
     let mut refresh = Recorder::new(spec.threshold_ns, outliers);
     let mut counters = Counters::default();
-    // The injected faults (tests only): the RT publisher never wakes the RT subscriber, or
-    // wakes it late now and then.
-    let rt_fault = |fault| spec.role == Role::Publisher && spec.inject_fault == Some(fault);
-    let skip_rt_wake = rt_fault(Fault::RtWakeLost);
-    let late_wake = rt_fault(Fault::RtWakeLate).then(|| LateWake::of(&spec));
-    let mut break_on = BreakOn::new(&spec, Series::SendCall, region)?;
+    // The injected faults (tests only, the RT publisher's): it never wakes the RT subscriber,
+    // or wakes it late now and then.
+    let fault = rt.and_then(|rt| rt.inject_fault);
+    let skip_rt_wake = fault == Some(Fault::RtWakeLost);
+    let late_wake = (fault == Some(Fault::RtWakeLate)).then(|| LateWake::of(spec));
+    let break_on_spec = rt.and_then(|rt| rt.break_on.as_ref());
+    let mut break_on = BreakOn::new(break_on_spec, Series::SendCall, region)?;
 
     waker
         .refresh(region)
         .context("reaching the RT subscriber (is it running?)")?;
-    if waker.targets() == 0 && spec.role == Role::Publisher {
+    if waker.targets() == 0 && rt.is_some() {
         bail!("no subscriber to wake: the RT subscriber is not a member of the queue");
     }
     // Outside the measuring loop (reading /proc allocates): once now, once right after it.
@@ -64,27 +69,22 @@ pub fn run<W: Waker>(context: &mut WorkerContext, mut waker: W) -> anyhow::Resul
     if region.phase() == phase::STOP {
         return Ok(());
     }
-    // The RT publisher keeps the run's clock; a noise publisher starts its own periods when it
-    // is born and lives its lifetime.
-    let noise = spec.role == Role::NoisePublisher;
-    let start_ns = if noise {
-        now_ns()
-    } else {
-        region.control.start_ns.load(Ordering::Acquire)
-    };
-    let (warmup_periods, total_periods) = if noise && spec.lifetime_ns > 0 {
-        (0, spec.lifetime_ns / spec.period_ns)
-    } else {
-        (
-            spec.warmup_periods,
-            spec.warmup_periods + spec.measured_periods,
-        )
+    // The RT publisher keeps the run's clock and its periods; a noise publisher starts its own
+    // periods when it is born, lives its lifetime, and ships one interval when it exits.
+    let (start_ns, warmup_periods, total_periods, interval_ns) = match &spec.life {
+        Life::Rt(rt) => (
+            region.control.start_ns.load(Ordering::Acquire),
+            rt.warmup_periods,
+            rt.warmup_periods + rt.measured_periods,
+            rt.interval_ns,
+        ),
+        Life::Noise { lifetime_ns } => (now_ns(), 0, lifetime_ns / spec.period_ns, 0),
     };
     counters.planned_periods = total_periods - warmup_periods;
     let mut intervals = Intervals::new(
-        start_ns + spec.warmup_periods * spec.period_ns,
+        start_ns + warmup_periods * spec.period_ns,
         start_ns + total_periods * spec.period_ns,
-        spec.interval_ns,
+        interval_ns,
     );
     let mut usage_before = None;
     let mut seen_epoch = region.control.members_epoch.load(Ordering::Acquire);
@@ -255,7 +255,7 @@ struct LateWake {
 }
 
 impl LateWake {
-    fn of(spec: &WorkerSpec) -> Self {
+    fn of(spec: &QueueSpec) -> Self {
         let poll_ns = spec.poll_ns();
         LateWake {
             // Three poll intervals of sending between holds, so each hold starts from a

@@ -24,9 +24,9 @@ use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use super::own_wake::OwnWakes;
-use crate::protocol::{SeriesReport, WorkerSpec};
+use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::queue::{Cursor, FLAG_WARMUP};
-use crate::record::{Counters, Role, Series};
+use crate::record::{Counters, Series};
 use crate::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
 use crate::stats::{Attribution, Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
@@ -42,8 +42,8 @@ struct Recorders {
 }
 
 impl Recorders {
-    fn new(spec: &WorkerSpec) -> Self {
-        let recorder = || Recorder::new(spec.threshold_ns, spec.outliers_max as usize);
+    fn new(threshold_ns: u64, outliers_max: usize) -> Self {
+        let recorder = || Recorder::new(threshold_ns, outliers_max);
         Recorders {
             delivery: recorder(),
             other: recorder(),
@@ -67,17 +67,23 @@ impl Recorders {
     clippy::too_many_lines,
     reason = "a measuring loop: to be split into setup, one step per period and finish, with `rtsoak bench` before and after to show the loop's cost did not move"
 )]
-pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Result<()> {
-    let spec = context.spec.clone();
+pub fn run<W: Waiter>(
+    context: &mut WorkerContext,
+    spec: &QueueSpec,
+    mut waiter: W,
+) -> anyhow::Result<()> {
     let region = context.region();
     let slot = context.slot();
     let publisher = &region.workers[RT_PUBLISHER_SLOT];
-    let mut series = Recorders::new(&spec);
+    let rt = spec.rt();
+    let outliers = rt.map_or(0, |rt| rt.outliers_max as usize);
+    let mut series = Recorders::new(spec.threshold_ns, outliers);
     let mut counters = Counters::default();
     let mut tracker = SeqTracker::default();
-    let mut break_on = BreakOn::new(&spec, Series::Delivery, region)?;
+    let break_on_spec = rt.and_then(|rt| rt.break_on.as_ref());
+    let mut break_on = BreakOn::new(break_on_spec, Series::Delivery, region)?;
     // A noise subscriber does not look for the RT publisher's wakes.
-    let noise = spec.role == Role::NoiseSubscriber;
+    let noise = rt.is_none();
     let mut own = OwnWakes::new(if noise {
         Attribution::None
     } else {
@@ -122,10 +128,9 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
     let mut running = false;
     // A noise subscriber lives its lifetime, then leaves; the RT subscriber stays to the end.
     let born_ns = now_ns();
-    let end_of_life_ns = if noise && spec.lifetime_ns > 0 {
-        born_ns + spec.lifetime_ns
-    } else {
-        u64::MAX
+    let end_of_life_ns = match spec.life {
+        Life::Noise { lifetime_ns } if lifetime_ns > 0 => born_ns + lifetime_ns,
+        _ => u64::MAX,
     };
 
     let no_wait = Timespec::new();
@@ -171,22 +176,7 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         if !running && region.phase() != phase::SETUP {
             running = true;
             slot.state.store(worker_state::RUNNING, Ordering::Release);
-            let start_ns = if noise {
-                born_ns
-            } else {
-                region.control.start_ns.load(Ordering::Acquire)
-            };
-            let measure_start_ns = start_ns + spec.warmup_periods * spec.period_ns;
-            let measure_end_ns = if end_of_life_ns != u64::MAX {
-                end_of_life_ns
-            } else {
-                measure_start_ns + spec.measured_periods * spec.period_ns
-            };
-            intervals = Some(Intervals::new(
-                measure_start_ns,
-                measure_end_ns,
-                spec.interval_ns,
-            ));
+            intervals = Some(measured_intervals(spec, region, born_ns));
         }
         let measure_start_ns = intervals.as_ref().map_or(u64::MAX, |i| i.measure_start_ns);
 
@@ -328,6 +318,21 @@ pub fn run<W: Waiter>(context: &mut WorkerContext, mut waiter: W) -> anyhow::Res
         .map(|(name, recorder)| (name, SeriesReport::from_recorder(recorder)))
         .collect();
     Ok(())
+}
+
+/// The measured phase's intervals, fixed when the run starts: the RT subscriber's on the run's
+/// clock, after the warm-up, for the measured periods; a noise subscriber's from its birth
+/// (`born_ns`) to the end of its life, in one interval.
+fn measured_intervals(spec: &QueueSpec, region: &Region, born_ns: u64) -> Intervals {
+    match &spec.life {
+        Life::Rt(rt) => {
+            let start_ns = region.control.start_ns.load(Ordering::Acquire);
+            let measure_start_ns = start_ns + rt.warmup_periods * spec.period_ns;
+            let measure_end_ns = measure_start_ns + rt.measured_periods * spec.period_ns;
+            Intervals::new(measure_start_ns, measure_end_ns, rt.interval_ns)
+        }
+        Life::Noise { lifetime_ns } => Intervals::new(born_ns, born_ns + lifetime_ns, 0),
+    }
 }
 
 /// Wait once, up to `args`' timeout on the ring or `timeout_ns` for a ring-less waiter: how the

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::protocol::{WorkerReport, WorkerSpec, frame};
+use crate::protocol::{Work, WorkerReport, WorkerSpec, frame};
 
 use crate::noise::{burst, load};
 use crate::plan::RunPlan;
@@ -32,10 +32,8 @@ const MAX_ERRORS: usize = 10;
 /// worker's threads each take the burst policy and priority on one of its CPUs.
 pub fn asked(spec: &WorkerSpec) -> Option<(NoiseKind, NoiseSetup)> {
     let kind = NoiseKind::of(spec.role)?;
-    let asked = match (&spec.bursts, spec.role) {
-        (Some(bursts), Role::Burst) => {
-            NoiseSetup::asking(burst::POLICY, bursts.priority, &spec.cpus)
-        }
+    let asked = match &spec.work {
+        Work::Burst(bursts) => NoiseSetup::asking(burst::POLICY, bursts.priority, &spec.cpus),
         _ => NoiseSetup::asking(spec.policy, spec.priority, &spec.cpus),
     };
     Some((kind, asked))
@@ -126,7 +124,10 @@ pub fn fold_report(
         }
         Role::Burst => {
             let mut bursts = report.bursts.unwrap_or_default();
-            bursts.duty_cap_percent = spec.bursts.as_ref().map_or(0, |b| b.duty_cap_percent);
+            // The cap is the plan's: the worker only keeps to it.
+            if let Work::Burst(plan) = &spec.work {
+                bursts.duty_cap_percent = plan.duty_cap_percent;
+            }
             activity.bursts = Some(bursts);
         }
         Role::Load => activity.load = report.load,
@@ -203,7 +204,7 @@ pub fn failed(activity: &mut NoiseActivity, message: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::worker_spec;
+    use crate::launch::{burst_spec, load_spec, queue_noise_spec};
     use crate::plan::RunPlan;
     use crate::profile::{CpuTopology, Overrides};
     use crate::protocol::WorkerReport;
@@ -231,13 +232,19 @@ mod tests {
     }
 
     fn spec(plan: &RunPlan, role: Role) -> WorkerSpec {
-        worker_spec(
-            plan,
-            crate::transport::Name::lookup("eventfd").unwrap(),
-            role,
-            4,
-            1,
-        )
+        match role {
+            Role::Burst => burst_spec(plan, 4),
+            Role::Load => load_spec(plan, 4, &std::env::temp_dir()),
+            _ => queue_noise_spec(
+                plan,
+                crate::transport::Name::lookup("eventfd").unwrap(),
+                role,
+                4,
+                1,
+                2,
+                50_000_000,
+            ),
+        }
     }
 
     /// What a worker pinned to `cpus` records when it asked for `policy`/`priority` and got

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::fold;
-use crate::launch::{Spawned, ring_for, spawn, worker_spec};
+use crate::launch::{Spawned, burst_spec, load_spec, queue_noise_spec, ring_for, spawn};
 use crate::plan::RunPlan;
+use crate::protocol::read_report;
 use crate::protocol::ring::RingReader;
-use crate::protocol::{WorkerSpec, read_report};
 use crate::record::Role;
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::build::{NoiseOutcome, worker_series};
@@ -125,7 +125,7 @@ impl<'a> NoiseManager<'a> {
             return Ok(());
         }
         if noise.bursts.enabled && !noise.bursts.cpus.is_empty() {
-            let spec = self.spec(Role::Burst, BURST_SLOT, 0);
+            let spec = burst_spec(self.plan, BURST_SLOT);
             let ring = ring_for(Role::Burst, BURST_SLOT)?;
             self.fixed.push(spawn(spec, self.region, ring)?);
         }
@@ -133,8 +133,7 @@ impl<'a> NoiseManager<'a> {
         if load.sched_pairs + load.net_streams + load.mm_threads + load.timers + load.file_writers
             > 0
         {
-            let mut spec = self.spec(Role::Load, LOAD_SLOT, 0);
-            spec.scratch_dir = Some(self.scratch_dir.clone());
+            let spec = load_spec(self.plan, LOAD_SLOT, &self.scratch_dir);
             let ring = ring_for(Role::Load, LOAD_SLOT)?;
             self.fixed.push(spawn(spec, self.region, ring)?);
         }
@@ -232,9 +231,8 @@ impl<'a> NoiseManager<'a> {
             (seat.role, seat.worker_slot, seat.member)
         };
         let queue = &self.plan.noise.queue;
-        let mut spec = self.spec(role, worker_slot, member);
-        spec.lifetime_ns = self.rng.u64(queue.lifetime_min_ns..=queue.lifetime_max_ns);
-        spec.publisher_id = match role {
+        let lifetime_ns = self.rng.u64(queue.lifetime_min_ns..=queue.lifetime_max_ns);
+        let publisher_id = match role {
             Role::NoisePublisher => {
                 self.next_publisher_id += 1;
                 self.next_publisher_id
@@ -242,6 +240,15 @@ impl<'a> NoiseManager<'a> {
             // Track no single publisher: every message is "other" to a noise subscriber.
             _ => u32::MAX,
         };
+        let spec = queue_noise_spec(
+            self.plan,
+            self.transport,
+            role,
+            worker_slot,
+            member,
+            publisher_id,
+            lifetime_ns,
+        );
         self.region.get().workers[worker_slot]
             .state
             .store(worker_state::EMPTY, Ordering::Release);
@@ -263,11 +270,6 @@ impl<'a> NoiseManager<'a> {
             }
             Err(error) => self.failed(format!("starting a {}: {error:#}", role.name())),
         }
-    }
-
-    /// A spec for a noise worker of `role`; callers add what differs from process to process.
-    fn spec(&self, role: Role, slot: usize, member: usize) -> WorkerSpec {
-        worker_spec(self.plan, self.transport, role, slot, member)
     }
 
     /// A queue-noise process ended (`hung`: killed by rtsoak after the grace time): make sure

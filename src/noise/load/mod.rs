@@ -16,12 +16,10 @@ mod timers;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use anyhow::Context;
-
 use crate::plan::LoadPlan;
-use crate::protocol::{WorkerReport, WorkerSpec};
+use crate::protocol::WorkerReport;
 use crate::record::LoadCount;
-use crate::region::{Region, phase, worker_state};
+use crate::region::{Region, WorkerSlot, phase, worker_state};
 use crate::sys::sched;
 
 /// True once the run is stopping.
@@ -77,26 +75,20 @@ pub static GENERATORS: &[Generator] = &[
 
 /// Run every enabled generator until the run stops.
 pub fn run(
-    spec: &WorkerSpec,
+    plan: &LoadPlan,
+    scratch: &Path,
+    slot: &WorkerSlot,
     region: &'static Region,
     out: &mut WorkerReport,
 ) -> anyhow::Result<()> {
-    let plan = spec
-        .load
-        .clone()
-        .context("a load worker needs load settings")?;
-    let scratch = spec.scratch_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let threads: Vec<u32> = GENERATORS.iter().map(|g| (g.threads)(&plan)).collect();
-    region.workers[spec.slot]
-        .state
-        .store(worker_state::READY, Ordering::Release);
+    let threads: Vec<u32> = GENERATORS.iter().map(|g| (g.threads)(plan)).collect();
+    slot.state.store(worker_state::READY, Ordering::Release);
     // Each thread also says which CPU it ended on: the threads inherit the worker's affinity and
     // policy, and where they really ran is what the result reports.
     let counts: Vec<(usize, u64, i32)> = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (g, generator) in GENERATORS.iter().enumerate() {
             for index in 0..threads[g] as usize {
-                let scratch = scratch.as_path();
                 let body = generator.body;
                 handles.push((
                     g,
