@@ -1,4 +1,4 @@
-//! Where every worker spec is built: the part every worker has, from its role ([`worker_spec`]),
+//! Where every worker spec is built: the part every worker has, from its role (`worker_spec`),
 //! and the work of its kind, from the plan (one constructor per kind). What the profile asked of
 //! each kind of noise is read back from these specs (`coordinator::noise::fold::asked`), so they
 //! are also the record of what was asked.

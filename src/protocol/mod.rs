@@ -1,7 +1,8 @@
-//! What crosses between coordinator and worker by fd: the typed [`WorkerSpec`] going in (JSON in
-//! a sealed memfd the worker inherits as [`SPEC_FD`]), and what comes out: interval frames
-//! through a frame ring the worker inherits as [`FRAMES_FD`], and the final [`WorkerReport`] in
-//! a memfd it inherits as [`REPORT_FD`]. Shared live state is in `region`.
+//! What crosses between coordinator and worker by fd: the typed [`WorkerSpec`] going in (what
+//! every worker has and the work of its kind, in `spec`; JSON in a sealed memfd the worker
+//! inherits as [`SPEC_FD`]), and what comes out: interval frames through a frame ring the
+//! worker inherits as [`FRAMES_FD`], and the final [`WorkerReport`] in a memfd it inherits as
+//! [`REPORT_FD`]. Shared live state is in `region`.
 //!
 //! Interval frames are shipped while the worker runs, one per series and finished interval
 //! (so a worker that dies mid-run still leaves its finished intervals behind), by copying them
