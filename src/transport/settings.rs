@@ -13,7 +13,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// One transport's settings. The field names are the profile keys in `[rt]` and the keys in the
-/// plan (flattened, so the plan reads as before transports owned them).
+/// plan (flattened, so the plan reads as before transports owned them). Every field serializes
+/// (no `skip_serializing_if`): the keys are read off the serialized default ([`keys`]), and
+/// `#[serde(default)]` lets a profile leave any of them out.
 pub trait OwnSettings:
     Default + Clone + Debug + PartialEq + Eq + Serialize + DeserializeOwned + Send + Sync
 {
