@@ -529,6 +529,29 @@ fn results_judging_and_exports_read_the_machine_only_through_records() {
 }
 
 #[test]
+fn the_transports_see_only_their_env_not_the_spec_or_the_plan() {
+    // The plan and the spec hold the transports' names and settings, so a transport importing
+    // either would close a cycle; what a transport may know of its worker is `transport::Env`.
+    let src = Path::new(ROOT).join("src");
+    let mut checked = 0;
+    for path in rust_files(&src.join("transport")) {
+        let Some(code) = product_code(&path) else {
+            continue;
+        };
+        checked += 1;
+        let named = named_modules(&code);
+        for forbidden in ["protocol", "plan", "profile", "launch", "worker", "coordinator"] {
+            assert!(
+                !named.contains(forbidden),
+                "{} imports {forbidden}: a transport reads its worker only through `Env`",
+                path.display()
+            );
+        }
+    }
+    assert!(checked > 10, "only {checked} files checked");
+}
+
+#[test]
 fn the_kernel_layer_crate_depends_on_nothing_of_rtsoaks() {
     let sys = Path::new(ROOT).join("crates/rtsoak-sys");
     let manifest = fs::read_to_string(sys.join("Cargo.toml")).unwrap();
