@@ -8,10 +8,10 @@
 use crate::plan::{Explain, RtPlan, RunPlan};
 use crate::transport::Name;
 
-use crate::record::Policy;
+use crate::record::{Policy, RingSetup};
 
 use super::layout::{noise_cpus, rt_cpus};
-use super::{CpuTopology, FROM_CLI, Overrides, Profile, ProfileError, invalid};
+use super::{CpuTopology, FROM_CLI, Overrides, Profile, ProfileError, RunSection, invalid};
 
 /// A time unit a profile key is written in.
 struct Unit {
@@ -84,7 +84,9 @@ fn rounds(profile_value: u32, override_value: Option<u32>) -> Result<u32, Profil
 
 /// Validate and resolve. `known_transports` are the transports to choose from (the registry's,
 /// in registry order).
-#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
+///
+/// The steps run in the order a user reads the profile (`[run]`, `[rt]`, `[cpus]`, `[noise]`,
+/// `[verdict]`), so a profile with several errors always reports the same one first.
 pub fn resolve(
     name: &str,
     profile: &Profile,
@@ -97,118 +99,23 @@ pub fn resolve(
     let requested = ov.transports.as_deref().unwrap_or(&run.transports);
     let transports_named = !requested.is_empty();
     let transports = transports(requested, known_transports)?;
-    let duration_ns = duration(
-        "run.duration_s",
-        &SECONDS,
-        run.duration_s,
-        ov.duration_ns,
-        (1, 604_800),
-    )?;
-    let rounds = rounds(run.rounds, ov.rounds)?;
-    let warmup_ns = duration(
-        "run.warmup_ms",
-        &MILLISECONDS,
-        run.warmup_ms,
-        ov.warmup_ns,
-        (0, 60_000),
-    )?;
-    let period_ns = duration(
-        "run.period_us",
-        &MICROSECONDS,
-        run.period_us,
-        ov.period_ns,
-        (50, 1_000_000),
-    )?;
-    let threshold_ns = duration(
-        "run.threshold_us",
-        &MICROSECONDS,
-        run.threshold_us,
-        ov.threshold_ns,
-        (1, 10_000_000),
-    )?;
-    let interval_ns = duration(
-        "run.interval_s",
-        &SECONDS,
-        run.interval_s,
-        ov.interval_ns,
-        (1, 3600),
-    )?;
-    let delivery_timeout_ns = duration(
-        "run.delivery_timeout_ms",
-        &MILLISECONDS,
-        run.delivery_timeout_ms,
-        None,
-        (10, 60_000),
-    )?;
-    if duration_ns / u64::from(rounds) < MIN_ROUND_PERIODS * period_ns {
-        return Err(invalid(
-            "run.rounds",
-            rounds.to_string(),
-            format!(
-                "at most {} with this duration and period: each round must measure at least \
-                 {MIN_ROUND_PERIODS} periods ({} ms)",
-                (duration_ns / (MIN_ROUND_PERIODS * period_ns)).max(1),
-                (MIN_ROUND_PERIODS * period_ns).div_ceil(MILLISECONDS.ns)
-            ),
-        ));
-    }
-    if delivery_timeout_ns < 4 * period_ns {
-        return Err(invalid(
-            "run.delivery_timeout_ms",
-            run.delivery_timeout_ms.to_string(),
-            format!(
-                "at least 4 periods, {} ms or more with a {} us period",
-                (4 * period_ns).div_ceil(MILLISECONDS.ns),
-                in_unit(period_ns, &MICROSECONDS)
-            ),
-        ));
-    }
-    if run.outliers_max > 100_000 {
-        return Err(invalid(
-            "run.outliers_max",
-            run.outliers_max.to_string(),
-            "0..=100000 (samples)".to_string(),
-        ));
-    }
+    let timing = timing(run, ov)?;
+    outliers_max(run.outliers_max)?;
+    let (ring_setup, ring_setup_variants) = ring_setups(profile, ov)?;
 
-    let ring_setups = match &ov.ring_setup {
-        Some(list) => super::RingSetupChoice::Many(list.clone()).to_vec(),
-        None => profile.rt.ring_setup.to_vec(),
-    };
-    if ring_setups.is_empty() {
-        return Err(invalid(
-            "rt.ring_setup",
-            "[]".to_string(),
-            "a ring setup name or a non-empty list of: defer-taskrun, coop-taskrun, none"
-                .to_string(),
-        ));
-    }
     let mut layout_notes = Vec::new();
-    let (policy, publisher_priority, subscriber_priority) =
-        scheduling(profile, ov, &mut layout_notes)?;
-    let (publisher_cpu, subscriber_cpu) = rt_cpus(profile, ov, topology)?;
-    let noise_cpus = noise_cpus(
-        profile,
-        ov,
-        topology,
-        [publisher_cpu, subscriber_cpu],
-        &mut layout_notes,
-    )?;
-
+    let rt = rt_pair(profile, ov, topology, &mut layout_notes)?;
+    let rt_cpus = [rt.publisher_cpu, rt.subscriber_cpu];
+    let noise_cpus = noise_cpus(profile, ov, topology, rt_cpus, &mut layout_notes)?;
     let noise = super::noise::resolve_noise(
         &profile.noise,
         ov.no_noise,
-        (policy, publisher_priority, subscriber_priority),
-        (&noise_cpus, [publisher_cpu, subscriber_cpu]),
+        (rt.policy, rt.publisher_priority, rt.subscriber_priority),
+        (&noise_cpus, rt_cpus),
         &mut layout_notes,
     )?;
-
-    let housekeeping_cpus = crate::plan::housekeeping_cpus(
-        &topology.online,
-        &topology.isolated,
-        &noise_cpus,
-        [publisher_cpu, subscriber_cpu],
-    );
+    let housekeeping_cpus =
+        crate::plan::housekeeping_cpus(&topology.online, &topology.isolated, &noise_cpus, rt_cpus);
     let explain = explain(
         run.explain,
         ov,
@@ -222,29 +129,19 @@ pub fn resolve(
         profile: name.to_string(),
         transports,
         transports_named,
-        duration_ns,
-        rounds,
-        warmup_ns,
-        period_ns,
-        threshold_ns,
-        interval_ns,
-        delivery_timeout_ns,
+        duration_ns: timing.duration_ns,
+        rounds: timing.rounds,
+        warmup_ns: timing.warmup_ns,
+        period_ns: timing.period_ns,
+        threshold_ns: timing.threshold_ns,
+        interval_ns: timing.interval_ns,
+        delivery_timeout_ns: timing.delivery_timeout_ns,
         outliers_max: run.outliers_max,
-        rt: RtPlan {
-            publisher_cpu,
-            subscriber_cpu,
-            policy,
-            publisher_priority,
-            subscriber_priority,
-        },
+        rt,
         noise_cpus,
         housekeeping_cpus,
-        ring_setup: ring_setups[0],
-        ring_setup_variants: if ring_setups.len() > 1 {
-            ring_setups
-        } else {
-            Vec::new()
-        },
+        ring_setup,
+        ring_setup_variants,
         transport_settings: profile.rt.transport_settings.overridden(&ov.transport),
         noise,
         abi: profile.abi,
@@ -257,6 +154,171 @@ pub fn resolve(
         layout_notes,
         hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
         verdict,
+    })
+}
+
+/// The `[run]` times, each in nanoseconds, and the rounds they are split over.
+struct Timing {
+    duration_ns: u64,
+    rounds: u32,
+    warmup_ns: u64,
+    period_ns: u64,
+    threshold_ns: u64,
+    interval_ns: u64,
+    delivery_timeout_ns: u64,
+}
+
+/// Every `[run]` time checked against its own range, then against each other: a round must hold
+/// enough periods, and the delivery timeout enough periods to tell a late message from a lost
+/// one.
+fn timing(run: &RunSection, ov: &Overrides) -> Result<Timing, ProfileError> {
+    let timing = Timing {
+        duration_ns: duration(
+            "run.duration_s",
+            &SECONDS,
+            run.duration_s,
+            ov.duration_ns,
+            (1, 604_800),
+        )?,
+        rounds: rounds(run.rounds, ov.rounds)?,
+        warmup_ns: duration(
+            "run.warmup_ms",
+            &MILLISECONDS,
+            run.warmup_ms,
+            ov.warmup_ns,
+            (0, 60_000),
+        )?,
+        period_ns: duration(
+            "run.period_us",
+            &MICROSECONDS,
+            run.period_us,
+            ov.period_ns,
+            (50, 1_000_000),
+        )?,
+        threshold_ns: duration(
+            "run.threshold_us",
+            &MICROSECONDS,
+            run.threshold_us,
+            ov.threshold_ns,
+            (1, 10_000_000),
+        )?,
+        interval_ns: duration(
+            "run.interval_s",
+            &SECONDS,
+            run.interval_s,
+            ov.interval_ns,
+            (1, 3600),
+        )?,
+        // No flag overrides the delivery timeout: only the profile sets it.
+        delivery_timeout_ns: duration(
+            "run.delivery_timeout_ms",
+            &MILLISECONDS,
+            run.delivery_timeout_ms,
+            None,
+            (10, 60_000),
+        )?,
+    };
+    round_length(&timing)?;
+    delivery_timeout(run.delivery_timeout_ms, &timing)?;
+    Ok(timing)
+}
+
+/// Each round must measure at least [`MIN_ROUND_PERIODS`] periods; the error says how many
+/// rounds this duration and period allow.
+fn round_length(timing: &Timing) -> Result<(), ProfileError> {
+    let &Timing {
+        duration_ns,
+        rounds,
+        period_ns,
+        ..
+    } = timing;
+    let min_round_ns = MIN_ROUND_PERIODS * period_ns;
+    if duration_ns / u64::from(rounds) >= min_round_ns {
+        return Ok(());
+    }
+    Err(invalid(
+        "run.rounds",
+        rounds.to_string(),
+        format!(
+            "at most {} with this duration and period: each round must measure at least \
+             {MIN_ROUND_PERIODS} periods ({} ms)",
+            (duration_ns / min_round_ns).max(1),
+            min_round_ns.div_ceil(MILLISECONDS.ns)
+        ),
+    ))
+}
+
+/// The delivery timeout must span at least 4 periods: a message not delivered within it counts
+/// as lost, so a shorter one would call a delivery only a few periods late a loss.
+fn delivery_timeout(delivery_timeout_ms: u64, timing: &Timing) -> Result<(), ProfileError> {
+    let min_timeout_ns = 4 * timing.period_ns;
+    if timing.delivery_timeout_ns >= min_timeout_ns {
+        return Ok(());
+    }
+    Err(invalid(
+        "run.delivery_timeout_ms",
+        delivery_timeout_ms.to_string(),
+        format!(
+            "at least 4 periods, {} ms or more with a {} us period",
+            min_timeout_ns.div_ceil(MILLISECONDS.ns),
+            in_unit(timing.period_ns, &MICROSECONDS)
+        ),
+    ))
+}
+
+/// `run.outliers_max`: 0..=100000 samples, each list's capacity.
+fn outliers_max(outliers_max: u32) -> Result<(), ProfileError> {
+    if outliers_max <= 100_000 {
+        return Ok(());
+    }
+    Err(invalid(
+        "run.outliers_max",
+        outliers_max.to_string(),
+        "0..=100000 (samples)".to_string(),
+    ))
+}
+
+/// `rt.ring_setup` (or `--ring-setup`): the first setup, and every setup when there are several
+/// to compare (none when there is one, so a single-setup run has no variant rows).
+fn ring_setups(
+    profile: &Profile,
+    ov: &Overrides,
+) -> Result<(RingSetup, Vec<RingSetup>), ProfileError> {
+    let ring_setups = match &ov.ring_setup {
+        Some(list) => super::RingSetupChoice::Many(list.clone()).to_vec(),
+        None => profile.rt.ring_setup.to_vec(),
+    };
+    let Some(&first) = ring_setups.first() else {
+        return Err(invalid(
+            "rt.ring_setup",
+            "[]".to_string(),
+            "a ring setup name or a non-empty list of: defer-taskrun, coop-taskrun, none"
+                .to_string(),
+        ));
+    };
+    let variants = if ring_setups.len() > 1 {
+        ring_setups
+    } else {
+        Vec::new()
+    };
+    Ok((first, variants))
+}
+
+/// The RT pair: its scheduling first, then its two CPUs.
+fn rt_pair(
+    profile: &Profile,
+    ov: &Overrides,
+    topology: &CpuTopology,
+    notes: &mut Vec<String>,
+) -> Result<RtPlan, ProfileError> {
+    let (policy, publisher_priority, subscriber_priority) = scheduling(profile, ov, notes)?;
+    let (publisher_cpu, subscriber_cpu) = rt_cpus(profile, ov, topology)?;
+    Ok(RtPlan {
+        publisher_cpu,
+        subscriber_cpu,
+        policy,
+        publisher_priority,
+        subscriber_priority,
     })
 }
 
