@@ -159,7 +159,10 @@ fn in_range(
 
 /// Resolve `[noise]`. `rt_priorities` are the RT pair's; queue noise must stay below both.
 /// `disabled` is `--no-noise`; `noise_cpus` and `rt_cpus` decide where bursts may run.
-#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
+///
+/// Every key is checked even when the noise is off, so a profile that is wrong stays wrong
+/// whether or not `--no-noise` is given. The checks run per kind (queue, bursts, load), in the
+/// order the keys are written, so the first error reported does not change.
 pub fn resolve_noise(
     section: &NoiseSection,
     disabled: bool,
@@ -167,19 +170,45 @@ pub fn resolve_noise(
     (noise_cpus, rt_cpus): (&[usize], [usize; 2]),
     notes: &mut Vec<String>,
 ) -> Result<NoisePlan, ProfileError> {
-    let q = &section.queue;
-    let publishers = in_range(
-        "noise.queue.publishers",
-        q.publishers.into(),
-        (0, MAX_QUEUE_NOISE.into()),
-        "",
-    )? as u32;
-    let subscribers = in_range(
-        "noise.queue.subscribers",
-        q.subscribers.into(),
-        (0, MAX_QUEUE_NOISE.into()),
-        "",
-    )? as u32;
+    let queue = queue_noise(&section.queue, rt_priorities)?;
+    let mut bursts = bursts(&section.bursts)?;
+    let load = load(&section.load)?;
+    let external = external(&section.load)?;
+
+    if disabled || !section.enabled {
+        let mut off = NoisePlan::off();
+        off.queue.policy = queue.policy;
+        return Ok(off);
+    }
+    // Placed only once the noise is known to run: the notes it may add concern a run with
+    // bursts.
+    bursts.cpus = burst_cpus(
+        &section.bursts,
+        noise_cpus,
+        rt_cpus,
+        (
+            rt_priorities.0,
+            bursts.priority,
+            rt_priorities.1.min(rt_priorities.2),
+        ),
+        notes,
+    );
+    Ok(NoisePlan {
+        enabled: true,
+        queue,
+        bursts,
+        load,
+        external,
+    })
+}
+
+/// `[noise.queue]`, times in nanoseconds.
+fn queue_noise(
+    q: &QueueNoiseSection,
+    rt_priorities: (Policy, u8, u8),
+) -> Result<QueueNoisePlan, ProfileError> {
+    let publishers = queue_processes("noise.queue.publishers", q.publishers)?;
+    let subscribers = queue_processes("noise.queue.subscribers", q.subscribers)?;
     let priority = queue_priority(q, rt_priorities)?;
     let period_us = in_range(
         "noise.queue.period_us",
@@ -199,9 +228,28 @@ pub fn resolve_noise(
         (lifetime_min_ms, 600_000),
         " (milliseconds), and not below noise.queue.lifetime_min_ms",
     )?;
+    Ok(QueueNoisePlan {
+        publishers,
+        subscribers,
+        policy: q.policy,
+        priority,
+        period_ns: period_us * 1_000,
+        lifetime_min_ns: lifetime_min_ms * 1_000_000,
+        lifetime_max_ns: lifetime_max_ms * 1_000_000,
+        wake_rt_subscriber: q.wake_rt_subscriber,
+    })
+}
 
-    let b = &section.bursts;
-    let burst_priority = in_range("noise.bursts.priority", b.priority.into(), (1, 99), "")? as u8;
+/// Noise publishers or subscribers alive at once: 0..=[`MAX_QUEUE_NOISE`], the shared region's
+/// slots.
+fn queue_processes(key: &str, count: u32) -> Result<u32, ProfileError> {
+    Ok(in_range(key, count.into(), (0, MAX_QUEUE_NOISE.into()), "")? as u32)
+}
+
+/// `[noise.bursts]`, times in nanoseconds. The CPUs are left empty: `burst_cpus` fills them in
+/// once the noise is known to run.
+fn bursts(b: &BurstSection) -> Result<BurstPlan, ProfileError> {
+    let priority = in_range("noise.bursts.priority", b.priority.into(), (1, 99), "")? as u8;
     let min_us = in_range(
         "noise.bursts.min_us",
         b.min_us,
@@ -214,46 +262,41 @@ pub fn resolve_noise(
         (min_us, 100_000),
         " (microseconds), and not below noise.bursts.min_us",
     )?;
-    let duty = in_range(
+    // Below 100: a burst thread that may take its whole CPU starves everything else there.
+    let duty_cap_percent = in_range(
         "noise.bursts.duty_cap_percent",
         b.duty_cap_percent.into(),
         (1, 95),
         " (percent)",
     )? as u8;
+    Ok(BurstPlan {
+        enabled: b.enabled,
+        priority,
+        min_ns: min_us * 1_000,
+        max_ns: max_us * 1_000,
+        duty_cap_percent,
+        cpus: Vec::new(),
+    })
+}
 
-    let l = &section.load;
-    let load = LoadPlan {
-        sched_pairs: in_range(
-            "noise.load.sched_pairs",
-            l.sched_pairs.into(),
-            (0, MAX_LOAD.into()),
-            "",
-        )? as u32,
-        net_streams: in_range(
-            "noise.load.net_streams",
-            l.net_streams.into(),
-            (0, MAX_LOAD.into()),
-            "",
-        )? as u32,
-        mm_threads: in_range(
-            "noise.load.mm_threads",
-            l.mm_threads.into(),
-            (0, MAX_LOAD.into()),
-            "",
-        )? as u32,
-        timers: in_range(
-            "noise.load.timers",
-            l.timers.into(),
-            (0, MAX_LOAD.into()),
-            "",
-        )? as u32,
-        file_writers: in_range(
-            "noise.load.file_writers",
-            l.file_writers.into(),
-            (0, MAX_LOAD.into()),
-            "",
-        )? as u32,
-    };
+/// `[noise.load]`'s generators, each 0..=[`MAX_LOAD`] threads (0 turns it off).
+fn load(l: &LoadSection) -> Result<LoadPlan, ProfileError> {
+    Ok(LoadPlan {
+        sched_pairs: load_threads("noise.load.sched_pairs", l.sched_pairs)?,
+        net_streams: load_threads("noise.load.net_streams", l.net_streams)?,
+        mm_threads: load_threads("noise.load.mm_threads", l.mm_threads)?,
+        timers: load_threads("noise.load.timers", l.timers)?,
+        file_writers: load_threads("noise.load.file_writers", l.file_writers)?,
+    })
+}
+
+fn load_threads(key: &str, count: u32) -> Result<u32, ProfileError> {
+    Ok(in_range(key, count.into(), (0, MAX_LOAD.into()), "")? as u32)
+}
+
+/// `noise.load.external`: empty, or an argv whose first element names a program (a blank one
+/// could never be started).
+fn external(l: &LoadSection) -> Result<Vec<String>, ProfileError> {
     if let Some(program) = l.external.first()
         && program.trim().is_empty()
     {
@@ -264,46 +307,7 @@ pub fn resolve_noise(
                 .into(),
         ));
     }
-
-    if disabled || !section.enabled {
-        let mut off = NoisePlan::off();
-        off.queue.policy = q.policy;
-        return Ok(off);
-    }
-    let burst_cpus = burst_cpus(
-        b,
-        noise_cpus,
-        rt_cpus,
-        (
-            rt_priorities.0,
-            burst_priority,
-            rt_priorities.1.min(rt_priorities.2),
-        ),
-        notes,
-    );
-    Ok(NoisePlan {
-        enabled: true,
-        queue: QueueNoisePlan {
-            publishers,
-            subscribers,
-            policy: q.policy,
-            priority,
-            period_ns: period_us * 1_000,
-            lifetime_min_ns: lifetime_min_ms * 1_000_000,
-            lifetime_max_ns: lifetime_max_ms * 1_000_000,
-            wake_rt_subscriber: q.wake_rt_subscriber,
-        },
-        bursts: BurstPlan {
-            enabled: b.enabled,
-            priority: burst_priority,
-            min_ns: min_us * 1_000,
-            max_ns: max_us * 1_000,
-            duty_cap_percent: duty,
-            cpus: burst_cpus,
-        },
-        load,
-        external: l.external.clone(),
-    })
+    Ok(l.external.clone())
 }
 
 /// The CPUs that get a burst thread, with a note when the RT pair's CPUs change the answer.
