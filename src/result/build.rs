@@ -83,111 +83,28 @@ pub struct NoiseOutcome {
     pub series: BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
 }
 
-/// Assemble a run result.
-#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
+/// Assemble a run result: the RT pair's part from what each worker left, then the noise's
+/// series beside it, then the own-wake figure only where it means something.
 pub fn build_run(inputs: RunInputs) -> RunResult {
-    let mut totals: BTreeMap<SeriesKey, Histogram<u64>> = BTreeMap::new();
-    let mut intervals: BTreeMap<u32, Interval> = BTreeMap::new();
-    let mut series = BTreeMap::new();
-    let mut workers = Vec::new();
-    let mut ring_setup: Option<RingSetup> = None;
-    let mut attribution = Attribution::None;
-
+    let mut rt = RtParts::default();
     for worker in &inputs.workers {
-        let keys = worker_series(worker.role);
-        for frame in &worker.stream.intervals {
-            let Some(&key) = keys.get(frame.series as usize) else {
-                continue;
-            };
-            totals
-                .entry(key)
-                .or_insert_with(new_histogram)
-                .add(&frame.histogram)
-                .expect("histograms of one configuration always add");
-            let interval = intervals.entry(frame.index).or_insert_with(|| Interval {
-                index: frame.index,
-                start_ns: frame.start_ns,
-                length_ns: frame.length_ns,
-                series: BTreeMap::new(),
-            });
-            interval.length_ns = interval.length_ns.max(frame.length_ns);
-            interval.series.insert(
-                key,
-                IntervalSeries {
-                    stats: frame.stats,
-                    histogram: encode_histogram(&frame.histogram),
-                },
-            );
-        }
-        let Some(report) = &worker.stream.report else {
-            workers.push(WorkerRecord {
-                role: worker.role,
-                pid: worker.pid,
-                setup: Default::default(),
-                hygiene: Default::default(),
-                counters: Default::default(),
-                exit: worker.exit.clone(),
-                error: Some("the worker left no report".to_string()),
-            });
-            continue;
-        };
-        for (name, extra) in &report.series {
-            let key = SeriesKey::Rt(*name);
-            let histogram = totals.entry(key).or_insert_with(new_histogram);
-            series.insert(
-                key,
-                SeriesResult {
-                    summary: Summary::new(histogram, &extra.stats),
-                    histogram: encode_histogram(histogram),
-                    outliers: extra.outliers.clone(),
-                    outliers_dropped: extra.outliers_dropped,
-                },
-            );
-        }
-        if worker.role == Role::Subscriber {
-            ring_setup = report.setup.ring_setup;
-            attribution = report.attribution;
-        }
-        workers.push(WorkerRecord {
-            role: worker.role,
-            pid: report.pid,
-            setup: report.setup.clone(),
-            hygiene: report.hygiene,
-            counters: report.counters,
-            exit: worker.exit.clone(),
-            error: report.error.clone(),
-        });
+        rt.add_frames(worker);
+        rt.add_report(worker);
     }
-    // A series whose worker died before its final report still has its intervals.
-    for (&key, histogram) in &totals {
-        series.entry(key).or_insert_with(|| SeriesResult {
-            summary: Summary::new(histogram, &stats_from_intervals(&intervals, key)),
-            histogram: encode_histogram(histogram),
-            outliers: Vec::new(),
-            outliers_dropped: 0,
-        });
-    }
-
-    for (&key, (histogram, stats)) in &inputs.noise.series {
-        series.insert(
-            key,
-            SeriesResult {
-                summary: Summary::new(histogram, stats),
-                histogram: encode_histogram(histogram),
-                outliers: Vec::new(),
-                outliers_dropped: 0,
-            },
-        );
-    }
-
+    rt.summarise_unreported();
+    let RtParts {
+        mut series,
+        mut intervals,
+        workers,
+        ring_setup,
+        attribution,
+        ..
+    } = rt;
+    add_noise_series(&mut series, &inputs.noise.series);
     // An own-wake figure exists only where the transport told its own wakes apart: elsewhere
     // the (empty) series would read as a measurement, in the run's figures and its intervals'.
     if !attribution.attributable() {
-        let own_wake = SeriesKey::Rt(Series::OwnWake);
-        series.remove(&own_wake);
-        for interval in intervals.values_mut() {
-            interval.series.remove(&own_wake);
-        }
+        drop_own_wake(&mut series, &mut intervals);
     }
     RunResult {
         ring_setup_requested: None,
@@ -207,6 +124,143 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         workers,
         explanation: None,
         tail: BTreeMap::new(),
+    }
+}
+
+/// The RT pair's part of a result, as it is gathered worker by worker.
+#[derive(Default)]
+struct RtParts {
+    /// Every series' histogram over the whole run, merged from its interval frames.
+    totals: BTreeMap<SeriesKey, Histogram<u64>>,
+    /// The intervals by index, each with every worker's series for it.
+    intervals: BTreeMap<u32, Interval>,
+    /// The run's figures per series.
+    series: BTreeMap<SeriesKey, SeriesResult>,
+    /// One record per worker, in the order they came.
+    workers: Vec<WorkerRecord>,
+    /// The ring setup the subscriber really got.
+    ring_setup: Option<RingSetup>,
+    /// How far the subscriber told the publisher's own wakes apart.
+    attribution: Attribution,
+}
+
+impl RtParts {
+    /// Merge a worker's interval frames into the run's totals and into each interval.
+    fn add_frames(&mut self, worker: &WorkerOutput) {
+        let keys = worker_series(worker.role);
+        for frame in &worker.stream.intervals {
+            let Some(&key) = keys.get(frame.series as usize) else {
+                continue;
+            };
+            self.totals
+                .entry(key)
+                .or_insert_with(new_histogram)
+                .add(&frame.histogram)
+                .expect("histograms of one configuration always add");
+            let interval = self
+                .intervals
+                .entry(frame.index)
+                .or_insert_with(|| Interval {
+                    index: frame.index,
+                    start_ns: frame.start_ns,
+                    length_ns: frame.length_ns,
+                    series: BTreeMap::new(),
+                });
+            interval.length_ns = interval.length_ns.max(frame.length_ns);
+            interval.series.insert(
+                key,
+                IntervalSeries {
+                    stats: frame.stats,
+                    histogram: encode_histogram(&frame.histogram),
+                },
+            );
+        }
+    }
+
+    /// Take a worker's final report: its series' exact figures over the merged histograms, the
+    /// subscriber's setup, and the worker's record (one saying so where it left no report).
+    fn add_report(&mut self, worker: &WorkerOutput) {
+        let Some(report) = &worker.stream.report else {
+            self.workers.push(WorkerRecord {
+                role: worker.role,
+                pid: worker.pid,
+                setup: Default::default(),
+                hygiene: Default::default(),
+                counters: Default::default(),
+                exit: worker.exit.clone(),
+                error: Some("the worker left no report".to_string()),
+            });
+            return;
+        };
+        for (name, extra) in &report.series {
+            let key = SeriesKey::Rt(*name);
+            let histogram = self.totals.entry(key).or_insert_with(new_histogram);
+            self.series.insert(
+                key,
+                SeriesResult {
+                    summary: Summary::new(histogram, &extra.stats),
+                    histogram: encode_histogram(histogram),
+                    outliers: extra.outliers.clone(),
+                    outliers_dropped: extra.outliers_dropped,
+                },
+            );
+        }
+        if worker.role == Role::Subscriber {
+            self.ring_setup = report.setup.ring_setup;
+            self.attribution = report.attribution;
+        }
+        self.workers.push(WorkerRecord {
+            role: worker.role,
+            pid: report.pid,
+            setup: report.setup.clone(),
+            hygiene: report.hygiene,
+            counters: report.counters,
+            exit: worker.exit.clone(),
+            error: report.error.clone(),
+        });
+    }
+
+    /// A series whose worker died before its final report still has its intervals: its
+    /// figures come from them, with no outliers kept.
+    fn summarise_unreported(&mut self) {
+        for (&key, histogram) in &self.totals {
+            self.series.entry(key).or_insert_with(|| SeriesResult {
+                summary: Summary::new(histogram, &stats_from_intervals(&self.intervals, key)),
+                histogram: encode_histogram(histogram),
+                outliers: Vec::new(),
+                outliers_dropped: 0,
+            });
+        }
+    }
+}
+
+/// The queue noise's series, folded over its processes already, beside the RT pair's.
+fn add_noise_series(
+    series: &mut BTreeMap<SeriesKey, SeriesResult>,
+    noise: &BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
+) {
+    for (&key, (histogram, stats)) in noise {
+        series.insert(
+            key,
+            SeriesResult {
+                summary: Summary::new(histogram, stats),
+                histogram: encode_histogram(histogram),
+                outliers: Vec::new(),
+                outliers_dropped: 0,
+            },
+        );
+    }
+}
+
+/// Remove the own-wake series from the run's figures and from every interval.
+fn drop_own_wake(
+    series: &mut BTreeMap<SeriesKey, SeriesResult>,
+    intervals: &mut BTreeMap<u32, Interval>,
+) {
+    let own_wake = SeriesKey::Rt(Series::OwnWake);
+    series.remove(&own_wake);
+    for interval in intervals.values_mut() {
+        interval.series.remove(&own_wake);
     }
 }
 
