@@ -28,7 +28,7 @@ use crate::plan::RunPlan;
 use crate::protocol::read_report;
 use crate::record::Role;
 use crate::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state};
-use crate::result::build::WorkerOutput;
+use crate::result::build::{NoiseOutcome, WorkerOutput};
 use crate::result::{RunInputs, RunResult, RunStatus, build_run, timestamp};
 use crate::sys::clock::now_ns;
 use crate::sysinfo::cpustat;
@@ -47,7 +47,6 @@ const TICK: Duration = Duration::from_millis(10);
 /// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
 /// directory). Errors are for setup failures before any worker ran; once workers run, every
 /// outcome (including failures) comes back as a result.
-#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
 pub fn run_one(
     plan: &RunPlan,
     transport: Name,
@@ -59,15 +58,7 @@ pub fn run_one(
     let region = SharedRegion::create().context("creating the shared region")?;
     let mut workers: Vec<Spawned> = Vec::new();
     let mut noise = NoiseManager::new(plan, transport, &region, scratch_dir);
-    let mut tracing = Tracing {
-        options: plan.explain.then(|| explain::Options {
-            min_wait_us: plan.threshold_ns / 2_000,
-            keep: plan.keep_trace.then(|| {
-                explain::trace_file(scratch_dir, transport.as_str(), plan.ring_setup.name())
-            }),
-        }),
-        tracer: None,
-    };
+    let mut tracing = Tracing::asked(plan, transport, scratch_dir);
     let outcome = drive(
         plan,
         transport,
@@ -77,55 +68,11 @@ pub fn run_one(
         stop,
         progress,
     );
-    // Whatever happened, no worker outlives this function.
-    region
-        .get()
-        .control
-        .phase
-        .store(phase::STOP, Ordering::Release);
-    let noise = noise.finish();
-    let exits = reap(&region, &mut workers);
-    let rt_pids = [Role::Publisher, Role::Subscriber].map(|role| {
-        workers
-            .iter()
-            .find(|w| w.spec.role == role)
-            .map_or(0, |w| w.child.id() as i32)
-    });
-    // Every worker has exited: the trace holds all they did.
-    let trace = tracing.tracer.map(|started| started.map(Tracer::finish));
-    let done = outcome.unwrap_or_else(|error| Driven {
-        // A stop signal during setup interrupts the run; anything else failed it.
-        status: if stop.is_set() {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Failed
-        },
-        reason: Some(format!("{error:#}")),
-        measured_ns: 0,
-        cpu_busy_percent: Default::default(),
-    });
-    // The last drain, after the workers ended: a worker that died mid-run still leaves every
-    // interval it finished.
-    let outputs: Vec<WorkerOutput> = workers
-        .iter_mut()
-        .zip(exits)
-        .map(|(worker, exit)| WorkerOutput {
-            role: worker.spec.role,
-            pid: worker.child.id() as i32,
-            stream: worker.collect(),
-            exit,
-        })
-        .collect();
-    let frame_problems: Vec<String> = outputs
-        .iter()
-        .filter_map(|w| {
-            Some(format!(
-                "the {}: {}",
-                w.role.name(),
-                w.stream.problems.as_ref()?
-            ))
-        })
-        .collect();
+    // Whatever happened, no worker outlives this function: nothing below can fail.
+    let ended = end_every_process(&region, &mut workers, noise, tracing);
+    let done = outcome.unwrap_or_else(|error| Driven::cut_short(&error, stop));
+    let outputs = collect(&mut workers, ended.exits);
+    let frame_problems = frame_problems(&outputs);
     let mut result = build_run(RunInputs {
         transport: transport.to_string(),
         status: done.status,
@@ -134,10 +81,97 @@ pub fn run_one(
         measured_ns: done.measured_ns,
         cpu_busy_percent: done.cpu_busy_percent,
         workers: outputs,
-        noise,
+        noise: ended.noise,
     });
+    analyse(&mut result, plan, &region, ended.trace, ended.rt_pids);
+    settle_status(&mut result, &frame_problems);
+    Ok(result)
+}
+
+/// What is left of a run's processes once every one of them has ended.
+struct Ended {
+    /// The noise, folded over every noise process.
+    noise: NoiseOutcome,
+    /// How each RT worker's process ended, in the order they were started.
+    exits: Vec<String>,
+    /// The RT publisher's and the RT subscriber's pids (0 for one never started).
+    rt_pids: [i32; 2],
+    /// The explainer's trace, or why there is none (`None` when the explainer is off or the
+    /// RT pair never got ready).
+    trace: Option<Result<explain::Trace, String>>,
+}
+
+/// Stop the run and end every process it started: the noise first, then the RT pair (`reap`
+/// kills what does not stop in time), then the tracer.
+fn end_every_process(
+    region: &SharedRegion,
+    workers: &mut [Spawned],
+    noise: NoiseManager<'_>,
+    tracing: Tracing,
+) -> Ended {
+    region
+        .get()
+        .control
+        .phase
+        .store(phase::STOP, Ordering::Release);
+    let noise = noise.finish();
+    let exits = reap(region, workers);
+    let rt_pids = [Role::Publisher, Role::Subscriber].map(|role| {
+        workers
+            .iter()
+            .find(|w| w.spec.role == role)
+            .map_or(0, |w| w.child.id() as i32)
+    });
+    // Every worker has exited: the trace holds all they did.
+    let trace = tracing.tracer.map(|started| started.map(Tracer::finish));
+    Ended {
+        noise,
+        exits,
+        rt_pids,
+        trace,
+    }
+}
+
+/// The last drain, after the workers ended: a worker that died mid-run still leaves every
+/// interval it finished.
+fn collect(workers: &mut [Spawned], exits: Vec<String>) -> Vec<WorkerOutput> {
+    workers
+        .iter_mut()
+        .zip(exits)
+        .map(|(worker, exit)| WorkerOutput {
+            role: worker.spec.role,
+            pid: worker.child.id() as i32,
+            stream: worker.collect(),
+            exit,
+        })
+        .collect()
+}
+
+/// The lost or damaged interval frames of each worker, one sentence each.
+fn frame_problems(outputs: &[WorkerOutput]) -> Vec<String> {
+    outputs
+        .iter()
+        .filter_map(|w| {
+            Some(format!(
+                "the {}: {}",
+                w.role.name(),
+                w.stream.problems.as_ref()?
+            ))
+        })
+        .collect()
+}
+
+/// The figures worked out from the whole run: the tail estimates, the bounded interval list
+/// and, where the explainer ran and the run started, the outliers laid over the trace.
+fn analyse(
+    result: &mut RunResult,
+    plan: &RunPlan,
+    region: &SharedRegion,
+    trace: Option<Result<explain::Trace, String>>,
+    rt_pids: [i32; 2],
+) {
     // After the run, never during it: the fits cost CPU the measuring loops must not share.
-    result.tail = crate::result::tail::estimate_run(&result, plan.period_ns, plan.threshold_ns);
+    result.tail = crate::result::tail::estimate_run(result, plan.period_ns, plan.threshold_ns);
     // A multi-hour run keeps a bounded interval list (coarser, nothing lost).
     result.intervals = crate::result::coarsen::coarsen(
         std::mem::take(&mut result.intervals),
@@ -148,12 +182,17 @@ pub fn run_one(
         let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
         result.explanation = trace.map(|trace| match trace {
             Ok(trace) => {
-                explain::explain_run(&trace, &result, measure_start_ns, rt_pids[0], rt_pids[1])
+                explain::explain_run(&trace, result, measure_start_ns, rt_pids[0], rt_pids[1])
             }
             Err(reason) => explain::unavailable(reason),
         });
     }
-    fail_for_frame_problems(&mut result.status, &mut result.reason, &frame_problems);
+}
+
+/// A run that looked completed fails, or is interrupted, for what its result shows: lost
+/// frames, a dead noise worker, a worker's own error, or a `--break-on` that stopped it.
+fn settle_status(result: &mut RunResult, frame_problems: &[String]) {
+    fail_for_frame_problems(&mut result.status, &mut result.reason, frame_problems);
     // A noise worker that died took its share of the noise with it: the figures were not
     // measured under the noise the profile asked for, and something killed a process of ours.
     let deaths: Vec<String> = result.noise.deaths.iter().map(|d| d.sentence()).collect();
@@ -170,7 +209,6 @@ pub fn run_one(
         result.status = RunStatus::Interrupted;
         result.reason = Some("stopped by --break-on".to_string());
     }
-    Ok(result)
 }
 
 /// Lost or damaged interval frames leave histograms incomplete, and a dead noise worker leaves
@@ -201,6 +239,29 @@ struct Tracing {
     tracer: Option<Result<Tracer, String>>,
 }
 
+impl Tracing {
+    /// What the plan asks of the explainer for this run; nothing is started yet.
+    fn asked(plan: &RunPlan, transport: Name, scratch_dir: &std::path::Path) -> Self {
+        Self {
+            options: plan.explain.then(|| explain::Options {
+                min_wait_us: plan.threshold_ns / 2_000,
+                keep: plan.keep_trace.then(|| {
+                    explain::trace_file(scratch_dir, transport.as_str(), plan.ring_setup.name())
+                }),
+            }),
+            tracer: None,
+        }
+    }
+
+    /// Start tracing the RT pair `workers`, if the explainer is on.
+    fn start(&mut self, workers: &[Spawned]) {
+        if let Some(options) = self.options.take() {
+            let pids: Vec<i32> = workers.iter().map(|w| w.child.id() as i32).collect();
+            self.tracer = Some(Tracer::start(&pids, options));
+        }
+    }
+}
+
 /// How the supervised part of a run went.
 struct Driven {
     status: RunStatus,
@@ -209,6 +270,46 @@ struct Driven {
     measured_ns: u64,
     /// Busy share of each CPU from the first period to the end, percent.
     cpu_busy_percent: std::collections::BTreeMap<usize, f64>,
+}
+
+impl Driven {
+    /// A run whose setup went wrong: nothing was measured.
+    fn cut_short(error: &anyhow::Error, stop: &StopFlag) -> Self {
+        Self {
+            // A stop signal during setup interrupts the run; anything else failed it.
+            status: if stop.is_set() {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            },
+            reason: Some(format!("{error:#}")),
+            measured_ns: 0,
+            cpu_busy_percent: Default::default(),
+        }
+    }
+}
+
+/// When a run's periods fall, ns of `CLOCK_MONOTONIC`.
+struct Window {
+    /// The first period, warm-up included.
+    start_ns: u64,
+    /// The first measured period, after the warm-up.
+    measure_start_ns: u64,
+    /// The end of the last measured period.
+    planned_end_ns: u64,
+}
+
+impl Window {
+    /// The periods of `plan`, starting a lead time from now.
+    fn from_now(plan: &RunPlan) -> Self {
+        let start_ns = now_ns() + START_LEAD_NS;
+        let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
+        Self {
+            start_ns,
+            measure_start_ns,
+            planned_end_ns: measure_start_ns + plan.measured_periods() * plan.period_ns,
+        }
+    }
 }
 
 /// Start, run and stop the workers.
@@ -221,7 +322,46 @@ fn drive(
     stop: &StopFlag,
     progress: &mut Progress,
 ) -> anyhow::Result<Driven> {
+    start_rt_pair(plan, transport, region, workers, stop)?;
+    // Tracing starts with the RT tasks known (its filters name them), before the noise and
+    // the first period.
+    tracing.start(workers);
+    // Noise starts before the first period, so the warm-up already runs under it.
+    noise.start().context("starting the noise")?;
+
+    let window = Window::from_now(plan);
+    let root = crate::sysinfo::SysRoot::system();
+    let ticks_before = cpustat::read(&root);
     let r = region.get();
+    r.control.start_ns.store(window.start_ns, Ordering::Release);
+    r.control.phase.store(phase::RUN, Ordering::Release);
+    progress.run_started(
+        transport.as_str(),
+        window.measure_start_ns,
+        window.planned_end_ns,
+    );
+    let (status, reason) = supervise(plan, region, workers, noise, stop, progress, &window);
+    progress.run_finished(r);
+    let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(&root));
+    let measured_ns = now_ns()
+        .min(window.planned_end_ns)
+        .saturating_sub(window.measure_start_ns);
+    Ok(Driven {
+        status,
+        reason,
+        measured_ns,
+        cpu_busy_percent,
+    })
+}
+
+/// Start the RT subscriber, then the RT publisher, each ready before the next starts.
+fn start_rt_pair(
+    plan: &RunPlan,
+    transport: Name,
+    region: &SharedRegion,
+    workers: &mut Vec<Spawned>,
+    stop: &StopFlag,
+) -> anyhow::Result<()> {
     for (role, slot) in [
         (Role::Subscriber, RT_SUBSCRIBER_SLOT),
         (Role::Publisher, RT_PUBLISHER_SLOT),
@@ -233,24 +373,22 @@ fn drive(
         )?);
         wait_ready(region, workers, slot, stop)?;
     }
-    // Tracing starts with the RT tasks known (its filters name them), before the noise and
-    // the first period.
-    if let Some(options) = tracing.options.take() {
-        let pids: Vec<i32> = workers.iter().map(|w| w.child.id() as i32).collect();
-        tracing.tracer = Some(Tracer::start(&pids, options));
-    }
-    // Noise starts before the first period, so the warm-up already runs under it.
-    noise.start().context("starting the noise")?;
+    Ok(())
+}
 
-    let start_ns = now_ns() + START_LEAD_NS;
-    let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
-    let planned_end_ns = measure_start_ns + plan.measured_periods() * plan.period_ns;
-    let root = crate::sysinfo::SysRoot::system();
-    let ticks_before = cpustat::read(&root);
-    r.control.start_ns.store(start_ns, Ordering::Release);
-    r.control.phase.store(phase::RUN, Ordering::Release);
-    progress.run_started(transport.as_str(), measure_start_ns, planned_end_ns);
-
+/// Supervise the running workers, a tick at a time, until they are all done, or the
+/// publisher is, or one ended early, a stop signal came, one went silent or the run overran
+/// its planned end. Returns how the run ended, and why where it did not complete.
+fn supervise(
+    plan: &RunPlan,
+    region: &SharedRegion,
+    workers: &mut [Spawned],
+    noise: &mut NoiseManager,
+    stop: &StopFlag,
+    progress: &mut Progress,
+    window: &Window,
+) -> (RunStatus, Option<String>) {
+    let r = region.get();
     let publisher = &r.workers[RT_PUBLISHER_SLOT];
     let watched = [
         watchdog::Watched {
@@ -291,7 +429,9 @@ fn drive(
                 status = RunStatus::Failed;
                 reason = Some(dead.clone());
                 r.control.phase.store(phase::STOP, Ordering::Release);
-            } else if let Some(hung) = watchdog::silent(r, &watched, start_ns, now, watchdog_ns) {
+            } else if let Some(hung) =
+                watchdog::silent(r, &watched, window.start_ns, now, watchdog_ns)
+            {
                 // A silent worker will not finish: stop now; `reap` kills it.
                 status = RunStatus::Failed;
                 reason = Some(hung);
@@ -308,7 +448,7 @@ fn drive(
         if dead.is_some() && r.phase() == phase::STOP {
             break;
         }
-        if now > planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {
+        if now > window.planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {
             status = RunStatus::Failed;
             reason = Some(format!(
                 "a worker did not finish within {} s of the planned end: killed",
@@ -317,17 +457,7 @@ fn drive(
             break;
         }
     }
-    progress.run_finished(r);
-    let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(&root));
-    let measured_ns = now_ns()
-        .min(planned_end_ns)
-        .saturating_sub(measure_start_ns);
-    Ok(Driven {
-        status,
-        reason,
-        measured_ns,
-        cpu_busy_percent,
-    })
+    (status, reason)
 }
 
 /// Wait until the worker in `slot` is ready, has failed, or the setup time ran out.
