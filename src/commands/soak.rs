@@ -14,7 +14,7 @@ use crate::judge::ranked_caveats;
 use crate::plan::RunPlan;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::record::{CpuDmaLatency, HostFacts, Privileges};
+use crate::record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
 use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::store::{Saver, new_result_dir};
 use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, timestamp};
@@ -24,8 +24,8 @@ use crate::sysinfo::{SysRoot, host_facts};
 use crate::transport::Name;
 use crate::{export, transport};
 
-/// Soak each transport of the plan in turn, once per round.
-#[allow(clippy::too_many_lines, reason = "still to split into named steps")]
+/// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
+/// then judge, save and report.
 pub fn soak(
     command: &str,
     transports: Option<Vec<String>>,
@@ -47,26 +47,9 @@ pub fn soak(
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
-    let support = crate::commands::probe::support_matrix(&plan.abi);
-    let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
-    let system_check = preflight::check(&SysRoot::system(), &plan.rt_cpus(), &privileges, &support);
-    warn_about_privileges(&plan, &privileges);
-    warn_about_throttling(&plan, &host);
+    let (support, system_check) = check_system(&plan, &host);
     // Held (if it could be) until this function returns, whichever way it does.
-    let (_dma_hold, dma_outcome) = cpu_dma_latency::hold(
-        Path::new(cpu_dma_latency::PATH),
-        plan.hold_cpu_dma_latency,
-        0,
-    );
-    let dma_record = CpuDmaLatency {
-        path: cpu_dma_latency::PATH.to_string(),
-        requested: plan.hold_cpu_dma_latency,
-        held_us: dma_outcome.as_ref().ok().copied(),
-        not_held_because: dma_outcome.err(),
-    };
-    if let (true, Some(reason)) = (dma_record.requested, &dma_record.not_held_because) {
-        eprintln!("Warning: {reason}; CPUs may enter deep idle states during the runs.");
-    }
+    let (_dma_hold, dma_record) = hold_cpu_dma_latency(&plan);
     place_coordinator(&plan);
     if let Some(trace) = &trace {
         trace
@@ -93,12 +76,65 @@ pub fn soak(
         decision: None,
         verdict: None,
     };
+    run_rounds(&mut doc, &result_dir, &mut saver, &stop, quiet)?;
+    judge_and_save(
+        &mut doc,
+        baseline.as_ref(),
+        &stop,
+        &mut saver,
+        &result_dir,
+        &args.export,
+    );
+    report(&doc, &saver, &result_dir, args)
+}
+
+/// What this kernel carries of each transport, and the system check, with a warning for
+/// each privilege the workers will not get and for bursts that could starve a CPU.
+fn check_system(plan: &RunPlan, host: &HostFacts) -> (Vec<TransportSupport>, SystemCheck) {
+    let support = crate::commands::probe::support_matrix(&plan.abi);
+    let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
+    let system_check = preflight::check(&SysRoot::system(), &plan.rt_cpus(), &privileges, &support);
+    warn_about_privileges(plan, &privileges);
+    warn_about_throttling(plan, host);
+    (support, system_check)
+}
+
+/// Hold `/dev/cpu_dma_latency` at 0 us where the plan asks (the hold lasts as long as the
+/// returned guard), warning where it could not be held, and say which for the result.
+fn hold_cpu_dma_latency(plan: &RunPlan) -> (Option<cpu_dma_latency::Hold>, CpuDmaLatency) {
+    let (hold, outcome) = cpu_dma_latency::hold(
+        Path::new(cpu_dma_latency::PATH),
+        plan.hold_cpu_dma_latency,
+        0,
+    );
+    let record = CpuDmaLatency {
+        path: cpu_dma_latency::PATH.to_string(),
+        requested: plan.hold_cpu_dma_latency,
+        held_us: outcome.as_ref().ok().copied(),
+        not_held_because: outcome.err(),
+    };
+    if let (true, Some(reason)) = (record.requested, &record.not_held_because) {
+        eprintln!("Warning: {reason}; CPUs may enter deep idle states during the runs.");
+    }
+    (hold, record)
+}
+
+/// Record each unsupported transport once, then run every supported transport and ring setup
+/// once per round, saving the document after every run. Stops early on a stop signal, a save
+/// that failed or a `--break-on` that does not continue; the error is a run's setup failure.
+fn run_rounds(
+    doc: &mut ResultDoc,
+    result_dir: &Path,
+    saver: &mut Saver,
+    stop: &StopFlag,
+    quiet: bool,
+) -> anyhow::Result<()> {
     let supported: Vec<Name> = doc
         .plan
         .transports
         .iter()
         .copied()
-        .filter(|name| unsupported_reason(&doc, name.as_str()).is_none())
+        .filter(|name| unsupported_reason(doc, name.as_str()).is_none())
         .collect();
     let setups = doc.plan.ring_setups();
     let mut progress = Progress::new(
@@ -109,25 +145,25 @@ pub fn soak(
     );
     // Unsupported transports are recorded once, before the first round.
     for name in doc.plan.transports.clone() {
-        if let Some(reason) = unsupported_reason(&doc, name.as_str()) {
+        if let Some(reason) = unsupported_reason(doc, name.as_str()) {
             doc.runs.push(unsupported(name.as_str(), reason));
         }
     }
-    'rounds: for round in 1..=doc.plan.rounds {
+    for round in 1..=doc.plan.rounds {
         progress.set_round(round);
         for (name, setup) in supported
             .iter()
             .flat_map(|name| setups.iter().map(move |setup| (*name, *setup)))
         {
             if stop.is_set() {
-                break 'rounds;
+                return Ok(());
             }
             // Each ring setup of a variant comparison is a run of its own, with its own row.
             let plan = RunPlan {
                 ring_setup: setup,
                 ..doc.plan.clone()
             };
-            let mut run = run_one(&plan, name, &result_dir, &stop, &mut progress)?;
+            let mut run = run_one(&plan, name, result_dir, stop, &mut progress)?;
             let key = RunKey {
                 transport: name.as_str(),
                 ring_setup: (setups.len() > 1).then_some(setup),
@@ -136,28 +172,50 @@ pub fn soak(
             run.round = round;
             let broke = run.break_event.is_some_and(|event| !event.continued);
             doc.runs.push(run);
-            doc.caveats = ranked_caveats(&doc);
-            if !saver.save(&doc) || broke {
-                break 'rounds;
+            doc.caveats = ranked_caveats(doc);
+            if !saver.save(doc) || broke {
+                return Ok(());
             }
         }
     }
+    Ok(())
+}
+
+/// Judge the whole document (caveats, decision, verdict against any baseline) and save it
+/// with the requested exports; a failure is kept in `saver`.
+fn judge_and_save(
+    doc: &mut ResultDoc,
+    baseline: Option<&nightly::Baseline>,
+    stop: &StopFlag,
+    saver: &mut Saver,
+    result_dir: &Path,
+    formats: &[String],
+) {
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
-    doc.caveats = ranked_caveats(&doc);
-    doc.decision = Some(crate::judge::decision::decide(&doc));
-    doc.verdict = Some(nightly::judge(&doc, baseline.as_ref()));
-    if saver.save(&doc)
-        && let Err(error) = write_exports(&doc, &result_dir, &args.export)
+    doc.caveats = ranked_caveats(doc);
+    doc.decision = Some(crate::judge::decision::decide(doc));
+    doc.verdict = Some(nightly::judge(doc, baseline));
+    if saver.save(doc)
+        && let Err(error) = write_exports(doc, result_dir, formats)
     {
         saver.fail(error);
     }
-    super::lava_shell::report(&doc);
+}
 
+/// Show the result (JSON or the table on stdout), then where it was saved or why it was not,
+/// and turn the verdict into the exit code.
+fn report(
+    doc: &ResultDoc,
+    saver: &Saver,
+    result_dir: &Path,
+    args: &SoakArgs,
+) -> anyhow::Result<Outcome> {
+    super::lava_shell::report(doc);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", export::terminal::render(&doc, args.details));
+        print!("{}", export::terminal::render(doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
@@ -165,8 +223,8 @@ pub fn soak(
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());
-    nightly::finish(&doc, &result_dir, &args.nightly, !args.json);
-    Ok(nightly::outcome(&doc))
+    nightly::finish(doc, result_dir, &args.nightly, !args.json);
+    Ok(nightly::outcome(doc))
 }
 
 fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
