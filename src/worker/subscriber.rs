@@ -63,125 +63,293 @@ impl Recorders {
 }
 
 /// Run the subscriber with waiter `W` until the run stops and everything in flight is accounted.
-#[allow(
-    clippy::too_many_lines,
-    reason = "a measuring loop: to be split into setup, one step per period and finish, with `rtsoak bench` before and after to show the loop's cost did not move"
-)]
 pub fn run<W: Waiter>(
     context: &mut WorkerContext,
     spec: &QueueSpec,
-    mut waiter: W,
+    waiter: W,
 ) -> anyhow::Result<()> {
-    let region = context.region();
-    let slot = context.slot();
-    let publisher = &region.workers[RT_PUBLISHER_SLOT];
-    let rt = spec.rt();
-    let outliers = rt.map_or(0, |rt| rt.outliers_max as usize);
-    let mut series = Recorders::new(spec.threshold_ns, outliers);
-    let mut counters = Counters::default();
-    let mut tracker = SeqTracker::default();
-    let break_on_spec = rt.and_then(|rt| rt.break_on.as_ref());
-    let mut break_on = BreakOn::new(break_on_spec, Series::Delivery, region)?;
-    // A noise subscriber does not look for the RT publisher's wakes.
-    let noise = rt.is_none();
-    let mut own = OwnWakes::new(if noise {
-        Attribution::None
-    } else {
-        waiter.attribution()
-    });
-
-    let mut ring = if W::USES_RING {
-        let (ring, ring_setup) =
-            uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
-        context.report.setup.ring_setup = Some(ring_setup.into());
-        Some(ring)
-    } else {
-        None
-    };
-    let mut cursor = Cursor::at(region.queue.head());
-    let joined_at = cursor.position();
-    region.join(
-        spec.member,
-        std::process::id() as i32,
-        waiter.wake_fd(ring.as_ref()),
-        cursor.position(),
-    );
-    waiter.before_drain();
-    if let Some(ring) = ring.as_mut() {
-        waiter.arm(ring)?;
-        ring.submit().context("arming the first wait")?;
-    }
-    // With the first wait armed, and outside the loop (reading /proc allocates); again right
-    // after the loop, while the last wait is still armed.
-    let io_wq_after_setup = io_wq::workers();
-    context.ready();
-
-    // The loop looks at the clock, the phase and lost messages at least this often.
-    let wait_ns = spec.poll_ns();
-    let timeout = Timespec::new()
-        .sec(wait_ns / 1_000_000_000)
-        .nsec((wait_ns % 1_000_000_000) as u32);
-    let args = SubmitArgs::new().timespec(&timeout);
-    let mut intervals: Option<Intervals> = None;
-    let mut usage_before = None;
-    let mut stop_seen_ns = 0u64;
-    let mut running = false;
-    // A noise subscriber lives its lifetime, then leaves; the RT subscriber stays to the end.
-    let born_ns = now_ns();
-    let end_of_life_ns = match spec.life {
-        Life::Noise { lifetime_ns } if lifetime_ns > 0 => born_ns + lifetime_ns,
-        _ => u64::MAX,
-    };
-
+    let mut subscriber = Subscriber::setup(context, spec, waiter)?;
+    // The loop looks at the clock, the phase and lost messages at least this often. Built here:
+    // the submit arguments borrow their timeouts.
+    let poll_ns = spec.poll_ns();
+    let poll_timeout = Timespec::new()
+        .sec(poll_ns / 1_000_000_000)
+        .nsec((poll_ns % 1_000_000_000) as u32);
     let no_wait = Timespec::new();
-    let look_again = SubmitArgs::new().timespec(&no_wait);
+    let waits = Waits {
+        poll: SubmitArgs::new().timespec(&poll_timeout),
+        poll_ns,
+        look_again: SubmitArgs::new().timespec(&no_wait),
+    };
+    while subscriber.on_wakeup(context, &waits)? {}
+    subscriber.finish(context)
+}
 
-    loop {
-        let (waited, outside) = wait(ring.as_mut(), &mut waiter, &args, wait_ns);
+/// How the loop waits: up to the poll interval, and once more without waiting.
+struct Waits<'t> {
+    poll: SubmitArgs<'t, 't>,
+    poll_ns: u64,
+    look_again: SubmitArgs<'t, 't>,
+}
+
+/// How one wait ended.
+struct Wakeup {
+    /// When the wait returned.
+    woke_ns: u64,
+    reaped: Reaped,
+    /// RT messages whose wake calls had all returned (the publisher counts a message as
+    /// published only after them); `u64::MAX` unless the wait ended with no completion, the
+    /// only case that needs it.
+    woken_before: u64,
+}
+
+/// The subscriber loop's state: built before `READY`, where it may allocate and make system
+/// calls; from then on only stepped, once per wakeup.
+struct Subscriber<'a, W: Waiter> {
+    spec: &'a QueueSpec,
+    region: &'static Region,
+    slot: &'static WorkerSlot,
+    /// The RT publisher's slot: how far it has published, whether it is done.
+    publisher: &'static WorkerSlot,
+    waiter: W,
+    ring: Option<IoUring>,
+    cursor: Cursor,
+    /// Queue position when this subscriber joined.
+    joined_at: u64,
+    series: Recorders,
+    counters: Counters,
+    tracker: SeqTracker,
+    break_on: BreakOn,
+    own: OwnWakes,
+    /// A noise subscriber: lives its lifetime, does not look for the RT publisher's wakes.
+    noise: bool,
+    io_wq_after_setup: Option<u64>,
+    /// Fixed when the run starts.
+    intervals: Option<Intervals>,
+    /// Read when the first measured message arrives.
+    usage_before: Option<sched::Usage>,
+    /// The first wakeup that saw the stop, 0 before.
+    stop_seen_ns: u64,
+    running: bool,
+    born_ns: u64,
+    /// A noise subscriber's end of life; `u64::MAX` for the RT subscriber, which stays to the
+    /// end.
+    end_of_life_ns: u64,
+}
+
+impl<'a, W: Waiter> Subscriber<'a, W> {
+    /// Everything before the loop: the recorders, `--break-on`, the ring, joining the queue,
+    /// the first wait armed; then `READY`.
+    fn setup(
+        context: &mut WorkerContext,
+        spec: &'a QueueSpec,
+        mut waiter: W,
+    ) -> anyhow::Result<Self> {
+        let region = context.region();
+        let rt = spec.rt();
+        let outliers = rt.map_or(0, |rt| rt.outliers_max as usize);
+        let break_on_spec = rt.and_then(|rt| rt.break_on.as_ref());
+        let break_on = BreakOn::new(break_on_spec, Series::Delivery, region)?;
+        let noise = rt.is_none();
+        let own = OwnWakes::new(if noise {
+            Attribution::None
+        } else {
+            waiter.attribution()
+        });
+
+        let mut ring = if W::USES_RING {
+            let (ring, ring_setup) =
+                uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
+            context.report.setup.ring_setup = Some(ring_setup.into());
+            Some(ring)
+        } else {
+            None
+        };
+        let cursor = Cursor::at(region.queue.head());
+        let joined_at = cursor.position();
+        region.join(
+            spec.member,
+            std::process::id() as i32,
+            waiter.wake_fd(ring.as_ref()),
+            cursor.position(),
+        );
+        waiter.before_drain();
+        if let Some(ring) = ring.as_mut() {
+            waiter.arm(ring)?;
+            ring.submit().context("arming the first wait")?;
+        }
+        // With the first wait armed, and outside the loop (reading /proc allocates); again right
+        // after the loop, while the last wait is still armed.
+        let io_wq_after_setup = io_wq::workers();
+        context.ready();
+
+        let born_ns = now_ns();
+        let end_of_life_ns = match spec.life {
+            Life::Noise { lifetime_ns } if lifetime_ns > 0 => born_ns + lifetime_ns,
+            _ => u64::MAX,
+        };
+        Ok(Subscriber {
+            spec,
+            region,
+            slot: context.slot(),
+            publisher: &region.workers[RT_PUBLISHER_SLOT],
+            waiter,
+            ring,
+            cursor,
+            joined_at,
+            series: Recorders::new(spec.threshold_ns, outliers),
+            counters: Counters::default(),
+            tracker: SeqTracker::default(),
+            break_on,
+            own,
+            noise,
+            io_wq_after_setup,
+            intervals: None,
+            usage_before: None,
+            stop_seen_ns: 0,
+            running: false,
+            born_ns,
+            end_of_life_ns,
+        })
+    }
+
+    /// One wakeup: wait, reap, drain and record, re-arm, ship a finished interval. Returns
+    /// whether to wait again. Inlined into `run`'s loop, so the loop compiles as one body.
+    #[inline]
+    fn on_wakeup(
+        &mut self,
+        context: &mut WorkerContext,
+        waits: &Waits<'_>,
+    ) -> anyhow::Result<bool> {
+        let Wakeup {
+            woke_ns,
+            reaped,
+            woken_before,
+        } = self.wait_and_reap(waits)?;
+        // Nothing woke us: whatever the drain finds now, only the fallback poll delivered it.
+        // A message whose wake had been sent came through no wakeup (a transport failure); one
+        // whose publisher was still in its wake calls was merely found before its wakeup.
+        let by_fallback = reaped.completions == 0;
+        if !self.running && self.region.phase() != phase::SETUP {
+            self.running = true;
+            self.slot
+                .state
+                .store(worker_state::RUNNING, Ordering::Release);
+            self.intervals = Some(measured_intervals(self.spec, self.region, self.born_ns));
+        }
+        let measure_start_ns = self
+            .intervals
+            .as_ref()
+            .map_or(u64::MAX, |i| i.measure_start_ns);
+
+        self.waiter.before_drain();
+        let delivered = self.drain(woke_ns, by_fallback, woken_before, measure_start_ns);
+        let own_wake = &mut self.series.own_wake;
+        self.own.arrived(woke_ns, |send_ns, own_wake_ns| {
+            let at_ns = send_ns.saturating_sub(measure_start_ns);
+            own_wake.record(at_ns, own_wake_ns);
+        });
+        if reaped.woken {
+            self.counters.wakeups += 1;
+            self.counters.empty_wakeups += u64::from(delivered == 0);
+        }
+        if reaped.rearm
+            && let Some(ring) = self.ring.as_mut()
+        {
+            rearm_and_submit(&mut self.waiter, ring)?;
+        }
+        if !by_fallback && woke_ns > measure_start_ns {
+            self.series
+                .handling
+                .record(woke_ns - measure_start_ns, now_ns() - woke_ns);
+        }
+        publish_progress(self.slot, &self.counters, &self.series.delivery, woke_ns);
+
+        if let Some(intervals) = self.intervals.as_mut()
+            && woke_ns > intervals.measure_start_ns
+            && intervals.due(woke_ns)
+        {
+            sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+            intervals.advance(woke_ns, &mut context.stream, &mut self.series.all());
+        }
+        Ok(!self.done(woke_ns))
+    }
+
+    /// Wait once and take every completion; if none came, look once more without waiting.
+    #[inline]
+    fn wait_and_reap(&mut self, waits: &Waits<'_>) -> anyhow::Result<Wakeup> {
+        let (waited, outside) = wait(
+            self.ring.as_mut(),
+            &mut self.waiter,
+            &waits.poll,
+            waits.poll_ns,
+        );
         let woke_ns = now_ns();
-        own.begin();
+        self.own.begin();
         let mut reaped = Reaped::default();
-        reaped.take_all(ring.as_mut(), &mut waiter, outside, &mut counters, &mut own);
+        self.reap(&mut reaped, outside);
         match waited {
-            Err(e) if e.raw_os_error() == Some(libc::ETIME) => counters.wait_timeouts += 1,
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => self.counters.wait_timeouts += 1,
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
             Err(e) => return Err(e).context("waiting on the subscriber's ring"),
             Ok(_) => {}
         }
-        // RT messages whose wake calls had all returned (the publisher counts a message as
-        // published only after them); only a wait that ended with no completion needs it.
         let mut woken_before = u64::MAX;
         if reaped.completions == 0 {
             // Nothing came. Note which messages' wakes had been sent, then look once more
             // without waiting: a wake sent as the wait timed out may have queued its completion
             // after the kernel's last look, and it is here now.
-            woken_before = publisher.published_total.load(Ordering::Acquire);
-            let (looked, outside) = wait(ring.as_mut(), &mut waiter, &look_again, 0);
-            reaped.take_all(ring.as_mut(), &mut waiter, outside, &mut counters, &mut own);
+            woken_before = self.publisher.published_total.load(Ordering::Acquire);
+            let (looked, outside) =
+                wait(self.ring.as_mut(), &mut self.waiter, &waits.look_again, 0);
+            self.reap(&mut reaped, outside);
             match looked {
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME) | Some(libc::EINTR)) => {}
                 Err(e) => return Err(e).context("looking at the subscriber's ring again"),
                 Ok(_) => {}
             }
         }
-        let Reaped {
-            completions,
-            woken,
-            rearm,
-        } = reaped;
-        // Nothing woke us: whatever the drain finds now, only the fallback poll delivered it.
-        // A message whose wake had been sent came through no wakeup (a transport failure); one
-        // whose publisher was still in its wake calls was merely found before its wakeup.
-        let by_fallback = completions == 0;
-        if !running && region.phase() != phase::SETUP {
-            running = true;
-            slot.state.store(worker_state::RUNNING, Ordering::Release);
-            intervals = Some(measured_intervals(spec, region, born_ns));
-        }
-        let measure_start_ns = intervals.as_ref().map_or(u64::MAX, |i| i.measure_start_ns);
+        Ok(Wakeup {
+            woke_ns,
+            reaped,
+            woken_before,
+        })
+    }
 
-        waiter.before_drain();
-        let delivered = cursor.drain(&region.queue, |message| {
+    #[inline]
+    fn reap(&mut self, reaped: &mut Reaped, outside: Option<Completion>) {
+        reaped.take_all(
+            self.ring.as_mut(),
+            &mut self.waiter,
+            outside,
+            &mut self.counters,
+            &mut self.own,
+        );
+    }
+
+    /// Drain the queue, recording each message's delivery latency (or `other_delivery` for
+    /// noise messages); the number drained.
+    #[inline]
+    fn drain(
+        &mut self,
+        woke_ns: u64,
+        by_fallback: bool,
+        woken_before: u64,
+        measure_start_ns: u64,
+    ) -> u64 {
+        let Subscriber {
+            spec,
+            region,
+            cursor,
+            series,
+            counters,
+            tracker,
+            break_on,
+            own,
+            usage_before,
+            ..
+        } = self;
+        cursor.drain(&region.queue, |message| {
             // A message published while we drain was stamped after our wakeup: it is observed
             // now, not at the wakeup (which would make its latency negative).
             let observed_ns = if message.send_ns > woke_ns {
@@ -200,7 +368,7 @@ pub fn run<W: Waiter>(
                 return;
             }
             if usage_before.is_none() {
-                usage_before = Some(sched::usage());
+                *usage_before = Some(sched::usage());
             }
             if let Some(own_wake_ns) = own.first_seen(message.seq, message.send_ns, woke_ns) {
                 series.own_wake.record(at_ns, own_wake_ns);
@@ -217,107 +385,101 @@ pub fn run<W: Waiter>(
                 series.delivery.record(at_ns, latency_ns);
                 break_on.check(latency_ns, message.seq, at_ns);
             }
+        })
+    }
+
+    /// Whether the loop is over at `woke_ns`: a noise subscriber at its end of life or the
+    /// stop; the RT subscriber once everything is accounted after the stop, or the delivery
+    /// timeout has passed since.
+    #[inline]
+    fn done(&mut self, woke_ns: u64) -> bool {
+        if self.noise {
+            return woke_ns >= self.end_of_life_ns || self.region.phase() == phase::STOP;
+        }
+        if self.region.phase() != phase::STOP {
+            return false;
+        }
+        if self.stop_seen_ns == 0 {
+            self.stop_seen_ns = woke_ns;
+        }
+        all_accounted(self.region, self.publisher, &self.tracker, &self.own)
+            || woke_ns > self.stop_seen_ns + self.spec.delivery_timeout_ns
+    }
+
+    /// After the loop (it may allocate again): leave the queue, take what is left, the last
+    /// interval, hygiene, counters and series into the report.
+    fn finish(mut self, context: &mut WorkerContext) -> anyhow::Result<()> {
+        let region = self.region;
+        region.leave(self.spec.member);
+        // Every noise message published while we were a member must be ours: take what is left
+        // up to the moment we left (the last noise publishers may have sent after our last
+        // drain).
+        let left_at = region.queue.head();
+        let left_ns = now_ns();
+        let (counters, other) = (&mut self.counters, &mut self.series.other);
+        let publisher_id = self.spec.publisher_id;
+        self.cursor.drain_to(&region.queue, left_at, |message| {
+            if message.publisher_id != publisher_id {
+                counters.other_messages += 1;
+                other.record(0, left_ns.saturating_sub(message.send_ns));
+            }
         });
-        own.arrived(woke_ns, |send_ns, own_wake_ns| {
-            let at_ns = send_ns.saturating_sub(measure_start_ns);
-            series.own_wake.record(at_ns, own_wake_ns);
-        });
-        if woken {
-            counters.wakeups += 1;
-            counters.empty_wakeups += u64::from(delivered == 0);
+        if self.noise {
+            // Then count what never came (holes still being written are in flight, not
+            // missing).
+            let published = left_at.saturating_sub(self.joined_at);
+            self.counters.member_misses = published
+                .saturating_sub(self.cursor.taken)
+                .saturating_sub(self.cursor.pending_holes() as u64);
         }
-        if rearm && let Some(ring) = ring.as_mut() {
-            rearm_and_submit(&mut waiter, ring)?;
-        }
-        if !by_fallback && woke_ns > measure_start_ns {
-            series
-                .handling
-                .record(woke_ns - measure_start_ns, now_ns() - woke_ns);
-        }
-        publish_progress(slot, &counters, &series.delivery, woke_ns);
-
-        if let Some(intervals) = intervals.as_mut()
-            && woke_ns > intervals.measure_start_ns
-            && intervals.due(woke_ns)
-        {
-            sched::current_cpu_into(&mut context.report.setup.cpus_observed);
-            intervals.advance(woke_ns, &mut context.stream, &mut series.all());
-        }
-
-        if noise {
-            if woke_ns >= end_of_life_ns || region.phase() == phase::STOP {
-                break;
-            }
-            continue;
-        }
-        if region.phase() == phase::STOP {
-            if stop_seen_ns == 0 {
-                stop_seen_ns = woke_ns;
-            }
-            if all_accounted(region, publisher, &tracker, &own)
-                || woke_ns > stop_seen_ns + spec.delivery_timeout_ns
-            {
-                break;
+        let end_ns = now_ns();
+        let usage_after = sched::usage();
+        let io_wq_workers = io_wq::most(self.io_wq_after_setup, io_wq::workers());
+        sched::current_cpu_into(&mut context.report.setup.cpus_observed);
+        if let Some(intervals) = self.intervals.as_mut() {
+            intervals.finish(end_ns, &mut context.stream, &mut self.series.all());
+            if intervals.write_errors > 0 {
+                bail!(
+                    "{} interval frames could not be written",
+                    intervals.write_errors
+                );
             }
         }
+        self.report_into(context, usage_after, io_wq_workers);
+        Ok(())
     }
 
-    region.leave(spec.member);
-    // Every noise message published while we were a member must be ours: take what is left up
-    // to the moment we left (the last noise publishers may have sent after our last drain).
-    let left_at = region.queue.head();
-    let left_ns = now_ns();
-    cursor.drain_to(&region.queue, left_at, |message| {
-        if message.publisher_id != spec.publisher_id {
-            counters.other_messages += 1;
-            series
-                .other
-                .record(0, left_ns.saturating_sub(message.send_ns));
+    /// The counters, hygiene and series into the report.
+    fn report_into(
+        mut self,
+        context: &mut WorkerContext,
+        usage_after: sched::Usage,
+        io_wq_workers: Option<u64>,
+    ) {
+        let counters = &mut self.counters;
+        counters.overrun = self.cursor.overrun;
+        counters.duplicated = self.tracker.duplicated;
+        counters.reordered = self.tracker.reordered;
+        counters.own_wakes = self.own.wakes;
+        counters.piggybacked = self.own.piggybacked;
+        if self.own.attribution() == Attribution::Exact {
+            let sent = self.publisher.published_total.load(Ordering::Acquire);
+            counters.wakes_missing = sent.saturating_sub(self.own.wakes);
         }
-    });
-    if noise {
-        // Then count what never came (holes still being written are in flight, not missing).
-        let published = left_at.saturating_sub(joined_at);
-        counters.member_misses = published
-            .saturating_sub(cursor.taken)
-            .saturating_sub(cursor.pending_holes() as u64);
+        context.report.attribution = self.own.attribution();
+        context.report.hygiene = super::publisher::hygiene(
+            self.usage_before.unwrap_or(usage_after),
+            usage_after,
+            io_wq_workers,
+        );
+        context.report.counters = self.counters;
+        context.report.break_event = self.break_on.event;
+        context.report.series = Series::SUBSCRIBER
+            .into_iter()
+            .zip(self.series.all())
+            .map(|(name, recorder)| (name, SeriesReport::from_recorder(recorder)))
+            .collect();
     }
-    let end_ns = now_ns();
-    let usage_after = sched::usage();
-    let io_wq_workers = io_wq::most(io_wq_after_setup, io_wq::workers());
-    sched::current_cpu_into(&mut context.report.setup.cpus_observed);
-    if let Some(intervals) = intervals.as_mut() {
-        intervals.finish(end_ns, &mut context.stream, &mut series.all());
-        if intervals.write_errors > 0 {
-            bail!(
-                "{} interval frames could not be written",
-                intervals.write_errors
-            );
-        }
-    }
-    counters.overrun = cursor.overrun;
-    counters.duplicated = tracker.duplicated;
-    counters.reordered = tracker.reordered;
-    counters.own_wakes = own.wakes;
-    counters.piggybacked = own.piggybacked;
-    if own.attribution() == Attribution::Exact {
-        let sent = publisher.published_total.load(Ordering::Acquire);
-        counters.wakes_missing = sent.saturating_sub(own.wakes);
-    }
-    context.report.attribution = own.attribution();
-    context.report.hygiene = super::publisher::hygiene(
-        usage_before.unwrap_or(usage_after),
-        usage_after,
-        io_wq_workers,
-    );
-    context.report.counters = counters;
-    context.report.break_event = break_on.event;
-    context.report.series = Series::SUBSCRIBER
-        .into_iter()
-        .zip(series.all())
-        .map(|(name, recorder)| (name, SeriesReport::from_recorder(recorder)))
-        .collect();
-    Ok(())
 }
 
 /// The measured phase's intervals, fixed when the run starts: the RT subscriber's on the run's
