@@ -384,7 +384,7 @@ fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
     // Into the second transport's run: wait until the first is saved, then a little more.
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::fs::read_to_string(dir.path().join("result.json"))
-        .map_or(true, |text| !text.contains("\"status\": \"completed\""))
+        .map_or(true, |text| !text.contains("\"status\":\"completed\""))
     {
         assert!(Instant::now() < deadline, "the first run never finished");
         std::thread::sleep(Duration::from_millis(50));

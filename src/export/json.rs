@@ -2,7 +2,7 @@
 
 use crate::result::ResultDoc;
 
-/// Render `doc` as pretty JSON with a trailing newline, as the result file is saved.
+/// Render `doc` as compact JSON with a trailing newline, as the result file is saved.
 pub fn render(doc: &ResultDoc) -> Vec<u8> {
     crate::result::store::to_json(doc)
 }
