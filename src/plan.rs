@@ -318,6 +318,14 @@ fn yes() -> bool {
     true
 }
 
+/// Most over-threshold samples a result document keeps, over all its runs and series: about
+/// 2.6 MB of JSON when every list is full. The default comparison's 8 transports keep the
+/// profile's 1,000 per list; an 8-hour nightly of 30 runs (six transports in five rounds) 266.
+pub const MAX_DOCUMENT_OUTLIERS: usize = 64_000;
+/// Outlier lists in one run: every series of the RT publisher and the RT subscriber.
+const OUTLIER_LISTS_PER_RUN: usize =
+    crate::record::Series::PUBLISHER.len() + crate::record::Series::SUBSCRIBER.len();
+
 impl RunPlan {
     /// The CPUs the system check judges for this plan.
     pub fn rt_cpus(&self) -> RtCpus {
@@ -335,6 +343,21 @@ impl RunPlan {
         } else {
             self.ring_setup_variants.clone()
         }
+    }
+
+    /// Runs the plan makes: every transport, under every ring setup, in every round.
+    pub fn planned_runs(&self) -> usize {
+        self.transports.len().max(1) * self.ring_setups().len() * self.rounds.max(1) as usize
+    }
+
+    /// The capacity of every outlier list of every run: `outliers_max`, or, where the plan has
+    /// more runs than that leaves room for, its equal share of [`MAX_DOCUMENT_OUTLIERS`]. The
+    /// samples over the threshold go on being counted beyond it (`outliers_dropped`).
+    pub fn outliers_per_list(&self) -> u32 {
+        let lists = self.planned_runs() * OUTLIER_LISTS_PER_RUN;
+        let share = (MAX_DOCUMENT_OUTLIERS / lists).max(1);
+        self.outliers_max
+            .min(u32::try_from(share).unwrap_or(u32::MAX))
     }
 
     /// Measured time of one run (one transport in one round).
@@ -404,5 +427,30 @@ mod housekeeping_tests {
         assert_eq!(housekeeping_cpus(&all, &[3, 4, 5], &[0, 1], [4, 5]), [2]);
         // Two CPUs, both RT CPUs: nowhere.
         assert!(housekeeping_cpus(&[0, 1], &[], &[0, 1], [0, 1]).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod outlier_budget_tests {
+    use crate::transport::Name;
+
+    #[test]
+    fn a_plan_shares_the_documents_outliers_among_its_runs_and_lists() {
+        let mut plan = crate::testing::fixture::two_round_doc().plan;
+        plan.outliers_max = 1_000;
+        plan.ring_setup_variants.clear();
+        // The default comparison: every transport, one round.
+        plan.transports = Name::all();
+        plan.rounds = 1;
+        assert!(plan.planned_runs() <= 8, "{}", plan.planned_runs());
+        assert_eq!(plan.outliers_per_list(), 1_000);
+        // An 8-hour nightly: six transports in five rounds.
+        plan.transports.truncate(6);
+        plan.rounds = 5;
+        assert_eq!(plan.planned_runs(), 30);
+        assert_eq!(plan.outliers_per_list(), 266);
+        // A profile's smaller list stands.
+        plan.outliers_max = 100;
+        assert_eq!(plan.outliers_per_list(), 100);
     }
 }

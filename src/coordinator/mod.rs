@@ -172,17 +172,19 @@ fn analyse(
 ) {
     // After the run, never during it: the fits cost CPU the measuring loops must not share.
     result.tail = crate::result::tail::estimate_run(result, plan.period_ns, plan.threshold_ns);
-    // A multi-hour run keeps a bounded interval list (coarser, nothing lost).
+    // A multi-hour run keeps a bounded interval list (coarser, nothing lost), its share of
+    // the document's.
     result.intervals = crate::result::coarsen::coarsen(
         std::mem::take(&mut result.intervals),
-        crate::result::coarsen::MAX_INTERVALS,
+        crate::result::coarsen::intervals_per_run(plan.planned_runs()),
     );
     let start_ns = region.get().control.start_ns.load(Ordering::Acquire);
     if start_ns > 0 {
         let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
         result.explanation = trace.map(|trace| match trace {
             Ok(trace) => {
-                explain::explain_run(&trace, result, measure_start_ns, rt_pids[0], rt_pids[1])
+                let listed = crate::result::explain::chains_per_run(plan.planned_runs());
+                explain::explain_run(&trace, result, measure_start_ns, rt_pids, listed)
             }
             Err(reason) => explain::unavailable(reason),
         });

@@ -28,7 +28,7 @@ pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> Work
         warmup_periods: plan.warmup_periods(),
         measured_periods: plan.measured_periods(),
         interval_ns: plan.interval_ns,
-        outliers_max: plan.outliers_max,
+        outliers_max: plan.outliers_per_list(),
         break_on,
         inject_fault: plan.inject_fault,
     };

@@ -9,7 +9,9 @@ use hdrhistogram::Histogram;
 use super::{Interval, IntervalSeries, RunResult, RunStatus, SeriesResult, WorkerRecord};
 use crate::protocol::ReportStream;
 use crate::record::{RingSetup, Role, Series, SeriesKey};
-use crate::stats::{Attribution, Integrity, SampleStats, Summary, encode_histogram, new_histogram};
+use crate::stats::{
+    Attribution, Integrity, SampleStats, Summary, coarse_copy, encode_histogram, new_histogram,
+};
 
 /// One worker's leftovers.
 pub struct WorkerOutput {
@@ -171,7 +173,7 @@ impl RtParts {
                 key,
                 IntervalSeries {
                     stats: frame.stats,
-                    histogram: encode_histogram(&frame.histogram),
+                    histogram: encode_histogram(&coarse_copy(&frame.histogram)),
                 },
             );
         }

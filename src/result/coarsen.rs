@@ -1,8 +1,10 @@
-//! Keeping a long run's result small: when a run has more per-interval histograms than
-//! [`MAX_INTERVALS`], adjacent intervals are merged (histograms added, exact counters combined)
-//! into fewer, longer ones. An 8-hour run at the default 10 s interval has 2,880 intervals;
-//! merged to at most 720 it stays around a megabyte per transport. Pure: no I/O. The run-wide
-//! series are untouched, so no figure changes; only the time resolution of the interval list
+//! Keeping a long result small: a result document keeps at most [`MAX_INTERVALS`] intervals
+//! over all its runs, each run an equal share ([`intervals_per_run`]). A run with more
+//! intervals than its share has adjacent ones merged (histograms added, exact counters
+//! combined) into fewer, longer ones. An 8-hour run at the default 10 s interval has 2,880
+//! intervals and keeps 240 (120 s each); an 8-hour nightly of the eight transports in five
+//! rounds has 40 runs of 72 intervals and keeps 6 of each (120 s). Pure: no I/O. The run-wide series
+//! are untouched, so no figure changes; only the time resolution of the interval list
 //! coarsens, and each merged interval says its real start and length.
 
 use std::collections::BTreeMap;
@@ -11,8 +13,16 @@ use super::{Interval, IntervalSeries};
 use crate::record::SeriesKey;
 use crate::stats::{decode_histogram, encode_histogram};
 
-/// Most intervals a run keeps in its result.
-pub const MAX_INTERVALS: usize = 720;
+/// Most intervals a result document keeps, over all its runs.
+/// An 8-hour run keeps 120 s intervals. At two significant digits a busy machine's interval of
+/// every series takes about 8.7 KB, so the list stays near 2 MB however many runs share it.
+pub const MAX_INTERVALS: usize = 240;
+
+/// The intervals each run of a plan of `planned_runs` keeps: an equal share of
+/// [`MAX_INTERVALS`], at least one.
+pub fn intervals_per_run(planned_runs: usize) -> usize {
+    (MAX_INTERVALS / planned_runs.max(1)).max(1)
+}
 
 /// Merge runs of adjacent intervals so that at most `max_intervals` remain (at least one).
 /// Every group but the last holds the same number of intervals.
@@ -54,7 +64,7 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
             if let Ok(histogram) = decode_histogram(&part.histogram) {
                 let merged = histograms
                     .entry(key)
-                    .or_insert_with(crate::stats::new_histogram);
+                    .or_insert_with(crate::stats::new_coarse_histogram);
                 let _ = merged.add(&histogram);
             }
         }
@@ -116,25 +126,29 @@ mod tests {
         let eight_hours = intervals(8 * 360);
         let merged = coarsen(eight_hours, MAX_INTERVALS);
         assert_eq!(merged.len(), MAX_INTERVALS);
-        // Four 10 s intervals per merged one, back to back, numbered again from 0.
+        // Twelve 10 s intervals per merged one, back to back, numbered again from 0.
         for (i, interval) in merged.iter().enumerate() {
             assert_eq!(interval.index, i as u32);
-            assert_eq!(interval.start_ns, i as u64 * 40 * SECOND_NS);
-            assert_eq!(interval.length_ns, 40 * SECOND_NS);
+            assert_eq!(interval.start_ns, i as u64 * 120 * SECOND_NS);
+            assert_eq!(interval.length_ns, 120 * SECOND_NS);
         }
         let first = &merged[0].series["delivery"];
         assert_eq!(
             first.stats,
             SampleStats {
-                count: 8,
+                count: 24,
                 min_ns: 1,
-                max_ns: 3002,
+                max_ns: 11002,
                 over_threshold: 0
             }
         );
         let histogram = decode_histogram(&first.histogram).unwrap();
-        assert_eq!(histogram.len(), 8);
-        assert_eq!(histogram.max(), histogram.highest_equivalent(3002));
+        assert_eq!(histogram.len(), 24);
+        // Kept at the interval precision: 11002 ns within its two-digit bucket.
+        assert_eq!(
+            histogram.max(),
+            crate::stats::new_coarse_histogram().highest_equivalent(11002)
+        );
         let total: u64 = merged
             .iter()
             .map(|i| i.series["delivery"].stats.count)
@@ -171,6 +185,15 @@ mod tests {
         let series = &merged[0].series["delivery"];
         assert_eq!(series.stats.count, 8);
         assert_eq!(decode_histogram(&series.histogram).unwrap().len(), 6);
+    }
+
+    #[test]
+    fn a_document_shares_its_intervals_among_its_planned_runs() {
+        assert_eq!(intervals_per_run(1), MAX_INTERVALS);
+        assert_eq!(intervals_per_run(0), MAX_INTERVALS);
+        // An 8-hour nightly: the eight transports in five rounds.
+        assert_eq!(intervals_per_run(40), 6);
+        assert_eq!(intervals_per_run(MAX_INTERVALS * 3), 1);
     }
 
     #[test]

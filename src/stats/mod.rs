@@ -19,8 +19,8 @@ pub use confidence::{
 };
 pub use encode::{decode_histogram, encode_histogram};
 pub use histogram::{
-    HIGHEST_NS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats, new_histogram,
-    new_interval_histogram,
+    HIGHEST_NS, INTERVAL_SIGNIFICANT_DIGITS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats,
+    coarse_copy, new_coarse_histogram, new_histogram, new_interval_histogram,
 };
 pub use integrity::{Attribution, Integrity, SeqTracker};
 pub use summary::Summary;
