@@ -239,13 +239,13 @@ pub fn unavailable(reason: String) -> Explanation {
 
 /// Explain `run`'s send-call and delivery outliers from `trace`. `measure_start_ns` is the
 /// start of the measured phase (the outliers' time origin); `publisher` and `subscriber` the RT
-/// tasks.
+/// tasks. The chains of at most `max_listed` outliers are listed, the longest.
 pub fn explain_run(
     trace: &Trace,
     run: &crate::result::RunResult,
     measure_start_ns: u64,
-    publisher: Pid,
-    subscriber: Pid,
+    [publisher, subscriber]: [Pid; 2],
+    max_listed: usize,
 ) -> Explanation {
     use crate::record::{Series, SeriesKey};
     let mut explanation = Explanation {
@@ -273,6 +273,14 @@ pub fn explain_run(
         explanation.series.insert(SeriesKey::Rt(series), summary);
         explanation.outliers.extend(outliers);
     }
+    // A long result lists the chains of its longest spikes only; the counts cover every one.
+    if explanation.outliers.len() > max_listed {
+        explanation
+            .outliers
+            .sort_by_key(|o| std::cmp::Reverse(o.value_ns));
+        explanation.outliers_not_listed = (explanation.outliers.len() - max_listed) as u64;
+        explanation.outliers.truncate(max_listed);
+    }
     explanation.outliers.sort_by_key(|o| o.at_ns);
     // The sample that fired --break-on, whether or not it was over the threshold.
     if let Some(event) = run.break_event {
@@ -291,4 +299,39 @@ pub fn explain_run(
         explanation.break_event = explained.pop();
     }
     explanation
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Series, SeriesKey};
+
+    #[test]
+    fn a_run_lists_the_chains_of_its_longest_spikes_and_counts_every_one() {
+        let run = crate::testing::fixture::two_round_doc().runs.remove(0);
+        let kept = |series: Series| {
+            run.series
+                .get(&SeriesKey::Rt(series))
+                .map_or(0, |s| s.outliers.len())
+        };
+        let all = kept(Series::SendCall) + kept(Series::Delivery);
+        assert!(all >= 3, "the fixture keeps {all} outliers");
+        let trace = Trace {
+            episodes: episodes::Episodes::recorded(Vec::new(), Vec::new(), Vec::new()),
+            tracing: Tracing::default(),
+        };
+        let full = explain_run(&trace, &run, 0, [1, 2], usize::MAX);
+        assert_eq!(full.outliers.len(), all);
+        assert_eq!(full.outliers_not_listed, 0);
+        let short = explain_run(&trace, &run, 0, [1, 2], 2);
+        assert_eq!(short.outliers.len(), 2);
+        assert_eq!(short.outliers_not_listed, (all - 2) as u64);
+        // The longest two, in time order; the counts still cover every kept outlier.
+        let mut values: Vec<u64> = full.outliers.iter().map(|o| o.value_ns).collect();
+        values.sort_unstable_by(|a, b| b.cmp(a));
+        let shortest_listed = short.outliers.iter().map(|o| o.value_ns).min().unwrap();
+        assert_eq!(shortest_listed, values[1]);
+        assert!(short.outliers.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+        assert_eq!(short.series, full.series);
+    }
 }

@@ -7,6 +7,21 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// Most chains a result document lists, over all its runs: at most 1.6 MB of JSON (an
+/// unexplained one with its reason takes about 480 bytes). A run keeps an equal share of them
+/// ([`chains_per_run`]), its longest spikes': the default comparison's 8 transports list up
+/// to 400 each, an 8-hour nightly of 40 planned runs 80.
+pub const MAX_DOCUMENT_CHAINS: usize = 3_200;
+
+/// The chains each run of a plan of `planned_runs` lists (at least one).
+pub fn chains_per_run(planned_runs: usize) -> usize {
+    (MAX_DOCUMENT_CHAINS / planned_runs.max(1)).max(1)
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
 /// The explanation of one run's spikes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Explanation {
@@ -14,8 +29,12 @@ pub struct Explanation {
     pub tracing: Tracing,
     /// Per series (`send_call`, `delivery`): how many spikes, and why.
     pub series: BTreeMap<crate::record::SeriesKey, SeriesBlame>,
-    /// Every kept outlier of those series, in time order, with its chain.
+    /// The kept outliers of those series with their chains, in time order: every one, or the
+    /// longest [`MAX_DOCUMENT_CHAINS`] allows this run (`series` counts every one).
     pub outliers: Vec<ExplainedOutlier>,
+    /// Kept outliers whose chain is not in `outliers` (shorter than every listed one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outliers_not_listed: u64,
     /// The sample that fired `--break-on`, with its chain (absent without a break).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_event: Option<ExplainedOutlier>,

@@ -206,3 +206,7 @@ mod tests {
         assert!(message.contains("unknown series `jitter`"), "{message}");
     }
 }
+
+#[cfg(test)]
+#[path = "size_tests.rs"]
+mod size_tests;
