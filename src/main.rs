@@ -1,25 +1,10 @@
 #![forbid(unsafe_code)]
 
 use rtsoak::exit::Outcome;
-use rtsoak::sys::alloc::CountingAllocator;
 
-/// The first argument that makes this process a worker (`launch::spawn` passes it).
-const WORKER_ARG: &str = rtsoak::launch::spawn::WORKER_ARG;
-
-/// Every allocation is counted, so workers can show their measured loops allocated nothing.
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
+// The workers are another binary, `rtsoak-worker` beside this one (src/bin/rtsoak-worker.rs
+// says why; it counts their allocations): this one is the command line and the coordinator.
 fn main() {
-    // A worker is this binary re-executed by the coordinator as `rtsoak worker` with its fds
-    // mapped (launch::spawn): not a command a user runs, so not one the command line, its help,
-    // completions or manual pages offer.
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == WORKER_ARG)
-    {
-        std::process::exit(rtsoak::worker::main());
-    }
     // Like any Unix filter, end quietly when stdout's reader goes away (`rtsoak report | head`)
     // instead of panicking on the failed write; workers set their own dispositions.
     rtsoak::sys::signals::restore_default(nix::sys::signal::Signal::SIGPIPE);

@@ -340,6 +340,7 @@ fn the_install_script_installs_binary_pages_and_completions() {
     assert!(status.success());
     for file in [
         "bin/rtsoak",
+        "bin/rtsoak-worker",
         "share/man/man1/rtsoak.1",
         "share/man/man1/rtsoak-compare.1",
         "share/man/man1/rtsoak-run.1",

@@ -6,8 +6,10 @@
 //! and a flag, lands in the plan, and a bad value is refused naming its key.
 //!
 //! The copy builds into this crate's target directory (its packages live at another path, so
-//! they are built apart and the dependencies are shared), under a binary name of its own so it
-//! does not replace `rtsoak`.
+//! they are built apart and the dependencies are shared), under binary names of its own so it
+//! does not replace `rtsoak` or `rtsoak-worker`: a binary starts its workers from the one beside
+//! it named after itself (`launch::worker_binary`), so the copy's `rtsoak-new-transport` starts
+//! `rtsoak-new-transport-worker`, built from the copy's `src/bin/rtsoak-worker.rs`.
 
 mod common;
 
@@ -131,6 +133,8 @@ impl Mechanism for Dummy {
 
 /// The binary the copy builds (a name of its own: the target directory is shared).
 const COPY_BIN: &str = "rtsoak-new-transport";
+/// Its worker binary: the name `COPY_BIN` looks for beside itself.
+const COPY_WORKER_BIN: &str = "rtsoak-new-transport-worker";
 
 fn copy_tree(from: &Path, to: &Path) {
     if from.is_dir() {
@@ -199,12 +203,16 @@ fn generate(dir: &Path) -> PathBuf {
     copy
 }
 
-/// Build the copy's binary under its own name, into this crate's target directory.
+/// Build the copy's binary and its worker binary under their own names, into this crate's target
+/// directory.
 fn build(copy: &Path) -> PathBuf {
     let manifest = copy.join("Cargo.toml");
     let text = fs::read_to_string(&manifest).unwrap();
     let text = text.replacen("[package]\n", "[package]\nautobins = false\n", 1)
-        + &format!("\n[[bin]]\nname = \"{COPY_BIN}\"\npath = \"src/main.rs\"\n");
+        + &format!("\n[[bin]]\nname = \"{COPY_BIN}\"\npath = \"src/main.rs\"\n")
+        + &format!(
+            "\n[[bin]]\nname = \"{COPY_WORKER_BIN}\"\npath = \"src/bin/rtsoak-worker.rs\"\n"
+        );
     fs::write(&manifest, text).unwrap();
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -217,6 +225,8 @@ fn build(copy: &Path) -> PathBuf {
             "--offline",
             "--bin",
             COPY_BIN,
+            "--bin",
+            COPY_WORKER_BIN,
         ])
         .arg("--manifest-path")
         .arg(&manifest)

@@ -774,3 +774,107 @@ fn a_killed_load_worker_leaves_no_scratch_file() {
     assert_ne!(output.status.code(), Some(101), "{text}");
     assert_no_debris(&out);
 }
+
+/// rtsoak, hard-linked into `dir` (same inode: never chmod or chown it), started as root for a
+/// short run into `dir/out`.
+fn run_linked_rtsoak(dir: &Path) -> Output {
+    let linked = dir.join("rtsoak");
+    std::fs::hard_link(rtsoak_path(), &linked).unwrap();
+    let output = Command::new(&linked)
+        .args([
+            "run",
+            "-q",
+            "-t",
+            "eventfd",
+            "--no-noise",
+            "--duration",
+            "1s",
+        ])
+        .arg("-o")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    std::fs::remove_file(&linked).unwrap();
+    output
+}
+
+/// A worker binary that, if it ever ran, would leave `marker` behind.
+fn plant_worker(path: &Path, marker: &Path, mode: u32) {
+    std::fs::write(
+        path,
+        format!("#!/bin/sh\necho ran >'{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// The run was refused before anything ran, saying which worker binary, what is wrong and what
+/// to do, without a panic, and the planted worker never ran.
+fn assert_refused(output: &Output, worker: &Path, why: &str, marker: &Path) {
+    let stderr = stderr(output);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot start workers from {}", worker.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains(why), "{why}: {stderr}");
+    assert!(
+        stderr.contains("Install rtsoak-worker beside rtsoak")
+            && stderr.contains("`cargo build --release` builds both"),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "the refused worker binary ran");
+}
+
+#[test]
+fn a_worker_binary_missing_or_another_user_could_plant_is_never_run() {
+    let setup = setup();
+    let marker = setup.path("worker-ran");
+
+    // Missing.
+    let dir = setup.roots_dir("missing", 0o755);
+    let output = run_linked_rtsoak(&dir);
+    assert_refused(&output, &dir.join("rtsoak-worker"), "no such file", &marker);
+    assert!(!dir.join("out").exists(), "nothing was written");
+
+    // A symlink, even to the real worker binary.
+    let dir = setup.roots_dir("symlink", 0o755);
+    let worker = dir.join("rtsoak-worker");
+    std::os::unix::fs::symlink(rtsoak_path().with_file_name("rtsoak-worker"), &worker).unwrap();
+    assert_refused(&run_linked_rtsoak(&dir), &worker, "is a symlink", &marker);
+
+    // Writable by its group, or by everyone.
+    for (mode, why) in [
+        (0o775, "writable by its group"),
+        (0o757, "writable by everyone"),
+    ] {
+        let dir = setup.roots_dir(&format!("mode-{mode:o}"), 0o755);
+        let worker = dir.join("rtsoak-worker");
+        plant_worker(&worker, &marker, mode);
+        assert_refused(&run_linked_rtsoak(&dir), &worker, why, &marker);
+    }
+
+    // Owned by another user.
+    let dir = setup.roots_dir("owned", 0o755);
+    let worker = dir.join("rtsoak-worker");
+    plant_worker(&worker, &marker, 0o755);
+    std::os::unix::fs::chown(&worker, Some(NOBODY), Some(NOBODY)).unwrap();
+    assert_refused(
+        &run_linked_rtsoak(&dir),
+        &worker,
+        &format!("owned by uid {NOBODY}"),
+        &marker,
+    );
+
+    // Root's own file, in a directory another user owns (who could swap it).
+    let dir = setup.nobodys_dir("nobodys");
+    let worker = dir.join("rtsoak-worker");
+    plant_worker(&worker, &marker, 0o755);
+    assert_refused(
+        &run_linked_rtsoak(&dir),
+        &worker,
+        "its directory is not one root may run a program from",
+        &marker,
+    );
+}

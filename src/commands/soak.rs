@@ -35,6 +35,9 @@ pub fn soak(
     let host = host_facts(&SysRoot::system());
     let plan = resolve_plan(args, transports, &host)?;
     check_external_command(&plan)?;
+    // The worker binary beside this one, found and checked before anything runs: a missing or
+    // untrusted one is refused here, naming what to install.
+    crate::launch::worker_binary::worker_executable()?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;

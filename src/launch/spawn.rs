@@ -1,12 +1,11 @@
-//! Starting a worker: re-execute this binary as the hidden `worker` sub-command with four fds
-//! mapped to fixed numbers (spec, shared region, report memfd, frame ring), through
-//! `posix_spawn` (`sys::spawn`): nothing of the coordinator is copied, and it is safe with
-//! threads.
+//! Starting a worker: execute the worker binary beside this one (`rtsoak-worker`, found and
+//! checked by [`worker_binary`](super::worker_binary)) with four fds mapped to fixed numbers
+//! (spec, shared region, report memfd, frame ring), through `posix_spawn` (`sys::spawn`):
+//! nothing of the coordinator is copied, and it is safe with threads.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::OnceLock;
 
 use anyhow::Context;
 use nix::sys::memfd::{MFdFlags, memfd_create};
@@ -17,10 +16,6 @@ use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, SPE
 use crate::record::Role;
 use crate::region::SharedRegion;
 use crate::sys::spawn::Process;
-
-/// The argument that makes the re-executed binary a worker (`main` checks it before parsing the
-/// command line).
-pub const WORKER_ARG: &str = "worker";
 
 /// Frame ring of an RT worker, data bytes. A frame takes about 2 bytes per recorded bucket
 /// (see `protocol::frame`). Measured on a busy 2-CPU machine under the default noise, the RT
@@ -80,8 +75,8 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
     let frames = Frames::new(ring);
 
     let child = crate::sys::spawn::spawn(
-        executable()?,
-        &[WORKER_ARG],
+        super::worker_binary::worker_executable()?,
+        &[],
         &[
             (spec_file.as_fd(), SPEC_FD),
             (region.memory().fd().as_fd(), REGION_FD),
@@ -96,16 +91,6 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
         frames,
         spec,
     })
-}
-
-/// This binary, found once: queue noise starts several workers a second.
-fn executable() -> anyhow::Result<&'static std::path::Path> {
-    static EXE: OnceLock<std::path::PathBuf> = OnceLock::new();
-    if let Some(exe) = EXE.get() {
-        return Ok(exe);
-    }
-    let exe = std::env::current_exe().context("finding the rtsoak binary to start workers")?;
-    Ok(EXE.get_or_init(|| exe))
 }
 
 fn memfd(name: &str) -> anyhow::Result<OwnedFd> {

@@ -1,6 +1,6 @@
-//! A worker process: the hidden `rtsoak worker` sub-command. It reads its [`WorkerSpec`] from an
-//! inherited fd, becomes real-time (pin, policy, mlock, pre-fault, die with the coordinator),
-//! then runs its role's loop with its part of the spec (a queue worker's with the transport that
+//! A worker process: the `rtsoak-worker` binary (src/bin/rtsoak-worker.rs), which the
+//! coordinator starts beside itself. It reads its [`WorkerSpec`] from an inherited fd, becomes
+//! real-time (pin, policy, mlock, pre-fault, die with the coordinator), then runs its role's loop with its part of the spec (a queue worker's with the transport that
 //! part names), ships its interval frames into its frame ring, and leaves its final report in
 //! its report memfd.
 //!
@@ -70,7 +70,7 @@ impl WorkerContext {
     }
 }
 
-/// Entry point of `rtsoak worker`. Returns the process exit code.
+/// Entry point of `rtsoak-worker`. Returns the process exit code.
 pub fn main() -> i32 {
     // The coordinator decides when workers stop: a Ctrl-C reaching the whole process group
     // must not kill a worker before it has reported.
@@ -90,8 +90,8 @@ pub fn main() -> i32 {
     ] = fds
     else {
         eprintln!(
-            "rtsoak worker: fds {SPEC_FD}-{FRAMES_FD} (spec, region, report, frame ring) are not \
-             open: `rtsoak worker` is started by the coordinator, never by hand"
+            "rtsoak-worker: fds {SPEC_FD}-{FRAMES_FD} (spec, region, report, frame ring) are not \
+             open: `rtsoak-worker` is started by the coordinator (`rtsoak`), never by hand"
         );
         return 1;
     };
@@ -110,7 +110,7 @@ pub fn main() -> i32 {
             report.error = Some(format!("mapping the frame ring: {error:#}"));
             let _ = write_report(&mut { report_file }, &report);
             eprintln!(
-                "rtsoak worker {}: mapping the frame ring: {error:#}",
+                "rtsoak-worker {}: mapping the frame ring: {error:#}",
                 std::process::id()
             );
             return 1;
@@ -149,7 +149,7 @@ pub fn main() -> i32 {
         Err(error) => {
             report.error = Some(format!("{error:#}"));
             let _ = stream.report(&report);
-            eprintln!("rtsoak worker {}: {error:#}", std::process::id());
+            eprintln!("rtsoak-worker {}: {error:#}", std::process::id());
             1
         }
     }

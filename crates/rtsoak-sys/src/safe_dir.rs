@@ -63,7 +63,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn of(stat: &FileStat) -> Kind {
+    /// What the entry `stat` describes is.
+    pub fn of(stat: &FileStat) -> Kind {
         match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
             SFlag::S_IFDIR => Kind::Dir,
             SFlag::S_IFREG => Kind::File,
