@@ -62,6 +62,8 @@ def check_install(share: Path, c: Checks) -> None:
     c.check(not missing, "the profiles are conffiles", f"missing {missing}")
     c.check(read(share / "which.txt").strip() == "/usr/bin/rtsoak", "rtsoak is /usr/bin/rtsoak",
             read(share / "which.txt"))
+    c.check(read(share / "which-worker.txt").strip() == "/usr/bin/rtsoak-worker",
+            "its worker binary is /usr/bin/rtsoak-worker", read(share / "which-worker.txt"))
     c.check(read(share / "verify.exit").strip() == "0" and not read(share / "verify.txt").strip(),
             "systemd-analyze verify accepts the packaged units", read(share / "verify.txt"))
 

@@ -31,6 +31,7 @@ echo $? >"$out/install.exit"
 dpkg-query -W -f='${Status} ${Version} ${Architecture}\n' rtsoak >"$out/dpkg-status.txt"
 dpkg-query -W -f='${Conffiles}\n' rtsoak >"$out/conffiles.txt"
 command -v rtsoak >"$out/which.txt"
+command -v rtsoak-worker >"$out/which-worker.txt"
 rtsoak --version >"$out/version.txt" 2>&1
 systemd-analyze verify rtsoak@vmpass.service rtsoak@vmpass.timer rtsoak-nightly.service \
     rtsoak-nightly.timer >"$out/verify.txt" 2>&1
