@@ -9,7 +9,7 @@
 //!
 //! Trust: rtsoak runs as root, and must never execute a file another user could have planted or
 //! could replace. The worker must be a regular file (by `lstat`: never a symlink), owned by root
-//! or by this process's user, writable by neither its group nor others; as root, its directory
+//! or by this process's user, writable by no one else (as root, nor by its group); as root, its directory
 //! must also be one [`SafeDir::open`] accepts (owned by root, it and every directory above it
 //! writable by no one else unless sticky). Anything else is refused with an error naming the
 //! file, what is wrong and what to do: there is no fallback to another binary.
@@ -128,7 +128,11 @@ pub fn refusal(kind: Kind, uid: u32, mode: u32) -> Option<String> {
             "it is owned by uid {uid}, neither root nor this user ({euid})"
         ));
     }
-    if mode & 0o022 != 0 {
+    // Root runs nothing its group could rewrite. An ordinary user's build is group-writable
+    // under the umask 002 many distributions give users (a group of their own): what that
+    // user runs, the group could already rewrite, so only everyone's write is refused there.
+    let untrusted_writers = if euid == 0 { 0o022 } else { 0o002 };
+    if mode & untrusted_writers != 0 {
         let who = if mode & 0o002 != 0 {
             "everyone"
         } else {
@@ -172,13 +176,18 @@ mod tests {
             (Kind::Symlink, 0, 0o120777, "symlink"),
             (Kind::Dir, 0, 0o040755, "not a regular file"),
             (Kind::Other, 0, 0o010644, "not a regular file"),
-            (Kind::File, 0, 0o100775, "writable by its group"),
             (Kind::File, 0, 0o100757, "writable by everyone"),
             (Kind::File, 0, 0o100644, "not executable"),
         ] {
             let refused = refusal(kind, uid, mode).expect(why);
             assert!(refused.contains(why), "{refused}");
         }
+        // Group-writable: refused to root, run by an ordinary user (umask 002).
+        assert_eq!(
+            refusal(Kind::File, me, 0o100775).is_some(),
+            me == 0,
+            "a group-writable worker as uid {me}"
+        );
         if me != 12345 {
             let refused = refusal(Kind::File, 12345, 0o100755).unwrap();
             assert!(refused.contains("owned by uid 12345"), "{refused}");
