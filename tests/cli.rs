@@ -420,3 +420,23 @@ fn run_offers_no_flag_of_a_comparison_and_says_to_use_compare() {
         .code(2)
         .stderr(predicate::str::contains("--ring-setup"));
 }
+
+#[test]
+fn the_readmes_cargo_run_runs_rtsoak() {
+    // The README's first command is `cargo run --release -- compare`. With two binaries
+    // (rtsoak-worker beside rtsoak), plain `cargo run` refuses to choose unless the manifest
+    // names one (`default-run`). The debug build stands in for the release one: the tests
+    // built it already.
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--", "--version"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.starts_with("rtsoak "),
+        "`cargo run -- --version`: {}\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
