@@ -1,10 +1,25 @@
 #![forbid(unsafe_code)]
 
 use rtsoak::exit::Outcome;
+use rtsoak::sys::alloc::CountingAllocator;
+
+/// Every allocation is counted, so workers can show their measured loops allocated nothing
+/// (where this binary runs them: see below).
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 // The workers are another binary, `rtsoak-worker` beside this one (src/bin/rtsoak-worker.rs
-// says why; it counts their allocations): this one is the command line and the coordinator.
+// says why): this one is the command line and the coordinator. Where no worker binary is
+// beside it (`cargo run` builds only this one), the coordinator starts this binary as
+// `rtsoak worker` instead (launch::worker_binary), a hidden sub-command no help, page or
+// completion offers.
 fn main() {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == rtsoak::launch::worker_binary::WORKER_ARG)
+    {
+        std::process::exit(rtsoak::worker::main());
+    }
     // Like any Unix filter, end quietly when stdout's reader goes away (`rtsoak report | head`)
     // instead of panicking on the failed write; workers set their own dispositions.
     rtsoak::sys::signals::restore_default(nix::sys::signal::Signal::SIGPIPE);

@@ -74,9 +74,10 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
     let report = File::from(memfd(&format!("rtsoak-report-{}", spec.slot))?);
     let frames = Frames::new(ring);
 
+    let (program, args) = super::worker_binary::worker_executable()?;
     let child = crate::sys::spawn::spawn(
-        super::worker_binary::worker_executable()?,
-        &[],
+        program,
+        args,
         &[
             (spec_file.as_fd(), SPEC_FD),
             (region.memory().fd().as_fd(), REGION_FD),
