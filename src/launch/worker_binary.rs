@@ -9,10 +9,11 @@
 //!
 //! Trust: rtsoak runs as root, and must never execute a file another user could have planted or
 //! could replace. The worker must be a regular file (by `lstat`: never a symlink), owned by root
-//! or by this process's user, writable by no one else (as root, nor by its group); as root, its directory
-//! must also be one [`SafeDir::open`] accepts (owned by root, it and every directory above it
+//! or by this process's user, writable by no one else (as root, nor by its group); as root, its
+//! directory must also be one [`SafeDir::open`] accepts (owned by root, it and every directory above it
 //! writable by no one else unless sticky). Anything else is refused with an error naming the
-//! file, what is wrong and what to do: there is no fallback to another binary.
+//! file, what is wrong and what to do, never passed over. Only a missing one is replaced: by
+//! this binary itself, the one already running ([`worker_executable`]).
 //!
 //! Owns: where the worker binary is and whether it may be run. Never executes it (`spawn` does).
 
