@@ -208,7 +208,14 @@ fn generate(dir: &Path) -> PathBuf {
 fn build(copy: &Path) -> PathBuf {
     let manifest = copy.join("Cargo.toml");
     let text = fs::read_to_string(&manifest).unwrap();
-    let text = text.replacen("[package]\n", "[package]\nautobins = false\n", 1)
+    // Its own binaries under their own names, and `cargo run` of the copy runs its rtsoak.
+    let text = text
+        .replacen("[package]\n", "[package]\nautobins = false\n", 1)
+        .replacen(
+            "default-run = \"rtsoak\"",
+            &format!("default-run = \"{COPY_BIN}\""),
+            1,
+        )
         + &format!("\n[[bin]]\nname = \"{COPY_BIN}\"\npath = \"src/main.rs\"\n")
         + &format!(
             "\n[[bin]]\nname = \"{COPY_WORKER_BIN}\"\npath = \"src/bin/rtsoak-worker.rs\"\n"
