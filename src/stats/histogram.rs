@@ -16,10 +16,7 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A histogram of nanosecond samples, 1 ns to [`HIGHEST_NS`], never resizing.
 pub fn new_histogram() -> Histogram<u64> {
-    let mut histogram = Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
-        .expect("constant histogram bounds are valid");
-    histogram.auto(false);
-    histogram
+    fixed(SIGNIFICANT_DIGITS)
 }
 
 /// A worker's histogram of one interval: the buckets of [`new_histogram`], 32-bit counts.
@@ -30,10 +27,7 @@ pub fn new_histogram() -> Histogram<u64> {
 /// Were a bucket ever to fill, it would stop counting while the exact counters go on, and the
 /// coordinator, which compares the two for every frame, reports the difference.
 pub fn new_interval_histogram() -> Histogram<u32> {
-    let mut histogram = Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
-        .expect("constant histogram bounds are valid");
-    histogram.auto(false);
-    histogram
+    fixed(SIGNIFICANT_DIGITS)
 }
 
 /// Two significant digits: an interval's histogram in the result resolves a 100 us sample to
@@ -47,7 +41,13 @@ pub const INTERVAL_SIGNIFICANT_DIGITS: u8 = 2;
 /// of every series took 27 KB at three digits, so an eight-hour nightly's intervals alone would
 /// have been tens of megabytes.
 pub fn new_coarse_histogram() -> Histogram<u64> {
-    let mut histogram = Histogram::new_with_bounds(1, HIGHEST_NS, INTERVAL_SIGNIFICANT_DIGITS)
+    fixed(INTERVAL_SIGNIFICANT_DIGITS)
+}
+
+/// A histogram of 1 ns to [`HIGHEST_NS`] at `digits` significant digits, never resizing: every
+/// kind above is one of these.
+fn fixed<T: hdrhistogram::Counter>(digits: u8) -> Histogram<T> {
+    let mut histogram = Histogram::new_with_bounds(1, HIGHEST_NS, digits)
         .expect("constant histogram bounds are valid");
     histogram.auto(false);
     histogram
