@@ -259,6 +259,12 @@ pub struct SoakArgs {
     #[arg(long, value_delimiter = ',',
         value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
     pub export: Vec<String>,
+    /// Beside every run, run the floor pair: the same two processes, CPUs, priorities, memory
+    /// locking and wake calls, without the harness (no queue, no attribution, no interval
+    /// frames), interleaved in the same rounds; then show the harness's overhead per figure
+    /// (docs/floor.md). The floor runs are recorded apart (`floor_runs`) and judged by nothing.
+    #[arg(long)]
+    pub floor: bool,
     /// When another rtsoak holds the RT CPUs, wait up to this long for it to finish (e.g. `2h`)
     /// instead of refusing at once (exit 6).
     #[arg(long, value_parser = parse_duration_ns, value_name = "DURATION")]

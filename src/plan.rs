@@ -150,6 +150,11 @@ pub struct RunPlan {
     /// lost messages only".
     #[serde(default)]
     pub verdict: Limits,
+    /// Run the floor pair (`--floor`'s reference runs) instead of the harness: the same
+    /// processes, CPUs, priorities, memory locking and wake calls, and nothing else. Set only
+    /// on the copy of the plan a floor run gets, so a saved plan never carries it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub floor: bool,
 }
 
 /// A fault injected into the measurement itself.

@@ -488,3 +488,18 @@ fn a_real_explained_compare_matches_the_schema() {
     let doc = assert_real_result_matches(&args);
     assert!(doc["plan"]["explain"] == true, "the run was traced");
 }
+
+#[test]
+fn a_real_run_with_its_floor_matches_the_schema() {
+    let _serial = serial();
+    let args = [&["run", "-t", "futex", "--floor"][..], &SHORT].concat();
+    let doc = assert_real_result_matches(&args);
+    let floor = doc["floor_runs"]
+        .as_array()
+        .expect("the result has floor runs");
+    assert_eq!(floor.len(), 1);
+    assert!(
+        doc["plan"].get("floor").is_none(),
+        "the saved plan is the harness's"
+    );
+}

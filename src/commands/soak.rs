@@ -22,6 +22,7 @@ use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{SysRoot, host_facts};
 use crate::transport::Name;
+use crate::worker::floor::MAX_FLOOR_PERIODS;
 use crate::{export, transport};
 
 /// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
@@ -35,6 +36,9 @@ pub fn soak(
     let host = host_facts(&SysRoot::system());
     let plan = resolve_plan(args, transports, &host)?;
     check_external_command(&plan)?;
+    if args.floor {
+        check_floor(&plan)?;
+    }
     // The worker binary beside this one, found and checked before anything runs: a missing or
     // untrusted one is refused here, naming what to install.
     crate::launch::worker_binary::worker_executable()?;
@@ -78,8 +82,15 @@ pub fn soak(
         tracefs_mounted,
         decision: None,
         verdict: None,
+        floor_runs: Vec::new(),
     };
-    run_rounds(&mut doc, &result_dir, &mut saver, &stop, quiet)?;
+    let rounds = Rounds {
+        result_dir: &result_dir,
+        stop: &stop,
+        quiet,
+        floor: args.floor,
+    };
+    run_rounds(&mut doc, &mut saver, &rounds)?;
     judge_and_save(
         &mut doc,
         baseline.as_ref(),
@@ -122,16 +133,28 @@ fn hold_cpu_dma_latency(plan: &RunPlan) -> (Option<cpu_dma_latency::Hold>, CpuDm
     (hold, record)
 }
 
+/// How the rounds run: what stops them, whether progress is shown, and whether each run has
+/// its floor run beside it (`--floor`).
+struct Rounds<'a> {
+    /// Where noise scratch files go (the result directory).
+    result_dir: &'a Path,
+    stop: &'a StopFlag,
+    quiet: bool,
+    floor: bool,
+}
+
 /// Record each unsupported transport once, then run every supported transport and ring setup
 /// once per round, saving the document after every run. Stops early on a stop signal, a save
 /// that failed or a `--break-on` that does not continue; the error is a run's setup failure.
-fn run_rounds(
-    doc: &mut ResultDoc,
-    result_dir: &Path,
-    saver: &mut Saver,
-    stop: &StopFlag,
-    quiet: bool,
-) -> anyhow::Result<()> {
+/// With `--floor`, each run's floor run goes beside it, first in even rounds, so neither side
+/// always runs on a machine the other has just warmed.
+fn run_rounds(doc: &mut ResultDoc, saver: &mut Saver, rounds: &Rounds<'_>) -> anyhow::Result<()> {
+    let Rounds {
+        result_dir,
+        stop,
+        quiet,
+        floor,
+    } = *rounds;
     let supported: Vec<Name> = doc
         .plan
         .transports
@@ -141,7 +164,7 @@ fn run_rounds(
         .collect();
     let setups = doc.plan.ring_setups();
     let mut progress = Progress::new(
-        supported.len() * setups.len() * doc.plan.rounds as usize,
+        supported.len() * setups.len() * doc.plan.rounds as usize * if floor { 2 } else { 1 },
         doc.plan.rounds,
         doc.plan.warmup_ns + doc.plan.round_duration_ns(),
         !quiet,
@@ -166,11 +189,15 @@ fn run_rounds(
                 ring_setup: setup,
                 ..doc.plan.clone()
             };
-            let mut run = run_one(&plan, name, result_dir, stop, &mut progress)?;
             let key = RunKey {
                 transport: name.as_str(),
                 ring_setup: (setups.len() > 1).then_some(setup),
             };
+            let floor_first = floor && round % 2 == 0;
+            if floor_first && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)? {
+                return Ok(());
+            }
+            let mut run = run_one(&plan, name, result_dir, stop, &mut progress)?;
             key.apply(&mut run);
             run.round = round;
             let broke = run.break_event.is_some_and(|event| !event.continued);
@@ -179,9 +206,66 @@ fn run_rounds(
             if !saver.save(doc) || broke {
                 return Ok(());
             }
+            if floor
+                && !floor_first
+                && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)?
+            {
+                return Ok(());
+            }
         }
     }
     Ok(())
+}
+
+/// The floor run beside a harness run of `plan` (`--floor`): the floor pair under the same plan,
+/// without tracing, breaks or injected faults (they are the harness's), recorded in
+/// `floor_runs`. Returns whether the rounds go on (not after a stop signal).
+fn run_floor(
+    doc: &mut ResultDoc,
+    rounds: &Rounds<'_>,
+    (plan, name, key): (&RunPlan, Name, &RunKey<'_>),
+    round: u32,
+    progress: &mut Progress,
+) -> anyhow::Result<bool> {
+    let stop = rounds.stop;
+    if stop.is_set() {
+        return Ok(false);
+    }
+    let plan = RunPlan {
+        floor: true,
+        explain: false,
+        keep_trace: false,
+        break_on_ns: None,
+        inject_fault: None,
+        ..plan.clone()
+    };
+    let mut run = run_one(&plan, name, rounds.result_dir, stop, progress)?;
+    key.apply(&mut run);
+    run.round = round;
+    doc.floor_runs.push(run);
+    Ok(!stop.is_set())
+}
+
+/// `--floor` keeps every sample of a run in memory locked before it starts
+/// ([`MAX_FLOOR_PERIODS`] per series): refuse (a usage error) a plan whose runs hold more,
+/// naming what to change.
+fn check_floor(plan: &RunPlan) -> anyhow::Result<()> {
+    let periods = plan.measured_periods();
+    if periods <= MAX_FLOOR_PERIODS {
+        return Ok(());
+    }
+    Err(profile::ProfileError::Invalid {
+        key: "run.duration (per round, with --floor)".into(),
+        value: format!(
+            "{} of {periods} periods",
+            humantime::format_duration(std::time::Duration::from_nanos(plan.round_duration_ns()))
+        ),
+        allowed: format!(
+            "at most {MAX_FLOOR_PERIODS} periods per run, the samples a floor run keeps per \
+             series: shorten --duration, split it over more --rounds, or lengthen the period"
+        ),
+    }
+    .into())
 }
 
 /// Judge the whole document (caveats, decision, verdict against any baseline) and save it

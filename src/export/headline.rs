@@ -3,8 +3,9 @@
 //! transport: messages, missed periods, lost, send calls and deliveries over the threshold per
 //! million with their exact 95 % interval, the longest of each, status), the decision in
 //! sentences made from the figures ([`crate::judge::decision`]), the verdict with every reason,
-//! and the caveats that change the figures most, ranked and folded, with a count of the rest.
-//! `--details` adds every other table.
+//! and the caveats that change the figures most, ranked and folded, with a count of the rest;
+//! with `--floor`, the harness against its floor ([`super::floor`]). `--details` adds every
+//! other table.
 //!
 //! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown.
 
@@ -313,6 +314,8 @@ pub fn render(doc: &ResultDoc) -> String {
             );
         }
     }
+    // With `--floor`: how far above its floor each figure is, after what the figures are worth.
+    out.push_str(&super::floor::render(doc));
     out
 }
 

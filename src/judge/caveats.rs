@@ -403,6 +403,7 @@ mod tests {
             tracefs_mounted: None,
             decision: None,
             verdict: None,
+            floor_runs: Vec::new(),
         }
     }
 

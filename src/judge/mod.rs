@@ -10,6 +10,7 @@ pub mod caveats;
 pub mod decision;
 pub mod diff;
 pub mod diff_causes;
+pub mod floor;
 pub mod measured;
 pub mod rates;
 pub mod tail_limit;

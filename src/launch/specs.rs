@@ -16,7 +16,7 @@ const RT_PUBLISHER_ID: u32 = 0;
 
 /// The spec of the RT publisher or subscriber (`role`) in region slot `slot`, running
 /// `transport`: measuring the plan's periods, and the only ones that watch `--break-on` (breaks
-/// are for the RT pair's samples only).
+/// are for the RT pair's samples only). A floor plan gets the floor pair's loops.
 pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> WorkerSpec {
     debug_assert!(matches!(role, Role::Publisher | Role::Subscriber));
     let break_on = plan.break_on_ns.map(|limit_ns| BreakOnSpec {
@@ -33,7 +33,12 @@ pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> Work
         inject_fault: plan.inject_fault,
     };
     let queue = queue_spec(plan, transport, RT_MEMBER, RT_PUBLISHER_ID, Life::Rt(rt));
-    worker_spec(plan, role, slot, Work::Queue(queue))
+    let work = if plan.floor {
+        Work::Floor(queue)
+    } else {
+        Work::Queue(queue)
+    };
+    worker_spec(plan, role, slot, work)
 }
 
 /// The spec of one queue-noise process of `role` in region slot `slot` (subscribers: membership

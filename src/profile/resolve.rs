@@ -154,6 +154,7 @@ pub fn resolve(
         layout_notes,
         hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
         verdict,
+        floor: false,
     })
 }
 

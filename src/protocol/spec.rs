@@ -35,6 +35,9 @@ pub struct WorkerSpec {
 pub enum Work {
     /// Publishers and subscribers of the queue, the RT pair's and the queue noise's.
     Queue(QueueSpec),
+    /// The floor pair (`--floor`): the RT pair's spec, run by the minimal reference loops
+    /// (`worker::floor`) instead of the harness's.
+    Floor(QueueSpec),
     /// The burst worker: what to run.
     Burst(BurstPlan),
     /// The load worker: what to run, and where its file writers may write (the result

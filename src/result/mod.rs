@@ -83,6 +83,12 @@ pub struct ResultDoc {
     /// written when the invocation ends (absent while in progress and in older results).
     #[serde(default)]
     pub verdict: Option<verdict::Verdict>,
+    /// `--floor`: the floor pair's runs, one beside each run of `runs` (same transport, ring
+    /// setup and round, interleaved with it), in the order run. The same schema as `runs`;
+    /// judged by nothing (no caveat, decision or verdict reads them): they are what the
+    /// harness is measured against (`docs/floor.md`). Absent without `--floor`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floor_runs: Vec<RunResult>,
 }
 
 /// Name and version of the tool that wrote a result.

@@ -295,6 +295,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         inject_fault: None,
         layout_notes: Vec::new(),
         verdict: Default::default(),
+        floor: false,
     }
 }
 
@@ -341,6 +342,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         tracefs_mounted: None,
         decision: None,
         verdict: None,
+        floor_runs: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod break_on;
+pub mod floor;
 pub mod intervals;
 pub mod own_wake;
 pub mod publisher;
@@ -189,6 +190,15 @@ fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
             transport::visit(name, &queue.transport_settings, visit)
                 .with_context(|| format!("unknown transport `{name}` in worker spec"))?
         }
+        Work::Floor(queue) => {
+            let name = queue.transport;
+            let visit = Floor {
+                context,
+                spec: &queue,
+            };
+            transport::visit(name, &queue.transport_settings, visit)
+                .with_context(|| format!("unknown transport `{name}` in worker spec"))?
+        }
         Work::Burst(plan) => noise::burst::run(
             &plan,
             &context.spec.cpus,
@@ -218,18 +228,8 @@ impl Visit for Loop<'_> {
 
     fn visit<M: Mechanism>(self, mechanism: &'static M, settings: &M::Settings) -> Self::Output {
         let Loop { context, spec } = self;
-        let role = context.spec.role;
-        let env = Env {
-            region: context.region,
-            role,
-            publisher_id: spec.publisher_id,
-            coordinator_pid: context.spec.coordinator_pid,
-            ring_setup: spec.ring_setup,
-            noise_wakes_rt_subscriber: spec.noise_wakes_rt_subscriber,
-            abi: &spec.abi,
-            settings,
-        };
-        if role.is_publisher() {
+        let env = env(context, spec, settings);
+        if context.spec.role.is_publisher() {
             let waker = mechanism.waker(&env)?;
             publisher::run(context, spec, waker)
         } else {
@@ -237,5 +237,43 @@ impl Visit for Loop<'_> {
             context.report.setup.wait = waiter.fd_wait();
             subscriber::run(context, spec, waiter)
         }
+    }
+}
+
+/// The floor pair's dispatch: the same transport halves as [`Loop`]'s, built from the same
+/// [`Env`], driven by the floor's loops ([`floor`]).
+struct Floor<'a> {
+    context: &'a mut WorkerContext,
+    spec: &'a QueueSpec,
+}
+
+impl Visit for Floor<'_> {
+    type Output = anyhow::Result<()>;
+
+    fn visit<M: Mechanism>(self, mechanism: &'static M, settings: &M::Settings) -> Self::Output {
+        let Floor { context, spec } = self;
+        let env = env(context, spec, settings);
+        if context.spec.role.is_publisher() {
+            let waker = mechanism.waker(&env)?;
+            floor::publisher::run(context, spec, waker)
+        } else {
+            let waiter = mechanism.waiter(&env)?;
+            context.report.setup.wait = waiter.fd_wait();
+            floor::subscriber::run(context, spec, waiter)
+        }
+    }
+}
+
+/// What a transport builds its halves from, for this worker.
+fn env<'a, S>(context: &WorkerContext, spec: &'a QueueSpec, settings: &'a S) -> Env<'a, S> {
+    Env {
+        region: context.region,
+        role: context.spec.role,
+        publisher_id: spec.publisher_id,
+        coordinator_pid: context.spec.coordinator_pid,
+        ring_setup: spec.ring_setup,
+        noise_wakes_rt_subscriber: spec.noise_wakes_rt_subscriber,
+        abi: &spec.abi,
+        settings,
     }
 }

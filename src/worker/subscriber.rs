@@ -498,8 +498,8 @@ fn measured_intervals(spec: &QueueSpec, region: &Region, born_ns: u64) -> Interv
 }
 
 /// Wait once, up to `args`' timeout on the ring or `timeout_ns` for a ring-less waiter: how the
-/// wait ended, and a ring-less waiter's completion.
-fn wait<W: Waiter>(
+/// wait ended, and a ring-less waiter's completion. The floor pair waits with it too.
+pub(super) fn wait<W: Waiter>(
     ring: Option<&mut IoUring>,
     waiter: &mut W,
     args: &SubmitArgs<'_, '_>,
@@ -516,18 +516,18 @@ fn wait<W: Waiter>(
 
 /// What the completions of one wakeup said.
 #[derive(Default)]
-struct Reaped {
+pub(super) struct Reaped {
     /// Completions of any kind.
-    completions: u64,
+    pub(super) completions: u64,
     /// Whether one was a wakeup by the run's publishers.
-    woken: bool,
+    pub(super) woken: bool,
     /// Whether the wait is used up and must be submitted again.
-    rearm: bool,
+    pub(super) rearm: bool,
 }
 
 impl Reaped {
     /// Take every completion the ring holds, and a ring-less waiter's `outside` one.
-    fn take_all<W: Waiter>(
+    pub(super) fn take_all<W: Waiter>(
         &mut self,
         ring: Option<&mut IoUring>,
         waiter: &mut W,
@@ -569,7 +569,10 @@ impl Reaped {
 /// Push the completed waits again and submit them now, so the re-arm's cost (a one-shot futex
 /// wait takes the hash-bucket lock here) is part of `handling` rather than hidden in the next
 /// wait.
-fn rearm_and_submit<W: Waiter>(waiter: &mut W, ring: &mut IoUring) -> anyhow::Result<()> {
+pub(super) fn rearm_and_submit<W: Waiter>(
+    waiter: &mut W,
+    ring: &mut IoUring,
+) -> anyhow::Result<()> {
     waiter.arm(ring)?;
     match ring.submit() {
         Ok(_) => Ok(()),

@@ -1,12 +1,12 @@
 //! The shared region: one memfd the coordinator creates and every worker maps. It holds the run's
 //! control block, one progress slot per worker, the membership table of subscribers, the futex
-//! word, and the message [`Queue`]. The layout is `#[repr(C)]`, made only of atomics (all-zero
+//! word, the floor pair's send times, and the message [`Queue`]. The layout is `#[repr(C)]`, made only of atomics (all-zero
 //! bytes are its valid initial state), and checked by magic, version and size on attach.
 //!
 //! This file is the coordinator↔worker contract for shared state; `protocol` is the contract for
 //! what crosses by fd (spec in, report out).
 
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering, fence};
 
 use crate::SysError;
 use crate::queue::Queue;
@@ -14,7 +14,7 @@ use crate::shm::SharedMemory;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rtsoak\0\x01");
 /// Bumped whenever the layout below changes.
-const LAYOUT_VERSION: u32 = 2;
+const LAYOUT_VERSION: u32 = 3;
 
 /// Worker slot of the RT publisher.
 pub const RT_PUBLISHER_SLOT: usize = 0;
@@ -125,6 +125,8 @@ pub struct Region {
     pub control: Control,
     /// The `futex` transport's word, alone on its cache line.
     pub futex_word: FutexWord,
+    /// The floor pair's send times (`rtsoak --floor`).
+    pub floor_stamps: FloorStamps,
     /// Per-worker progress, indexed by the worker's slot number.
     pub workers: [WorkerSlot; MAX_WORKERS],
     /// Subscribers; slot 0 is the RT subscriber.
@@ -136,6 +138,70 @@ pub struct Region {
 /// A futex word with a cache line to itself.
 #[repr(C, align(64))]
 pub struct FutexWord(pub AtomicU32);
+
+/// Send times the floor pair keeps: more than a subscriber held up for this many periods
+/// could not record is counted as overrun, as the queue counts its own.
+pub const FLOOR_STAMPS: usize = 64;
+
+/// What the floor pair shares besides the transport's own state (it has no queue): the send
+/// times of the floor publisher's last [`FLOOR_STAMPS`] sends, each stored before its wake
+/// calls, and how many it has sent. A floor subscriber woken late records every send since its
+/// last wakeup, each at its own send time, as the harness's drain does.
+#[repr(C, align(64))]
+pub struct FloorStamps {
+    /// Sends begun: stored before a send's time is written, so a reader can tell a slot it read
+    /// may have been overwritten meanwhile.
+    pub begun: AtomicU64,
+    /// Sends made: stored (release) after the send's time and before its wake calls.
+    pub sent: AtomicU64,
+    /// One more than the number of the first measured send, stored before that send is made;
+    /// 0 while the warm-up lasts (all-zero is the region's initial state).
+    pub first_measured_plus_one: AtomicU64,
+    /// `CLOCK_MONOTONIC` ns of send `n` at index `n % FLOOR_STAMPS`.
+    pub send_ns: [AtomicU64; FLOOR_STAMPS],
+}
+
+impl FloorStamps {
+    /// Record send number `n` (0-based) at `send_ns`, then make it visible.
+    #[inline]
+    pub fn stamp(&self, n: u64, send_ns: u64) {
+        self.begun.store(n + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        self.send_ns[n as usize % FLOOR_STAMPS].store(send_ns, Ordering::Relaxed);
+        self.sent.store(n + 1, Ordering::Release);
+    }
+
+    /// Mark send `n`, about to be made, as the first measured one (before its [`Self::stamp`],
+    /// whose release makes it visible with the send).
+    pub fn measure_from(&self, n: u64) {
+        self.first_measured_plus_one.store(n + 1, Ordering::Relaxed);
+    }
+
+    /// Whether send `n` (one below [`Self::sent`]) is measured, not warm-up.
+    #[inline]
+    pub fn is_measured(&self, n: u64) -> bool {
+        match self.first_measured_plus_one.load(Ordering::Relaxed) {
+            0 => false,
+            first_plus_one => n + 1 >= first_plus_one,
+        }
+    }
+
+    /// Sends made so far.
+    #[inline]
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Acquire)
+    }
+
+    /// The time of send `n` (one below [`Self::sent`]), or `None` where the writer has begun
+    /// overwriting it (the reader is [`FLOOR_STAMPS`] sends behind): `begun` is read after the
+    /// slot, so a value the writer may have replaced is never returned (a sequence lock).
+    #[inline]
+    pub fn send_ns(&self, n: u64) -> Option<u64> {
+        let value = self.send_ns[n as usize % FLOOR_STAMPS].load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        (self.begun.load(Ordering::Relaxed) <= n + FLOOR_STAMPS as u64).then_some(value)
+    }
+}
 
 /// A mapped region with its memory.
 pub struct SharedRegion {
@@ -214,5 +280,37 @@ impl Region {
     /// Current phase.
     pub fn phase(&self) -> u32 {
         self.control.phase.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_floor_stamp_reads_back_until_the_writer_comes_round_to_its_slot() {
+        let region = SharedRegion::create().unwrap();
+        let stamps = &region.get().floor_stamps;
+        for n in 0..FLOOR_STAMPS as u64 {
+            stamps.stamp(n, 1_000 + n);
+        }
+        assert_eq!(stamps.sent(), FLOOR_STAMPS as u64);
+        assert_eq!(stamps.send_ns(0), Some(1_000));
+        // Send 64 takes slot 0: send 0 is gone, send 1 is still there.
+        stamps.stamp(FLOOR_STAMPS as u64, 5_000);
+        assert_eq!(stamps.send_ns(0), None);
+        assert_eq!(stamps.send_ns(1), Some(1_001));
+        assert_eq!(stamps.send_ns(FLOOR_STAMPS as u64), Some(5_000));
+    }
+
+    #[test]
+    fn sends_are_warm_up_until_the_first_measured_one_is_marked() {
+        let region = SharedRegion::create().unwrap();
+        let stamps = &region.get().floor_stamps;
+        assert!(!stamps.is_measured(0));
+        stamps.measure_from(0);
+        assert!(stamps.is_measured(0));
+        stamps.measure_from(3);
+        assert!(!stamps.is_measured(2) && stamps.is_measured(3) && stamps.is_measured(9));
     }
 }
