@@ -103,7 +103,12 @@ fn the_first_fifth_predicts_the_rest() {
                 for interval in run.intervals.iter().filter(|i| i.start_ns < split_ns) {
                     if let Some(s) = interval.series.get(name) {
                         histogram
-                            .add(decode_histogram(&s.histogram).unwrap())
+                            .add(
+                                decode_histogram(
+                                    s.histogram.as_deref().expect("a headline series' interval"),
+                                )
+                                .unwrap(),
+                            )
                             .unwrap();
                     }
                 }

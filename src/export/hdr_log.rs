@@ -56,18 +56,23 @@ pub fn render(doc: &ResultDoc) -> String {
                 let Some(series) = interval.series.get(&name) else {
                     continue;
                 };
+                // A diagnostic series keeps no histogram per interval (only its counters), so
+                // it has no line to write.
+                let Some(histogram) = &series.histogram else {
+                    continue;
+                };
                 if !run.series.contains_key(&name) {
                     continue;
                 }
                 // The max column is the histogram's (as the Java writer's), not the exact max.
-                let max_ns = decode_histogram(&series.histogram).map_or(0, |h| h.max());
+                let max_ns = decode_histogram(histogram).map_or(0, |h| h.max());
                 let _ = writeln!(
                     out,
                     "Tag={key}/{name},{:.3},{:.3},{:.3},{}",
                     run_start_s + interval.start_ns as f64 / 1e9,
                     interval.length_ns as f64 / 1e9,
                     max_ns as f64 / MAX_VALUE_UNIT_RATIO,
-                    series.histogram
+                    histogram
                 );
             }
         }
@@ -209,7 +214,7 @@ mod tests {
         for interval in &mut run.intervals {
             let empty = IntervalSeries {
                 stats: Default::default(),
-                histogram: crate::stats::encode_histogram(&new_histogram()),
+                histogram: Some(crate::stats::encode_histogram(&new_histogram())),
             };
             interval
                 .series

@@ -125,6 +125,18 @@ impl SeriesKey {
         }
     }
 
+    /// Whether a result keeps this series' histograms at full precision (three significant
+    /// digits): the RT pair's headline figures, `send_call`, `delivery`, `timer` and
+    /// `own_wake`. The diagnostic series (fan-out, member refresh, other deliveries, handling
+    /// and every noise series) are stored at two, within 1 %, so that long results stay small;
+    /// their summaries are taken before, from three.
+    pub const fn is_headline(self) -> bool {
+        matches!(
+            self,
+            SeriesKey::Rt(Series::SendCall | Series::Delivery | Series::Timer | Series::OwnWake)
+        )
+    }
+
     /// The key named `name`, if there is one.
     pub fn from_name(name: &str) -> Option<SeriesKey> {
         Self::ALL.into_iter().find(|key| key.name() == name)

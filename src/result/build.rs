@@ -173,7 +173,9 @@ impl RtParts {
                 key,
                 IntervalSeries {
                     stats: frame.stats,
-                    histogram: encode_histogram(&coarse_copy(&frame.histogram)),
+                    histogram: key
+                        .is_headline()
+                        .then(|| encode_histogram(&coarse_copy(&frame.histogram))),
                 },
             );
         }
@@ -201,7 +203,7 @@ impl RtParts {
                 key,
                 SeriesResult {
                     summary: Summary::new(histogram, &extra.stats),
-                    histogram: encode_histogram(histogram),
+                    histogram: encode_stored(key, histogram),
                     outliers: extra.outliers.clone(),
                     outliers_dropped: extra.outliers_dropped,
                 },
@@ -228,11 +230,21 @@ impl RtParts {
         for (&key, histogram) in &self.totals {
             self.series.entry(key).or_insert_with(|| SeriesResult {
                 summary: Summary::new(histogram, &stats_from_intervals(&self.intervals, key)),
-                histogram: encode_histogram(histogram),
+                histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,
             });
         }
+    }
+}
+
+/// A series' run-wide histogram as the result stores it: at three significant digits for the
+/// headline series, at two for the rest ([`SeriesKey::is_headline`]).
+fn encode_stored(key: SeriesKey, histogram: &Histogram<u64>) -> String {
+    if key.is_headline() {
+        encode_histogram(histogram)
+    } else {
+        encode_histogram(&coarse_copy(histogram))
     }
 }
 
@@ -246,7 +258,7 @@ fn add_noise_series(
             key,
             SeriesResult {
                 summary: Summary::new(histogram, stats),
-                histogram: encode_histogram(histogram),
+                histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,
             },

@@ -55,13 +55,14 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
                 .entry(key)
                 .or_insert_with(|| IntervalSeries {
                     stats: Default::default(),
-                    histogram: String::new(),
+                    histogram: None,
                 })
                 .stats
                 .merge(&part.stats);
             // A histogram that does not decode (never written by rtsoak itself) is left out of
-            // the merged one; its exact counters above still count.
-            if let Ok(histogram) = decode_histogram(&part.histogram) {
+            // the merged one; its exact counters above still count. A diagnostic series has
+            // none (`IntervalSeries::histogram`), and its merged interval none either.
+            if let Some(Ok(histogram)) = part.histogram.as_deref().map(decode_histogram) {
                 let merged = histograms
                     .entry(key)
                     .or_insert_with(crate::stats::new_coarse_histogram);
@@ -71,7 +72,7 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
     }
     for (key, histogram) in histograms {
         if let Some(entry) = series.get_mut(&key) {
-            entry.histogram = encode_histogram(&histogram);
+            entry.histogram = Some(encode_histogram(&histogram));
         }
     }
     Interval {
@@ -103,7 +104,7 @@ mod tests {
                 }
                 let series = IntervalSeries {
                     stats,
-                    histogram: encode_histogram(&histogram),
+                    histogram: Some(encode_histogram(&histogram)),
                 };
                 Interval {
                     index,
@@ -142,7 +143,7 @@ mod tests {
                 over_threshold: 0
             }
         );
-        let histogram = decode_histogram(&first.histogram).unwrap();
+        let histogram = decode_histogram(first.histogram.as_deref().unwrap()).unwrap();
         assert_eq!(histogram.len(), 24);
         // Kept at the interval precision: 11002 ns within its two-digit bucket.
         assert_eq!(
@@ -180,11 +181,28 @@ mod tests {
     #[test]
     fn a_histogram_that_does_not_decode_is_left_out_without_a_panic() {
         let mut broken = intervals(4);
-        broken[1].series.get_mut("delivery").unwrap().histogram = "not base64 !".into();
+        broken[1].series.get_mut("delivery").unwrap().histogram = Some("not base64 !".into());
         let merged = coarsen(broken, 1);
         let series = &merged[0].series["delivery"];
         assert_eq!(series.stats.count, 8);
-        assert_eq!(decode_histogram(&series.histogram).unwrap().len(), 6);
+        assert_eq!(
+            decode_histogram(series.histogram.as_deref().unwrap())
+                .unwrap()
+                .len(),
+            6
+        );
+    }
+
+    #[test]
+    fn a_series_without_interval_histograms_keeps_its_counters_and_gets_none_merged() {
+        let mut diagnostic = intervals(4);
+        for interval in &mut diagnostic {
+            interval.series.get_mut("delivery").unwrap().histogram = None;
+        }
+        let merged = coarsen(diagnostic, 1);
+        let series = &merged[0].series["delivery"];
+        assert_eq!(series.stats.count, 8);
+        assert_eq!(series.histogram, None);
     }
 
     #[test]

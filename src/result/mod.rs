@@ -359,8 +359,12 @@ pub struct Interval {
 pub struct IntervalSeries {
     /// Exact counters.
     pub stats: SampleStats,
-    /// base64 of HdrHistogram V2 + DEFLATE, ns.
-    pub histogram: String,
+    /// base64 of HdrHistogram V2 + DEFLATE, ns, at two significant digits: for the headline
+    /// series only ([`SeriesKey::is_headline`]). A diagnostic series keeps its exact counters
+    /// per interval and its histogram for the whole run, so a long result stays small. Results
+    /// written before held one for every series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 /// A worker as it recorded itself.

@@ -89,7 +89,8 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
                 SeriesKey::Rt(*name),
                 IntervalSeries {
                     stats,
-                    histogram: encode_histogram(&histogram),
+                    // Every series, as results before diagnostic series lost theirs held them.
+                    histogram: Some(encode_histogram(&histogram)),
                 },
             );
         }
