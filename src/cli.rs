@@ -313,6 +313,14 @@ pub enum BaselineCommand {
     },
 }
 
+/// The process's arguments as the result records them: any bytes (lossily shown where they are
+/// not UTF-8), never a panic.
+pub fn argv() -> Vec<String> {
+    std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

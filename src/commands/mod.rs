@@ -7,8 +7,6 @@ mod diff;
 pub mod environment;
 mod explain_check;
 mod generate;
-mod lava_shell;
-mod nightly;
 mod probe;
 mod profiles;
 mod report;
@@ -16,14 +14,6 @@ mod soak;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Outcome;
-
-/// The process's arguments as the result records them: any bytes (lossily shown where they are
-/// not UTF-8), never a panic.
-pub(crate) fn argv() -> Vec<String> {
-    std::env::args_os()
-        .map(|arg| arg.to_string_lossy().into_owned())
-        .collect()
-}
 
 /// Run the parsed command line, once the environment is known to hold nothing refused.
 pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {

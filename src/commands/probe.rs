@@ -9,7 +9,7 @@ use crate::profile::{self, CpuTopology, Overrides};
 use crate::record::TransportSupport;
 use crate::record::{HostFacts, SystemCheck};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::transport::{self, REGISTRY};
+use crate::transport;
 
 /// What `rtsoak probe --json` prints.
 #[derive(Debug, Serialize)]
@@ -47,7 +47,7 @@ pub fn probe(
         &topology,
         &transport::Name::all(),
     )?;
-    let support = support_matrix(&plan.abi);
+    let support = transport::support_matrix(&plan.abi);
     let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
     let check = preflight::check(&root, &plan.rt_cpus(), &privileges, &support);
     if json {
@@ -64,15 +64,4 @@ pub fn probe(
         );
     }
     Ok(Outcome::Pass)
-}
-
-/// Probe every transport in registry order, with `abi` for the unmerged ones.
-pub fn support_matrix(abi: &crate::abi::PatchedAbi) -> Vec<TransportSupport> {
-    REGISTRY
-        .iter()
-        .map(|t| TransportSupport {
-            transport: t.name().to_string(),
-            support: t.probe(abi),
-        })
-        .collect()
 }

@@ -57,6 +57,18 @@ pub fn about(name: &str) -> &'static str {
     by_name(name).map_or("", |t| t.about())
 }
 
+/// Every transport in registry order, probed on the running kernel (with `abi` for the
+/// unmerged ones): what `probe` shows and what a soak checks before it runs anything.
+pub fn support_matrix(abi: &crate::abi::PatchedAbi) -> Vec<crate::record::TransportSupport> {
+    REGISTRY
+        .iter()
+        .map(|t| crate::record::TransportSupport {
+            transport: t.name().to_string(),
+            support: t.probe(abi),
+        })
+        .collect()
+}
+
 /// Registry names in order.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|t| t.name()).collect()

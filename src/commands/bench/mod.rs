@@ -131,7 +131,7 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
         tool: Tool::current(),
         command: BENCH_COMMAND.to_string(),
         bench: name.to_string(),
-        argv: crate::commands::argv(),
+        argv: crate::cli::argv(),
         started_at,
         finished_at: timestamp(),
         host,

@@ -1,14 +1,18 @@
 //! `rtsoak run` and `rtsoak compare`: profile → plan → support check → one run per transport
-//! (result saved after each) → table, caveats and exit code.
+//! (result saved after each) → table, caveats and exit code. The rounds are in `rounds`, what
+//! scheduled runs do once the measuring is over in `nightly`, the report into a LAVA test shell
+//! in `lava_shell`.
+
+mod lava_shell;
+mod nightly;
+mod rounds;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
 use crate::cli::SoakArgs;
-use crate::commands::nightly;
 use crate::coordinator::stop::StopFlag;
-use crate::coordinator::{Progress, run_one};
 use crate::exit::Outcome;
 use crate::judge::ranked_caveats;
 use crate::plan::RunPlan;
@@ -17,13 +21,12 @@ use crate::profile::{self, CpuTopology, Overrides};
 use crate::record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
 use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::store::{Saver, new_result_dir};
-use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, Tool, timestamp};
+use crate::result::{ResultDoc, Tool, timestamp};
 use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::transport::Name;
-use crate::worker::floor::MAX_FLOOR_PERIODS;
 use crate::{export, transport};
+use rounds::{Rounds, check_floor, run_rounds};
 
 /// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
 /// then judge, save and report.
@@ -68,7 +71,7 @@ pub fn soak(
         schema_version: crate::result::SCHEMA_VERSION,
         tool: Tool::current(),
         command: command.to_string(),
-        argv: crate::commands::argv(),
+        argv: crate::cli::argv(),
         started_at: timestamp(),
         finished_at: None,
         interrupted: false,
@@ -105,7 +108,7 @@ pub fn soak(
 /// What this kernel carries of each transport, and the system check, with a warning for
 /// each privilege the workers will not get and for bursts that could starve a CPU.
 fn check_system(plan: &RunPlan, host: &HostFacts) -> (Vec<TransportSupport>, SystemCheck) {
-    let support = crate::commands::probe::support_matrix(&plan.abi);
+    let support = transport::support_matrix(&plan.abi);
     let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
     let system_check = preflight::check(&SysRoot::system(), &plan.rt_cpus(), &privileges, &support);
     warn_about_privileges(plan, &privileges);
@@ -131,141 +134,6 @@ fn hold_cpu_dma_latency(plan: &RunPlan) -> (Option<cpu_dma_latency::Hold>, CpuDm
         eprintln!("Warning: {reason}; CPUs may enter deep idle states during the runs.");
     }
     (hold, record)
-}
-
-/// How the rounds run: what stops them, whether progress is shown, and whether each run has
-/// its floor run beside it (`--floor`).
-struct Rounds<'a> {
-    /// Where noise scratch files go (the result directory).
-    result_dir: &'a Path,
-    stop: &'a StopFlag,
-    quiet: bool,
-    floor: bool,
-}
-
-/// Record each unsupported transport once, then run every supported transport and ring setup
-/// once per round, saving the document after every run. Stops early on a stop signal, a save
-/// that failed or a `--break-on` that does not continue; the error is a run's setup failure.
-/// With `--floor`, each run's floor run goes beside it, first in even rounds, so neither side
-/// always runs on a machine the other has just warmed.
-fn run_rounds(doc: &mut ResultDoc, saver: &mut Saver, rounds: &Rounds<'_>) -> anyhow::Result<()> {
-    let Rounds {
-        result_dir,
-        stop,
-        quiet,
-        floor,
-    } = *rounds;
-    let supported: Vec<Name> = doc
-        .plan
-        .transports
-        .iter()
-        .copied()
-        .filter(|name| unsupported_reason(doc, name.as_str()).is_none())
-        .collect();
-    let setups = doc.plan.ring_setups();
-    let mut progress = Progress::new(
-        supported.len() * setups.len() * doc.plan.rounds as usize * if floor { 2 } else { 1 },
-        doc.plan.rounds,
-        doc.plan.warmup_ns + doc.plan.round_duration_ns(),
-        !quiet,
-    );
-    // Unsupported transports are recorded once, before the first round.
-    for name in doc.plan.transports.clone() {
-        if let Some(reason) = unsupported_reason(doc, name.as_str()) {
-            doc.runs.push(unsupported(name.as_str(), reason));
-        }
-    }
-    for round in 1..=doc.plan.rounds {
-        progress.set_round(round);
-        for (name, setup) in supported
-            .iter()
-            .flat_map(|name| setups.iter().map(move |setup| (*name, *setup)))
-        {
-            if stop.is_set() {
-                return Ok(());
-            }
-            // Each ring setup of a variant comparison is a run of its own, with its own row.
-            let plan = RunPlan {
-                ring_setup: setup,
-                ..doc.plan.clone()
-            };
-            let key = RunKey {
-                transport: name.as_str(),
-                ring_setup: (setups.len() > 1).then_some(setup),
-            };
-            let floor_first = floor && round % 2 == 0;
-            if floor_first && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)? {
-                return Ok(());
-            }
-            let mut run = run_one(&plan, name, result_dir, stop, &mut progress)?;
-            key.apply(&mut run);
-            run.round = round;
-            let broke = run.break_event.is_some_and(|event| !event.continued);
-            doc.runs.push(run);
-            doc.caveats = ranked_caveats(doc);
-            if !saver.save(doc) || broke {
-                return Ok(());
-            }
-            if floor
-                && !floor_first
-                && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)?
-            {
-                return Ok(());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The floor run beside a harness run of `plan` (`--floor`): the floor pair under the same plan,
-/// without tracing, breaks or injected faults (they are the harness's), recorded in
-/// `floor_runs`. Returns whether the rounds go on (not after a stop signal).
-fn run_floor(
-    doc: &mut ResultDoc,
-    rounds: &Rounds<'_>,
-    (plan, name, key): (&RunPlan, Name, &RunKey<'_>),
-    round: u32,
-    progress: &mut Progress,
-) -> anyhow::Result<bool> {
-    let stop = rounds.stop;
-    if stop.is_set() {
-        return Ok(false);
-    }
-    let plan = RunPlan {
-        floor: true,
-        explain: false,
-        keep_trace: false,
-        break_on_ns: None,
-        inject_fault: None,
-        ..plan.clone()
-    };
-    let mut run = run_one(&plan, name, rounds.result_dir, stop, progress)?;
-    key.apply(&mut run);
-    run.round = round;
-    doc.floor_runs.push(run);
-    Ok(!stop.is_set())
-}
-
-/// `--floor` keeps every sample of a run in memory locked before it starts
-/// ([`MAX_FLOOR_PERIODS`] per series): refuse (a usage error) a plan whose runs hold more,
-/// naming what to change.
-fn check_floor(plan: &RunPlan) -> anyhow::Result<()> {
-    let periods = plan.measured_periods();
-    if periods <= MAX_FLOOR_PERIODS {
-        return Ok(());
-    }
-    Err(profile::ProfileError::Invalid {
-        key: "run.duration (per round, with --floor)".into(),
-        value: format!(
-            "{} of {periods} periods",
-            humantime::format_duration(std::time::Duration::from_nanos(plan.round_duration_ns()))
-        ),
-        allowed: format!(
-            "at most {MAX_FLOOR_PERIODS} periods per run, the samples a floor run keeps per \
-             series: shorten --duration, split it over more --rounds, or lengthen the period"
-        ),
-    }
-    .into())
 }
 
 /// Judge the whole document (caveats, decision, verdict against any baseline) and save it
@@ -298,7 +166,7 @@ fn report(
     result_dir: &Path,
     args: &SoakArgs,
 ) -> anyhow::Result<Outcome> {
-    super::lava_shell::report(doc);
+    lava_shell::report(doc);
     if args.json {
         println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
@@ -312,14 +180,6 @@ fn report(
     eprintln!("Result saved to {}", saver.path().display());
     nightly::finish(doc, result_dir, &args.nightly, !args.json);
     Ok(nightly::outcome(doc))
-}
-
-fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
-    doc.support
-        .iter()
-        .find(|s| s.transport == transport)
-        .filter(|entry| !entry.support.is_supported())
-        .map(|entry| entry.support.reason())
 }
 
 /// Take the RT CPUs for this invocation, or say who has them (the kernel tells who: no note).
@@ -481,17 +341,4 @@ fn warn_about_privileges(plan: &RunPlan, privileges: &Privileges) {
             WORKER_LOCK_BYTES >> 20
         );
     }
-}
-
-fn unsupported(transport: &str, reason: String) -> RunResult {
-    crate::result::build_run(crate::result::RunInputs {
-        transport: transport.to_string(),
-        status: RunStatus::Unsupported,
-        reason: Some(reason),
-        started_at: timestamp(),
-        measured_ns: 0,
-        cpu_busy_percent: Default::default(),
-        workers: Vec::new(),
-        noise: Default::default(),
-    })
 }
