@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{field_u64, sqe, sqe_bytes, sqe_from_bytes};
+use super::sqe::{self, field_u64, sqe_bytes, sqe_from_bytes};
 use crate::sys::uring::register_one;
 
 /// The assumed constants.
@@ -84,7 +84,7 @@ pub fn command_of(entry: &io_uring::squeue::Entry) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::field_u32;
+    use crate::abi::sqe::field_u32;
 
     #[test]
     fn a_doorbell_ring_is_a_msg_ring_with_the_doorbell_command_and_the_bits() {

@@ -15,6 +15,7 @@
 
 pub mod doorbell;
 pub mod persistent_futex;
+pub mod sqe;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,37 +28,4 @@ pub struct PatchedAbi {
     pub persistent_futex: persistent_futex::Abi,
     /// `[abi.doorbell]`.
     pub doorbell: doorbell::Abi,
-}
-
-/// Byte offsets of the `struct io_uring_sqe` fields the encodings use (include/uapi/linux/
-/// io_uring.h; stable mainline ABI).
-pub mod sqe {
-    /// `__u8 opcode`.
-    pub const OPCODE: usize = 0;
-    /// `__s32 fd`.
-    pub const FD: usize = 4;
-    /// `__u64 off` / `addr2`.
-    pub const OFF: usize = 8;
-    /// `__u64 addr`.
-    pub const ADDR: usize = 16;
-    /// `__u32 len`.
-    pub const LEN: usize = 24;
-    /// The per-opcode flags word (`futex_flags`, `msg_ring_flags`, ...).
-    pub const OP_FLAGS: usize = 28;
-    /// `__u64 user_data`.
-    pub const USER_DATA: usize = 32;
-    /// `__u64 addr3`.
-    pub const ADDR3: usize = 48;
-}
-
-pub use crate::sys::uring::{sqe_bytes, sqe_from_bytes};
-
-/// Read a little/native-endian integer field of an SQE.
-pub fn field_u64(bytes: &[u8; 64], offset: usize) -> u64 {
-    u64::from_ne_bytes(bytes[offset..offset + 8].try_into().expect("8 bytes"))
-}
-
-/// Read a 32-bit field of an SQE.
-pub fn field_u32(bytes: &[u8; 64], offset: usize) -> u32 {
-    u32::from_ne_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes"))
 }

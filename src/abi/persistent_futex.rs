@@ -102,7 +102,7 @@ pub fn still_armed(cqe_flags: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{field_u32, field_u64, sqe, sqe_bytes};
+    use crate::abi::sqe::{self, field_u32, field_u64, sqe_bytes};
 
     #[test]
     fn the_persistent_wait_is_a_futex_wait_with_the_wait_flag() {
