@@ -82,7 +82,7 @@ pub fn idle_state_details(root: &SysRoot, cpu: usize) -> Vec<IdleState> {
                 name: root
                     .read_trimmed(&format!("{dir}/name"))
                     .unwrap_or_else(|| format!("state{index}")),
-                exit_latency_us: super::parsed(root, &format!("{dir}/latency")),
+                exit_latency_us: root.parsed(&format!("{dir}/latency")),
                 disabled: root.read_trimmed(&format!("{dir}/disable")).as_deref() == Some("1"),
             }
         })

@@ -60,7 +60,7 @@ pub fn preempt_rt(root: &SysRoot, kernel_version: Option<&str>) -> (bool, String
 /// `/proc/sys/kernel/timer_migration`: 1 lets the kernel move timers to busy CPUs (onto an
 /// RT CPU too); `None` where the kernel lacks it (built without `NO_HZ_COMMON`).
 pub fn timer_migration(root: &SysRoot) -> Option<u32> {
-    super::parsed(root, "/proc/sys/kernel/timer_migration")
+    root.parsed("/proc/sys/kernel/timer_migration")
 }
 
 #[cfg(test)]

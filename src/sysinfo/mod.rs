@@ -15,74 +15,12 @@ pub mod cpus;
 pub mod cpustat;
 pub mod irqs;
 pub mod kernel;
+mod root;
 pub mod tasks;
 
-use std::path::{Path, PathBuf};
+pub use root::SysRoot;
 
 use crate::record::HostFacts;
-
-/// Where `/proc` and `/sys` are: `/` on the live machine, a fixture directory in tests.
-#[derive(Debug, Clone)]
-pub struct SysRoot {
-    root: PathBuf,
-}
-
-impl SysRoot {
-    /// The running machine's own `/proc` and `/sys`.
-    pub fn system() -> Self {
-        Self::at("/")
-    }
-
-    /// A tree laid out like `/`, for example `tests/fixtures/sys/vm-2cpu`.
-    pub fn at(root: impl Into<PathBuf>) -> Self {
-        SysRoot { root: root.into() }
-    }
-
-    /// `path` is absolute as on the host (`/proc/cmdline`) and is joined under the root.
-    fn path(&self, path: &str) -> PathBuf {
-        self.root.join(path.trim_start_matches('/'))
-    }
-
-    /// The whole file as text.
-    pub fn read(&self, path: &str) -> std::io::Result<String> {
-        std::fs::read_to_string(self.path(path))
-    }
-
-    /// The file without surrounding whitespace or NUL bytes (device-tree strings end in one);
-    /// `None` if it is missing or unreadable. An empty file gives `Some("")`.
-    pub fn read_trimmed(&self, path: &str) -> Option<String> {
-        let text = self.read(path).ok()?;
-        Some(
-            text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
-                .to_string(),
-        )
-    }
-
-    /// The target of a symbolic link (`/proc/self` names our pid); `None` if it is not one.
-    pub fn read_link(&self, path: &str) -> Option<PathBuf> {
-        std::fs::read_link(self.path(path)).ok()
-    }
-
-    pub fn exists(&self, path: &str) -> bool {
-        self.path(path).exists()
-    }
-
-    /// Entry names in `path`, sorted; empty if it is missing or not a directory.
-    pub fn list_dir(&self, path: &str) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.path(path))
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// The directory standing in for `/`.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-}
 
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
 pub fn host_facts(root: &SysRoot) -> HostFacts {
@@ -109,15 +47,10 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
         isolated: cpus::cpu_list(root, "isolated"),
         nohz_full: cpus::cpu_list(root, "nohz_full"),
         online,
-        sched_rt_runtime_us: parsed(root, "/proc/sys/kernel/sched_rt_runtime_us"),
-        sched_rt_period_us: parsed(root, "/proc/sys/kernel/sched_rt_period_us"),
+        sched_rt_runtime_us: root.parsed("/proc/sys/kernel/sched_rt_runtime_us"),
+        sched_rt_period_us: root.parsed("/proc/sys/kernel/sched_rt_period_us"),
         clocksource: root
             .read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
-        io_uring_disabled: parsed(root, "/proc/sys/kernel/io_uring_disabled"),
+        io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
     }
-}
-
-/// A number in a file; `None` if missing or not a number.
-pub(crate) fn parsed<T: std::str::FromStr>(root: &SysRoot, path: &str) -> Option<T> {
-    root.read_trimmed(path)?.parse().ok()
 }
