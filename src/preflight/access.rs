@@ -1,7 +1,7 @@
 //! What this process may do (privileges found by trying) and which transports the kernel
 //! carries (the support matrix, taken as input so an old kernel can be described by a value).
 
-use super::Inputs;
+use super::inputs::Inputs;
 use crate::record::Trial;
 
 use crate::record::{Finding, Level, Support};

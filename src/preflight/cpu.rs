@@ -1,6 +1,6 @@
 //! Checks of the RT CPUs themselves: frequency governor, idle states, SMT siblings.
 
-use super::{Inputs, cpus_named};
+use super::inputs::{Inputs, cpus_named};
 
 use crate::cpulist;
 use crate::record::{Finding, Level};

@@ -2,7 +2,7 @@
 //! no noise placed on them, no interrupts or other tasks allowed on them, no irqbalance to undo
 //! it.
 
-use super::{Inputs, cpus_named};
+use super::inputs::{Inputs, cpus_named};
 
 use crate::cpulist;
 use crate::record::Task;

@@ -1,7 +1,7 @@
 //! Kernel-wide checks: PREEMPT_RT, io_uring allowed, RT throttling, timer migration, clock
 //! source.
 
-use super::Inputs;
+use super::inputs::Inputs;
 
 use crate::record::{Finding, Level};
 

@@ -17,6 +17,7 @@
 
 mod access;
 mod cpu;
+mod inputs;
 mod isolation;
 mod kernel;
 mod privileges;
@@ -24,46 +25,11 @@ mod privileges;
 pub use privileges::{WORKER_LOCK_BYTES, try_privileges};
 
 use crate::record::TransportSupport;
-use crate::record::{
-    CheckFacts, CpuIdle, Finding, HostFacts, Level, Privileges, RtCpus, SystemCheck,
-};
+use crate::record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, SystemCheck};
 use crate::sysinfo::irqs::irqs_allowed_on;
 use crate::sysinfo::tasks::{irqbalance_pids, own_pid, tasks_allowed_on};
 use crate::sysinfo::{SysRoot, host_facts, kernel::timer_migration};
-
-/// Everything a single check function may look at.
-struct Inputs<'a> {
-    host: &'a HostFacts,
-    cpus: &'a RtCpus,
-    facts: &'a CheckFacts,
-    privileges: &'a Privileges,
-    support: &'a [TransportSupport],
-}
-
-impl Inputs<'_> {
-    /// CPUs to move work to: online, outside the RT pair, not isolated (or, when that leaves
-    /// none, just outside the RT pair). Empty on a machine with only the RT pair's CPUs.
-    fn housekeeping(&self) -> Vec<usize> {
-        let pair = self.cpus.pair();
-        let outside: Vec<usize> = self
-            .host
-            .online
-            .iter()
-            .copied()
-            .filter(|cpu| !pair.contains(cpu))
-            .collect();
-        let not_isolated: Vec<usize> = outside
-            .iter()
-            .copied()
-            .filter(|cpu| !self.host.isolated.contains(cpu))
-            .collect();
-        if not_isolated.is_empty() {
-            outside
-        } else {
-            not_isolated
-        }
-    }
-}
+use inputs::Inputs;
 
 /// Judge the machine under `root` for a run on `cpus`, with `privileges` found by trying and
 /// the transport `support` matrix. Pure: reads only `root`; never fails (missing files are facts).
@@ -126,13 +92,4 @@ fn worth(findings: &[Finding]) -> Vec<String> {
         }
     }
     lines
-}
-
-/// `CPU 4` or `CPUs 4-5`.
-fn cpus_named(cpus: &[usize]) -> String {
-    format!(
-        "CPU{} {}",
-        if cpus.len() == 1 { "" } else { "s" },
-        crate::cpulist::format(cpus)
-    )
 }
