@@ -281,6 +281,12 @@ impl Region {
     pub fn phase(&self) -> u32 {
         self.control.phase.load(Ordering::Acquire)
     }
+
+    /// True once the run is stopping (the coordinator set [`phase::STOP`]).
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.phase() == phase::STOP
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::stopping;
 use crate::region::Region;
 
 const CHUNK: usize = 64 * 1024;
@@ -22,7 +21,7 @@ pub fn run(region: &Region, scratch: &Path, _index: usize) -> u64 {
     let chunk = vec![0x3cu8; CHUNK];
     let mut bytes = 0u64;
     let mut offset = 0u64;
-    while !stopping(region) {
+    while !region.stopping() {
         if file.write_all(&chunk).is_err() || file.sync_data().is_err() {
             break;
         }

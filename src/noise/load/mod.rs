@@ -19,13 +19,8 @@ use std::sync::atomic::Ordering;
 use crate::plan::LoadPlan;
 use crate::protocol::WorkerReport;
 use crate::record::LoadCount;
-use crate::region::{Region, WorkerSlot, phase, worker_state};
+use crate::region::{Region, WorkerSlot, worker_state};
 use crate::sys::sched;
-
-/// True once the run is stopping.
-pub(super) fn stopping(region: &Region) -> bool {
-    region.phase() == phase::STOP
-}
 
 /// One generator: its name, what one operation is, how many threads the plan gives it, and
 /// the body each of its threads runs (returning the operations it did).

@@ -10,7 +10,6 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
-use super::stopping;
 use crate::region::Region;
 
 const CHUNK: usize = 64 * 1024;
@@ -38,15 +37,15 @@ pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     std::thread::scope(|scope| {
         scope.spawn(move || {
             let chunk = vec![0xa5u8; CHUNK];
-            while !stopping(region) {
-                if sender.write_all(&chunk).is_err() && stopping(region) {
+            while !region.stopping() {
+                if sender.write_all(&chunk).is_err() && region.stopping() {
                     break;
                 }
             }
         });
         let mut buffer = vec![0u8; CHUNK];
         let mut bytes = 0u64;
-        while !stopping(region) {
+        while !region.stopping() {
             match receiver.read(&mut buffer) {
                 Ok(0) => break,
                 Ok(n) => bytes += n as u64,

@@ -6,7 +6,6 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use super::stopping;
 use crate::region::Region;
 
 const MESSAGE: [u8; 100] = [0x5a; 100];
@@ -30,7 +29,7 @@ pub fn run(region: &Region, _scratch: &Path, index: usize) -> u64 {
     std::thread::scope(|scope| {
         scope.spawn(move || {
             let mut buffer = [0u8; 100];
-            while !stopping(region) {
+            while !region.stopping() {
                 // A timed-out read only means the partner is slow or stopping: go round again.
                 let _ = echo_in
                     .read_exact(&mut buffer)
@@ -39,7 +38,7 @@ pub fn run(region: &Region, _scratch: &Path, index: usize) -> u64 {
         });
         let mut round_trips = 0;
         let mut buffer = [0u8; 100];
-        while !stopping(region) {
+        while !region.stopping() {
             if to_echo.write_all(&MESSAGE).is_ok() && from_echo.read_exact(&mut buffer).is_ok() {
                 round_trips += 1;
             }

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use super::stopping;
 use crate::region::Region;
 use crate::sys::clock::{now_ns, sleep_until_ns};
 
@@ -12,7 +11,7 @@ const PERIOD_NS: u64 = 50_000;
 /// One timer; returns expirations.
 pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     let mut expirations = 0;
-    while !stopping(region) {
+    while !region.stopping() {
         sleep_until_ns(now_ns() + PERIOD_NS);
         expirations += 1;
     }
