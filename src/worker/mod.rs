@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod break_on;
+mod context;
 pub mod floor;
 pub mod intervals;
 pub mod own_wake;
@@ -31,45 +32,12 @@ use crate::protocol::{
     FRAMES_FD, QueueSpec, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, Work, WorkerReport,
     WorkerSpec, write_report,
 };
-use crate::region::{Region, SharedRegion, WorkerSlot, worker_state};
+use crate::region::{Region, SharedRegion, worker_state};
 use crate::sys::shm::SharedMemory;
 use crate::sys::{inherited, signals};
 use crate::transport::{self, Env, Mechanism, Visit, Waiter};
 
-/// What a running worker has: its spec, the shared region, where its frames and report go, and
-/// the report it is filling in.
-pub struct WorkerContext {
-    /// The spec it was started with.
-    pub spec: WorkerSpec,
-    region: &'static Region,
-    /// Where interval frames and the final report go.
-    pub stream: ReportWriter,
-    /// The report being filled in.
-    pub report: WorkerReport,
-}
-
-impl WorkerContext {
-    /// The shared region (mapped for the life of the process).
-    pub fn region(&self) -> &'static Region {
-        self.region
-    }
-
-    /// This worker's progress slot.
-    pub fn slot(&self) -> &'static WorkerSlot {
-        &self.region.workers[self.spec.slot]
-    }
-
-    /// Setup is over: lock the memory the measuring loop touches (where the spec asks for it),
-    /// then tell the coordinator this worker is ready.
-    pub fn ready(&mut self) {
-        if self.spec.lock_memory {
-            realtime::lock_memory(&mut self.report.setup);
-        }
-        self.slot()
-            .state
-            .store(worker_state::READY, Ordering::Release);
-    }
-}
+pub use context::WorkerContext;
 
 /// Entry point of `rtsoak-worker`. Returns the process exit code.
 pub fn main() -> i32 {
