@@ -16,7 +16,7 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::ProfileError;
+use super::error::ProfileError;
 
 /// Where installed profiles live.
 pub const DIR: &str = "/etc/rtsoak/profiles";

@@ -7,10 +7,9 @@
 
 use crate::cpulist;
 
-use super::{
-    AUTO, CpuChoice, CpuListChoice, CpuTopology, FROM_CLI, Overrides, Profile, ProfileError,
-    cpu_error, invalid,
-};
+use super::error::{FROM_CLI, ProfileError, cpu_error, invalid};
+use super::overrides::Overrides;
+use super::sections::{AUTO, CpuChoice, CpuListChoice, CpuTopology, Profile};
 
 /// An explicit RT CPU from the profile, or `None` for `auto`.
 fn explicit_cpu(key: &str, choice: &CpuChoice) -> Result<Option<usize>, ProfileError> {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ProfileError, invalid};
+use super::error::{ProfileError, invalid};
 use crate::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
 use crate::record::Policy;
 

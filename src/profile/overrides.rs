@@ -2,8 +2,7 @@
 //! `run` and `compare` and the resolver reads. `None` (or `false`) keeps the profile's value;
 //! durations are parsed into nanoseconds here, so the plan never sees a unit.
 
-use super::resolve::DEFAULT_RT_PRIORITY;
-use super::{CpuChoice, CpuListChoice, Profile};
+use super::sections::{CpuChoice, CpuListChoice, DEFAULT_RT_PRIORITY, Profile};
 use crate::plan::Fault;
 use crate::record::{Policy, RingSetup};
 

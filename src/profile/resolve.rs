@@ -10,8 +10,10 @@ use crate::transport::Name;
 
 use crate::record::{Policy, RingSetup};
 
+use super::error::{FROM_CLI, ProfileError, invalid};
 use super::layout::{noise_cpus, rt_cpus};
-use super::{CpuTopology, FROM_CLI, Overrides, Profile, ProfileError, RunSection, invalid};
+use super::overrides::Overrides;
+use super::sections::{CpuTopology, DEFAULT_RT_PRIORITY, Profile, RunSection};
 
 /// A time unit a profile key is written in.
 struct Unit {
@@ -31,9 +33,6 @@ const MICROSECONDS: Unit = Unit {
     ns: 1_000,
     name: "microseconds",
 };
-
-/// Priority of an RT worker whose profile gives none.
-pub(super) const DEFAULT_RT_PRIORITY: u8 = 40;
 
 /// `ns` written in `unit`, with a fraction only when it is not a whole number of units.
 fn in_unit(ns: u64, unit: &Unit) -> String {
@@ -286,7 +285,7 @@ fn ring_setups(
     ov: &Overrides,
 ) -> Result<(RingSetup, Vec<RingSetup>), ProfileError> {
     let ring_setups = match &ov.ring_setup {
-        Some(list) => super::RingSetupChoice::Many(list.clone()).to_vec(),
+        Some(list) => super::sections::RingSetupChoice::Many(list.clone()).to_vec(),
         None => profile.rt.ring_setup.to_vec(),
     };
     let Some(&first) = ring_setups.first() else {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ProfileError, invalid};
+use super::error::{ProfileError, invalid};
 use crate::plan::Limits;
 
 /// `[verdict]`. Every limit is optional: absent = not judged. A lost message always fails the
