@@ -1,7 +1,8 @@
 //! The `--floor` table: per transport and figure, the harness's p50 and p99 against the floor
 //! pair's (medians over the paired rounds) with their ratio, and the over-threshold rates with
-//! the exact test's p-value; then one line per transport saying how far above its floor the
-//! harness's delivery p99 is. Empty for a result without floor runs. Pure: the document in, text
+//! the exact test's p-value; then per transport how far above its floor the harness's delivery
+//! p99 is, and whether that is outside the floor's own spread over the rounds (inside it, the
+//! two are not told apart on this machine). Empty for a result without floor runs. Pure: the document in, text
 //! out ([`crate::judge::floor`] does the arithmetic).
 
 use std::fmt::Write;
@@ -75,14 +76,18 @@ fn figure_line(label: &str, f: &FigureOverhead) -> String {
     )
 }
 
-/// "eventfd: harness delivery p99 1.04x its floor (+4 %; 5 round(s))", or why there is no
-/// figure.
+/// "eventfd: harness delivery p99 1.04x its floor (+4 %; 5 round(s))" and, below it, whether
+/// that difference is outside the floor's own spread over the rounds (else it is not told apart
+/// from this machine's noise, and the line says so); or why there is no figure.
 fn verdict_line(row: &FloorRow) -> String {
     let unpaired = match row.unpaired {
         0 => String::new(),
         n => format!("; {n} round(s) unpaired, a side did not complete"),
     };
-    let Some(ratio) = row.delivery().and_then(FigureOverhead::p99_ratio) else {
+    let Some((delivery, ratio)) = row
+        .delivery()
+        .and_then(|figure| Some((figure, figure.p99_ratio()?)))
+    else {
         return format!(
             "  {}: no delivery figure on both sides{unpaired}",
             row.label
@@ -94,9 +99,33 @@ fn verdict_line(row: &FloorRow) -> String {
         format!("+{:.0} %", (ratio - 1.0) * 100.0)
     };
     format!(
-        "  {}: harness delivery p99 {ratio:.2}x its floor ({how_far}; {} round(s){unpaired})",
-        row.label, row.rounds
+        "  {}: harness delivery p99 {ratio:.2}x its floor ({how_far}; {} round(s){unpaired})\n    {}",
+        row.label,
+        row.rounds,
+        spread_line(row.rounds, delivery)
     )
+}
+
+/// What the floor's own round-to-round spread says of the difference: a difference inside it
+/// is not the harness's as far as this machine can tell.
+fn spread_line(rounds: usize, delivery: &FigureOverhead) -> String {
+    let (low, high) = delivery.floor_p99_spread_ns;
+    if rounds < 2 {
+        "one round: the floor's own spread is unknown; run --rounds 5 or more".to_string()
+    } else if delivery.p99_within_floor_spread() {
+        format!(
+            "inside the floor's own p99 spread over the rounds ({}-{} us): not told apart from it \
+             here",
+            us(low),
+            us(high)
+        )
+    } else {
+        format!(
+            "outside the floor's own p99 spread over the rounds ({}-{} us)",
+            us(low),
+            us(high)
+        )
+    }
 }
 
 fn times(ratio: Option<f64>) -> String {
@@ -150,6 +179,58 @@ mod tests {
             text.contains("eventfd: harness delivery p99 1.25x its floor (+25 %; 1 round(s))"),
             "{text}"
         );
+        assert!(
+            text.contains("one round: the floor's own spread is unknown; run --rounds 5"),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .all(|line| line.len() <= super::super::headline::WIDTH)
+        );
+    }
+
+    /// The one-run fixture in three rounds, the harness's delivery p99 at `harness_p99_ns`
+    /// each round and the floor's at `floor_p99_ns` in turn.
+    fn three_rounds(harness_p99_ns: u64, floor_p99_ns: [u64; 3]) -> ResultDoc {
+        let mut doc = crate::testing::fixture::one_run_doc();
+        let delivery = crate::record::SeriesKey::Rt(crate::record::Series::Delivery);
+        let run = doc.runs[0].clone();
+        let in_round = |round: u32, p99_ns: u64| {
+            let mut run = run.clone();
+            run.round = round;
+            run.series.get_mut(&delivery).unwrap().summary.p99_ns = p99_ns;
+            run
+        };
+        doc.runs = (1..=3)
+            .map(|round| in_round(round, harness_p99_ns))
+            .collect();
+        doc.floor_runs = (1..=3)
+            .map(|round| in_round(round, floor_p99_ns[round as usize - 1]))
+            .collect();
+        doc
+    }
+
+    #[test]
+    fn a_difference_inside_the_floors_own_spread_is_not_called_the_harnesss() {
+        // Median floor 30 us, harness 40 us: 1.33x, but the floor itself reached 60 us.
+        let text = render(&three_rounds(40_000, [30_000, 20_000, 60_000]));
+        assert!(
+            text.contains("1.33x its floor (+33 %; 3 round(s))"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "inside the floor's own p99 spread over the rounds (20.0-60.0 us): not \
+                 told apart from it here"
+            ),
+            "{text}"
+        );
+        let text = render(&three_rounds(70_000, [30_000, 20_000, 60_000]));
+        assert!(
+            text.contains("outside the floor's own p99 spread over the rounds (20.0-60.0 us)"),
+            "{text}"
+        );
+        assert!(!text.contains("not told apart"), "{text}");
         assert!(
             text.lines()
                 .all(|line| line.len() <= super::super::headline::WIDTH)

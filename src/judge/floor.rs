@@ -45,6 +45,10 @@ pub struct FigureOverhead {
     pub harness_p99_ns: u64,
     /// Median over the paired rounds of the floor's p99, ns.
     pub floor_p99_ns: u64,
+    /// The lowest and highest of the floor's p99 over the paired rounds, ns: how far the floor
+    /// itself moves from round to round on this machine, which a difference must exceed to be
+    /// the harness's.
+    pub floor_p99_spread_ns: (u64, u64),
     /// Over-threshold samples and samples of the harness, summed over the paired rounds.
     pub harness_over: (u64, u64),
     /// The same for the floor.
@@ -62,6 +66,13 @@ impl FigureOverhead {
     /// Harness p99 over floor p99 (`None` where the floor's is 0).
     pub fn p99_ratio(&self) -> Option<f64> {
         ratio(self.harness_p99_ns, self.floor_p99_ns)
+    }
+
+    /// Whether the harness's p99 lies inside the floor's own round-to-round spread, so the two
+    /// cannot be told apart here (a single round has no spread: told apart by nothing).
+    pub fn p99_within_floor_spread(&self) -> bool {
+        let (low, high) = self.floor_p99_spread_ns;
+        (low..=high).contains(&self.harness_p99_ns)
     }
 }
 
@@ -146,6 +157,9 @@ fn figure(series: Series, pairs: &[(&RunResult, &RunResult)]) -> Option<FigureOv
         floor_p50_ns: median_of(|(_, f)| f.p50_ns),
         harness_p99_ns: median_of(|(h, _)| h.p99_ns),
         floor_p99_ns: median_of(|(_, f)| f.p99_ns),
+        floor_p99_spread_ns: sides.iter().fold((u64::MAX, 0), |(low, high), (_, f)| {
+            (low.min(f.p99_ns), high.max(f.p99_ns))
+        }),
         harness_over,
         floor_over,
         rates_differ_p: super::rates::rates_differ_p_value(

@@ -56,6 +56,10 @@ fn the_ratios_are_of_the_medians_over_the_paired_rounds() {
     let (harness, floor) = (p99s(&doc.runs), p99s(&doc.floor_runs));
     assert_eq!(delivery.harness_p99_ns, (harness[0] + harness[1]) / 2);
     assert_eq!(delivery.floor_p99_ns, (floor[0] + floor[1]) / 2);
+    assert_eq!(
+        delivery.floor_p99_spread_ns,
+        (floor[0].min(floor[1]), floor[0].max(floor[1]))
+    );
     let ratio = delivery.p99_ratio().unwrap();
     assert!((1.95..=2.05).contains(&ratio), "{ratio}");
     let figures: Vec<Series> = futex.figures.iter().map(|f| f.series).collect();
