@@ -68,6 +68,9 @@ pub mod export;
 // Per-operation microbenchmarks of the same kernel mechanisms (`rtsoak bench`).
 pub mod bench;
 
+// A fresh boot per point: kernels (or command lines) compared A/B/A across reboots.
+pub mod campaign;
+
 // The kernel layer (system calls, shared memory, the region and queue layouts): its own crate.
 pub use rtsoak_sys as sys;
 pub use rtsoak_sys::{queue, region};

@@ -30,6 +30,11 @@ impl SysRoot {
         std::fs::read_to_string(self.path(path))
     }
 
+    /// The whole file as bytes (`/sys/kernel/notes` is binary).
+    pub fn read_bytes(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.path(path))
+    }
+
     /// The file without surrounding whitespace or NUL bytes (device-tree strings end in one);
     /// `None` if it is missing or unreadable. An empty file gives `Some("")`.
     pub fn read_trimmed(&self, path: &str) -> Option<String> {

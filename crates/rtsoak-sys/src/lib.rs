@@ -8,12 +8,14 @@
 //! [`SysError`] naming the call and the errno, never a panic.
 
 pub mod alloc;
+pub mod checked_input;
 pub mod clock;
 pub mod cpu_dma_latency;
 pub mod cpu_lock;
 pub mod futex;
 pub mod inherited;
 pub mod io_wq;
+pub mod kexec;
 pub mod memlock;
 pub mod mm;
 pub mod pidfd;
