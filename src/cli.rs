@@ -107,6 +107,13 @@ pub enum Command {
         #[command(subcommand)]
         bench: crate::bench::args::BenchCommand,
     },
+    /// Kernel A/B/A with a fresh boot per point: a plan's points booted in order (kexec on
+    /// this machine, or qemu guests from a host), the same rtsoak command on every boot, the
+    /// child judged against its parents across the boots (docs/campaign.md).
+    Campaign {
+        #[command(subcommand)]
+        command: crate::campaign::args::CampaignCommand,
+    },
     /// Check the spike explainer on a priority inversion with a known answer: a noise
     /// publisher (FIFO 10) holds a PI futex, a burst thread (FIFO 50) keeps it off its CPU, and
     /// the RT publisher (FIFO 40) waits for the futex. Passes (exit 0) when every round is

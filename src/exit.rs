@@ -26,6 +26,12 @@ pub enum Outcome {
     /// (nothing measured, too many missed periods, noise or RT priority not as asked, too few
     /// messages), or a baseline comparison compared nothing it should have. Never a pass.
     Inconclusive = 7,
+    /// 125: `campaign --bisect`: the campaign made no claim, so `git bisect run` skips this
+    /// commit.
+    BisectSkip = 125,
+    /// 128: `campaign --bisect`: an error (a bad plan, a refused kernel), so `git bisect run`
+    /// stops instead of calling the commit bad.
+    BisectAbort = 128,
     /// 130: stopped by a signal; what was measured is saved, marked interrupted.
     Interrupted = 130,
 }
@@ -49,5 +55,7 @@ Exit codes:
   6    another rtsoak holds the RT CPUs: nothing ran (--wait-for-cpus waits for it)
   7    INCONCLUSIVE: could not measure what was asked (nothing measured, too many missed
        periods, noise or RT priority not as asked, too few messages), or a diff compared nothing
+  125  campaign --bisect: inconclusive, git bisect skips the commit (1: regression, 0: none)
+  128  campaign --bisect: an error; git bisect stops
   130  interrupted by a signal (the result is saved, marked interrupted)
 When several apply, the first in this order wins: 130, 2, 6 and 5, 4, 3, 1, 7, 0.";

@@ -49,6 +49,15 @@ const HEAD_BYTES: usize = 0x10000;
 /// Bytes kept from one chunk to the next so a banner across the boundary is still found.
 const OVERLAP_BYTES: usize = 256;
 
+/// SHA-256 of `bytes`, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Hash `file` from its start and read its release (`kernel`: look for one at all).
 pub fn inspect(file: &mut std::fs::File, kernel: bool) -> std::io::Result<ImageFacts> {
     file.seek(SeekFrom::Start(0))?;
@@ -83,11 +92,7 @@ pub fn inspect(file: &mut std::fs::File, kernel: bool) -> std::io::Result<ImageF
     };
     file.seek(SeekFrom::Start(0))?;
     Ok(ImageFacts {
-        sha256: hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
+        sha256: hex(&hasher.finalize()),
         size_bytes,
         release,
         release_source,

@@ -25,7 +25,7 @@ use crate::result::ResultDoc;
 #[serde(rename_all = "snake_case")]
 pub enum BootResult {
     /// `bench.json` of `rtsoak bench`.
-    Bench(BenchDoc),
+    Bench(Box<BenchDoc>),
     /// `result.json` of `rtsoak run` or `compare`.
     Soak(Box<ResultDoc>),
 }

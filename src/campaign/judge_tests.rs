@@ -60,7 +60,7 @@ fn bench_doc(rounds: &[f64]) -> BootResult {
         .enumerate()
         .map(|(i, ns)| round(i, *ns, true))
         .collect();
-    BootResult::Bench(BenchDoc {
+    BootResult::Bench(Box::new(BenchDoc {
         schema_version: BENCH_SCHEMA_VERSION,
         tool: Tool::current(),
         command: BENCH_COMMAND.into(),
@@ -95,7 +95,7 @@ fn bench_doc(rounds: &[f64]) -> BootResult {
         },
         series: vec![BenchSeries::new("eventfd", "message", 32, rounds)],
         valid: true,
-    })
+    }))
 }
 
 /// Judge `results` (one per planned boot, in order; `None`: that boot measured nothing).

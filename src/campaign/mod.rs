@@ -17,12 +17,21 @@
 #![forbid(unsafe_code)]
 
 pub mod advance;
+pub mod args;
+pub mod command;
+pub mod doc;
 pub mod fingerprint;
+pub mod guest;
 pub mod identity;
 pub mod image;
 pub mod judge;
 pub mod judge_bench;
 pub mod judge_soak;
+pub mod kexec;
+pub mod measure;
 pub mod plan;
+pub mod qemu;
 pub mod sequence;
+pub mod settle;
 pub mod state;
+pub mod targets;

@@ -29,6 +29,13 @@ pub const PLAN_FILE: &str = "plan.toml";
 /// Larger than any state a campaign of 180 boots with 4 tries each writes.
 const MAX_STATE_BYTES: u64 = 16 << 20;
 
+/// The clock a campaign records across reboots: seconds since the epoch.
+pub fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// How the campaign boots its points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -175,6 +182,11 @@ pub enum Outcome {
     },
     /// The campaign's own process was stopped during this boot's run.
     Interrupted,
+    /// A qemu guest ended without reporting (a kernel panic, or its init failed).
+    NoReport {
+        /// Seconds from its start to its end.
+        after_s: u64,
+    },
 }
 
 impl Outcome {
@@ -190,6 +202,7 @@ impl Outcome {
             Outcome::SettleTimeout => "settle_timeout",
             Outcome::LoadFailed { .. } => "load_failed",
             Outcome::Interrupted => "interrupted",
+            Outcome::NoReport { .. } => "no_report",
         }
     }
 }

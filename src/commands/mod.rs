@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod campaign;
 mod diff;
 pub mod environment;
 mod explain_check;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             command: crate::cli::BaselineCommand::Promote { result, to, force },
         } => diff::promote(&result, &to, force),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
+        Command::Campaign { command } => campaign::campaign(command),
         Command::ExplainCheck {
             rounds,
             cpus,

@@ -54,7 +54,7 @@ fn lines(out: &mut String, lines: &[String]) {
 
 /// A blank line, the table's heading, then its header and rows in aligned columns: text
 /// columns to the left, figures to the right.
-fn lay_out(out: &mut String, table: &Table) {
+pub(super) fn lay_out(out: &mut String, table: &Table) {
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", table.heading);
     let all: Vec<&[String]> = std::iter::once(table.header.as_slice())

@@ -388,7 +388,7 @@ fn timestamp(started_at: &str) -> &str {
 
 /// `value` as an XML attribute value: markup escaped, line breaks kept as character
 /// references, other control characters (which XML 1.0 cannot hold) dropped.
-fn attr(value: &str) -> String {
+pub(super) fn attr(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
         match c {
@@ -406,7 +406,7 @@ fn attr(value: &str) -> String {
 }
 
 /// `value` as element text.
-fn text(value: &str) -> String {
+pub(super) fn text(value: &str) -> String {
     attr(value).replace("&#10;", "\n")
 }
 

@@ -41,7 +41,7 @@ pub fn render(doc: &ResultDoc) -> String {
 }
 
 /// A bullet list after a blank line; nothing when there are no items.
-fn bullets(out: &mut String, items: &[String]) {
+pub(super) fn bullets(out: &mut String, items: &[String]) {
     if items.is_empty() {
         return;
     }
@@ -51,7 +51,7 @@ fn bullets(out: &mut String, items: &[String]) {
     }
 }
 
-fn table(out: &mut String, table: &Table) {
+pub(super) fn table(out: &mut String, table: &Table) {
     let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
     let _ = writeln!(out, "\n{}\n", escape(&table.heading));
     let header = table.header.iter().map(|h| escape(h)).collect();
@@ -66,7 +66,7 @@ fn table(out: &mut String, table: &Table) {
 }
 
 /// Keep a cell's text from being read as Markdown syntax.
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
         if matches!(ch, '|' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '\\') {

@@ -1,0 +1,227 @@
+//! The campaign document, `campaign.json`: one schema-versioned JSON file holding the plan,
+//! the boot the campaign started in, what each point boots, every planned boot with every try
+//! at it (what became of it, how it settled, its host fingerprint) and the result it saved
+//! (the whole `bench.json` or `result.json`), and the judgement. Documented field by field in
+//! `docs/campaign.md`.
+//!
+//! Owns: the document's shape, building it from a campaign's state and the results in its
+//! directory, and reading it back. Never measures; the judgement is `judge`'s.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Component, Path};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use super::identity::varied_parameters;
+use super::judge::{BootResult, Context as JudgeContext, Judgement, MeasuredBoot, judge};
+use super::plan::{Accel, CommandKind, Plan};
+use super::sequence::{Role, Slot};
+use super::state::{Attempt, BootTarget, Driver, Phase, StartBoot, State};
+use crate::bench::doc::{BENCH_COMMAND, BENCH_SCHEMA_VERSION};
+use crate::result::Tool;
+use crate::sys::safe_dir::SafeDir;
+
+/// Bumped on any incompatible change of the document's shape.
+pub const CAMPAIGN_SCHEMA_VERSION: u32 = 1;
+/// The `command` field of every campaign document.
+pub const CAMPAIGN_COMMAND: &str = "campaign";
+/// The document's file name in a campaign directory.
+pub const CAMPAIGN_FILE: &str = "campaign.json";
+/// The largest boot result read back (a soak result of an 8-hour nightly is under 10 MB).
+const MAX_RESULT_BYTES: u64 = 64 << 20;
+/// The largest campaign document read back.
+pub const MAX_DOC_BYTES: u64 = 1 << 30;
+
+/// One planned boot in the document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Boot {
+    /// Which, of which point, where it counts.
+    pub slot: Slot,
+    /// Every try at it, in order.
+    pub attempts: Vec<Attempt>,
+    /// The result the last try saved, if it measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<BootResult>,
+}
+
+/// The campaign document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CampaignDoc {
+    /// [`CAMPAIGN_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Tool name and version.
+    pub tool: Tool,
+    /// Always `campaign`.
+    pub command: String,
+    /// The campaign's id, as its tokens carry it.
+    pub campaign_id: String,
+    /// How it booted.
+    pub driver: Driver,
+    /// The qemu driver's accelerator (`kvm` or `tcg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel: Option<Accel>,
+    /// The plan, every default filled in.
+    pub plan: Plan,
+    /// SHA-256 of the plan's text.
+    pub plan_sha256: String,
+    /// `bench` or `soak`.
+    pub kind: CommandKind,
+    /// When it started (RFC 3339 UTC).
+    pub started_at: String,
+    /// When it ended, if it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// The boot it started in, and where it returns.
+    pub start: StartBoot,
+    /// What each point boots.
+    pub targets: BTreeMap<Role, BootTarget>,
+    /// Where it is (finished: why, and where the machine was left).
+    pub phase: Phase,
+    /// Every planned boot.
+    pub boots: Vec<Boot>,
+    /// The judgement of what was measured so far.
+    pub judgement: Judgement,
+}
+
+impl CampaignDoc {
+    /// Whether the campaign has ended.
+    pub fn finished(&self) -> bool {
+        matches!(self.phase, Phase::Finished { .. })
+    }
+}
+
+/// The document of `state`, the results read from `dir` (the campaign directory).
+pub fn build(state: &State, plan: &Plan, accel: Option<Accel>, dir: &SafeDir) -> CampaignDoc {
+    let boots: Vec<Boot> = state
+        .slots
+        .iter()
+        .map(|slot| Boot {
+            slot: slot.slot,
+            attempts: slot.attempts.clone(),
+            result: slot
+                .measured()
+                .and_then(|m| m.result.as_deref())
+                .and_then(|path| read_result(dir, path).ok()),
+        })
+        .collect();
+    let measured: Vec<MeasuredBoot<'_>> = state
+        .slots
+        .iter()
+        .zip(&boots)
+        .filter_map(|(slot, boot)| {
+            Some(MeasuredBoot {
+                slot: slot.slot,
+                result: boot.result.as_ref()?,
+                fingerprint: &slot.measured()?.fingerprint,
+            })
+        })
+        .collect();
+    let planned: Vec<Slot> = state.slots.iter().map(|s| s.slot).collect();
+    let cmdline = |role: Role| {
+        state
+            .targets
+            .get(&role)
+            .map_or(String::new(), |t| t.cmdline.clone())
+    };
+    let context = JudgeContext {
+        plan,
+        planned: &planned,
+        varied_parameters: varied_parameters(&cmdline(Role::Parent), &cmdline(Role::Child)),
+        emulated: accel == Some(Accel::Tcg),
+    };
+    let judgement = judge(&context, &measured);
+    CampaignDoc {
+        schema_version: CAMPAIGN_SCHEMA_VERSION,
+        tool: Tool::current(),
+        command: CAMPAIGN_COMMAND.to_string(),
+        campaign_id: state.campaign_id.clone(),
+        driver: state.driver,
+        accel,
+        plan: plan.clone(),
+        plan_sha256: state.plan_sha256.clone(),
+        kind: plan.command_kind(),
+        started_at: state.started_at.clone(),
+        finished_at: match state.phase {
+            Phase::Finished { at_s, .. } => Some(rfc3339(at_s)),
+            _ => None,
+        },
+        start: state.start.clone(),
+        targets: state.targets.clone(),
+        phase: state.phase.clone(),
+        boots,
+        judgement,
+    }
+}
+
+/// Seconds since the epoch as RFC 3339 UTC.
+pub fn rfc3339(at_s: u64) -> String {
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at_s))
+        .to_string()
+}
+
+/// A boot's result at `path` (relative, inside `dir`), read without following a symlink.
+pub fn read_result(dir: &SafeDir, path: &Path) -> anyhow::Result<BootResult> {
+    let names: Vec<&OsStr> = path
+        .components()
+        .map(|c| match c {
+            Component::Normal(name) => Ok(name),
+            _ => Err(anyhow::anyhow!(
+                "{} is not a plain relative path",
+                path.display()
+            )),
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let (file, dirs) = names.split_last().context("an empty result path")?;
+    let mut at = dir.open_entry(dirs.first().copied().unwrap_or(OsStr::new(".")))?;
+    for name in dirs.iter().skip(1) {
+        at = at.open_entry(name)?;
+    }
+    let bytes = at
+        .read_own_file(file, MAX_RESULT_BYTES)
+        .with_context(|| format!("reading {}", path.display()))?;
+    parse_result(&bytes).with_context(|| format!("loading {}", path.display()))
+}
+
+/// A `bench.json` or a `result.json`, told apart by their `command`.
+pub fn parse_result(bytes: &[u8]) -> anyhow::Result<BootResult> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).context("it is not JSON")?;
+    if value.get("command").and_then(|c| c.as_str()) == Some(BENCH_COMMAND) {
+        let version = value.get("schema_version").and_then(|v| v.as_u64());
+        anyhow::ensure!(
+            version == Some(u64::from(BENCH_SCHEMA_VERSION)),
+            "it has bench schema version {version:?}; this rtsoak reads {BENCH_SCHEMA_VERSION}"
+        );
+        return Ok(BootResult::Bench(Box::new(serde_json::from_value(value)?)));
+    }
+    Ok(BootResult::Soak(Box::new(
+        crate::result::store::from_bytes(bytes)?,
+    )))
+}
+
+/// Read a campaign document back (a `campaign.json`, or its directory).
+pub fn load(path: &Path) -> anyhow::Result<CampaignDoc> {
+    let file = if path.is_dir() {
+        path.join(CAMPAIGN_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    let bytes = crate::sys::checked_input::read(&file, "campaign document", MAX_DOC_BYTES)?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not JSON", file.display()))?;
+    anyhow::ensure!(
+        value.get("command").and_then(|c| c.as_str()) == Some(CAMPAIGN_COMMAND),
+        "{} is not an rtsoak campaign document (give the campaign.json a campaign wrote)",
+        file.display()
+    );
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    anyhow::ensure!(
+        version == Some(u64::from(CAMPAIGN_SCHEMA_VERSION)),
+        "{} has campaign schema version {version:?}; this rtsoak reads version \
+         {CAMPAIGN_SCHEMA_VERSION}",
+        file.display()
+    );
+    serde_json::from_value(value)
+        .with_context(|| format!("{} is not a valid campaign document", file.display()))
+}
