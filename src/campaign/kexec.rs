@@ -214,12 +214,23 @@ pub fn systemctl(args: &[&str]) -> anyhow::Result<()> {
 /// first point loaded, the machine kexec'd.
 pub fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
     let dir = session.dir;
-    anyhow::ensure!(
-        !dir.has_state() || dir.load().is_ok_and(|s| s.finished()),
-        "a campaign is under way in {}: see `rtsoak campaign status`, or end it with `rtsoak \
-         campaign abort`",
-        dir.dir().path().display()
-    );
+    if dir.has_state() {
+        let finished = dir.load().is_ok_and(|s| s.finished());
+        anyhow::bail!(
+            "{} holds {}: {}",
+            dir.dir().path().display(),
+            if finished {
+                "a finished campaign"
+            } else {
+                "a campaign under way"
+            },
+            if finished {
+                "move it away first (its campaign.json is the result), or give --state DIR"
+            } else {
+                "see `rtsoak campaign status`, or end it with `rtsoak campaign abort`"
+            }
+        );
+    }
     trial_load(&prepared)?;
     dir.dir()
         .write(OsStr::new(PLAN_FILE), prepared.plan_text.as_bytes(), 0o644)

@@ -371,7 +371,7 @@ fn boots_table(doc: &CampaignDoc) -> Table {
                 reached.map_or("-".into(), |r| r.facts.release.clone()),
                 boot.attempts.len().to_string(),
                 settled,
-                figure(boot.result.as_ref()),
+                figure(doc, boot.slot.seq, boot.result.as_ref()),
                 outcome,
             ]
         })
@@ -396,14 +396,18 @@ fn column_word(column: Column) -> &'static str {
     }
 }
 
-fn figure(result: Option<&BootResult>) -> String {
+/// A boot's figure: its mean ns/op of the first series as the judgement took it, or its
+/// soak's verdict.
+fn figure(doc: &CampaignDoc, seq: usize, result: Option<&BootResult>) -> String {
     match result {
         None => "-".into(),
-        Some(BootResult::Bench(doc)) => doc
-            .series
+        Some(BootResult::Bench(_)) => doc
+            .judgement
+            .bench
             .first()
-            .map_or("-".into(), |s| format!("{:.3}", s.summary.mean_ns_per_op)),
-        Some(BootResult::Soak(doc)) => doc
+            .and_then(|row| row.boots.iter().find(|b| b.seq == seq))
+            .map_or("-".into(), |b| format!("{:.3}", b.mean_ns_per_op)),
+        Some(BootResult::Soak(result)) => result
             .verdict
             .as_ref()
             .map_or("-".into(), |v| serde_words(&v.status)),
