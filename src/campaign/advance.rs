@@ -418,9 +418,13 @@ fn left_in(state: &State, boot: &BootFacts) -> LeftIn {
     }
 }
 
-/// Whether `boot` runs the kernel and command line the campaign started in.
+/// Whether `boot` runs the kernel and command line the campaign started in, and is not one
+/// rtsoak loaded (a point's boot carries its token, even where it boots the same).
 fn is_start(state: &State, boot: &BootFacts) -> bool {
     let start = &state.start.facts;
+    if boot.token().is_some() {
+        return false;
+    }
     let same_build = match (&start.build_id, &boot.build_id) {
         (Some(a), Some(b)) => a == b,
         _ => true,

@@ -538,3 +538,28 @@ fn abort_closes_the_try_under_way_and_ends_where_the_machine_is() {
         }
     ));
 }
+
+#[test]
+fn a_last_boot_of_the_start_kernel_still_returns_to_leave_no_token_behind() {
+    // A command-line A/B: the parent boots the start kernel with the start command line.
+    let plan = plan("");
+    let mut state = state_of(&plan, Driver::Kexec);
+    let mut machine = Machine::new();
+    begin(&mut state);
+    measure_ok(&mut state, &plan, &mut machine, 0);
+    measure_ok(&mut state, &plan, &mut machine, 1);
+    loaded(&mut state, Target::Slot { seq: 2 }, machine.now_s);
+    let token = current_token(&state, 2);
+    // Parent B is the start kernel (release, build id, command line), with the token.
+    let boot = BootFacts {
+        boot_id: "boot-b".into(),
+        cmdline: format!("{START_CMDLINE} rtsoak.campaign={token}"),
+        ..start_facts()
+    };
+    state.seen_releases.remove(&Role::Parent);
+    state.seen_build_ids.remove(&Role::Parent);
+    state.targets.get_mut(&Role::Parent).unwrap().release = None;
+    assert_eq!(on_boot(&mut state, &plan, &boot, machine.now_s), Decision::Measure { seq: 2 });
+    let next = after_measure(&mut state, &plan, 2, Outcome::Measured, None, &boot, machine.now_s);
+    assert_eq!(next, Decision::Boot(Target::Start));
+}
