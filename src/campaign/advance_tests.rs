@@ -559,7 +559,18 @@ fn a_last_boot_of_the_start_kernel_still_returns_to_leave_no_token_behind() {
     state.seen_releases.remove(&Role::Parent);
     state.seen_build_ids.remove(&Role::Parent);
     state.targets.get_mut(&Role::Parent).unwrap().release = None;
-    assert_eq!(on_boot(&mut state, &plan, &boot, machine.now_s), Decision::Measure { seq: 2 });
-    let next = after_measure(&mut state, &plan, 2, Outcome::Measured, None, &boot, machine.now_s);
+    assert_eq!(
+        on_boot(&mut state, &plan, &boot, machine.now_s),
+        Decision::Measure { seq: 2 }
+    );
+    let next = after_measure(
+        &mut state,
+        &plan,
+        2,
+        Outcome::Measured,
+        None,
+        &boot,
+        machine.now_s,
+    );
     assert_eq!(next, Decision::Boot(Target::Start));
 }

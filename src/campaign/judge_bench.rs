@@ -101,53 +101,11 @@ pub fn rows(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)]) -> Vec<BenchRow> {
 }
 
 fn row(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str) -> BenchRow {
-    let mut reasons = Vec::new();
-    let mut boots = Vec::new();
-    let mut points: Vec<(Column, Point)> = Vec::new();
-    for (slot, doc) in docs {
-        let Some(series) = doc.series.iter().find(|s| s.name == name) else {
-            reasons.push(RowReason::SeriesMissing { seq: slot.seq });
-            continue;
-        };
-        let rounds = series.measured_ns_per_op();
-        let invalid = series
-            .rounds
-            .iter()
-            .filter(|r| !r.warmup && !r.valid)
-            .count();
-        let figure = BootFigure {
-            seq: slot.seq,
-            role: slot.role,
-            column: slot.column,
-            mean_ns_per_op: mean(&rounds).unwrap_or(f64::NAN),
-            cv_pct: cv_pct(&rounds).unwrap_or(0.0),
-            invalid_rounds: invalid,
-        };
-        if figure.cv_pct > judge.cv_pct {
-            reasons.push(RowReason::BootCv {
-                seq: slot.seq,
-                cv_pct: figure.cv_pct,
-            });
-        }
-        boots.push(figure);
-        let column = match slot.column {
-            Column::ParentMiddle => continue,
-            column => column,
-        };
-        match points.iter_mut().find(|(c, _)| *c == column) {
-            Some((_, point)) => {
-                point.rounds_ns_per_op.extend(rounds);
-                point.invalid_rounds += invalid;
-            }
-            None => points.push((
-                column,
-                Point {
-                    rounds_ns_per_op: rounds,
-                    invalid_rounds: invalid,
-                },
-            )),
-        }
-    }
+    let Collected {
+        boots,
+        points,
+        mut reasons,
+    } = collect(judge, docs, name);
     let mut comparison = compare_columns(judge, &points);
     comparison.max_cv_pct = boots.iter().map(|b| b.cv_pct).fold(0.0, f64::max);
     let spread = [Role::Parent, Role::Child]
@@ -174,6 +132,68 @@ fn row(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str) -> BenchRow
         verdict,
         reasons,
     }
+}
+
+/// Series `name` of every boot: each boot's figure, each column's rounds, and the boots that
+/// lack it or vary beyond the CV gate.
+struct Collected {
+    boots: Vec<BootFigure>,
+    points: Vec<(Column, Point)>,
+    reasons: Vec<RowReason>,
+}
+
+fn collect(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str) -> Collected {
+    let mut collected = Collected {
+        boots: Vec::new(),
+        points: Vec::new(),
+        reasons: Vec::new(),
+    };
+    for (slot, doc) in docs {
+        let Some(series) = doc.series.iter().find(|s| s.name == name) else {
+            collected
+                .reasons
+                .push(RowReason::SeriesMissing { seq: slot.seq });
+            continue;
+        };
+        let rounds = series.measured_ns_per_op();
+        let invalid = series
+            .rounds
+            .iter()
+            .filter(|r| !r.warmup && !r.valid)
+            .count();
+        let figure = BootFigure {
+            seq: slot.seq,
+            role: slot.role,
+            column: slot.column,
+            mean_ns_per_op: mean(&rounds).unwrap_or(f64::NAN),
+            cv_pct: cv_pct(&rounds).unwrap_or(0.0),
+            invalid_rounds: invalid,
+        };
+        if figure.cv_pct > judge.cv_pct {
+            collected.reasons.push(RowReason::BootCv {
+                seq: slot.seq,
+                cv_pct: figure.cv_pct,
+            });
+        }
+        collected.boots.push(figure);
+        if slot.column == Column::ParentMiddle {
+            continue;
+        }
+        match collected.points.iter_mut().find(|(c, _)| *c == slot.column) {
+            Some((_, point)) => {
+                point.rounds_ns_per_op.extend(rounds);
+                point.invalid_rounds += invalid;
+            }
+            None => collected.points.push((
+                slot.column,
+                Point {
+                    rounds_ns_per_op: rounds,
+                    invalid_rounds: invalid,
+                },
+            )),
+        }
+    }
+    collected
 }
 
 /// `bench compare`'s arithmetic on the columns, its CV gate left to the boots.

@@ -194,69 +194,58 @@ fn row(
             None => reasons.push(RowReason::NotMeasured { seq: slot.seq }),
         }
     }
-    let sum = |keep: &dyn Fn(&BootRate) -> bool| {
-        let mut total = Rate::default();
-        boots
-            .iter()
-            .filter(|b| keep(b))
-            .for_each(|b| total.add(&b.rate));
-        total
-    };
-    let parent_a = sum(&|b| b.column == Column::ParentA);
-    let child = sum(&|b| b.role == Role::Child);
     let has_b = docs.iter().any(|(s, _)| s.column == Column::ParentB);
-    let parent_b = has_b.then(|| sum(&|b| b.column == Column::ParentB));
-    let parents = sum(&|b| b.role == Role::Parent);
-    let p_higher = rate_increase_p_value(
-        parents.over_threshold,
-        parents.samples,
-        child.over_threshold,
-        child.samples,
-    );
-    let p_lower = rate_increase_p_value(
-        child.over_threshold,
-        child.samples,
-        parents.over_threshold,
-        parents.samples,
-    );
-    let drift_p = parent_b.map(|b| {
-        rates_differ_p_value(
-            parent_a.over_threshold,
-            parent_a.samples,
-            b.over_threshold,
-            b.samples,
-        )
-    });
-    failures(&boots, &mut reasons);
-    if let (Some(p), Some(b)) = (drift_p, parent_b)
-        && p < judge.alpha
-        && (apart(judge, &parent_a, &b) || apart(judge, &b, &parent_a))
-    {
-        reasons.push(RowReason::ParentsDiffer { p_value: p });
-    }
-    let verdict = verdict(
-        judge,
-        &boots,
-        &parents,
-        &child,
-        (p_higher, p_lower),
-        &mut reasons,
-    );
-    SoakRow {
+    let mut row = SoakRow {
         transport: key.0.clone(),
         ring_setup: key.1,
         series: series.name().to_string(),
-        parent_a,
-        child,
-        parent_b,
-        parents,
-        p_higher,
-        p_lower,
-        drift_p,
+        parent_a: sum(&boots, |b| b.column == Column::ParentA),
+        child: sum(&boots, |b| b.role == Role::Child),
+        parent_b: has_b.then(|| sum(&boots, |b| b.column == Column::ParentB)),
+        parents: sum(&boots, |b| b.role == Role::Parent),
+        p_higher: 1.0,
+        p_lower: 1.0,
+        drift_p: None,
         boots,
-        verdict,
-        reasons,
+        verdict: Verdict::Inconclusive,
+        reasons: Vec::new(),
+    };
+    let (parents, child) = (&row.parents, &row.child);
+    row.p_higher = rate_increase_p_value(
+        parents.over_threshold,
+        parents.samples,
+        child.over_threshold,
+        child.samples,
+    );
+    row.p_lower = rate_increase_p_value(
+        child.over_threshold,
+        child.samples,
+        parents.over_threshold,
+        parents.samples,
+    );
+    let (a, b) = (row.parent_a, row.parent_b);
+    row.drift_p =
+        b.map(|b| rates_differ_p_value(a.over_threshold, a.samples, b.over_threshold, b.samples));
+    failures(&row.boots, &mut reasons);
+    if let (Some(p), Some(b)) = (row.drift_p, b)
+        && p < judge.alpha
+        && (apart(judge, &a, &b) || apart(judge, &b, &a))
+    {
+        reasons.push(RowReason::ParentsDiffer { p_value: p });
     }
+    row.verdict = verdict(judge, &row, &mut reasons);
+    row.reasons = reasons;
+    row
+}
+
+/// The boots that `keep` takes, added.
+fn sum(boots: &[BootRate], keep: impl Fn(&BootRate) -> bool) -> Rate {
+    let mut total = Rate::default();
+    boots
+        .iter()
+        .filter(|b| keep(b))
+        .for_each(|b| total.add(&b.rate));
+    total
 }
 
 /// Failed boots: the child's alone are its regression, a parent's make the row inconclusive.
@@ -280,14 +269,7 @@ fn apart(judge: &JudgeSection, low: &Rate, high: &Rate) -> bool {
         && high.per_million() - low.per_million() >= judge.min_rate_change_per_million
 }
 
-fn verdict(
-    judge: &JudgeSection,
-    boots: &[BootRate],
-    parents: &Rate,
-    child: &Rate,
-    (p_higher, p_lower): (f64, f64),
-    reasons: &mut Vec<RowReason>,
-) -> Verdict {
+fn verdict(judge: &JudgeSection, row: &SoakRow, reasons: &mut Vec<RowReason>) -> Verdict {
     let child_failed = reasons
         .iter()
         .any(|r| matches!(r, RowReason::ChildFailed { .. }));
@@ -300,14 +282,14 @@ fn verdict(
     if child_failed {
         return Verdict::Regression;
     }
-    let direction = if p_higher < judge.alpha && apart(judge, parents, child) {
+    let direction = if row.p_higher < judge.alpha && apart(judge, &row.parents, &row.child) {
         Verdict::Regression
-    } else if p_lower < judge.alpha && apart(judge, child, parents) {
+    } else if row.p_lower < judge.alpha && apart(judge, &row.child, &row.parents) {
         Verdict::Improvement
     } else {
         return Verdict::NoChange;
     };
-    if judge.separate_ranges && !ranges_separate(boots, direction) {
+    if judge.separate_ranges && !ranges_separate(&row.boots, direction) {
         reasons.push(RowReason::WithinParentsRange);
         return Verdict::Inconclusive;
     }

@@ -134,16 +134,18 @@ pub fn trial_load(prepared: &Prepared) -> anyhow::Result<()> {
     if let Some(start) = &prepared.start.return_to {
         all.push(("the start kernel".into(), start));
     }
-    for (name, target) in all {
+    let loaded = all.iter().try_for_each(|(name, target)| {
         load(target, Some("0.0.0")).map_err(|(_, message)| {
             anyhow::anyhow!(
                 "the {name}'s kernel {} cannot be loaded: {message}",
                 target.kernel.display()
             )
-        })?;
-    }
-    sys_kexec::unload().map_err(|e| anyhow::anyhow!("unloading the trial image: {e}"))?;
-    Ok(())
+        })
+    });
+    // Whatever happened, nothing of the trial stays loaded for the next reboot to boot.
+    let unloaded =
+        sys_kexec::unload().map_err(|e| anyhow::anyhow!("unloading the trial image: {e}"));
+    loaded.and(unloaded)
 }
 
 /// Load `target` (its files checked again) for the next kexec, with `token` on its command line.

@@ -192,6 +192,14 @@ fn kvm_works(qemu: &Path, arch: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// One guest boot's share: its directory, that directory relative to the campaign's, and the
+/// token the boot must carry.
+struct Share {
+    dir: SafeDir,
+    relative: PathBuf,
+    token: String,
+}
+
 /// Boot planned boot `seq` in a guest and judge what it reports.
 fn boot(
     dir: &SafeDir,
@@ -201,17 +209,50 @@ fn boot(
     seq: usize,
     stop: &StopFlag,
 ) -> anyhow::Result<Decision> {
-    let slot = state.slots[seq].slot;
-    let attempt = state.slots[seq]
-        .attempts
-        .last()
-        .context("a boot without a try")?;
-    let token = attempt.token.clone();
+    let share = share(dir, plan, state, seq)?;
+    let role = state.slots[seq].slot.role;
+    let target = &state.targets[&role];
+    if let Err((failure, message)) = targets::reopen(target) {
+        let host = state.start.facts.clone();
+        let target = Target::Slot { seq };
+        return Ok(advance::load_failed(
+            state,
+            plan,
+            target,
+            failure,
+            message,
+            &host,
+            now_s(),
+        ));
+    }
+    let mut command = Command::new(&machine.qemu);
+    command.args(qemu_args(machine, target, &share.token, share.dir.path()));
+    eprintln!(
+        "rtsoak campaign: boot {} of {}: {} ({}), under {}",
+        seq + 1,
+        state.slots.len(),
+        plan.label(role),
+        target.kernel.display(),
+        machine.accel.name()
+    );
+    let loaded_at_s = now_s();
+    advance::loaded(state, Target::Slot { seq }, loaded_at_s);
+    let log = share.dir.create_file(OsStr::new("console.log"), 0o644)?;
+    let until = Instant::now() + Duration::from_secs(plan.deadline_s);
+    let timed_out = supervise(command, log, until, stop)?.timed_out;
+    let after_s = now_s().saturating_sub(loaded_at_s);
+    Ok(judge_report(state, plan, seq, &share, timed_out, after_s))
+}
+
+/// The share of planned boot `seq`'s current try, with its order written.
+fn share(dir: &SafeDir, plan: &Plan, state: &State, seq: usize) -> anyhow::Result<Share> {
+    let slot = &state.slots[seq];
+    let attempt = slot.attempts.last().context("a boot without a try")?;
     let relative =
-        PathBuf::from("boots").join(boot_dir_name(seq, slot.role.name(), attempt.number));
+        PathBuf::from("boots").join(boot_dir_name(seq, slot.slot.role.name(), attempt.number));
     let share = SafeDir::create(&dir.path().join(&relative))?;
     let order = GuestOrder {
-        token: token.clone(),
+        token: attempt.token.clone(),
         command: plan.command.clone(),
         kind: plan.command_kind(),
         settle: plan.settle,
@@ -222,65 +263,44 @@ fn boot(
         &serde_json::to_vec_pretty(&order)?,
         0o644,
     )?;
-    let target = &state.targets[&slot.role];
-    if let Err((failure, message)) = targets::reopen(target) {
-        let host = state.start.facts.clone();
-        return Ok(advance::load_failed(
-            state,
-            plan,
-            Target::Slot { seq },
-            failure,
-            message,
-            &host,
-            now_s(),
-        ));
-    }
-    let args = qemu_args(machine, target, &token, share.path());
-    eprintln!(
-        "rtsoak campaign: boot {} of {}: {} ({}), under {}",
-        seq + 1,
-        state.slots.len(),
-        plan.label(slot.role),
-        target.kernel.display(),
-        machine.accel.name()
-    );
-    let loaded_at_s = now_s();
-    advance::loaded(state, Target::Slot { seq }, loaded_at_s);
-    let log = share.create_file(OsStr::new("console.log"), 0o644)?;
-    let mut command = Command::new(&machine.qemu);
-    command.args(&args);
-    let until = Instant::now() + Duration::from_secs(plan.deadline_s);
-    let ran = supervise(command, log, until, stop)?;
-    let after_s = now_s().saturating_sub(loaded_at_s);
-    let host = state.start.facts.clone();
+    Ok(Share {
+        dir: share,
+        relative,
+        token: attempt.token.clone(),
+    })
+}
+
+/// What the guest of planned boot `seq` reported (or that it reported nothing), judged.
+fn judge_report(
+    state: &mut State,
+    plan: &Plan,
+    seq: usize,
+    share: &Share,
+    timed_out: bool,
+    after_s: u64,
+) -> Decision {
     let report = share
+        .dir
         .read_own_file(OsStr::new(REPORT_FILE), MAX_EXCHANGE_BYTES)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<GuestReport>(&bytes).ok());
     let Some(report) = report else {
-        let outcome = if ran.timed_out {
+        let outcome = if timed_out {
             Outcome::DeadlineMissed { after_s }
         } else {
             Outcome::NoReport { after_s }
         };
-        return Ok(advance::after_measure(
-            state,
-            plan,
-            seq,
-            outcome,
-            None,
-            &host,
-            now_s(),
-        ));
+        let host = state.start.facts.clone();
+        return advance::after_measure(state, plan, seq, outcome, None, &host, now_s());
     };
     match advance::on_boot(state, plan, &report.facts, now_s()) {
         Decision::Measure { seq: measured } if measured == seq => {
             let mut measurement = report.measurement;
             if let Some(m) = measurement.as_mut() {
-                m.result = m.result.as_ref().map(|r| relative.join(r));
+                m.result = m.result.as_ref().map(|r| share.relative.join(r));
             }
             let outcome = report.outcome.unwrap_or(Outcome::CommandFailed);
-            Ok(advance::after_measure(
+            advance::after_measure(
                 state,
                 plan,
                 seq,
@@ -288,9 +308,9 @@ fn boot(
                 measurement,
                 &report.facts,
                 now_s(),
-            ))
+            )
         }
-        other => Ok(other),
+        other => other,
     }
 }
 
