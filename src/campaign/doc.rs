@@ -225,3 +225,41 @@ pub fn load(path: &Path) -> anyhow::Result<CampaignDoc> {
     serde_json::from_value(value)
         .with_context(|| format!("{} is not a valid campaign document", file.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn dir() -> (tempfile::TempDir, SafeDir) {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = SafeDir::open(temp.path()).unwrap();
+        (temp, dir)
+    }
+
+    #[test]
+    fn a_soak_result_is_read_back_as_one_and_anything_else_refused() {
+        let (temp, dir) = dir();
+        std::fs::create_dir_all(temp.path().join("boots/00/result")).unwrap();
+        let soak = crate::result::store::to_json(&crate::testing::fixture::one_run_doc());
+        std::fs::write(temp.path().join("boots/00/result/result.json"), soak).unwrap();
+        let read = read_result(&dir, Path::new("boots/00/result/result.json")).unwrap();
+        assert!(matches!(read, BootResult::Soak(_)));
+        let bench = br#"{"command": "bench", "schema_version": 99}"#;
+        let text = parse_result(bench).unwrap_err().to_string();
+        assert!(text.contains("bench schema version Some(99)"), "{text}");
+        assert!(parse_result(b"[1, 2]").is_err());
+    }
+
+    #[test]
+    fn a_result_path_out_of_the_campaign_directory_or_through_a_symlink_is_refused() {
+        let (temp, dir) = dir();
+        let text = read_result(&dir, Path::new("../etc/passwd"))
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("not a plain relative path"), "{text}");
+        std::os::unix::fs::symlink("/etc", temp.path().join("boots")).unwrap();
+        assert!(read_result(&dir, Path::new("boots/passwd")).is_err());
+    }
+}

@@ -440,3 +440,47 @@ fn finish(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<(
 fn disable() -> anyhow::Result<()> {
     systemctl(&["disable", UNIT]).with_context(|| format!("disabling {UNIT}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_point_without_a_command_line_boots_the_one_the_campaign_started_under() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let kernel = dir.path().join("Image");
+        std::fs::write(
+            &kernel,
+            b"Linux version 5.15.148-tegra (builder) #1 SMP PREEMPT_RT",
+        )
+        .unwrap();
+        std::fs::set_permissions(&kernel, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let plan = format!(
+            "command = [\"compare\", \"--profile\", \"jetson-orin-nano\"]\nend = \"stay\"\n\
+             [parent]\nkernel = \"{k}\"\n[child]\nkernel = \"{k}\"\nappend = \"nohz_full=2\"\n",
+            k = kernel.display()
+        );
+        let root = SysRoot::at(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sys/rt-board-6cpu"),
+        );
+        let prepared = prepare("plan", plan, &root).unwrap();
+        let board = root.read_trimmed("/proc/cmdline").unwrap();
+        let parent = &prepared.targets[&Role::Parent];
+        assert_eq!(parent.cmdline, board);
+        assert_eq!(
+            prepared.targets[&Role::Child].cmdline,
+            format!("{board} nohz_full=2")
+        );
+        assert_eq!(
+            parent.release.as_deref(),
+            Some("5.15.148-tegra"),
+            "from the image's banner"
+        );
+        assert!(
+            prepared.start.return_to.is_none(),
+            "end = \"stay\" returns nowhere"
+        );
+    }
+}

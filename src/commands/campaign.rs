@@ -249,6 +249,11 @@ fn status(state_dir: &Path) -> anyhow::Result<Outcome> {
 }
 
 fn wait(state_dir: &Path, bisect: bool) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        state_dir.is_dir(),
+        "no campaign state directory {}: start a campaign first (`rtsoak campaign start`)",
+        state_dir.display()
+    );
     loop {
         if let Ok(doc) = doc::load(state_dir)
             && doc.finished()

@@ -480,18 +480,21 @@ fn notes(doc: &CampaignDoc) -> Vec<String> {
     let mut lines = Vec::new();
     for row in &doc.judgement.bench {
         for spread in &row.spread {
-            lines.push(format!(
-                "{} {}: {} boot(s), {:.3}-{:.3} ns/op, spread {:.2}%{}",
-                row.series,
-                doc.plan.label(spread.role),
-                spread.boots,
-                spread.min_ns_per_op,
-                spread.max_ns_per_op,
-                spread.spread_pct,
-                spread
-                    .boot_cv_pct
-                    .map_or(String::new(), |cv| format!(", boot-to-boot CV {cv:.2}%"))
-            ));
+            let label = doc.plan.label(spread.role);
+            lines.push(match spread.boot_cv_pct {
+                Some(cv) => format!(
+                    "{} {label}: {} boots, {:.3}-{:.3} ns/op, spread {:.2}%, boot-to-boot CV {cv:.2}%",
+                    row.series,
+                    spread.boots,
+                    spread.min_ns_per_op,
+                    spread.max_ns_per_op,
+                    spread.spread_pct,
+                ),
+                None => format!(
+                    "{} {label}: 1 boot, {:.3} ns/op (no spread to show)",
+                    row.series, spread.min_ns_per_op
+                ),
+            });
         }
     }
     let varied = &doc.judgement.varied_parameters;
