@@ -39,6 +39,9 @@ pub const STATE_DIR: &str = "/var/lib/rtsoak/campaign";
 pub const UNIT: &str = "rtsoak-campaign.service";
 /// How long `systemctl kexec` may take to stop this process before the kexec counts as failed.
 const KEXEC_WAIT: Duration = Duration::from_secs(300);
+/// How long a `systemctl kexec` that reported a failure may still turn out to have begun the
+/// shutdown (this process stopped) before it counts as failed.
+const KEXEC_FAILED_WAIT: Duration = Duration::from_secs(20);
 /// Where systemctl is, in the order looked for.
 const SYSTEMCTL: &[&str] = &["/usr/bin/systemctl", "/bin/systemctl"];
 
@@ -303,7 +306,7 @@ fn drive(
             },
             Decision::Reboot => {
                 finish(session, plan, state)?;
-                return systemctl(&["reboot"]);
+                return systemctl(&["--no-block", "reboot"]);
             }
             Decision::Finished => return finish(session, plan, state),
         };
@@ -388,20 +391,29 @@ fn kexec_into(
     advance::loaded(state, target, now_s());
     let failed = |e: anyhow::Error| (LoadFailure::Reboot, format!("{e:#}"));
     save(session, plan, state).map_err(failed)?;
-    systemctl(&["kexec"]).map_err(failed)?;
-    let asked = Instant::now();
-    while asked.elapsed() < KEXEC_WAIT {
+    // --no-block: systemctl returns once the job is queued. Without it, it waits, and the
+    // shutdown it started stops it with the rest of this unit's (or session's) processes, which
+    // would read as a failed kexec.
+    let asked = systemctl(&["--no-block", "kexec"]);
+    let since = Instant::now();
+    while since.elapsed() < KEXEC_WAIT {
         if session.stop.is_set() {
             return Ok(());
+        }
+        if asked.is_err() && since.elapsed() > KEXEC_FAILED_WAIT {
+            break;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     Err((
         LoadFailure::Reboot,
-        format!(
-            "`systemctl kexec` did not take the machine down within {} s",
-            KEXEC_WAIT.as_secs()
-        ),
+        match asked {
+            Err(error) => format!("{error:#}"),
+            Ok(()) => format!(
+                "`systemctl kexec` did not take the machine down within {} s",
+                KEXEC_WAIT.as_secs()
+            ),
+        },
     ))
 }
 
