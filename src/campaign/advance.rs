@@ -52,12 +52,12 @@ pub enum Decision {
 /// The most boots a campaign of `slots` planned boots tried up to `1 + retries` times each can
 /// cause: one per try, one for the return, and as many again for restarts of `resume` within a
 /// boot (each ends its try).
-pub fn max_resumes(slots: usize, retries: u32) -> u32 {
+fn max_resumes(slots: usize, retries: u32) -> u32 {
     (slots as u32) * (retries + 1) * 2 + 4
 }
 
 /// The token of try `number` at planned boot `seq`.
-pub fn token(campaign_id: &str, seq: usize, number: u32) -> String {
+fn token(campaign_id: &str, seq: usize, number: u32) -> String {
     format!("{campaign_id}.{seq}.{number}")
 }
 

@@ -32,7 +32,7 @@ pub const CAMPAIGN_FILE: &str = "campaign.json";
 /// The largest boot result read back (a soak result of an 8-hour nightly is under 10 MB).
 const MAX_RESULT_BYTES: u64 = 64 << 20;
 /// The largest campaign document read back.
-pub const MAX_DOC_BYTES: u64 = 1 << 30;
+const MAX_DOC_BYTES: u64 = 1 << 30;
 
 /// One planned boot in the document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -156,7 +156,7 @@ pub fn build(state: &State, plan: &Plan, accel: Option<Accel>, dir: &SafeDir) ->
 }
 
 /// Seconds since the epoch as RFC 3339 UTC.
-pub fn rfc3339(at_s: u64) -> String {
+fn rfc3339(at_s: u64) -> String {
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(at_s))
         .to_string()
 }
@@ -185,7 +185,7 @@ pub fn read_result(dir: &SafeDir, path: &Path) -> anyhow::Result<BootResult> {
 }
 
 /// A `bench.json` or a `result.json`, told apart by their `command`.
-pub fn parse_result(bytes: &[u8]) -> anyhow::Result<BootResult> {
+fn parse_result(bytes: &[u8]) -> anyhow::Result<BootResult> {
     let value: serde_json::Value = serde_json::from_slice(bytes).context("it is not JSON")?;
     if value.get("command").and_then(|c| c.as_str()) == Some(BENCH_COMMAND) {
         let version = value.get("schema_version").and_then(|v| v.as_u64());

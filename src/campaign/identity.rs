@@ -58,7 +58,7 @@ const NT_GNU_BUILD_ID: u32 = 3;
 /// The GNU build id in a sequence of ELF notes (`/sys/kernel/notes`: each a header of three
 /// native-endian words, name size, descriptor size and type, then the name and the descriptor,
 /// each padded to 4 bytes), as lowercase hex.
-pub fn build_id(notes: &[u8]) -> Option<String> {
+fn build_id(notes: &[u8]) -> Option<String> {
     let word = |at: usize| -> Option<u32> {
         Some(u32::from_ne_bytes(notes.get(at..at + 4)?.try_into().ok()?))
     };

@@ -101,7 +101,7 @@ pub fn inspect(file: &mut std::fs::File, kernel: bool) -> std::io::Result<ImageF
 
 /// The release in an x86 bzImage's setup header: magic `HdrS` at 0x202, the offset of a
 /// NUL-terminated version string (less 0x200) at 0x20e; its first word is the release.
-pub fn setup_header_release(head: &[u8]) -> Option<String> {
+fn setup_header_release(head: &[u8]) -> Option<String> {
     if head.get(0x202..0x206)? != b"HdrS" {
         return None;
     }

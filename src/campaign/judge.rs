@@ -211,7 +211,7 @@ fn soak_rows(
 
 /// A regression anywhere is a regression, then inconclusive, then an improvement (the order
 /// of `bench compare`).
-pub fn worst(verdicts: &[Verdict]) -> Verdict {
+fn worst(verdicts: &[Verdict]) -> Verdict {
     [
         Verdict::Regression,
         Verdict::Inconclusive,

@@ -45,14 +45,14 @@ pub enum NotSettled {
 
 /// The CPUs' idle share over a sliding span of samples.
 #[derive(Debug)]
-pub struct IdleWindow {
+struct IdleWindow {
     span: usize,
     samples: VecDeque<(u64, u64)>,
 }
 
 impl IdleWindow {
     /// A window over `span` intervals (one more sample than that).
-    pub fn new(span: usize) -> Self {
+    fn new(span: usize) -> Self {
         IdleWindow {
             span: span.max(1),
             samples: VecDeque::new(),
@@ -61,7 +61,7 @@ impl IdleWindow {
 
     /// Add a sample of all CPUs' ticks (`busy`, `total`); once the window is full, the idle
     /// share over it, percent.
-    pub fn push(&mut self, busy: u64, total: u64) -> Option<f64> {
+    fn push(&mut self, busy: u64, total: u64) -> Option<f64> {
         self.samples.push_back((busy, total));
         while self.samples.len() > self.span + 1 {
             self.samples.pop_front();
