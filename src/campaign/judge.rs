@@ -191,7 +191,11 @@ fn bench_rows(
             }
         }
     }
-    super::judge_bench::rows(&context.plan.judge, &docs)
+    let three_way = context
+        .planned
+        .iter()
+        .any(|slot| slot.column == Column::ParentB);
+    super::judge_bench::rows(&context.plan.judge, &docs, three_way)
 }
 
 fn soak_rows(

@@ -69,6 +69,9 @@ pub enum RowReason {
     /// The child does not lie beyond the parents' boot-to-boot range in the direction of the
     /// change (or, with `separate_ranges`, the two ranges overlap).
     WithinParentsRange,
+    /// A column the plan has (parent A, the child, parent B) has no measured round: nothing
+    /// to compare.
+    NotCompared,
 }
 
 /// One series, judged.
@@ -76,8 +79,10 @@ pub enum RowReason {
 pub struct BenchRow {
     /// The series (`futex-wait-wake`, `threads-4`).
     pub series: String,
-    /// `bench compare`'s comparison of the columns; its `max_cv_pct` is the largest boot's.
-    pub comparison: Comparison,
+    /// `bench compare`'s comparison of the columns (its `max_cv_pct` the largest boot's);
+    /// absent where a column the plan has measured nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
     /// Every boot's figure.
     pub boots: Vec<BootFigure>,
     /// Each point's boot-to-boot spread.
@@ -88,39 +93,45 @@ pub struct BenchRow {
     pub reasons: Vec<RowReason>,
 }
 
-/// Rows for every series of the first boot's result.
-pub fn rows(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)]) -> Vec<BenchRow> {
+/// Rows for every series of the first boot's result; `three_way`: the plan has a parent B.
+pub fn rows(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], three_way: bool) -> Vec<BenchRow> {
     let Some((_, first)) = docs.first() else {
         return Vec::new();
     };
     first
         .series
         .iter()
-        .map(|series| row(judge, docs, &series.name))
+        .map(|series| row(judge, docs, &series.name, three_way))
         .collect()
 }
 
-fn row(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str) -> BenchRow {
+fn row(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str, three_way: bool) -> BenchRow {
     let Collected {
         boots,
         points,
         mut reasons,
     } = collect(judge, docs, name);
-    let mut comparison = compare_columns(judge, &points);
-    comparison.max_cv_pct = boots.iter().map(|b| b.cv_pct).fold(0.0, f64::max);
+    let mut comparison = compare_columns(judge, &points, three_way);
     let spread = [Role::Parent, Role::Child]
         .into_iter()
         .filter_map(|role| spread(role, &boots))
         .collect();
-    let claimed = matches!(
-        comparison.verdict,
-        Verdict::Regression | Verdict::Improvement
-    );
-    if claimed && !beyond_parents(judge, &boots, comparison.verdict) {
+    let arithmetic = match comparison.as_mut() {
+        Some(comparison) => {
+            comparison.max_cv_pct = boots.iter().map(|b| b.cv_pct).fold(0.0, f64::max);
+            comparison.verdict
+        }
+        None => {
+            reasons.push(RowReason::NotCompared);
+            Verdict::Inconclusive
+        }
+    };
+    let claimed = matches!(arithmetic, Verdict::Regression | Verdict::Improvement);
+    if claimed && !beyond_parents(judge, &boots, arithmetic) {
         reasons.push(RowReason::WithinParentsRange);
     }
     let verdict = if reasons.is_empty() {
-        comparison.verdict
+        arithmetic
     } else {
         Verdict::Inconclusive
     };
@@ -156,6 +167,12 @@ fn collect(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str) -> Coll
             continue;
         };
         let rounds = series.measured_ns_per_op();
+        if rounds.is_empty() {
+            collected
+                .reasons
+                .push(RowReason::SeriesMissing { seq: slot.seq });
+            continue;
+        }
         let invalid = series
             .rounds
             .iter()
@@ -196,26 +213,41 @@ fn collect(judge: &JudgeSection, docs: &[(Slot, &BenchDoc)], name: &str) -> Coll
     collected
 }
 
-/// `bench compare`'s arithmetic on the columns, its CV gate left to the boots.
-fn compare_columns(judge: &JudgeSection, points: &[(Column, Point)]) -> Comparison {
+/// `bench compare`'s arithmetic on the columns, its CV gate left to the boots; none where a
+/// column the plan has has no rounds, or the figures are not finite (a JSON document holds no
+/// NaN).
+fn compare_columns(
+    judge: &JudgeSection,
+    points: &[(Column, Point)],
+    three_way: bool,
+) -> Option<Comparison> {
     let gates = Gates {
         signal_pct: judge.signal_pct,
         drift_pct: judge.drift_pct,
         cv_pct: f64::INFINITY,
     };
-    let get = |column| points.iter().find(|(c, _)| *c == column).map(|(_, p)| p);
-    let empty = Point {
-        rounds_ns_per_op: Vec::new(),
-        invalid_rounds: 0,
+    let get = |column| {
+        points
+            .iter()
+            .find(|(c, p)| *c == column && !p.rounds_ns_per_op.is_empty())
+            .map(|(_, p)| p)
     };
-    let (a, child) = (
-        get(Column::ParentA).unwrap_or(&empty),
-        get(Column::Child).unwrap_or(&empty),
-    );
-    match get(Column::ParentB) {
-        Some(b) => compare::three_way(a, child, b, &gates),
-        None => compare::two_way(a, child, &gates),
-    }
+    let (a, child) = (get(Column::ParentA)?, get(Column::Child)?);
+    let comparison = if three_way {
+        compare::three_way(a, child, get(Column::ParentB)?, &gates)
+    } else {
+        compare::two_way(a, child, &gates)
+    };
+    let finite = [
+        comparison.reference_ns_per_op,
+        comparison.change_pct,
+        comparison.change_drop_first_pct,
+        comparison.drift_pct.unwrap_or(0.0),
+    ]
+    .iter()
+    .chain(&comparison.means_ns_per_op)
+    .all(|v| v.is_finite());
+    finite.then_some(comparison)
 }
 
 fn spread(role: Role, boots: &[BootFigure]) -> Option<Spread> {

@@ -139,11 +139,11 @@ fn one_boot_per_step_is_bench_compares_arithmetic_on_the_scalar_report() {
     assert_eq!(judgement.verdict, Verdict::Regression);
     let row = &judgement.bench[0];
     assert!(
-        (row.comparison.change_pct - 9.268).abs() < 5e-4,
+        (row.comparison.as_ref().unwrap().change_pct - 9.268).abs() < 5e-4,
         "{}",
-        row.comparison.change_pct
+        row.comparison.as_ref().unwrap().change_pct
     );
-    assert!((row.comparison.drift_pct.unwrap() + 0.1238).abs() < 5e-4);
+    assert!((row.comparison.as_ref().unwrap().drift_pct.unwrap() + 0.1238).abs() < 5e-4);
     assert_eq!(row.boots.len(), 3);
     assert!(judgement.reasons.is_empty());
 }
@@ -164,7 +164,7 @@ fn a_child_within_the_parents_boot_to_boot_range_is_no_claim() {
     let judgement = judge_of(&plan, &results, &[print()]);
     let row = &judgement.bench[0];
     assert_eq!(
-        row.comparison.verdict,
+        row.comparison.as_ref().unwrap().verdict,
         Verdict::Regression,
         "{:?}",
         row.comparison
@@ -231,7 +231,7 @@ fn a_boot_whose_rounds_vary_beyond_the_cv_gate_makes_the_row_inconclusive() {
         row.reasons
     );
     assert_eq!(row.verdict, Verdict::Inconclusive);
-    assert!(row.comparison.max_cv_pct > 20.0);
+    assert!(row.comparison.as_ref().unwrap().max_cv_pct > 20.0);
 }
 
 #[test]
@@ -456,4 +456,20 @@ fn the_worst_verdict_wins_as_in_bench_compare() {
     assert_eq!(worst(&[Improvement, Inconclusive]), Inconclusive);
     assert_eq!(worst(&[Inconclusive, Regression]), Regression);
     assert_eq!(worst(&[]), Inconclusive);
+}
+
+#[test]
+fn a_column_that_measured_nothing_is_no_comparison_and_the_document_still_reads_back() {
+    // The child never came up (a panic): no figure may be a NaN, which JSON cannot hold.
+    let plan = bench_plan("");
+    let results = [Some(bench_doc(&[100.0])), None, Some(bench_doc(&[101.0]))];
+    let judgement = judge_of(&plan, &results, &[print()]);
+    let row = &judgement.bench[0];
+    assert_eq!(row.comparison, None);
+    assert_eq!(row.reasons, [BenchReason::NotCompared]);
+    assert_eq!(row.verdict, Verdict::Inconclusive);
+    let json = serde_json::to_string(&judgement).unwrap();
+    assert!(!json.contains("null"), "{json}");
+    let back: Judgement = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, judgement);
 }

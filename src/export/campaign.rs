@@ -44,7 +44,8 @@ pub fn render(doc: &CampaignDoc) -> String {
             .filter(|c| has_column(doc, **c))
             .map(|c| column_label(doc, *c))
             .collect::<Vec<_>>();
-        let rows: Vec<(String, Comparison)> = doc.judgement.bench.iter().map(shown_row).collect();
+        let rows: Vec<(String, Comparison)> =
+            doc.judgement.bench.iter().filter_map(shown_row).collect();
         out.push_str(&super::bench::render_comparison(
             &bench_name(doc),
             &labels,
@@ -55,6 +56,16 @@ pub fn render(doc: &CampaignDoc) -> String {
     }
     for reason in reasons(doc) {
         let _ = writeln!(out, "  {reason}");
+    }
+    for row in doc
+        .judgement
+        .bench
+        .iter()
+        .filter(|r| r.comparison.is_none())
+    {
+        for reason in bench_reasons(row) {
+            let _ = writeln!(out, "  {}: {reason}", row.series);
+        }
     }
     out
 }
@@ -102,7 +113,10 @@ pub fn render_junit(doc: &CampaignDoc) -> String {
     let mut cases: Vec<(String, Verdict, Vec<String>)> = Vec::new();
     cases.push(("campaign".into(), campaign_case_verdict(doc), reasons(doc)));
     for row in &doc.judgement.bench {
-        let mut why: Vec<String> = row.comparison.reasons.clone();
+        let mut why: Vec<String> = row
+            .comparison
+            .as_ref()
+            .map_or(Vec::new(), |c| c.reasons.clone());
         why.extend(bench_reasons(row));
         cases.push((row.series.clone(), row.verdict, why));
     }
@@ -237,14 +251,15 @@ fn gates(doc: &CampaignDoc) -> Gates {
     }
 }
 
-/// A row as `bench compare` prints it: the row's verdict, its reasons after the arithmetic's.
-fn shown_row(row: &BenchRow) -> (String, Comparison) {
-    let mut comparison = row.comparison.clone();
+/// A row as `bench compare` prints it: the row's verdict, its reasons after the arithmetic's;
+/// none for a row without a comparison (its reasons are printed with the verdict).
+fn shown_row(row: &BenchRow) -> Option<(String, Comparison)> {
+    let mut comparison = row.comparison.clone()?;
     comparison.verdict = row.verdict;
     comparison
         .reasons
         .extend(row.reasons.iter().map(|r| bench_reason_words(row, r)));
-    (row.series.clone(), comparison)
+    Some((row.series.clone(), comparison))
 }
 
 /// The bench rows as a table (Markdown), with `bench compare`'s columns.
@@ -261,13 +276,17 @@ fn bench_table(doc: &CampaignDoc) -> Table {
         .bench
         .iter()
         .map(|row| {
-            let c = &row.comparison;
             let mut cells = vec![row.series.clone()];
-            cells.extend(c.means_ns_per_op.iter().map(|m| format!("{m:.3}")));
-            cells.push(format!("{:+.3}%", c.change_pct));
-            cells.push(format!("{:+.3}%", c.change_drop_first_pct));
-            cells.push(c.drift_pct.map_or("n/a".into(), |d| format!("{d:+.3}%")));
-            cells.push(format!("{:.3}%", c.max_cv_pct));
+            match &row.comparison {
+                Some(c) => {
+                    cells.extend(c.means_ns_per_op.iter().map(|m| format!("{m:.3}")));
+                    cells.push(format!("{:+.3}%", c.change_pct));
+                    cells.push(format!("{:+.3}%", c.change_drop_first_pct));
+                    cells.push(c.drift_pct.map_or("n/a".into(), |d| format!("{d:+.3}%")));
+                    cells.push(format!("{:.3}%", c.max_cv_pct));
+                }
+                None => cells.extend((0..columns.len() + 4).map(|_| "-".to_string())),
+            }
             cells.push(row.verdict.name().into());
             cells
         })
@@ -576,6 +595,10 @@ fn bench_reason_words(row: &BenchRow, reason: &BenchReason) -> String {
             format!("boot {seq}'s rounds have a CV of {cv_pct:.3}%, beyond the CV gate")
         }
         BenchReason::SeriesMissing { seq } => format!("boot {seq} has no series {}", row.series),
+        BenchReason::NotCompared => {
+            "not compared: a column the plan has (parent A, the child, parent B) measured nothing"
+                .into()
+        }
         BenchReason::WithinParentsRange => {
             let parent = row.spread.iter().find(|s| s.role == Role::Parent);
             format!(
