@@ -220,7 +220,7 @@ impl clap::builder::TypedValueParser for Named {
 }
 
 fn transport_names() -> Vec<&'static str> {
-    crate::transport::names()
+    rtsoak_record::transport::Name::ids()
 }
 
 fn profile_names() -> Vec<&'static str> {

@@ -22,19 +22,12 @@ pub mod exit;
 // What to run: a profile plus command-line overrides, resolved into a complete plan.
 pub mod profile;
 
-pub mod plan;
-
 pub mod abi;
-
-pub mod cpulist;
 
 // The machine: what it is, and whether a figure measured on it means what it should.
 pub mod sysinfo;
 
 pub mod preflight;
-
-// The floor every layer meets on: the records that cross the process boundary and the file.
-pub mod record;
 
 // One run: the coordinator starts the workers, which measure through a transport while the
 // noise runs beside them, and report over the protocol.

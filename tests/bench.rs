@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::rtsoak;
 use predicates::prelude::*;
-use rtsoak::bench::BenchDoc;
+use rtsoak_record::bench::BenchDoc;
 
 /// Run one bench with 1 warm-up and 2 measured rounds of 8 cycles; return its document.
 fn run_bench(name: &str, extra: &[&str], dir: &Path) -> BenchDoc {
@@ -27,7 +27,8 @@ fn run_bench(name: &str, extra: &[&str], dir: &Path) -> BenchDoc {
         String::from_utf8_lossy(&output.stderr)
     );
     let printed: BenchDoc = serde_json::from_slice(&output.stdout).unwrap();
-    let saved = rtsoak::bench::doc::load(dir).unwrap();
+    let saved: BenchDoc =
+        serde_json::from_slice(&std::fs::read(dir.join("bench.json")).unwrap()).unwrap();
     assert_eq!(printed, saved, "the printed document is the saved one");
     saved
 }

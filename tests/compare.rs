@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{alive, load, rtsoak, rtsoak_path, serial, skip};
-use rtsoak::record::RingSetup;
-use rtsoak::result::RunStatus;
 use rtsoak::result::merge::by_transport;
+use rtsoak_record::RingSetup;
+use rtsoak_record::result::RunStatus;
 
 /// The data rows of the table whose heading line starts with `heading`, split at whitespace
 /// (the transport names here have none; the header is left out, its names do).

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 
 use super::eventfd::Eventfd;
 use super::{Env, Mechanism, NoSettings, OwnSettings, Transport};
-use crate::record::Support;
+use rtsoak_record::Support;
 
 /// The `dummy` transport.
 pub struct Dummy;
@@ -97,7 +97,7 @@ impl Transport for Dummy {
         "what eventfd needs"
     }
 
-    fn probe(&self, abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Eventfd.probe(abi)
     }
 }

@@ -7,13 +7,13 @@ use std::path::Path;
 
 use rtsoak::export::probe as render;
 use rtsoak::preflight::check;
-use rtsoak::record::{Privileges, RtCpus, SystemCheck, Trial};
+use rtsoak_record::{Privileges, RtCpus, SystemCheck, Trial};
 
 use rtsoak::profile::{self, CpuTopology, Overrides};
-use rtsoak::record::Level;
-use rtsoak::record::Support;
-use rtsoak::record::TransportSupport;
 use rtsoak::sysinfo::{SysRoot, host_facts};
+use rtsoak_record::Level;
+use rtsoak_record::Support;
+use rtsoak_record::TransportSupport;
 
 fn root(name: &str) -> SysRoot {
     SysRoot::at(
@@ -36,7 +36,7 @@ fn default_cpus(name: &str) -> RtCpus {
         &profile,
         &Overrides::default(),
         &topology,
-        &rtsoak::transport::Name::all(),
+        &rtsoak_record::transport::Name::all(),
     )
     .unwrap();
     plan.rt_cpus()
@@ -68,7 +68,7 @@ fn unprivileged_user() -> Privileges {
 }
 
 fn matrix(futex: Support) -> Vec<TransportSupport> {
-    rtsoak::transport::names()
+    rtsoak_record::transport::Name::ids()
         .into_iter()
         .map(|name| TransportSupport {
             transport: name.to_string(),
@@ -83,11 +83,11 @@ fn matrix(futex: Support) -> Vec<TransportSupport> {
 
 /// A kernel older than 6.7: the io_uring opcode probe lacks FUTEX_WAIT.
 fn pre_6_7_matrix() -> Vec<TransportSupport> {
-    matrix(Support::missing(
-        "IORING_OP_FUTEX_WAIT",
-        "io_uring opcode probe",
-        None,
-    ))
+    matrix(Support::Unsupported {
+        feature: "IORING_OP_FUTEX_WAIT".to_string(),
+        probe: "io_uring opcode probe".to_string(),
+        errno: None,
+    })
 }
 
 fn checked(name: &str) -> SystemCheck {
@@ -100,7 +100,7 @@ fn checked(name: &str) -> SystemCheck {
 }
 
 /// The one finding with `id`.
-fn finding<'a>(check: &'a SystemCheck, id: &'a str) -> &'a rtsoak::record::Finding {
+fn finding<'a>(check: &'a SystemCheck, id: &'a str) -> &'a rtsoak_record::Finding {
     let found: Vec<_> = check.by_id(id).collect();
     assert_eq!(found.len(), 1, "expected one finding {id}: {found:#?}");
     found[0]

@@ -39,7 +39,7 @@ fn probe_names_the_kernel_isolation_throttling_governor_and_every_transport() {
     } else {
         assert!(text.contains(" frequency: "), "{text}");
     }
-    for name in rtsoak::transport::names() {
+    for name in rtsoak_record::transport::Name::ids() {
         assert!(
             text.lines().any(|line| line.trim_start().starts_with(name)
                 && (line.contains(" supported ") || line.contains(" UNSUPPORTED "))),
@@ -81,7 +81,7 @@ fn probe_json_holds_the_whole_check_the_host_and_the_matrix() {
         .iter()
         .map(|entry| entry["transport"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, rtsoak::transport::names());
+    assert_eq!(listed, rtsoak_record::transport::Name::ids());
 }
 
 #[test]
@@ -101,7 +101,7 @@ fn probe_judges_the_rt_cpus_it_is_given() {
 }
 
 /// A one-second soak of one transport into a fresh directory, returning the result.
-fn short_run(profile: &str, extra: &[&str]) -> rtsoak::result::ResultDoc {
+fn short_run(profile: &str, extra: &[&str]) -> rtsoak_record::result::ResultDoc {
     let _serial = common::serial();
     let dir = tempfile::tempdir().unwrap();
     let run = rtsoak()

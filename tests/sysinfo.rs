@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::Path;
 
-use rtsoak::record::{BootIsolation, CpuFacts, HostFacts};
 use rtsoak::sysinfo::{SysRoot, host_facts, kernel};
+use rtsoak_record::{BootIsolation, CpuFacts, HostFacts};
 
 fn fixture(name: &str) -> HostFacts {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -265,8 +265,8 @@ fn root(name: &str) -> SysRoot {
 
 #[test]
 fn interrupts_allowed_on_given_cpus_are_found_with_their_names() {
-    use rtsoak::record::Irq;
     use rtsoak::sysinfo::irqs::irqs_allowed_on;
+    use rtsoak_record::Irq;
     let old = root("old-kernel-6cpu");
     assert_eq!(
         irqs_allowed_on(&old, &[4, 5]),

@@ -6,10 +6,11 @@
 //! --nocapture`. The prediction interval is the Poisson 95 % interval of the predicted count (the
 //! fit's own uncertainty is not in it, so it is a strict check).
 
-use rtsoak::record::{TailEstimate, TailModel};
 use rtsoak::result::store;
-use rtsoak::stats::{Outlier, decode_histogram, new_histogram};
+use rtsoak::stats::{decode_histogram, new_histogram};
 use rtsoak::tail::{TailInput, estimate};
+use rtsoak_record::Outlier;
+use rtsoak_record::{TailEstimate, TailModel};
 
 /// The smallest `k` with P(X <= k) >= `p` for X ~ Poisson(`mean`).
 fn poisson_quantile(mean: f64, p: f64) -> u64 {

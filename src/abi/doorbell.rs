@@ -11,29 +11,10 @@
 //! - **Drain** (target): one CQE per drain of the doorbell, `user_data` as registered, `res` =
 //!   the low 32 bits that were set.
 
-use serde::{Deserialize, Serialize};
-
 use super::sqe::{self, field_u64, sqe_bytes, sqe_from_bytes};
 use crate::sys::uring::register_one;
 
-/// The assumed constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Abi {
-    /// `io_uring_register` opcode that gives a ring a doorbell.
-    pub register_opcode: u32,
-    /// `IORING_OP_MSG_RING` command (`sqe->addr`) that rings a doorbell.
-    pub msg_command: u64,
-}
-
-impl Default for Abi {
-    fn default() -> Self {
-        Abi {
-            register_opcode: 65,
-            msg_command: 2,
-        }
-    }
-}
+pub use rtsoak_record::abi::doorbell::Abi;
 
 /// `struct io_uring_doorbell_reg` (assumed).
 #[repr(C)]

@@ -14,32 +14,10 @@
 //!   `addr` = the registered slot instead of an address, `addr2` = how many to wake, `fd` =
 //!   futex2 flags, `addr3` = mask; `res` = number woken.
 
-use serde::{Deserialize, Serialize};
-
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
 use crate::sys::uring::register_one;
 
-/// The assumed constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Abi {
-    /// `io_uring_register` opcode that registers futex words with a ring.
-    pub register_opcode: u32,
-    /// Bit in `sqe->futex_flags` that makes `IORING_OP_FUTEX_WAIT` persistent.
-    pub wait_flag: u32,
-    /// Bit in `sqe->futex_flags` that makes `IORING_OP_FUTEX_WAKE` take a registered slot.
-    pub wake_flag: u32,
-}
-
-impl Default for Abi {
-    fn default() -> Self {
-        Abi {
-            register_opcode: 64,
-            wait_flag: 1 << 0,
-            wake_flag: 1 << 1,
-        }
-    }
-}
+pub use rtsoak_record::abi::persistent_futex::Abi;
 
 /// One futex word to register (`struct io_uring_futex_reg`, assumed).
 #[repr(C)]

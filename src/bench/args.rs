@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{ArgMatches, Args, Command, FromArgMatches, Subcommand};
 
 use super::Bench;
-use crate::record::{Policy, RingSetup};
+use rtsoak_record::{Policy, RingSetup};
 
 /// `rtsoak bench <name>`.
 #[derive(Debug)]

@@ -8,9 +8,9 @@
 
 use clap::{ArgMatches, Command};
 
-use super::doc::{BenchConfig, BenchSeries, Setup};
 use super::rounds::{RoundPlan, Workload, describe_rounds, run_rounds};
-use crate::record::{HostFacts, RingSetup};
+use rtsoak_record::bench::{BenchConfig, BenchSeries, Round, Setup};
+use rtsoak_record::{HostFacts, RingSetup};
 
 /// Bad input to `rtsoak bench`: exit code 2, answered before anything is measured.
 #[derive(Debug, thiserror::Error)]
@@ -117,10 +117,26 @@ pub fn run_single<B: Bench, W: Workload>(
         workload.checks_per_cycle(),
     );
     setup.ring_setup = Some(ring);
-    vec![BenchSeries::new(
+    vec![series(
         bench.name(),
         bench.op(),
         workload.ops_per_cycle(),
         rounds,
     )]
+}
+
+/// Build a series and its summary from its rounds.
+pub fn series(name: &str, op: &str, ops_per_cycle: u64, rounds: Vec<Round>) -> BenchSeries {
+    let measured: Vec<(f64, bool)> = rounds
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| (r.ns_per_op, r.valid))
+        .collect();
+    BenchSeries {
+        name: name.to_string(),
+        op: op.to_string(),
+        ops_per_cycle,
+        summary: super::summary::summarise(&measured),
+        rounds,
+    }
 }

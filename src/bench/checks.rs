@@ -3,18 +3,7 @@
 //! [`Tally`] (plain counters, no allocation); after the round it becomes [`Checks`], which names
 //! every failed check.
 
-use serde::{Deserialize, Serialize};
-
-/// The first completion whose result was not the expected one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BadResult {
-    /// The completion's user data (which request it was; each bench documents its numbering).
-    pub user_data: u64,
-    /// What the kernel returned (a negative errno for a failed request).
-    pub result: i64,
-    /// What it had to return.
-    pub expected: i64,
-}
+use rtsoak_record::bench::{BadResult, Checks};
 
 /// Counters a cycle records into while the clock runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -97,73 +86,39 @@ impl Tally {
     }
 }
 
-/// The checks of one round as saved: the counts and the names of the checks that failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checks {
-    /// Completions the planned cycles had to produce.
-    pub expected_completions: u64,
-    /// Completions validated.
-    pub completions: u64,
-    /// Completions with the wrong result.
-    pub bad_results: u64,
-    /// The first of them.
-    pub first_bad: Option<BadResult>,
-    /// Waits that timed out.
-    pub timeouts: u64,
-    /// Calls that failed.
-    pub call_errors: u64,
-    /// The first failed call's errno, e.g. `EINVAL`.
-    pub first_call_error: Option<String>,
-    /// CQ overflow during the round.
-    pub cq_overflow: u64,
-    /// Waiters left behind (futex-waitv only; null elsewhere).
-    pub residual_waiters: Option<u64>,
-    /// The pinned CPU.
-    pub cpu: usize,
-    /// `sched_getcpu` at the round's start and end.
-    pub cpu_at_start: i32,
-    /// See `cpu_at_start`.
-    pub cpu_at_end: i32,
-    /// Names of the failed checks: `cycles`, `completions`, `results`, `timeout`, `calls`,
-    /// `overflow`, `residual`, `cpu`. Empty: the round is valid.
-    pub failed: Vec<String>,
-}
-
-impl Checks {
-    /// Judge a tally against the completions the planned cycles had to produce.
-    pub fn from_tally(tally: &Tally, expected_completions: u64, all_cycles_ran: bool) -> Self {
-        let mut failed = Vec::new();
-        let mut fail = |check: &str, failed_now: bool| {
-            if failed_now {
-                failed.push(check.to_string());
-            }
-        };
-        fail("cycles", !all_cycles_ran);
-        fail("completions", tally.completions != expected_completions);
-        fail("results", tally.bad_results > 0);
-        fail("timeout", tally.timeouts > 0);
-        fail("calls", tally.call_errors > 0);
-        fail("overflow", tally.cq_overflow > 0);
-        fail("residual", tally.residual_waiters.is_some_and(|n| n > 0));
-        let cpu = tally.cpu as i32;
-        fail("cpu", tally.cpu_at_start != cpu || tally.cpu_at_end != cpu);
-        Checks {
-            expected_completions,
-            completions: tally.completions,
-            bad_results: tally.bad_results,
-            first_bad: tally.first_bad,
-            timeouts: tally.timeouts,
-            call_errors: tally.call_errors,
-            first_call_error: tally
-                .first_call_errno
-                .map(|e| format!("{:?}", nix::errno::Errno::from_raw(e))),
-            cq_overflow: tally.cq_overflow,
-            residual_waiters: tally.residual_waiters,
-            cpu: tally.cpu,
-            cpu_at_start: tally.cpu_at_start,
-            cpu_at_end: tally.cpu_at_end,
-            failed,
+/// Judge a tally against the completions the planned cycles had to produce.
+pub fn checks(tally: &Tally, expected_completions: u64, all_cycles_ran: bool) -> Checks {
+    let mut failed = Vec::new();
+    let mut fail = |check: &str, failed_now: bool| {
+        if failed_now {
+            failed.push(check.to_string());
         }
+    };
+    fail("cycles", !all_cycles_ran);
+    fail("completions", tally.completions != expected_completions);
+    fail("results", tally.bad_results > 0);
+    fail("timeout", tally.timeouts > 0);
+    fail("calls", tally.call_errors > 0);
+    fail("overflow", tally.cq_overflow > 0);
+    fail("residual", tally.residual_waiters.is_some_and(|n| n > 0));
+    let cpu = tally.cpu as i32;
+    fail("cpu", tally.cpu_at_start != cpu || tally.cpu_at_end != cpu);
+    Checks {
+        expected_completions,
+        completions: tally.completions,
+        bad_results: tally.bad_results,
+        first_bad: tally.first_bad,
+        timeouts: tally.timeouts,
+        call_errors: tally.call_errors,
+        first_call_error: tally
+            .first_call_errno
+            .map(|e| format!("{:?}", nix::errno::Errno::from_raw(e))),
+        cq_overflow: tally.cq_overflow,
+        residual_waiters: tally.residual_waiters,
+        cpu: tally.cpu,
+        cpu_at_start: tally.cpu_at_start,
+        cpu_at_end: tally.cpu_at_end,
+        failed,
     }
 }
 
@@ -184,7 +139,7 @@ mod tests {
         let mut tally = clean(1);
         tally.expect(0, 0, 0);
         tally.expect(1, 1, 1);
-        assert!(Checks::from_tally(&tally, 2, true).failed.is_empty());
+        assert!(checks(&tally, 2, true).failed.is_empty());
     }
 
     #[test]
@@ -192,7 +147,7 @@ mod tests {
         let mut tally = clean(1);
         tally.expect(3, -11, 0);
         tally.expect(4, 0, 1);
-        let checks = Checks::from_tally(&tally, 2, true);
+        let checks = checks(&tally, 2, true);
         assert_eq!(checks.failed, ["results"]);
         assert_eq!(checks.bad_results, 2);
         assert_eq!(
@@ -212,7 +167,7 @@ mod tests {
         tally.call_failed(libc::ETIME);
         tally.call_failed(libc::EINVAL);
         tally.residual_waiters = Some(7);
-        let checks = Checks::from_tally(&tally, 2, false);
+        let checks = checks(&tally, 2, false);
         assert_eq!(
             checks.failed,
             [

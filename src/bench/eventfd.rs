@@ -11,10 +11,10 @@ use io_uring::{IoUring, opcode, types};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::checks::Tally;
-use super::doc::Setup;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
-use super::{Bench, BenchConfig, BenchSeries, Opcode, RoundPlan, Shape, Workload, run_single};
-use crate::record::{HostFacts, RingSetup};
+use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
+use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::{HostFacts, RingSetup};
 use crate::sys::SysError;
 use crate::sys::uring::Sqe;
 

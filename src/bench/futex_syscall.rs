@@ -13,13 +13,10 @@ use std::sync::atomic::AtomicU32;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use super::checks::Tally;
-use super::doc::Setup;
 use super::words::Words;
-use super::{
-    Bench, BenchConfig, BenchSeries, RawRound, RoundPlan, Shape, Workload, describe_rounds,
-    run_round,
-};
-use crate::record::HostFacts;
+use super::{Bench, RawRound, RoundPlan, Shape, Workload, describe_rounds, run_round};
+use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::HostFacts;
 use crate::sys::futex::wake;
 use crate::sys::sched::{pin_to, set_policy};
 
@@ -175,7 +172,7 @@ fn run_counts(
         let merged = merge_threads(&per_thread);
         let k = u64::from(config.k);
         let rounds = describe_rounds(&merged, plan, k, k * threads as u64);
-        series.push(BenchSeries::new(
+        series.push(super::benchmark::series(
             &format!("threads-{threads}"),
             bench.op(),
             k,

@@ -10,13 +10,11 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 use io_uring::{IoUring, opcode, types};
 
 use super::checks::Tally;
-use super::doc::Setup;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
-use super::{
-    Bench, BenchConfig, BenchSeries, Opcode, RoundPlan, Shape, UsageError, Workload, run_single,
-};
-use crate::record::{HostFacts, RingSetup};
+use super::{Bench, Opcode, RoundPlan, Shape, UsageError, Workload, run_single};
+use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::{HostFacts, RingSetup};
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
 use crate::sys::uring::Sqe;
 

@@ -22,15 +22,13 @@ pub mod args;
 mod benchmark;
 pub mod checks;
 pub mod compare;
-pub mod doc;
 mod ring;
 mod rounds;
 pub mod summary;
 mod words;
 
 pub use benchmark::{Bench, Opcode, Shape, UsageError, run_single};
-pub use checks::{Checks, Tally};
-pub use doc::{BenchConfig, BenchDoc, BenchSeries, Round};
+pub use checks::Tally;
 pub use rounds::{
     COMPLETION_TIMEOUT_NS, RawRound, RoundPlan, Workload, describe_rounds, run_round, run_rounds,
 };

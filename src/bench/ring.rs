@@ -5,9 +5,9 @@ use io_uring::{IoUring, types};
 
 use super::COMPLETION_TIMEOUT_NS;
 use super::checks::Tally;
-use crate::record::RingSetup;
 use crate::sys::SysError;
 use crate::sys::uring::{Sqe, build_sized};
+use rtsoak_record::RingSetup;
 
 /// A ring with room for `requests` submissions and their completions at once.
 pub fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingSetup), SysError> {

@@ -6,8 +6,9 @@
 //! into a [`Tally`] of plain counters), or dispatch dynamically inside one: every function here is
 //! generic over its workload, so each bench's loop is compiled for its own type.
 
-use super::checks::{Checks, Tally};
-use super::doc::Round;
+use rtsoak_record::bench::Round;
+
+use super::checks::{Tally, checks};
 use crate::sys::clock::now_ns;
 use crate::sys::sched::current_cpu;
 
@@ -99,7 +100,7 @@ pub fn describe_rounds(
         .enumerate()
         .map(|(index, r)| {
             let ops = u64::from(r.cycles_done) * ops_per_cycle;
-            let checks = Checks::from_tally(
+            let checks = checks(
                 &r.tally,
                 u64::from(plan.cycles) * checks_per_cycle,
                 r.cycles_done == plan.cycles,

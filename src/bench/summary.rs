@@ -6,7 +6,7 @@
 //! deviation (n - 1 in the denominator) divided by the mean, in percent, and 0 for fewer than
 //! two values.
 
-use serde::{Deserialize, Serialize};
+use rtsoak_record::bench::RoundsSummary;
 
 /// Arithmetic mean; `None` for no values.
 pub fn mean(values: &[f64]) -> Option<f64> {
@@ -42,42 +42,21 @@ pub fn cv_pct(values: &[f64]) -> Option<f64> {
     Some(variance.sqrt() / mean * 100.0)
 }
 
-/// Headline figures of the measured rounds of one series.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct RoundsSummary {
-    /// Measured rounds (warm-up rounds excluded).
-    pub measured_rounds: usize,
-    /// Measured rounds that passed every check.
-    pub valid_rounds: usize,
-    /// Mean ns per operation over the measured rounds.
-    pub mean_ns_per_op: f64,
-    /// Median ns per operation over the measured rounds.
-    pub median_ns_per_op: f64,
-    /// Coefficient of variation of the measured rounds' ns per operation, percent.
-    pub cv_pct: f64,
-    /// Fastest measured round, ns per operation.
-    pub min_ns_per_op: f64,
-    /// Slowest measured round, ns per operation.
-    pub max_ns_per_op: f64,
-}
-
-impl RoundsSummary {
-    /// Summarise measured rounds given as (ns per op, valid).
-    pub fn new(measured: &[(f64, bool)]) -> Self {
-        let values: Vec<f64> = measured.iter().map(|(v, _)| *v).collect();
-        RoundsSummary {
-            measured_rounds: measured.len(),
-            valid_rounds: measured.iter().filter(|(_, valid)| *valid).count(),
-            mean_ns_per_op: mean(&values).unwrap_or(0.0),
-            median_ns_per_op: median(&values).unwrap_or(0.0),
-            cv_pct: cv_pct(&values).unwrap_or(0.0),
-            min_ns_per_op: if values.is_empty() {
-                0.0
-            } else {
-                values.iter().copied().fold(f64::INFINITY, f64::min)
-            },
-            max_ns_per_op: values.iter().copied().fold(0.0, f64::max),
-        }
+/// Summarise measured rounds given as (ns per op, valid).
+pub fn summarise(measured: &[(f64, bool)]) -> RoundsSummary {
+    let values: Vec<f64> = measured.iter().map(|(v, _)| *v).collect();
+    RoundsSummary {
+        measured_rounds: measured.len(),
+        valid_rounds: measured.iter().filter(|(_, valid)| *valid).count(),
+        mean_ns_per_op: mean(&values).unwrap_or(0.0),
+        median_ns_per_op: median(&values).unwrap_or(0.0),
+        cv_pct: cv_pct(&values).unwrap_or(0.0),
+        min_ns_per_op: if values.is_empty() {
+            0.0
+        } else {
+            values.iter().copied().fold(f64::INFINITY, f64::min)
+        },
+        max_ns_per_op: values.iter().copied().fold(0.0, f64::max),
     }
 }
 
@@ -112,7 +91,7 @@ mod tests {
 
     #[test]
     fn a_summary_counts_valid_rounds_and_keeps_extremes() {
-        let summary = RoundsSummary::new(&[(10.0, true), (12.0, false), (11.0, true)]);
+        let summary = summarise(&[(10.0, true), (12.0, false), (11.0, true)]);
         assert_eq!(summary.measured_rounds, 3);
         assert_eq!(summary.valid_rounds, 2);
         assert!(close(summary.mean_ns_per_op, 11.0));

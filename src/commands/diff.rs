@@ -10,10 +10,10 @@ use anyhow::Context;
 use crate::exit::Outcome;
 use crate::export::diff::render;
 use crate::judge::diff as compare;
-use crate::result::ResultDoc;
-use crate::result::diff::DiffRules;
 use crate::result::store::{RESULT_FILE, load, write_atomic};
-use crate::result::verdict::Status;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::diff::DiffRules;
+use rtsoak_record::result::verdict::Status;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
 pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::Result<Outcome> {

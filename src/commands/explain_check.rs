@@ -17,7 +17,7 @@ pub fn explain_check(
             return usage(format!(
                 "the calibration needs two different CPUs (the holder's, then the RT \
                  publisher's), not {}: give them with --cpus A,B",
-                crate::cpulist::format(&cpus)
+                rtsoak_record::cpulist::format(&cpus)
             ));
         }
     };
@@ -27,7 +27,7 @@ pub fn explain_check(
     {
         return usage(format!(
             "CPU {cpu} is not one this process may use ({}): give two of those with --cpus A,B",
-            crate::cpulist::format(&allowed)
+            rtsoak_record::cpulist::format(&allowed)
         ));
     }
     calibrate::check_privilege()?;

@@ -6,10 +6,10 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::preflight;
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::record::TransportSupport;
-use crate::record::{HostFacts, SystemCheck};
 use crate::sysinfo::{SysRoot, host_facts};
 use crate::transport;
+use rtsoak_record::TransportSupport;
+use rtsoak_record::{HostFacts, SystemCheck};
 
 /// What `rtsoak probe --json` prints.
 #[derive(Debug, Serialize)]
@@ -45,7 +45,7 @@ pub fn probe(
         &profile,
         &overrides,
         &topology,
-        &transport::Name::all(),
+        &rtsoak_record::transport::Name::all(),
     )?;
     let support = transport::support_matrix(&plan.abi);
     let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);

@@ -17,7 +17,7 @@ pub fn report(
     output: Option<&Path>,
     details: bool,
 ) -> anyhow::Result<Outcome> {
-    let render = |format: &export::Format, doc: &crate::result::ResultDoc| -> Vec<u8> {
+    let render = |format: &export::Format, doc: &rtsoak_record::result::ResultDoc| -> Vec<u8> {
         if details && format.name == "table" {
             export::terminal::render(doc, true).into_bytes()
         } else {
@@ -73,7 +73,7 @@ pub fn report(
 
 /// Say which histograms of `doc` did not decode: their percentiles are `-` in every format, so
 /// a damaged file never shows a made-up figure, and the warning says why.
-fn warn_undecodable(path: &Path, doc: &crate::result::ResultDoc) {
+fn warn_undecodable(path: &Path, doc: &rtsoak_record::result::ResultDoc) {
     for t in crate::result::merge::by_transport(doc) {
         for (series, runs) in t.undecodable() {
             eprintln!(

@@ -24,15 +24,17 @@ use self::noise::NoiseManager;
 use self::stop::StopFlag;
 use crate::explain::{self, Tracer};
 use crate::launch::{Spawned, ring_for, spawn};
-use crate::plan::RunPlan;
 use crate::protocol::read_report;
-use crate::record::Role;
 use crate::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state};
 use crate::result::build::{NoiseOutcome, WorkerOutput};
-use crate::result::{RunInputs, RunResult, RunStatus, build_run, timestamp};
+use crate::result::{RunInputs, build_run};
 use crate::sys::clock::now_ns;
+use crate::sys::clock::timestamp;
 use crate::sysinfo::cpustat;
-use crate::transport::Name;
+use rtsoak_record::Role;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{RunResult, RunStatus};
+use rtsoak_record::transport::Name;
 
 /// Time a worker gets to set itself up and report `READY`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -183,7 +185,7 @@ fn analyse(
         let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
         result.explanation = trace.map(|trace| match trace {
             Ok(trace) => {
-                let listed = crate::result::explain::chains_per_run(plan.planned_runs());
+                let listed = rtsoak_record::result::explain::chains_per_run(plan.planned_runs());
                 explain::explain_run(&trace, result, measure_start_ns, rt_pids, listed)
             }
             Err(reason) => explain::unavailable(reason),

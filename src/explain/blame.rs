@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use super::episodes::{Episode, Episodes};
 use super::event::Pid;
-use crate::result::explain::{CauseShare, Chain, ExplainedOutlier, SeriesBlame, Why};
-use crate::stats::Outlier;
+use rtsoak_record::Outlier;
+use rtsoak_record::result::explain::{CauseShare, Chain, ExplainedOutlier, SeriesBlame, Why};
 
 /// A wait must cover at least this share of an outlier to be its cause, percent.
 pub const CAUSE_MIN_PERCENT: f64 = 50.0;
@@ -189,7 +189,7 @@ mod tests {
     use super::*;
     use crate::explain::episodes::OnCpu;
     use crate::explain::role;
-    use crate::result::explain::Wait;
+    use rtsoak_record::result::explain::Wait;
 
     fn episode(pid: Pid, start_us: u64, end_us: u64, by: &str) -> Episode {
         Episode {

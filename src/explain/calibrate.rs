@@ -14,12 +14,12 @@ use std::time::Duration;
 
 use super::Tracer;
 use super::blame::{self, Target};
-use crate::record::{Role, Series};
-use crate::result::explain::{ExplainedOutlier, TaskRole, Wait, Why};
-use crate::stats::Outlier;
 use crate::sys::clock::now_ns;
 use crate::sys::futex;
 use crate::sys::sched::{self, SchedPolicy};
+use rtsoak_record::Outlier;
+use rtsoak_record::result::explain::{ExplainedOutlier, TaskRole, Wait, Why};
+use rtsoak_record::{Role, Series};
 
 /// How long the burst keeps the holder off its CPU, us.
 /// Long enough that the RT publisher, asking 0.5 ms in, waits mostly while it runs even where

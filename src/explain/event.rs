@@ -9,7 +9,7 @@
 //! with), printed in microseconds. A line that is not one of these events, or that does not
 //! parse, is `None`: the explainer counts it and never guesses.
 
-use crate::sys::text::printable;
+use rtsoak_record::text::printable;
 
 /// A task as the kernel names it in an event.
 pub type Pid = i32;

@@ -27,9 +27,9 @@ pub mod event;
 pub mod role;
 pub mod tracefs;
 
-use crate::result::explain::{Explanation, Tracing};
 use episodes::Episodes;
 use event::Pid;
+use rtsoak_record::result::explain::{Explanation, Tracing};
 
 /// How often the reader looks at an empty pipe.
 const POLL: Duration = Duration::from_millis(5);
@@ -242,12 +242,12 @@ pub fn unavailable(reason: String) -> Explanation {
 /// tasks. The chains of at most `max_listed` outliers are listed, the longest.
 pub fn explain_run(
     trace: &Trace,
-    run: &crate::result::RunResult,
+    run: &rtsoak_record::result::RunResult,
     measure_start_ns: u64,
     [publisher, subscriber]: [Pid; 2],
     max_listed: usize,
 ) -> Explanation {
-    use crate::record::{Series, SeriesKey};
+    use rtsoak_record::{Series, SeriesKey};
     let mut explanation = Explanation {
         tracing: trace.tracing.clone(),
         ..Default::default()
@@ -285,7 +285,7 @@ pub fn explain_run(
     // The sample that fired --break-on, whether or not it was over the threshold.
     if let Some(event) = run.break_event {
         let tasks = tasks_of(event.series);
-        let outlier = crate::stats::Outlier {
+        let outlier = rtsoak_record::Outlier {
             at_ns: event.at_ns,
             value_ns: event.value_ns,
         };
@@ -304,7 +304,7 @@ pub fn explain_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Series, SeriesKey};
+    use rtsoak_record::{Series, SeriesKey};
 
     #[test]
     fn a_run_lists_the_chains_of_its_longest_spikes_and_counts_every_one() {

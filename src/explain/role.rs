@@ -2,8 +2,8 @@
 //! itself by role (`record::Role::comm`), and the kernel's own threads have well-known names.
 
 use super::event::Pid;
-use crate::record::Role;
-use crate::result::explain::{TaskRef, TaskRole};
+use rtsoak_record::Role;
+use rtsoak_record::result::explain::{TaskRef, TaskRole};
 
 /// Name prefixes of kernel threads that preempt or delay user tasks.
 const KERNEL_THREADS: [&str; 12] = [

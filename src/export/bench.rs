@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::bench::compare::{Comparison, Gates};
-use crate::bench::doc::BenchDoc;
+use rtsoak_record::bench::BenchDoc;
 
 /// The summary `rtsoak bench <name>` prints: settings, then per series the figures, then each
 /// round with its checks.

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::record::SeriesKey;
-use crate::result::explain::SeriesBlame;
 use crate::result::merge::TransportRuns;
+use rtsoak_record::SeriesKey;
+use rtsoak_record::result::explain::SeriesBlame;
 
 /// Causes listed per series; the rest are folded into "other causes".
 const TOP: usize = 3;
@@ -115,7 +115,7 @@ fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::explain::CauseShare;
+    use rtsoak_record::result::explain::CauseShare;
 
     #[test]
     fn a_series_line_gives_counts_shares_top_causes_and_the_unexplained() {

@@ -10,10 +10,11 @@
 
 use super::text::{noise_ran, seconds, us};
 use crate::judge::rates::rates_differ_p_value;
-use crate::record::{Series, SeriesKey};
 use crate::result::merge::{MergedSeries, TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunKey, RunResult, RunStatus};
-use crate::stats::{Attribution, Integrity, Summary, clopper_pearson_95, rests_on_few_samples};
+use crate::stats::{clopper_pearson_95, rests_on_few_samples};
+use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
+use rtsoak_record::{Attribution, Integrity, Summary};
+use rtsoak_record::{Series, SeriesKey};
 
 /// Everything a comparison shows, as text.
 pub struct Comparison {

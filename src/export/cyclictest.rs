@@ -16,9 +16,9 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use crate::record::{Series, SeriesKey};
-use crate::result::ResultDoc;
 use crate::result::merge::by_transport;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::{Series, SeriesKey};
 
 /// Most 1 us buckets written (10 ms); larger samples are overflows, as with `cyclictest -h`.
 pub const MAX_BUCKETS: u64 = 10_000;

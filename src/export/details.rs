@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::comparison::{TEXT_COLUMNS, Table, comparison};
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// Render `doc` as the terminal comparison table.
 pub fn render(doc: &ResultDoc) -> String {
@@ -83,8 +83,8 @@ fn lay_out(out: &mut String, table: &Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Series, SeriesKey};
     use crate::testing::fixture::{one_run_doc, two_round_doc};
+    use rtsoak_record::{Series, SeriesKey};
 
     #[test]
     fn a_two_round_comparison_renders_merged_and_per_round_rows() {
@@ -99,7 +99,7 @@ mod tests {
     }
 
     /// 40 000 samples at 500 us, 20 us plus an exponential 2 us, as a worker records them.
-    fn synthetic_tail() -> crate::record::TailEstimate {
+    fn synthetic_tail() -> rtsoak_record::TailEstimate {
         let mut rng = fastrand::Rng::with_seed(1);
         let mut recorder = crate::stats::Recorder::new(30_000, 1000);
         for i in 0..40_000u64 {

@@ -1,7 +1,7 @@
 //! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown.
 
-use crate::result::RunKey;
-use crate::result::diff::{CauseChanges, Diff};
+use rtsoak_record::result::RunKey;
+use rtsoak_record::result::diff::{CauseChanges, Diff};
 
 /// Causes named per series in "why the spikes changed"; the rest are counted.
 const CAUSES_NAMED: usize = 3;

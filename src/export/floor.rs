@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::text::us;
 use crate::judge::floor::{FigureOverhead, FloorRow, overhead};
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// The table and the lines, or nothing where the document has no floor runs.
 pub fn render(doc: &ResultDoc) -> String {
@@ -155,7 +155,7 @@ fn p_value(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::RunStatus;
+    use rtsoak_record::result::RunStatus;
 
     #[test]
     fn a_result_without_floor_runs_shows_nothing() {
@@ -193,7 +193,7 @@ mod tests {
     /// each round and the floor's at `floor_p99_ns` in turn.
     fn three_rounds(harness_p99_ns: u64, floor_p99_ns: [u64; 3]) -> ResultDoc {
         let mut doc = crate::testing::fixture::one_run_doc();
-        let delivery = crate::record::SeriesKey::Rt(crate::record::Series::Delivery);
+        let delivery = rtsoak_record::SeriesKey::Rt(rtsoak_record::Series::Delivery);
         let run = doc.runs[0].clone();
         let in_round = |round: u32, p99_ns: u64| {
             let mut run = run.clone();

@@ -18,9 +18,9 @@
 
 use std::fmt::Write;
 
-use crate::record::{Series, SeriesKey};
-use crate::result::{ResultDoc, RunKey};
 use crate::stats::decode_histogram;
+use rtsoak_record::result::{ResultDoc, RunKey};
+use rtsoak_record::{Series, SeriesKey};
 
 /// Divisor of the max column: ns to ms, the Java writer's default.
 const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
@@ -97,10 +97,10 @@ mod tests {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     use super::*;
-    use crate::record::RingSetup;
-    use crate::result::IntervalSeries;
     use crate::stats::new_histogram;
     use crate::testing::fixture::two_round_doc;
+    use rtsoak_record::RingSetup;
+    use rtsoak_record::result::IntervalSeries;
 
     #[test]
     fn the_interval_log_has_the_java_header_lines_and_one_tag_per_transport_and_series() {

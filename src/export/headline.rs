@@ -15,12 +15,12 @@ use super::comparison::{not_run_word, status_word, title};
 use super::journal::verdict_lines;
 use super::text::us;
 use crate::judge::decision::{decide, per_million};
-use crate::record::{Caveat, Series, SeriesKey};
-use crate::result::decision::{Decision, MainCause};
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
-use crate::result::{ResultDoc, RunKey, RunStatus};
 use crate::stats::clopper_pearson_95;
+use rtsoak_record::result::decision::{Decision, MainCause};
+use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
+use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
+use rtsoak_record::{Caveat, Series, SeriesKey};
 
 /// Widest line of the headline view: prose is wrapped to it and the table fits it.
 pub const WIDTH: usize = 100;

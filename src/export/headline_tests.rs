@@ -29,7 +29,7 @@ fn unsupported_transports_are_one_line_under_the_table_not_rows_of_dashes() {
 
 #[test]
 fn caveats_of_one_kind_fold_into_one_line_and_the_most_serious_come_first() {
-    use crate::record::{Caveat, Severity};
+    use rtsoak_record::{Caveat, Severity};
     let caveats = vec![
         Caveat::new(
             Severity::Distorts,

@@ -8,9 +8,9 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use crate::record::{Series, SeriesKey};
-use crate::result::ResultDoc;
 use crate::result::merge::by_transport;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::{Series, SeriesKey};
 
 /// Values are printed in us: ns divided by this.
 const VALUE_UNIT_RATIO: f64 = 1e3;

@@ -1,10 +1,10 @@
 //! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
 //! then the verdict with one line per failure, breach and regression.
 
-use crate::record::Series;
 use crate::result::merge::by_transport;
-use crate::result::verdict::Verdict;
-use crate::result::{ResultDoc, RunStatus};
+use rtsoak_record::Series;
+use rtsoak_record::result::verdict::Verdict;
+use rtsoak_record::result::{ResultDoc, RunStatus};
 
 /// One line per transport, for the journal.
 pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
@@ -34,7 +34,7 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
 
 /// The decision's key facts in one line, for the journal: per series, the transport with the
 /// fewest spikes and those that do not differ from it.
-pub fn decision_line(decision: &crate::result::decision::Decision) -> Option<String> {
+pub fn decision_line(decision: &rtsoak_record::result::decision::Decision) -> Option<String> {
     let parts: Vec<String> = decision
         .series
         .iter()

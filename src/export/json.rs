@@ -1,6 +1,6 @@
 //! The result document as JSON: exactly what `result.json` holds (`docs/result-schema.md`).
 
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// Render `doc` as compact JSON with a trailing newline, as the result file is saved.
 pub fn render(doc: &ResultDoc) -> Vec<u8> {

@@ -18,10 +18,10 @@
 use std::fmt::Write;
 
 use super::text::us;
-use crate::record::{RingSetup, Series, SeriesKey};
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::verdict::Failure;
-use crate::result::{ResultDoc, RunStatus};
+use rtsoak_record::result::verdict::Failure;
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{RingSetup, Series, SeriesKey};
 
 /// One testcase's outcome.
 enum Outcome {
@@ -361,11 +361,11 @@ fn classname(transport: &str, setup: Option<RingSetup>) -> String {
     }
 }
 
-fn status_word(status: crate::record::Status) -> &'static str {
+fn status_word(status: rtsoak_record::Status) -> &'static str {
     match status {
-        crate::record::Status::Pass => "pass",
-        crate::record::Status::Fail => "fail",
-        crate::record::Status::Inconclusive => "inconclusive",
+        rtsoak_record::Status::Pass => "pass",
+        rtsoak_record::Status::Fail => "fail",
+        rtsoak_record::Status::Inconclusive => "inconclusive",
     }
 }
 

@@ -12,9 +12,9 @@
 
 use serde_json::{Value, json};
 
-use crate::record::{Series, SeriesKey};
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunStatus};
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{Series, SeriesKey};
 
 /// The schema version written, as kcidb-io names it.
 const VERSION: (u32, u32) = (4, 5);
@@ -91,9 +91,9 @@ pub fn render(doc: &ResultDoc) -> Vec<u8> {
         }
     }
     let verdict = match doc.verdict.as_ref().map(|v| v.status) {
-        Some(crate::record::Status::Pass) => "PASS",
-        Some(crate::record::Status::Fail) => "FAIL",
-        Some(crate::record::Status::Inconclusive) | None => "SKIP",
+        Some(rtsoak_record::Status::Pass) => "PASS",
+        Some(rtsoak_record::Status::Fail) => "FAIL",
+        Some(rtsoak_record::Status::Inconclusive) | None => "SKIP",
     };
     tests.push(test(format!("{ORIGIN}.verdict"), verdict, None, json!({})));
     let document = json!({
@@ -122,7 +122,7 @@ fn statuses<'a>(
     t: &'a TransportRuns<'_>,
 ) -> (&'static str, impl Fn(&str) -> &'static str + 'a) {
     let verdict = doc.verdict.as_ref();
-    let names_it = move |transport: &Option<String>, setup: &Option<crate::record::RingSetup>| {
+    let names_it = move |transport: &Option<String>, setup: &Option<rtsoak_record::RingSetup>| {
         transport.as_deref() == Some(t.transport) && (setup.is_none() || *setup == t.ring_setup)
     };
     let unsupported = t.status == RunStatus::Unsupported;

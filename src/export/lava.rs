@@ -13,9 +13,9 @@
 use std::fmt::Write;
 
 use super::text::us;
-use crate::record::{Series, SeriesKey, Status};
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunStatus};
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{Series, SeriesKey, Status};
 
 /// The series whose figures are reported: the two the verdict judges.
 const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];

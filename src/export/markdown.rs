@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::comparison::{TEXT_COLUMNS, Table, comparison};
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// Render `doc` as Markdown.
 pub fn render(doc: &ResultDoc) -> String {

@@ -34,7 +34,7 @@ pub mod terminal;
 pub mod text;
 pub mod textfile;
 
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// One output format.
 pub struct Format {

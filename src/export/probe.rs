@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::cpulist;
-use crate::record::{HostFacts, Level, SystemCheck};
-use crate::record::{Support, TransportSupport};
+use rtsoak_record::cpulist;
+use rtsoak_record::{HostFacts, Level, SystemCheck};
+use rtsoak_record::{Support, TransportSupport};
 
 /// The whole report; `about` says what a supported transport is, by name (the caller asks the
 /// transport registry, which an export never imports).

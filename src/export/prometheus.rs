@@ -18,13 +18,13 @@
 
 use std::fmt::{Display, Write};
 
-use crate::record::{Series, SeriesKey};
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunStatus};
-use crate::stats::{Attribution, Integrity};
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{Attribution, Integrity};
+use rtsoak_record::{Series, SeriesKey};
 
 /// Reads one figure of a summary.
-type Figure = fn(&crate::stats::Summary) -> u64;
+type Figure = fn(&rtsoak_record::Summary) -> u64;
 
 /// Quantiles published as `rtsoak_latency_quantile_seconds`.
 /// (A `percentile` label, in percent: `quantile` belongs to summaries, and promtool says so.)
@@ -348,7 +348,7 @@ fn per_series(
     transports: &[&TransportRuns<'_>],
     name: &str,
     help: &str,
-    value: fn(&crate::stats::Summary) -> String,
+    value: fn(&rtsoak_record::Summary) -> String,
 ) {
     w.family(name, "gauge", help);
     for t in transports {
@@ -610,9 +610,9 @@ mod tests {
         let mut doc = two_round_doc();
         for run in &mut doc.runs {
             let transport = run.transport.clone();
-            crate::result::RunKey {
+            rtsoak_record::result::RunKey {
                 transport: &transport,
-                ring_setup: Some(crate::record::RingSetup::None),
+                ring_setup: Some(rtsoak_record::RingSetup::None),
             }
             .apply(run);
         }

@@ -3,9 +3,9 @@
 //! no estimate. Pure: from a result to a table and lines.
 
 use super::comparison::Table;
-use crate::record::{ReturnLevel, TailEstimate, TailModel};
-use crate::result::{ResultDoc, RunKey};
 use crate::tail::EXTRAPOLATION_MARK;
+use rtsoak_record::result::{ResultDoc, RunKey};
+use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 
 /// The table of estimated series (absent when none was) and the lines under it (refusals with
 /// their reasons, then the legend);

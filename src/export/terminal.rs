@@ -2,7 +2,7 @@
 //! other table after it.
 
 use super::{details, headline};
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// What a terminal gets: the headline view, and with `details` every other table after it.
 pub fn render(doc: &ResultDoc, details: bool) -> String {

@@ -1,7 +1,7 @@
 //! What the formats share: numbers as text in their units. The series every per-series format
-//! reports, in order, are [`crate::record::Series::REPORTED`].
+//! reports, in order, are [`rtsoak_record::Series::REPORTED`].
 
-use crate::result::RunResult;
+use rtsoak_record::result::RunResult;
 
 /// Whether noise ran during `run`, for the table's "noise" column.
 pub fn noise_ran(run: &RunResult) -> &'static str {

@@ -4,8 +4,8 @@
 //! atomically.
 
 use super::prometheus::{self, Writer};
-use crate::result::ResultDoc;
-use crate::result::verdict::Status;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::verdict::Status;
 
 /// `rtsoak-<profile>.prom`: the profile name (a file path's stem) with anything but letters,
 /// digits, `-` and `_` replaced by `_`.

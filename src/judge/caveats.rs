@@ -8,13 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::cpulist;
-use crate::record::Role;
-use crate::record::SystemCheck;
-use crate::record::{Caveat, Level, Severity};
 use crate::result::merge::by_transport;
-use crate::result::noise_setup::{NoiseKind, NoiseSetup};
-use crate::result::{ResultDoc, RunStatus};
+use rtsoak_record::Role;
+use rtsoak_record::SystemCheck;
+use rtsoak_record::cpulist;
+use rtsoak_record::result::noise_setup::{NoiseKind, NoiseSetup};
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{Caveat, Level, Severity};
 
 /// Every caveat of `doc` as a sentence, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
@@ -277,7 +277,7 @@ fn io_wq_notes(doc: &ResultDoc) -> Vec<Caveat> {
                 _ => continue,
             };
             if let Some(workers @ 1..) = worker.hygiene.io_wq_workers {
-                let label = crate::result::RunKey::of(run).label();
+                let label = rtsoak_record::result::RunKey::of(run).label();
                 let seen = most.entry((label, role)).or_default();
                 *seen = (*seen).max(workers);
             }
@@ -346,12 +346,12 @@ mod tests {
     use super::*;
     use crate::preflight::check;
     use crate::profile::{CpuTopology, Overrides};
-    use crate::record::CpuDmaLatency;
-    use crate::record::Policy;
-    use crate::record::{Hygiene, RtSetup};
-    use crate::record::{Privileges, Trial};
-    use crate::result::{ResultDoc, Tool, WorkerRecord};
     use crate::sysinfo::{SysRoot, host_facts};
+    use rtsoak_record::CpuDmaLatency;
+    use rtsoak_record::Policy;
+    use rtsoak_record::result::{ResultDoc, Tool, WorkerRecord};
+    use rtsoak_record::{Hygiene, RtSetup};
+    use rtsoak_record::{Privileges, Trial};
 
     /// A result with no runs on the VM fixture, its default plan and its system check.
     fn vm_doc(held: Option<bool>) -> ResultDoc {
@@ -370,7 +370,7 @@ mod tests {
             &profile,
             &Overrides::default(),
             &topology,
-            &crate::transport::Name::all(),
+            &rtsoak_record::transport::Name::all(),
         )
         .unwrap();
         let granted = Trial::granted("everything");
@@ -381,7 +381,7 @@ mod tests {
         };
         let system_check = check(&root, &plan.rt_cpus(), &privileges, &[]);
         ResultDoc {
-            schema_version: crate::result::SCHEMA_VERSION,
+            schema_version: rtsoak_record::result::SCHEMA_VERSION,
             tool: Tool::current(),
             command: "run".into(),
             argv: Vec::new(),

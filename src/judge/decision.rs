@@ -8,12 +8,12 @@
 //! Pure: reads a [`ResultDoc`], returns a [`Decision`]; never prints.
 
 use super::rates::rates_differ_p_value;
-use crate::record::{Series, SeriesKey};
-use crate::result::decision::{Claim, Decision, MainCause, Rate, SeriesDecision};
-use crate::result::explain::SeriesBlame;
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunStatus};
 use crate::stats::clopper_pearson_95;
+use rtsoak_record::result::decision::{Claim, Decision, MainCause, Rate, SeriesDecision};
+use rtsoak_record::result::explain::SeriesBlame;
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{Series, SeriesKey};
 
 /// Significance level of every claim a decision makes.
 pub const ALPHA: f64 = 0.01;

@@ -10,11 +10,11 @@
 //! Pure: two [`ResultDoc`]s in, a [`Diff`] out; printing and exit codes belong to the commands.
 
 use super::rates::rate_increase_p_value;
-use crate::record::{RingSetup, Series, SeriesKey};
-use crate::result::diff::{Diff, DiffRules, Figure, Finding};
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::{ResultDoc, RunStatus};
-use crate::stats::Summary;
+use rtsoak_record::Summary;
+use rtsoak_record::result::diff::{Diff, DiffRules, Figure, Finding};
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{RingSetup, Series, SeriesKey};
 
 /// The series compared.
 const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
@@ -117,7 +117,7 @@ pub fn diff(baseline_name: &str, baseline: &ResultDoc, new: &ResultDoc, rules: &
 /// What comparing one transport's series found.
 struct SeriesFound {
     findings: Vec<Finding>,
-    causes: Vec<crate::result::diff::CauseChanges>,
+    causes: Vec<rtsoak_record::result::diff::CauseChanges>,
     /// Series whose percentiles are unknown on a side (a histogram did not decode).
     undecoded: Vec<Series>,
 }
@@ -187,7 +187,7 @@ fn thresholds_differ(baseline: &ResultDoc, new: &ResultDoc) -> Finding {
 
 /// A row's name in a sentence: `futex`, or `futex (defer-taskrun)`.
 fn name((transport, _): (&str, RingSetup), setup: Option<RingSetup>) -> String {
-    crate::result::RunKey {
+    rtsoak_record::result::RunKey {
         transport,
         ring_setup: setup,
     }

@@ -6,10 +6,10 @@
 //!
 //! Pure: two merged transports in, their changes out.
 
-use crate::record::{Series, SeriesKey};
-use crate::result::diff::{CauseChange, CauseChanges};
-use crate::result::explain::SeriesBlame;
 use crate::result::merge::TransportRuns;
+use rtsoak_record::result::diff::{CauseChange, CauseChanges};
+use rtsoak_record::result::explain::SeriesBlame;
+use rtsoak_record::{Series, SeriesKey};
 
 /// The label of spikes the trace could not explain.
 const UNEXPLAINED: &str = "unexplained";

@@ -1,7 +1,8 @@
 use super::*;
-use crate::result::verdict::Status;
-use crate::stats::{SampleStats, encode_histogram, new_histogram};
+use crate::stats::{encode_histogram, new_histogram};
 use crate::testing::fixture::one_run_doc;
+use rtsoak_record::SampleStats;
+use rtsoak_record::result::verdict::Status;
 
 /// Replace `series` of the fixture's eventfd run by `count` samples of 5 us with `over` of them
 /// at `spike_ns`.
@@ -14,7 +15,7 @@ fn set_series(doc: &mut ResultDoc, series: &str, count: u64, over: u64, spike_ns
         stats.add(value, doc.plan.threshold_ns);
     }
     let entry = doc.runs[0].series.get_mut(series).unwrap();
-    entry.summary = Summary::new(&histogram, &stats);
+    entry.summary = crate::stats::summarise(&histogram, &stats);
     entry.histogram = encode_histogram(&histogram);
 }
 
@@ -283,8 +284,8 @@ fn an_undecodable_histogram_leaves_its_percentiles_unjudged_and_says_so() {
 /// The fixture with its send calls explained: `over` spikes, 100 kept, `lock` of them blocked
 /// on a lock, `preempted` preempted, the rest unexplained.
 fn explained(over: u64, lock: u64, preempted: u64) -> ResultDoc {
-    use crate::record::{Series, SeriesKey};
-    use crate::result::explain::{CauseShare, Explanation, SeriesBlame};
+    use rtsoak_record::result::explain::{CauseShare, Explanation, SeriesBlame};
+    use rtsoak_record::{Series, SeriesKey};
     let mut doc = doc(1_000_000, over, 150_000);
     let cause = |cause: &str, count| CauseShare {
         cause: cause.into(),

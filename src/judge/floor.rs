@@ -5,9 +5,9 @@
 //! the same rounds, with the exact two-sided rate test ([`super::rates`]). Pure arithmetic over
 //! the result document; `export::floor` shows it.
 
-use crate::record::{Series, SeriesKey};
-use crate::result::{ResultDoc, RunKey, RunResult, RunStatus};
-use crate::stats::Summary;
+use rtsoak_record::Summary;
+use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
+use rtsoak_record::{Series, SeriesKey};
 
 /// The figures the floor pair also takes, in the order shown.
 pub const FIGURES: [Series; 3] = [Series::Delivery, Series::SendCall, Series::Timer];

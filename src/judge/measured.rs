@@ -7,10 +7,10 @@
 //!
 //! Pure: reads a [`ResultDoc`] and its merged transports, returns reasons.
 
-use crate::record::Support;
 use crate::result::merge::TransportRuns;
-use crate::result::verdict::{Inconclusive, InconclusiveKind};
-use crate::result::{ResultDoc, RunStatus, WorkerRecord};
+use rtsoak_record::Support;
+use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind};
+use rtsoak_record::result::{ResultDoc, RunStatus, WorkerRecord};
 
 /// Distinct noise problems named in one reason; the rest are counted.
 const NOISE_PROBLEMS_NAMED: usize = 3;

@@ -1,8 +1,8 @@
 use crate::judge::verdict;
-use crate::record::{RtSetup, Support, TransportSupport};
-use crate::result::verdict::{InconclusiveKind, Status};
-use crate::result::{ResultDoc, RunResult, RunStatus, WorkerRecord};
 use crate::testing::fixture::one_run_doc;
+use rtsoak_record::result::verdict::{InconclusiveKind, Status};
+use rtsoak_record::result::{ResultDoc, RunResult, RunStatus, WorkerRecord};
+use rtsoak_record::{RtSetup, Support, TransportSupport};
 
 /// The fixture's eventfd run with nothing lost: a pass under the default bounds.
 fn passing() -> ResultDoc {
@@ -30,7 +30,7 @@ fn unsupported(transport: &str, reason: &str) -> RunResult {
 
 fn rt_worker(policy: &str, priority: u8, error: Option<&str>) -> WorkerRecord {
     WorkerRecord {
-        role: crate::record::Role::Publisher,
+        role: rtsoak_record::Role::Publisher,
         pid: 4321,
         setup: RtSetup {
             policy_requested: "fifo".into(),

@@ -7,8 +7,8 @@
 //!
 //! Pure: reads merged transports, returns breaches and reasons.
 
-use crate::record::{Series, SeriesKey, TailEstimate};
 use crate::result::merge::TransportRuns;
+use rtsoak_record::{Series, SeriesKey, TailEstimate};
 
 /// The series the limit applies to, as the other latency limits.
 pub const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
@@ -66,15 +66,15 @@ pub fn not_estimable(t: &TransportRuns<'_>, series: Series) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use crate::judge::verdict::verdict;
-    use crate::record::{Series, SeriesKey, Status, TailEstimate};
-    use crate::result::verdict::{InconclusiveKind, Limit};
     use crate::testing::fixture::one_run_doc;
+    use rtsoak_record::result::verdict::{InconclusiveKind, Limit};
+    use rtsoak_record::{Series, SeriesKey, Status, TailEstimate};
 
     /// An estimated tail for `series` whose one-day level is `level_us`.
-    fn with_day_level(series: Series, level_us: f64) -> crate::result::ResultDoc {
+    fn with_day_level(series: Series, level_us: f64) -> rtsoak_record::result::ResultDoc {
         let mut doc = one_run_doc();
         doc.plan.verdict.max_expected_per_day_ns = Some(100_000);
-        let mut model = crate::record::TailModel {
+        let mut model = rtsoak_record::TailModel {
             threshold_ns: 20_000,
             thresholds_tried: Vec::new(),
             xi: 0.0,
@@ -88,13 +88,13 @@ mod tests {
             samples: 1000,
             span_ns: 1,
             period_ns: 500_000,
-            fit_test: crate::record::FitTestRecord {
+            fit_test: rtsoak_record::FitTestRecord {
                 anderson_darling: 0.3,
                 p_value: 0.5,
                 resamples: 99,
             },
             return_levels: Vec::new(),
-            over_threshold: crate::record::OverThreshold {
+            over_threshold: rtsoak_record::OverThreshold {
                 threshold_ns: 20_000,
                 clusters: 50,
                 probability_per_hour: 1.0,
@@ -104,7 +104,7 @@ mod tests {
             },
             cluster_maxima_ns: Vec::new(),
         };
-        model.return_levels.push(crate::record::ReturnLevel {
+        model.return_levels.push(rtsoak_record::ReturnLevel {
             span: "day".to_string(),
             span_s: 86_400,
             level_ns: Some(level_us * 1000.0),

@@ -8,11 +8,11 @@
 //! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
 
 use super::measured;
-use crate::plan::Limits;
-use crate::record::Series;
 use crate::result::merge::{TransportRuns, by_transport};
-use crate::result::verdict::{Breach, Failure, FailureKind, Limit, Verdict};
-use crate::result::{ResultDoc, RunStatus};
+use rtsoak_record::Series;
+use rtsoak_record::plan::Limits;
+use rtsoak_record::result::verdict::{Breach, Failure, FailureKind, Limit, Verdict};
+use rtsoak_record::result::{ResultDoc, RunStatus};
 
 /// The series the latency limits judge.
 const JUDGED_SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
@@ -255,7 +255,7 @@ fn judge_machine(doc: &ResultDoc, limits: &Limits, out: &mut Vec<Breach>) {
             format!(
                 "RT CPU{} {} not isolated",
                 if not_isolated.len() == 1 { "" } else { "s" },
-                crate::cpulist::format(&not_isolated)
+                rtsoak_record::cpulist::format(&not_isolated)
             ),
         );
     }

@@ -52,8 +52,8 @@ fn a_failed_round_an_interruption_and_a_break_are_each_a_failure() {
     second.round = 2;
     second.status = RunStatus::Failed;
     second.reason = Some("the RT publisher worker ended early: signal: 9".into());
-    second.break_event = Some(crate::record::BreakEvent {
-        series: crate::record::Series::Delivery,
+    second.break_event = Some(rtsoak_record::BreakEvent {
+        series: rtsoak_record::Series::Delivery,
         seq: 812,
         value_ns: 250_000,
         at_ns: 1,
@@ -116,7 +116,7 @@ fn every_limit_below_the_figures_is_a_breach_with_figure_and_limit() {
     );
     let by = |what| verdict.breaches.iter().find(|b| b.what == what).unwrap();
     // Too few messages is no breach: the run could not measure what it was asked.
-    assert_eq!(verdict.status, crate::result::verdict::Status::Fail);
+    assert_eq!(verdict.status, rtsoak_record::result::verdict::Status::Fail);
     assert_eq!(verdict.inconclusive.len(), 1);
     assert_eq!(by(Limit::MaxDelivery).figure, 250.0);
     assert_eq!(by(Limit::MaxDelivery).limit, 200.0);
@@ -170,8 +170,8 @@ fn a_worker_without_its_rt_priority_breaks_require_rt_priority() {
             "policy_error": "sched_setscheduler: EPERM", "memory_locked": true,
             "memory_lock_error": null, "ring_setup": null
         },
-        "hygiene": serde_json::to_value(crate::record::Hygiene::default()).unwrap(),
-        "counters": serde_json::to_value(crate::record::Counters::default()).unwrap(),
+        "hygiene": serde_json::to_value(rtsoak_record::Hygiene::default()).unwrap(),
+        "counters": serde_json::to_value(rtsoak_record::Counters::default()).unwrap(),
     });
     doc.runs[0]
         .workers
@@ -268,8 +268,8 @@ fn a_transport_failure_fails_the_verdict_whatever_the_limits_and_names_every_fai
 #[test]
 fn fallback_deliveries_and_error_completions_are_transport_failures_too() {
     for set in [
-        |i: &mut crate::stats::Integrity| i.fallback_deliveries = 1,
-        |i: &mut crate::stats::Integrity| i.cqe_errors = 1,
+        |i: &mut rtsoak_record::Integrity| i.fallback_deliveries = 1,
+        |i: &mut rtsoak_record::Integrity| i.cqe_errors = 1,
     ] {
         let mut doc = doc_with(Limits::default());
         set(&mut doc.runs[0].integrity);

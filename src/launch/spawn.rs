@@ -13,9 +13,9 @@ use nix::sys::memfd::{MFdFlags, memfd_create};
 use crate::protocol::WorkerSpec;
 use crate::protocol::ring::RingReader;
 use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, SPEC_FD};
-use crate::record::Role;
 use crate::region::SharedRegion;
 use crate::sys::spawn::Process;
+use rtsoak_record::Role;
 
 /// Frame ring of an RT worker, data bytes. A frame takes about 2 bytes per recorded bucket
 /// (see `protocol::frame`). Measured on a busy 2-CPU machine under the default noise, the RT
@@ -102,7 +102,8 @@ fn memfd(name: &str) -> anyhow::Result<OwnedFd> {
 mod tests {
     use super::*;
     use crate::protocol::frame::{FrameHeader, encode};
-    use crate::stats::{HIGHEST_NS, SampleStats, new_interval_histogram};
+    use crate::stats::{HIGHEST_NS, new_interval_histogram};
+    use rtsoak_record::SampleStats;
 
     #[test]
     fn an_rt_ring_holds_a_frame_of_every_bucket_at_the_largest_count() {

@@ -5,11 +5,11 @@
 
 use std::path::Path;
 
-use crate::plan::RunPlan;
 use crate::protocol::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
-use crate::record::{Policy, Role};
 use crate::region::RT_MEMBER;
-use crate::transport::Name;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::transport::Name;
+use rtsoak_record::{Policy, Role};
 
 /// The id the RT publisher stamps on its messages, and the one the RT subscriber measures.
 const RT_PUBLISHER_ID: u32 = 0;

@@ -13,13 +13,13 @@
 use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 
-use crate::plan::BurstPlan;
 use crate::protocol::WorkerReport;
-use crate::record::Policy;
-use crate::record::{BurstReport, RtSetup};
 use crate::region::{Region, WorkerSlot, phase};
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
+use rtsoak_record::Policy;
+use rtsoak_record::plan::BurstPlan;
+use rtsoak_record::{BurstReport, RtSetup};
 
 /// The policy every burst thread takes (at the plan's priority).
 pub const POLICY: Policy = Policy::Fifo;
@@ -173,7 +173,7 @@ mod tests {
     use super::*;
 
     fn plan() -> BurstPlan {
-        crate::plan::NoisePlan::off().bursts
+        rtsoak_record::plan::NoisePlan::off().bursts
     }
 
     /// `take_setup` on a scratch thread, so the test's own thread keeps its CPUs and policy.

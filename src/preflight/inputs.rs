@@ -1,7 +1,7 @@
 //! What every check function is given (the host, the RT CPUs, the facts read for them, the
 //! privileges and the transport support), and the wording they share.
 
-use crate::record::{CheckFacts, HostFacts, Privileges, RtCpus, TransportSupport};
+use rtsoak_record::{CheckFacts, HostFacts, Privileges, RtCpus, TransportSupport};
 
 /// Everything a single check function may look at.
 pub struct Inputs<'a> {
@@ -42,6 +42,6 @@ pub fn cpus_named(cpus: &[usize]) -> String {
     format!(
         "CPU{} {}",
         if cpus.len() == 1 { "" } else { "s" },
-        crate::cpulist::format(cpus)
+        rtsoak_record::cpulist::format(cpus)
     )
 }

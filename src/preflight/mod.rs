@@ -24,12 +24,12 @@ mod privileges;
 
 pub use privileges::{WORKER_LOCK_BYTES, try_privileges};
 
-use crate::record::TransportSupport;
-use crate::record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, SystemCheck};
 use crate::sysinfo::irqs::irqs_allowed_on;
 use crate::sysinfo::tasks::{irqbalance_pids, own_pid, tasks_allowed_on};
 use crate::sysinfo::{SysRoot, host_facts, kernel::timer_migration};
 use inputs::Inputs;
+use rtsoak_record::TransportSupport;
+use rtsoak_record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, SystemCheck};
 
 /// Judge the machine under `root` for a run on `cpus`, with `privileges` found by trying and
 /// the transport `support` matrix. Pure: reads only `root`; never fails (missing files are facts).

@@ -8,8 +8,8 @@
 
 use std::os::fd::AsRawFd;
 
-use crate::record::{Policy, Privileges, Trial};
 use crate::sys::{pidfd, sched};
+use rtsoak_record::{Policy, Privileges, Trial};
 
 /// Memory an RT worker locks: its binary, stacks, rings, histograms (measured: 6-11 MiB).
 pub const WORKER_LOCK_BYTES: usize = 16 << 20;

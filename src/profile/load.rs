@@ -78,7 +78,7 @@ pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
             .to_string()
             .trim_end()
             .lines()
-            .map(crate::sys::text::quote)
+            .map(rtsoak_record::text::quote)
             .collect::<Vec<_>>()
             .join("\n"),
     })

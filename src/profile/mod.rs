@@ -1,5 +1,5 @@
 //! Profiles: TOML files in `profiles/`, embedded in the binary, plus command-line overrides,
-//! resolved against the machine's CPU topology into a [`crate::plan::RunPlan`].
+//! resolved against the machine's CPU topology into a [`rtsoak_record::plan::RunPlan`].
 //!
 //! Owns: the profile's shape (every key, its default), loading a built-in or a file, and the
 //! errors a user sees for a bad profile. Validation and CPU layout live in `resolve`. Never reads
@@ -16,6 +16,7 @@ mod noise;
 mod overrides;
 mod resolve;
 mod sections;
+mod transport_keys;
 mod verdict;
 
 pub use builtin::{builtin_names, builtin_text};

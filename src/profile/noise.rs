@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::{ProfileError, invalid};
-use crate::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
-use crate::record::Policy;
+use rtsoak_record::Policy;
+use rtsoak_record::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
 
 /// `[noise]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

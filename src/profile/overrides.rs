@@ -3,8 +3,8 @@
 //! durations are parsed into nanoseconds here, so the plan never sees a unit.
 
 use super::sections::{CpuChoice, CpuListChoice, DEFAULT_RT_PRIORITY, Profile};
-use crate::plan::Fault;
-use crate::record::{Policy, RingSetup};
+use rtsoak_record::plan::Fault;
+use rtsoak_record::{Policy, RingSetup};
 
 /// What the command line overrides.
 #[derive(Debug, Default, Clone, clap::Args)]
@@ -151,7 +151,9 @@ pub fn profile_values(profile: &Profile) -> Vec<(String, String)> {
     ];
     own.into_iter()
         .map(|(id, value)| (id.to_string(), value))
-        .chain(profile.rt.transport_settings.values())
+        .chain(super::transport_keys::values(
+            &profile.rt.transport_settings,
+        ))
         .collect()
 }
 
@@ -177,7 +179,7 @@ pub fn parse_break_on_ns(text: &str) -> Result<u64, String> {
 
 /// A CPU list flag (`0-1,4`), one value to clap.
 pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
-    crate::cpulist::parse(text).map_err(|e| e.to_string())
+    rtsoak_record::cpulist::parse(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 
 use super::*;
 use crate::profile::{builtin_names, load, parse};
-use crate::record::RingSetup;
-use crate::transport::Name;
-use crate::transport::futex::{FutexFlags, FutexWake};
+use crate::transport::futex::FutexFlags;
+use rtsoak_record::RingSetup;
+use rtsoak_record::transport::FutexWake;
+use rtsoak_record::transport::Name;
 
 /// The transports the tests choose from.
 fn known() -> Vec<Name> {
@@ -420,7 +421,7 @@ fn overrides_win_over_profile_values() {
         keep_trace: false,
         break_on_ns: Some(200_000),
         break_on_continue: true,
-        inject_fault: Some(crate::plan::Fault::RtWakeLost),
+        inject_fault: Some(rtsoak_record::plan::Fault::RtWakeLost),
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
@@ -450,7 +451,10 @@ fn overrides_win_over_profile_values() {
         "--break-on is resolved into the plan"
     );
     assert!(plan.break_on_continue);
-    assert_eq!(plan.inject_fault, Some(crate::plan::Fault::RtWakeLost));
+    assert_eq!(
+        plan.inject_fault,
+        Some(rtsoak_record::plan::Fault::RtWakeLost)
+    );
     assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
 }
 

@@ -1,12 +1,12 @@
 //! The `[verdict]` profile section: pass/fail limits as a user writes them (microseconds,
 //! counts, per-million rates, required conditions), checked and resolved into
-//! [`crate::plan::Limits`]. Owns the keys, their defaults and allowed ranges; never judges a
+//! [`rtsoak_record::plan::Limits`]. Owns the keys, their defaults and allowed ranges; never judges a
 //! result (that is `result::verdict`).
 
 use serde::{Deserialize, Serialize};
 
 use super::error::{ProfileError, invalid};
-use crate::plan::Limits;
+use rtsoak_record::plan::Limits;
 
 /// `[verdict]`. Every limit is optional: absent = not judged. A lost message always fails the
 /// verdict, whatever this section says (`max_lost` may only be 0).

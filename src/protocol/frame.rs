@@ -15,7 +15,8 @@
 use anyhow::{Context, bail, ensure};
 use hdrhistogram::Histogram;
 
-use crate::stats::{SampleStats, new_histogram};
+use crate::stats::new_histogram;
+use rtsoak_record::SampleStats;
 
 /// Bumped whenever the payload layout changes.
 const FRAME_VERSION: u8 = 1;

@@ -22,8 +22,9 @@ pub use frame::IntervalFrame;
 pub use spec::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
 pub use stream::{Frames, ReportStream, ReportWriter, parse_report, read_report, write_report};
 
-use crate::record::{BurstReport, Counters, Hygiene, LoadCount, RtSetup, Series};
-use crate::stats::{Outlier, Recorder, SampleStats};
+use crate::stats::Recorder;
+use rtsoak_record::{BurstReport, Counters, Hygiene, LoadCount, RtSetup, Series};
+use rtsoak_record::{Outlier, SampleStats};
 
 /// The worker's spec memfd.
 pub const SPEC_FD: i32 = 3;
@@ -83,8 +84,8 @@ pub struct WorkerReport {
     pub error: Option<String>,
     /// The sample that crossed `--break-on`, if one did.
     #[serde(default)]
-    pub break_event: Option<crate::record::BreakEvent>,
+    pub break_event: Option<rtsoak_record::BreakEvent>,
     /// Subscribers: how far own wakes could be told apart (the waiter's).
     #[serde(default)]
-    pub attribution: crate::stats::Attribution,
+    pub attribution: rtsoak_record::Attribution,
 }

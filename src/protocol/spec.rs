@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{BurstPlan, Fault, LoadPlan};
-use crate::record::{Policy, RingSetup, Role};
+use rtsoak_record::plan::{BurstPlan, Fault, LoadPlan};
+use rtsoak_record::{Policy, RingSetup, Role};
 
 /// Everything a worker needs, typed. Times in ns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +54,7 @@ pub enum Work {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueSpec {
     /// The transport.
-    pub transport: crate::transport::Name,
+    pub transport: rtsoak_record::transport::Name,
     /// Subscribers: index into the region's membership table.
     pub member: usize,
     /// Publishers: the id stamped on every message. Subscribers: the id of the publisher whose
@@ -69,9 +69,9 @@ pub struct QueueSpec {
     /// Requested ring setup.
     pub ring_setup: RingSetup,
     /// Every transport's own settings, as the plan resolved them.
-    pub transport_settings: crate::transport::Settings,
+    pub transport_settings: rtsoak_record::transport::Settings,
     /// Assumed constants of unmerged kernel patches.
-    pub abi: crate::abi::PatchedAbi,
+    pub abi: rtsoak_record::abi::PatchedAbi,
     /// Noise publishers wake the RT subscriber too (`noise.queue.wake_rt_subscriber`): the RT
     /// subscriber then waits for their wakes as well, and noise publishers include it.
     pub noise_wakes_rt_subscriber: bool,

@@ -270,7 +270,7 @@ mod tests {
         let report = WorkerReport {
             pid: 42,
             series: vec![(
-                crate::record::Series::Delivery,
+                rtsoak_record::Series::Delivery,
                 SeriesReport::from_recorder(&recorder),
             )],
             ..Default::default()

@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{Interval, IntervalSeries, RunResult, RunStatus, SeriesResult, WorkerRecord};
 use crate::protocol::ReportStream;
-use crate::record::{RingSetup, Role, Series, SeriesKey};
-use crate::stats::{
-    Attribution, Integrity, SampleStats, Summary, coarse_copy, encode_histogram, new_histogram,
+use crate::stats::{coarse_copy, encode_histogram, new_histogram};
+use rtsoak_record::result::{
+    Interval, IntervalSeries, RunResult, RunStatus, SeriesResult, WorkerRecord,
 };
+use rtsoak_record::{Attribution, Integrity, SampleStats};
+use rtsoak_record::{RingSetup, Role, Series, SeriesKey};
 
 /// One worker's leftovers.
 pub struct WorkerOutput {
@@ -80,7 +81,7 @@ const fn keys(series: [Series; 4], noise: bool) -> [SeriesKey; 4] {
 #[derive(Debug, Default)]
 pub struct NoiseOutcome {
     /// What the noise did.
-    pub activity: super::NoiseActivity,
+    pub activity: rtsoak_record::result::NoiseActivity,
     /// Merged histograms and exact counters of the noise series that are reported.
     pub series: BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
 }
@@ -202,7 +203,7 @@ impl RtParts {
             self.series.insert(
                 key,
                 SeriesResult {
-                    summary: Summary::new(histogram, &extra.stats),
+                    summary: crate::stats::summarise(histogram, &extra.stats),
                     histogram: encode_stored(key, histogram),
                     outliers: extra.outliers.clone(),
                     outliers_dropped: extra.outliers_dropped,
@@ -229,7 +230,10 @@ impl RtParts {
     fn summarise_unreported(&mut self) {
         for (&key, histogram) in &self.totals {
             self.series.entry(key).or_insert_with(|| SeriesResult {
-                summary: Summary::new(histogram, &stats_from_intervals(&self.intervals, key)),
+                summary: crate::stats::summarise(
+                    histogram,
+                    &stats_from_intervals(&self.intervals, key),
+                ),
                 histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,
@@ -257,7 +261,7 @@ fn add_noise_series(
         series.insert(
             key,
             SeriesResult {
-                summary: Summary::new(histogram, stats),
+                summary: crate::stats::summarise(histogram, stats),
                 histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,
@@ -280,7 +284,7 @@ fn drop_own_wake(
 
 /// The break event whose marker is in the trace buffer (the first to fire: tracing is off
 /// after it), else the earliest sample.
-fn workers_break_event(workers: &[WorkerOutput]) -> Option<crate::record::BreakEvent> {
+fn workers_break_event(workers: &[WorkerOutput]) -> Option<rtsoak_record::BreakEvent> {
     workers
         .iter()
         .filter_map(|w| w.stream.report.as_ref()?.break_event)

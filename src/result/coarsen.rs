@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Interval, IntervalSeries};
-use crate::record::SeriesKey;
 use crate::stats::{decode_histogram, encode_histogram};
+use rtsoak_record::SeriesKey;
+use rtsoak_record::result::{Interval, IntervalSeries};
 
 /// Most intervals a result document keeps, over all its runs.
 /// An 8-hour run keeps 120 s intervals. At two significant digits a busy machine's interval of
@@ -86,8 +86,9 @@ fn merge(index: u32, chunk: &[Interval]) -> Interval {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Series;
-    use crate::stats::{SampleStats, new_histogram};
+    use crate::stats::new_histogram;
+    use rtsoak_record::SampleStats;
+    use rtsoak_record::Series;
 
     const SECOND_NS: u64 = 1_000_000_000;
 

@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{ResultDoc, RunKey, RunResult, RunStatus};
-use crate::record::{RingSetup, Series, SeriesKey};
-use crate::stats::{Attribution, Integrity, SampleStats, Summary, decode_histogram, new_histogram};
+use crate::stats::{decode_histogram, new_histogram};
+use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
+use rtsoak_record::{Attribution, Integrity, SampleStats, Summary};
+use rtsoak_record::{RingSetup, Series, SeriesKey};
 
 /// One transport's runs, merged (one ring setup's, in a ring-setup comparison).
 #[derive(Debug, Clone)]
@@ -108,7 +109,7 @@ fn merge<'a>(key: RunKey<'a>, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
             *key != SeriesKey::Rt(Series::OwnWake) || integrity.own_wake.attributable()
         })
         .map(|(key, (histogram, stats, undecodable_runs))| {
-            let summary = Summary::new(&histogram, &stats);
+            let summary = crate::stats::summarise(&histogram, &stats);
             let merged = MergedSeries {
                 summary,
                 histogram,

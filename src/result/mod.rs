@@ -1,27 +1,14 @@
-//! The result document: one JSON file per invocation (`run` or `compare`), schema-versioned,
-//! holding the resolved plan, the host facts, the support matrix and, per transport run, the
-//! figures together with the encoded histograms they were derived from, so any figure can be
-//! recomputed later. Documented field by field in `docs/result-schema.md`.
+//! What becomes of a run's figures: assembled from the workers' reports ([`build`]), thinned
+//! for a long result ([`coarsen`]), merged over rounds ([`merge`]), given tail estimates
+//! ([`tail`]), and kept in the result directory ([`store`]). The document's types are the
+//! records' (`rtsoak_record::result`).
 
 #![forbid(unsafe_code)]
 
 pub mod build;
 pub mod coarsen;
-pub mod decision;
-pub mod diff;
-mod doc;
-pub mod explain;
 pub mod merge;
-pub mod noise_setup;
-mod run_key;
 pub mod store;
 pub mod tail;
-pub mod verdict;
 
 pub use build::{RunInputs, build_run};
-pub use doc::{
-    ExternalActivity, Interval, IntervalSeries, NoiseActivity, NoiseDeath, QueueNoiseActivity,
-    ResultDoc, RunResult, RunStatus, SCHEMA_VERSION, SeriesResult, Tool, WorkerRecord, timestamp,
-};
-pub use noise_setup::{NoiseKind, NoiseSetup};
-pub use run_key::RunKey;

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::RunResult;
-use crate::record::{Series, SeriesKey, TailEstimate};
 use crate::stats::decode_histogram;
 use crate::tail::{TailInput, estimate};
+use rtsoak_record::result::RunResult;
+use rtsoak_record::{Series, SeriesKey, TailEstimate};
 
 /// The series given a tail estimate, in the order tables show them.
 pub const TAIL_SERIES: [Series; 4] = [

@@ -10,17 +10,16 @@
 mod confidence;
 mod encode;
 mod histogram;
-mod integrity;
-
-mod summary;
+mod seq;
+mod summarise;
 
 pub use confidence::{
     MIN_SAMPLES_BEYOND, RateInterval, clopper_pearson_95, rests_on_few_samples, samples_beyond,
 };
 pub use encode::{decode_histogram, encode_histogram};
 pub use histogram::{
-    HIGHEST_NS, INTERVAL_SIGNIFICANT_DIGITS, Outlier, Recorder, SIGNIFICANT_DIGITS, SampleStats,
-    coarse_copy, new_coarse_histogram, new_histogram, new_interval_histogram,
+    HIGHEST_NS, INTERVAL_SIGNIFICANT_DIGITS, Recorder, SIGNIFICANT_DIGITS, coarse_copy,
+    new_coarse_histogram, new_histogram, new_interval_histogram,
 };
-pub use integrity::{Attribution, Integrity, SeqTracker};
-pub use summary::Summary;
+pub use seq::SeqTracker;
+pub use summarise::summarise;

@@ -6,8 +6,8 @@
 //! suitable for a real-time run.
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::{CpuFacts, IdleState};
+use rtsoak_record::cpulist;
+use rtsoak_record::{CpuFacts, IdleState};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::Irq;
+use rtsoak_record::Irq;
+use rtsoak_record::cpulist;
 
 /// Every numbered interrupt whose `smp_affinity_list` includes one of `cpus`, by number.
 pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {

@@ -5,7 +5,7 @@
 //! isolation is adequate; values are kept raw (`isolcpus` may carry flags such as `domain`).
 
 use super::SysRoot;
-use crate::record::BootIsolation;
+use rtsoak_record::BootIsolation;
 
 /// Said when neither source marks the kernel as PREEMPT_RT.
 pub const NOT_RT: &str = "neither /sys/kernel/realtime nor the version string mention PREEMPT_RT";

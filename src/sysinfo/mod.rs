@@ -20,7 +20,7 @@ pub mod tasks;
 
 pub use root::SysRoot;
 
-use crate::record::HostFacts;
+use rtsoak_record::HostFacts;
 
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
 pub fn host_facts(root: &SysRoot) -> HostFacts {

@@ -6,8 +6,8 @@
 //! never moves one. Tasks vanish while they are read: a task that disappears is skipped.
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::Task;
+use rtsoak_record::Task;
+use rtsoak_record::cpulist;
 
 /// `PF_KTHREAD` in the flags field of `/proc/PID/stat` (include/linux/sched.h).
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -67,7 +67,7 @@ fn read_task(root: &SysRoot, dir: &str, pid: i32, tid: i32) -> Option<Task> {
 pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
-    let comm = crate::sys::text::printable(stat.get(open + 1..close)?).into_owned();
+    let comm = rtsoak_record::text::printable(stat.get(open + 1..close)?).into_owned();
     let flags = stat
         .get(close + 1..)?
         .split_whitespace()

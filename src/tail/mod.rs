@@ -18,11 +18,12 @@ pub mod threshold;
 
 use hdrhistogram::Histogram;
 
-use crate::record::{
+use crate::stats::clopper_pearson_95;
+use decluster::{Exceedance, decluster};
+use rtsoak_record::Outlier;
+use rtsoak_record::{
     FitTestRecord, OverThreshold, ReturnLevel, TailEstimate, TailModel, ThresholdTried,
 };
-use crate::stats::{Outlier, clopper_pearson_95};
-use decluster::{Exceedance, decluster};
 
 /// Fewer clusters than this over every candidate and there is nothing to fit: the shape's
 /// standard error would be above 0.2 and the fit test blind.

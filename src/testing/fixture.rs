@@ -7,19 +7,18 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use crate::plan::{RtPlan, RunPlan};
+use rtsoak_record::plan::{RtPlan, RunPlan};
 
-use crate::record::Support;
-use crate::record::{self, BreakEvent, TransportSupport};
-use crate::record::{HostFacts, Series, SeriesKey};
-use crate::record::{Policy, RingSetup};
-use crate::result::{
+use crate::stats::{encode_histogram, new_histogram};
+use crate::sysinfo::{SysRoot, host_facts};
+use rtsoak_record::Support;
+use rtsoak_record::result::{
     Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, SeriesResult, Tool,
 };
-use crate::stats::{
-    Attribution, Integrity, Outlier, SampleStats, Summary, encode_histogram, new_histogram,
-};
-use crate::sysinfo::{SysRoot, host_facts};
+use rtsoak_record::{Attribution, Integrity, Outlier, SampleStats};
+use rtsoak_record::{BreakEvent, TransportSupport};
+use rtsoak_record::{HostFacts, Series, SeriesKey};
+use rtsoak_record::{Policy, RingSetup};
 
 const THRESHOLD_NS: u64 = 100_000;
 const PERIOD_NS: u64 = 500_000;
@@ -76,7 +75,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
         series.insert(
             SeriesKey::Rt(*name),
             SeriesResult {
-                summary: Summary::new(&histogram, &stats),
+                summary: crate::stats::summarise(&histogram, &stats),
                 histogram: encode_histogram(&histogram),
                 outliers,
                 outliers_dropped: 0,
@@ -140,12 +139,12 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
 }
 
 /// Queue noise that churned: enough for the table's noise column to say "on".
-fn noise() -> crate::result::NoiseActivity {
-    crate::result::NoiseActivity {
+fn noise() -> rtsoak_record::result::NoiseActivity {
+    rtsoak_record::result::NoiseActivity {
         enabled: true,
         cpus: vec![0, 1, 2, 3],
         cpus_observed: vec![0, 1],
-        queue: crate::result::QueueNoiseActivity {
+        queue: rtsoak_record::result::QueueNoiseActivity {
             publishers_started: 24,
             publishers_stopped: 24,
             subscribers_started: 23,
@@ -263,7 +262,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         profile: "ci".to_string(),
         transports: transports
             .iter()
-            .map(|t| crate::transport::Name::lookup(t).expect("a registered transport"))
+            .map(|t| rtsoak_record::transport::Name::lookup(t).expect("a registered transport"))
             .collect(),
         transports_named: false,
         duration_ns: u64::from(rounds) * 2 * INTERVAL_NS,
@@ -285,8 +284,8 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         housekeeping_cpus: vec![0, 1, 2, 3],
         ring_setup: RingSetup::DeferTaskrun,
         ring_setup_variants: Vec::new(),
-        transport_settings: crate::transport::Settings::default(),
-        noise: crate::plan::NoisePlan::off(),
+        transport_settings: rtsoak_record::transport::Settings::default(),
+        noise: rtsoak_record::plan::NoisePlan::off(),
         abi: Default::default(),
         hold_cpu_dma_latency: true,
         break_on_ns: Some(200_000),
@@ -306,7 +305,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         "/tests/fixtures/sys/rt-board-6cpu"
     );
     ResultDoc {
-        schema_version: crate::result::SCHEMA_VERSION,
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
         tool: Tool {
             name: "rtsoak".to_string(),
             version: "0.0.0-fixture".to_string(),
@@ -328,11 +327,15 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
             },
             TransportSupport {
                 transport: "signalfd".to_string(),
-                support: Support::missing("IORING_OP_READ", "io_uring opcode probe", None),
+                support: Support::Unsupported {
+                    feature: "IORING_OP_READ".to_string(),
+                    probe: "io_uring opcode probe".to_string(),
+                    errno: None,
+                },
             },
         ],
-        caveats: vec![crate::record::Caveat::new(
-            crate::record::Severity::Distorts,
+        caveats: vec![rtsoak_record::Caveat::new(
+            rtsoak_record::Severity::Distorts,
             "cpu.smt",
             "RT CPUs 4-5 share a core with CPU 3 (fixture caveat)",
         )],
@@ -385,7 +388,7 @@ pub fn two_round_doc() -> ResultDoc {
         futex(2),
     );
     futex_2.break_event = Some(BreakEvent {
-        series: record::Series::Delivery,
+        series: rtsoak_record::Series::Delivery,
         seq: 812,
         value_ns: 250_000,
         at_ns: 406_000_000,

@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use crate::result::ResultDoc;
 use crate::stats::{decode_histogram, new_histogram};
 use crate::testing::skip;
+use rtsoak_record::result::ResultDoc;
 
 /// Run `script` with python3 on `input` (a file path as `sys.argv[1]`). `None` = skipped.
 fn python(module: &str, script: &str, input: &str) -> Option<String> {
@@ -66,10 +66,13 @@ print(json.dumps(tags))
 pub fn histograms_by_tag(doc: &ResultDoc) -> BTreeMap<String, hdrhistogram::Histogram<u64>> {
     let mut expected: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
     for run in &doc.runs {
-        for name in crate::record::Series::REPORTED.map(crate::record::SeriesKey::Rt) {
+        for name in rtsoak_record::Series::REPORTED.map(rtsoak_record::SeriesKey::Rt) {
             if let Some(series) = run.series.get(&name) {
                 expected
-                    .entry(format!("{}/{name}", crate::result::RunKey::of(run).tag()))
+                    .entry(format!(
+                        "{}/{name}",
+                        rtsoak_record::result::RunKey::of(run).tag()
+                    ))
                     .or_insert_with(new_histogram)
                     .add(decode_histogram(&series.histogram).unwrap())
                     .unwrap();

@@ -16,13 +16,13 @@ use nix::errno::Errno;
 use super::sender::RingSender;
 use super::targets::RemoteFd;
 use super::{Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker};
-use crate::abi::PatchedAbi;
+use rtsoak_record::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
 use crate::queue::Message;
-use crate::record::Role;
-use crate::record::Support;
+use rtsoak_record::Role;
+use rtsoak_record::Support;
 use crate::region::Region;
-use crate::stats::Attribution;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::{OpcodeSupport, build};
 
@@ -33,10 +33,6 @@ pub struct Doorbell;
 const DOORBELL_USER_DATA: u64 = 0x0d00_be11;
 
 impl Transport for Doorbell {
-    fn name(&self) -> &'static str {
-        "doorbell"
-    }
-
     fn about(&self) -> &'static str {
         "IORING_MSG_DOORBELL: OR bits into the subscriber ring's doorbell, one CQE per drain (prototype)"
     }
@@ -60,16 +56,16 @@ impl Transport for Doorbell {
     fn probe(&self, abi: &PatchedAbi) -> Support {
         match OpcodeSupport::query() {
             Ok(ops) if ops.has(opcode::MsgRingData::CODE) => {}
-            Ok(_) => return Support::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+            Ok(_) => return super::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
+            Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
         }
         let ring = match build(crate::sys::uring::SetupFlags::None) {
             Ok((ring, _)) => ring,
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+            Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
         };
         match register_doorbell(&abi.doorbell, ring.as_raw_fd(), DOORBELL_USER_DATA) {
             Ok(()) => Support::Supported,
-            Err(errno) => Support::missing(
+            Err(errno) => super::missing(
                 "IORING_MSG_DOORBELL (unmerged prototype)",
                 &registration_call(&abi.doorbell),
                 Some(errno),

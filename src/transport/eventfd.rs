@@ -26,21 +26,17 @@ use super::{
     trial,
 };
 use crate::queue::Message;
-use crate::record::FdWait;
-use crate::record::Role;
-use crate::record::Support;
+use rtsoak_record::FdWait;
+use rtsoak_record::Role;
+use rtsoak_record::Support;
 use crate::region::Region;
-use crate::stats::Attribution;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 
 /// The `eventfd` transport.
 pub struct Eventfd;
 
 impl Transport for Eventfd {
-    fn name(&self) -> &'static str {
-        "eventfd"
-    }
-
     fn about(&self) -> &'static str {
         "write(2) to each subscriber's eventfd; the subscriber's ring keeps a read on it"
     }
@@ -61,7 +57,7 @@ impl Transport for Eventfd {
         "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD and pidfd_getfd"
     }
 
-    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&[
                 (opcode::Read::CODE, "IORING_OP_READ"),
@@ -91,7 +87,7 @@ impl Mechanism for Eventfd {
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let eventfd = nonblocking_eventfd()?;
         // The trial's own eventfd: nobody can write to it, so the trial never takes a wake.
-        let wait = FdWait::find(nonblocking_eventfd()?.as_fd())?;
+        let wait = super::fd_wait::find_fd_wait(nonblocking_eventfd()?.as_fd())?;
         let waiter = EventfdWaiter {
             eventfd,
             read: ReadWait::new(wait, 0),

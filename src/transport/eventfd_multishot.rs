@@ -17,8 +17,8 @@ use super::eventfd::{CountDecoder, EventfdWaker};
 use super::{
     ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, push, require_opcodes,
 };
-use crate::record::Support;
-use crate::stats::Attribution;
+use rtsoak_record::Support;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::build;
 
@@ -26,10 +26,6 @@ use crate::sys::uring::build;
 pub struct EventfdMultishot;
 
 impl Transport for EventfdMultishot {
-    fn name(&self) -> &'static str {
-        "eventfd-multishot"
-    }
-
     fn about(&self) -> &'static str {
         "write(2) to each subscriber's eventfd; one multishot POLL_ADD stays armed on it"
     }
@@ -50,7 +46,7 @@ impl Transport for EventfdMultishot {
         "Linux 5.13: multishot IORING_OP_POLL_ADD; Linux 5.6: pidfd_getfd"
     }
 
-    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&[(opcode::PollAdd::CODE, "IORING_OP_POLL_ADD")])?;
             super::trial("multishot IORING_OP_POLL_ADD", trial())?;

@@ -27,9 +27,9 @@ use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
 
 use super::{ARM_USER_DATA, push};
-use crate::record::FdWait;
 use crate::sys::SysError;
 use crate::sys::uring;
+use rtsoak_record::FdWait;
 
 /// The trial read's buffer: room for one `signalfd_siginfo` (a signalfd refuses a read of
 /// less with `EINVAL`), which is more than an eventfd's 8 bytes.
@@ -42,43 +42,41 @@ const TRIAL_CANCEL_NS: u64 = 1_000_000_000;
 const TRIAL_READ: u64 = 1;
 const TRIAL_CANCEL: u64 = 2;
 
-impl FdWait {
-    /// Find out how to wait on fds like `trial_fd`: an empty, non-blocking fd of the kind the
-    /// subscriber waits on, made for the trial so that the trial can never take a wake. Its read
-    /// is taken back before this returns.
-    pub fn find(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
-        let (mut ring, _) = uring::build(uring::SetupFlags::None)?;
-        // Leaked on purpose (once per subscriber process): should a step below fail, the read
-        // could still be in flight, and its buffer must outlive it.
-        let buffer = Box::leak(Box::new([0u64; TRIAL_BYTES / 8]));
-        let read = opcode::Read::new(
-            types::Fd(trial_fd.as_raw_fd()),
-            buffer.as_mut_ptr().cast(),
-            TRIAL_BYTES as u32,
-        )
+/// Find out how to wait on fds like `trial_fd`: an empty, non-blocking fd of the kind the
+/// subscriber waits on, made for the trial so that the trial can never take a wake. Its read
+/// is taken back before this returns.
+pub fn find_fd_wait(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
+    let (mut ring, _) = uring::build(uring::SetupFlags::None)?;
+    // Leaked on purpose (once per subscriber process): should a step below fail, the read
+    // could still be in flight, and its buffer must outlive it.
+    let buffer = Box::leak(Box::new([0u64; TRIAL_BYTES / 8]));
+    let read = opcode::Read::new(
+        types::Fd(trial_fd.as_raw_fd()),
+        buffer.as_mut_ptr().cast(),
+        TRIAL_BYTES as u32,
+    )
+    .build()
+    .user_data(TRIAL_READ);
+    push(&mut ring, &read)?;
+    if next_completion(&mut ring, TRIAL_SETTLE_NS)?.is_some() {
+        // Completed at once (EAGAIN, where io_uring cannot poll this file for a read).
+        return Ok(FdWait::PollRead);
+    }
+    let cancel = opcode::AsyncCancel::new(TRIAL_READ)
         .build()
-        .user_data(TRIAL_READ);
-        push(&mut ring, &read)?;
-        if next_completion(&mut ring, TRIAL_SETTLE_NS)?.is_some() {
-            // Completed at once (EAGAIN, where io_uring cannot poll this file for a read).
-            return Ok(FdWait::PollRead);
-        }
-        let cancel = opcode::AsyncCancel::new(TRIAL_READ)
-            .build()
-            .user_data(TRIAL_CANCEL);
-        push(&mut ring, &cancel)?;
-        let deadline_ns = crate::sys::clock::now_ns() + TRIAL_CANCEL_NS;
-        loop {
-            let left_ns = deadline_ns.saturating_sub(crate::sys::clock::now_ns());
-            match next_completion(&mut ring, left_ns.max(1))? {
-                Some(TRIAL_READ) => return Ok(FdWait::Read),
-                Some(_) => {}
-                None => {
-                    return Err(SysError::new(
-                        "IORING_OP_ASYNC_CANCEL of the trial read",
-                        Errno::ETIME,
-                    ));
-                }
+        .user_data(TRIAL_CANCEL);
+    push(&mut ring, &cancel)?;
+    let deadline_ns = crate::sys::clock::now_ns() + TRIAL_CANCEL_NS;
+    loop {
+        let left_ns = deadline_ns.saturating_sub(crate::sys::clock::now_ns());
+        match next_completion(&mut ring, left_ns.max(1))? {
+            Some(TRIAL_READ) => return Ok(FdWait::Read),
+            Some(_) => {}
+            None => {
+                return Err(SysError::new(
+                    "IORING_OP_ASYNC_CANCEL of the trial read",
+                    Errno::ETIME,
+                ));
             }
         }
     }
@@ -212,7 +210,7 @@ pub(super) mod tests {
     #[test]
     fn the_trial_takes_its_read_back_so_a_later_count_stays_for_the_owner() {
         let eventfd = empty_eventfd();
-        FdWait::find(eventfd.as_fd()).unwrap();
+        find_fd_wait(eventfd.as_fd()).unwrap();
         eventfd.write(5).unwrap();
         assert_eq!(eventfd.read().unwrap(), 5, "no trial read took the count");
     }
@@ -220,7 +218,7 @@ pub(super) mod tests {
     #[test]
     fn a_trial_read_that_stays_pending_keeps_the_read() {
         // An eventfd's reads are "nowait" since Linux 5.8: io_uring polls it for the read.
-        assert_eq!(FdWait::find(empty_eventfd().as_fd()), Ok(FdWait::Read));
+        assert_eq!(find_fd_wait(empty_eventfd().as_fd()), Ok(FdWait::Read));
     }
 
     #[test]
@@ -228,7 +226,7 @@ pub(super) mod tests {
         // A count already there completes the read at once, as an EAGAIN would where io_uring
         // cannot poll the file for a read.
         let eventfd = EventFd::from_value_and_flags(1, EfdFlags::EFD_NONBLOCK).unwrap();
-        assert_eq!(FdWait::find(eventfd.as_fd()), Ok(FdWait::PollRead));
+        assert_eq!(find_fd_wait(eventfd.as_fd()), Ok(FdWait::PollRead));
     }
 
     #[test]

@@ -18,17 +18,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
-use serde::{Deserialize, Serialize};
-
 use super::sender::RingSender;
 use super::{
     ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push, require_opcodes,
 };
 use crate::queue::Message;
-use crate::record::Role;
-use crate::record::Support;
+use rtsoak_record::transport::{FutexSettings, FutexWake};
+use rtsoak_record::Role;
+use rtsoak_record::Support;
 use crate::region::Region;
-use crate::stats::Attribution;
+use rtsoak_record::Attribution;
 use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
 use crate::sys::{SysError, uring};
 
@@ -36,10 +35,6 @@ use crate::sys::{SysError, uring};
 pub struct Futex;
 
 impl Transport for Futex {
-    fn name(&self) -> &'static str {
-        "futex"
-    }
-
     fn about(&self) -> &'static str {
         "one-shot IORING_OP_FUTEX_WAIT, re-armed per wakeup; woken by futex(2) or IORING_OP_FUTEX_WAKE"
     }
@@ -60,7 +55,7 @@ impl Transport for Futex {
         "Linux 6.7: IORING_OP_FUTEX_WAIT and IORING_OP_FUTEX_WAKE"
     }
 
-    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&[
                 (opcode::FutexWait::CODE, "IORING_OP_FUTEX_WAIT"),
@@ -69,27 +64,6 @@ impl Transport for Futex {
             super::trial("IORING_OP_FUTEX_WAIT", trial())
         })
     }
-}
-
-/// How the `futex` transport's publisher issues its wake.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum FutexWake {
-    /// `futex(2)` `FUTEX_WAKE` (shared, not private: the word lives in a memfd mapping).
-    #[default]
-    #[value(help = "futex(2) FUTEX_WAKE")]
-    Syscall,
-    /// `IORING_OP_FUTEX_WAKE` submitted from the publisher's own ring.
-    #[value(help = "IORING_OP_FUTEX_WAKE from the publisher's ring")]
-    IoUring,
-}
-
-/// The `futex` transport's own settings: profile key `rt.futex_wake`.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FutexSettings {
-    /// How the publisher wakes.
-    pub futex_wake: FutexWake,
 }
 
 /// Its flag.

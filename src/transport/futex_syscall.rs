@@ -13,9 +13,9 @@ use nix::errno::Errno;
 
 use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
 use super::{Completion, Env, Mechanism, Own, Transport, Waiter};
-use crate::record::Role;
-use crate::record::Support;
-use crate::stats::Attribution;
+use rtsoak_record::Role;
+use rtsoak_record::Support;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 use crate::sys::futex::{wait_shared, wait_shared_bitset};
 
@@ -23,10 +23,6 @@ use crate::sys::futex::{wait_shared, wait_shared_bitset};
 pub struct FutexSyscall;
 
 impl Transport for FutexSyscall {
-    fn name(&self) -> &'static str {
-        "futex-syscall"
-    }
-
     fn about(&self) -> &'static str {
         "futex(2) FUTEX_WAIT on the shared word, no io_uring: the baseline"
     }
@@ -47,12 +43,12 @@ impl Transport for FutexSyscall {
         "any Linux: futex(2)"
     }
 
-    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         let word = AtomicU32::new(1);
         match wait_shared(&word, 0, 1_000_000) {
             Err(Errno::EAGAIN) => Support::Supported,
-            Err(errno) => Support::missing("futex(2) FUTEX_WAIT", "trial futex wait", Some(errno)),
-            Ok(()) => Support::missing("futex(2) FUTEX_WAIT", "trial futex wait", Some(Errno::EIO)),
+            Err(errno) => super::missing("futex(2) FUTEX_WAIT", "trial futex wait", Some(errno)),
+            Ok(()) => super::missing("futex(2) FUTEX_WAIT", "trial futex wait", Some(Errno::EIO)),
         }
     }
 }

@@ -7,15 +7,14 @@ use nix::errno::Errno;
 
 use super::settings::OwnSettings;
 use crate::queue::Message;
-use crate::record::{FdWait, RingSetup, Role, Support};
 use crate::region::Region;
-use crate::stats::Attribution;
 use crate::sys::SysError;
+use rtsoak_record::Attribution;
+use rtsoak_record::{FdWait, RingSetup, Role, Support};
 
-/// A wakeup mechanism, as the registry holds it.
+/// A wakeup mechanism, as the registry holds it (its id, `msg-ring`, is the records'
+/// `transport::Name` it is registered under).
 pub trait Transport: Sync {
-    /// Name used on the command line, in profiles and in results (`msg-ring`).
-    fn name(&self) -> &'static str;
     /// One line for `--help` and `probe`.
     fn about(&self) -> &'static str;
     /// The wake side, timed, in Markdown: the README's transports table (generated from these
@@ -29,7 +28,7 @@ pub trait Transport: Sync {
     fn needs(&self) -> &'static str;
     /// Ask the running kernel, by opcode probe or trial call (never by version number). `abi`
     /// holds the assumed constants of unmerged patches, for the transports that need them.
-    fn probe(&self, abi: &crate::abi::PatchedAbi) -> Support;
+    fn probe(&self, abi: &rtsoak_record::abi::PatchedAbi) -> Support;
 }
 
 /// What a transport builds its halves from: the shared region and what the worker's spec says
@@ -49,7 +48,7 @@ pub struct Env<'a, S> {
     /// Whether noise publishers wake the RT subscriber too (`noise.queue.wake_rt_subscriber`).
     pub noise_wakes_rt_subscriber: bool,
     /// Assumed constants of unmerged kernel patches.
-    pub abi: &'a crate::abi::PatchedAbi,
+    pub abi: &'a rtsoak_record::abi::PatchedAbi,
     /// The transport's own settings, as the plan resolved them.
     pub settings: &'a S,
 }

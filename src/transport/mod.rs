@@ -31,10 +31,14 @@ mod settings;
 mod targets;
 
 pub use mechanism::{Completion, Env, Mechanism, Own, Transport, Visit, Waiter, Waker};
-pub use probe::{require_opcodes, trial};
+pub use probe::{missing, require_opcodes, trial};
 pub use ring::{ARM_USER_DATA, push};
-pub use settings::{NoFlags, NoSettings, OwnSettings};
+pub use settings::{NoFlags, OwnSettings};
 pub use targets::{Reach, Targets};
+
+use rtsoak_record::TransportSupport;
+use rtsoak_record::abi::PatchedAbi;
+use rtsoak_record::transport::{Name, NoSettings, Settings};
 
 registry![
     futex::Futex,
@@ -47,29 +51,19 @@ registry![
     doorbell::Doorbell,
 ];
 
-/// Look a transport up by its registry name.
-pub fn by_name(name: &str) -> Option<&'static dyn Transport> {
-    REGISTRY.iter().copied().find(|t| t.name() == name)
-}
-
 /// What the transport called `name` is (its `about`), empty for a name not in the registry.
 pub fn about(name: &str) -> &'static str {
-    by_name(name).map_or("", |t| t.about())
+    Name::lookup(name).map_or("", |name| transport(name).about())
 }
 
 /// Every transport in registry order, probed on the running kernel (with `abi` for the
 /// unmerged ones): what `probe` shows and what a soak checks before it runs anything.
-pub fn support_matrix(abi: &crate::abi::PatchedAbi) -> Vec<crate::record::TransportSupport> {
-    REGISTRY
+pub fn support_matrix(abi: &PatchedAbi) -> Vec<TransportSupport> {
+    Name::ALL
         .iter()
-        .map(|t| crate::record::TransportSupport {
-            transport: t.name().to_string(),
-            support: t.probe(abi),
+        .map(|&name| TransportSupport {
+            transport: name.to_string(),
+            support: transport(name).probe(abi),
         })
         .collect()
-}
-
-/// Registry names in order.
-pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|t| t.name()).collect()
 }

@@ -19,20 +19,16 @@ use super::{
     trial,
 };
 use crate::queue::Message;
-use crate::record::Role;
-use crate::record::Support;
+use rtsoak_record::Role;
+use rtsoak_record::Support;
 use crate::region::Region;
-use crate::stats::Attribution;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 
 /// The `msg-ring` transport.
 pub struct MsgRing;
 
 impl Transport for MsgRing {
-    fn name(&self) -> &'static str {
-        "msg-ring"
-    }
-
     fn about(&self) -> &'static str {
         "IORING_OP_MSG_RING from the publisher's ring into each subscriber's ring"
     }
@@ -53,7 +49,7 @@ impl Transport for MsgRing {
         "Linux 5.18: IORING_OP_MSG_RING; Linux 5.6: pidfd_getfd"
     }
 
-    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&[(opcode::MsgRingData::CODE, "IORING_OP_MSG_RING")])?;
             trial("pidfd_getfd", RemoteFd::trial())

@@ -16,12 +16,12 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push};
-use crate::abi::PatchedAbi;
+use rtsoak_record::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use crate::queue::Message;
-use crate::record::Support;
+use rtsoak_record::Support;
 use crate::region::Region;
-use crate::stats::Attribution;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 use crate::sys::uring::{OpcodeSupport, build};
 
@@ -32,10 +32,6 @@ pub struct PersistentFutex;
 const FEATURE: &str = "persistent futex waits and registered wakes (unmerged RFC)";
 
 impl Transport for PersistentFutex {
-    fn name(&self) -> &'static str {
-        "persistent-futex"
-    }
-
     fn about(&self) -> &'static str {
         "one IORING_OP_FUTEX_WAIT that stays armed, woken through a registered futex slot (RFC)"
     }
@@ -61,13 +57,13 @@ impl Transport for PersistentFutex {
         match OpcodeSupport::query() {
             Ok(ops) if ops.has(opcode::FutexWait::CODE) && ops.has(opcode::FutexWake::CODE) => {}
             Ok(_) => {
-                return Support::missing("IORING_OP_FUTEX_WAIT", "io_uring opcode probe", None);
+                return super::missing("IORING_OP_FUTEX_WAIT", "io_uring opcode probe", None);
             }
-            Err(e) => return Support::missing("io_uring", "io_uring_setup", Some(e.errno)),
+            Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
         }
         match trial(abi) {
             Ok(()) => Support::Supported,
-            Err((probe, errno)) => Support::missing(FEATURE, &probe, Some(errno)),
+            Err((probe, errno)) => super::missing(FEATURE, &probe, Some(errno)),
         }
     }
 }

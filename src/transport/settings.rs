@@ -1,11 +1,8 @@
-//! A transport's own settings: one typed section that the transport defines in its own file.
-//! The registry gathers every transport's section into [`super::Settings`] (profile keys in
-//! `[rt]`, the plan, the worker's spec) and its flags into [`super::Flags`] (flattened into
-//! `run` and `compare`), so a transport with a setting touches no profile, plan or spec code.
-//!
-//! The profile reads these keys in `[rt]`, beside the RT pair's own keys (`rt.futex_wake`),
-//! which is where they were before transports owned them. `[rt]` hands over the keys it does not
-//! know ([`take`]); a key no transport owns is refused, naming every key `[rt]` accepts.
+//! How a transport's own settings are overridden from the command line: the settings are a
+//! record (`rtsoak_record::transport`, gathered into its `Settings`: profile keys in `[rt]`, the
+//! plan, the worker's spec); the flags that override them are the transport's, declared in its
+//! file, and the registry gathers them into [`super::Flags`] (flattened into `run` and
+//! `compare`).
 
 use std::fmt::Debug;
 
@@ -28,75 +25,15 @@ pub trait OwnSettings:
     fn overridden(&self, flags: &Self::Flags) -> Self;
 }
 
-/// The settings of a transport that has none.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NoSettings {}
-
 /// The flags of a transport that has no settings.
 #[derive(Debug, Default, Clone, clap::Args)]
 #[group(skip)]
 pub struct NoFlags {}
 
-impl OwnSettings for NoSettings {
+impl OwnSettings for rtsoak_record::transport::NoSettings {
     type Flags = NoFlags;
 
     fn overridden(&self, _flags: &NoFlags) -> Self {
-        NoSettings {}
+        Self {}
     }
-}
-
-/// The profile keys of `S`: the fields its default serializes to.
-pub fn keys<S: OwnSettings>() -> Vec<String> {
-    match toml::Value::try_from(S::default()) {
-        Ok(toml::Value::Table(table)) => table.keys().cloned().collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Take `S`'s keys out of `rest` (the `[rt]` keys `[rt]` itself did not take) and read them;
-/// a key left out takes its default.
-pub fn take<S: OwnSettings>(rest: &mut toml::Table) -> Result<S, String> {
-    let mut own = toml::Table::new();
-    for key in keys::<S>() {
-        if let Some(value) = rest.remove(&key) {
-            own.insert(key, value);
-        }
-    }
-    let named: Vec<String> = own
-        .iter()
-        .map(|(key, value)| crate::sys::text::quote(&format!("rt.{key} = {value}")))
-        .collect();
-    toml::Value::Table(own)
-        .try_into()
-        .map_err(|error: toml::de::Error| format!("{}: {}", named.join(", "), error.message()))
-}
-
-/// Each key of `settings` and its value as a profile spells it (`syscall`, not `"syscall"`).
-pub fn values<S: OwnSettings>(settings: &S) -> Vec<(String, String)> {
-    let Ok(toml::Value::Table(table)) = toml::Value::try_from(settings) else {
-        return Vec::new();
-    };
-    table
-        .into_iter()
-        .map(|(key, value)| match value {
-            toml::Value::String(text) => (key, text),
-            other => (key, other.to_string()),
-        })
-        .collect()
-}
-
-/// The error for a key of `[rt]` that neither the RT pair (`rt_keys`) nor a transport
-/// (`transport_keys`) owns. The key is the user's text: escaped.
-pub fn unknown_key(unknown: &str, rt_keys: &[&str], transport_keys: &[String]) -> String {
-    let expected: Vec<String> = rt_keys
-        .iter()
-        .map(|key| key.to_string())
-        .chain(transport_keys.iter().cloned())
-        .map(|key| format!("`{key}`"))
-        .collect();
-    format!(
-        "unknown field `{}` in [rt], expected one of {}",
-        crate::sys::text::quote(unknown),
-        expected.join(", ")
-    )
 }

@@ -28,11 +28,11 @@ use super::{
     trial,
 };
 use crate::queue::Message;
-use crate::record::FdWait;
-use crate::record::Role;
-use crate::record::Support;
+use rtsoak_record::FdWait;
+use rtsoak_record::Role;
+use rtsoak_record::Support;
 use crate::region::{RT_PUBLISHER_SLOT, Region};
-use crate::stats::Attribution;
+use rtsoak_record::Attribution;
 use crate::sys::SysError;
 use crate::sys::pidfd::{self, SignalSender};
 
@@ -48,10 +48,6 @@ pub fn wake_signal() -> i32 {
 const BATCH: usize = 16;
 
 impl Transport for Signalfd {
-    fn name(&self) -> &'static str {
-        "signalfd"
-    }
-
     fn about(&self) -> &'static str {
         "pidfd_send_signal of a real-time signal to each subscriber; its ring reads a signalfd"
     }
@@ -72,7 +68,7 @@ impl Transport for Signalfd {
         "Linux 5.6: IORING_OP_READ, IORING_OP_POLL_ADD; Linux 5.1: pidfd_send_signal"
     }
 
-    fn probe(&self, _abi: &crate::abi::PatchedAbi) -> Support {
+    fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&[
                 (opcode::Read::CODE, "IORING_OP_READ"),
@@ -98,7 +94,7 @@ impl Mechanism for Signalfd {
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let signalfd = blocked_signalfd().map_err(|e| SysError::new("signalfd", e))?;
-        let wait = FdWait::find(trial_signalfd()?.as_fd())?;
+        let wait = super::fd_wait::find_fd_wait(trial_signalfd()?.as_fd())?;
         let waiter = SignalWaiter {
             signalfd,
             read: ReadWait::new(wait, [zeroed_siginfo(); BATCH]),
@@ -368,7 +364,7 @@ mod tests {
         let mut sender = SignalSender::new(wake_signal());
         sender.queue_to_this_thread(RT_PUBLISHER, 1).unwrap();
         let trial = trial_signalfd().unwrap();
-        FdWait::find(trial.as_fd()).unwrap();
+        crate::transport::fd_wait::find_fd_wait(trial.as_fd()).unwrap();
         let signalfd = SignalFd::with_flags(&wake_sigset(), SfdFlags::SFD_NONBLOCK).unwrap();
         let info = signalfd.read_signal().unwrap().expect("still queued");
         assert_eq!((info.ssi_pid as i32, info.ssi_ptr), (RT_PUBLISHER, 1));

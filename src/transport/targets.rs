@@ -6,9 +6,9 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
 use super::Env;
-use crate::record::Role;
 use crate::region::{MAX_MEMBERS, RT_MEMBER, Region, member_state};
 use crate::sys::{SysError, pidfd};
+use rtsoak_record::Role;
 
 /// Which subscribers a publisher wakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

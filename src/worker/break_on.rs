@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 
 use crate::protocol::BreakOnSpec;
-use crate::record::{BreakEvent, Series};
 use crate::region::{Region, phase};
 use crate::sys::trace::Trace;
+use rtsoak_record::{BreakEvent, Series};
 
 /// Longest marker line: the prefix, a series name and three numbers.
 const MARKER_BYTES: usize = 128;

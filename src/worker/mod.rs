@@ -150,22 +150,18 @@ fn run(context: &mut WorkerContext) -> anyhow::Result<()> {
     // borrow the whole context.
     match context.spec.work.clone() {
         Work::Queue(queue) => {
-            let name = queue.transport;
             let visit = Loop {
                 context,
                 spec: &queue,
             };
-            transport::visit(name, &queue.transport_settings, visit)
-                .with_context(|| format!("unknown transport `{name}` in worker spec"))?
+            transport::visit(queue.transport, &queue.transport_settings, visit)
         }
         Work::Floor(queue) => {
-            let name = queue.transport;
             let visit = Floor {
                 context,
                 spec: &queue,
             };
-            transport::visit(name, &queue.transport_settings, visit)
-                .with_context(|| format!("unknown transport `{name}` in worker spec"))?
+            transport::visit(queue.transport, &queue.transport_settings, visit)
         }
         Work::Burst(plan) => noise::burst::run(
             &plan,

@@ -12,8 +12,8 @@
 //!
 //! Fixed size, allocation-free: it runs inside the measuring loop.
 
-use crate::stats::Attribution;
 use crate::transport::Own;
+use rtsoak_record::Attribution;
 
 /// Messages that can wait for their own wake at once (exact attribution). One that falls out
 /// of the window gets no `own_wake` sample; its wake is still counted when it comes, and one

@@ -17,15 +17,15 @@ use anyhow::{Context, bail};
 use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
-use crate::plan::Fault;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::queue::{FLAG_WARMUP, Message};
-use crate::record::{Counters, Hygiene, Series};
 use crate::region::{Region, WorkerSlot, phase, worker_state};
 use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::{io_wq, sched};
 use crate::transport::Waker;
+use rtsoak_record::plan::Fault;
+use rtsoak_record::{Counters, Hygiene, Series};
 
 /// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
 pub fn run<W: Waker>(

@@ -5,8 +5,8 @@
 
 use crate::protocol::WorkerSpec;
 
-use crate::record::{Policy, Role, RtSetup};
 use crate::sys::{SysError, sched};
+use rtsoak_record::{Policy, Role, RtSetup};
 
 /// What the first steps of becoming real-time got: each step's error, if it failed.
 pub struct Steps {

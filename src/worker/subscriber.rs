@@ -26,12 +26,13 @@ use super::intervals::Intervals;
 use super::own_wake::OwnWakes;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::queue::{Cursor, FLAG_WARMUP};
-use crate::record::{Counters, Series};
 use crate::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
-use crate::stats::{Attribution, Recorder, SeqTracker};
+use crate::stats::{Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
 use crate::sys::{io_wq, sched, uring};
 use crate::transport::{Completion, Own, Waiter};
+use rtsoak_record::Attribution;
+use rtsoak_record::{Counters, Series};
 
 /// The subscriber's latency series, in [`Series::SUBSCRIBER`] order.
 struct Recorders {

@@ -7,7 +7,7 @@ pub mod process;
 use std::path::Path;
 
 use assert_cmd::Command;
-use rtsoak::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// The rtsoak binary under test.
 pub fn rtsoak() -> Command {
@@ -50,7 +50,7 @@ pub fn assert_passed_or_starved(output: &std::process::Output, doc: &ResultDoc) 
 
 /// [`assert_passed_or_starved`] for a run whose exit code and stderr were already taken apart.
 pub fn assert_code_passed_or_starved(code: Option<i32>, doc: &ResultDoc, stderr: &str) {
-    use rtsoak::result::verdict::{InconclusiveKind, Status};
+    use rtsoak_record::result::verdict::{InconclusiveKind, Status};
     let verdict = doc.verdict.as_ref().expect("the result has a verdict");
     let starved = verdict.status == Status::Inconclusive
         && verdict
@@ -137,10 +137,10 @@ pub fn as_ordinary_user_locking(
 pub fn assert_inconclusive_for(
     output: &std::process::Output,
     doc: &ResultDoc,
-    allowed: &[rtsoak::result::verdict::InconclusiveKind],
-    required: &[rtsoak::result::verdict::InconclusiveKind],
+    allowed: &[rtsoak_record::result::verdict::InconclusiveKind],
+    required: &[rtsoak_record::result::verdict::InconclusiveKind],
 ) {
-    use rtsoak::result::verdict::{InconclusiveKind, Status};
+    use rtsoak_record::result::verdict::{InconclusiveKind, Status};
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(7), "{stderr}");
     let verdict = doc.verdict.as_ref().expect("the result has a verdict");

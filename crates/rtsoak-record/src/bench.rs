@@ -2,16 +2,10 @@
 //! schema version (it is not a soak result), saved atomically. Documented in
 //! `docs/result-schema.md`, section "Bench results".
 
-use std::path::{Path, PathBuf};
-
-use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::checks::Checks;
-use super::summary::RoundsSummary;
-use crate::record::HostFacts;
-use crate::record::{Policy, RingSetup};
 use crate::result::Tool;
+use crate::{HostFacts, Policy, RingSetup};
 
 /// Bumped on any incompatible change of the bench document's shape.
 pub const BENCH_SCHEMA_VERSION: u32 = 1;
@@ -115,22 +109,6 @@ pub struct BenchSeries {
 }
 
 impl BenchSeries {
-    /// Build a series and its summary from its rounds.
-    pub fn new(name: &str, op: &str, ops_per_cycle: u64, rounds: Vec<Round>) -> Self {
-        let measured: Vec<(f64, bool)> = rounds
-            .iter()
-            .filter(|r| !r.warmup)
-            .map(|r| (r.ns_per_op, r.valid))
-            .collect();
-        BenchSeries {
-            name: name.to_string(),
-            op: op.to_string(),
-            ops_per_cycle,
-            summary: RoundsSummary::new(&measured),
-            rounds,
-        }
-    }
-
     /// ns/op of the measured rounds, in order.
     pub fn measured_ns_per_op(&self) -> Vec<f64> {
         self.rounds
@@ -165,35 +143,64 @@ pub struct Round {
 /// File name of a bench result inside its result directory.
 pub const BENCH_FILE: &str = "bench.json";
 
-/// Load a bench result (a `bench.json`, or a directory holding one). Refuses soak results and
-/// other schema versions with a message saying what was found.
-pub fn load(path: &Path) -> anyhow::Result<BenchDoc> {
-    let file: PathBuf = if path.is_dir() {
-        path.join(BENCH_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).with_context(|| {
-        format!(
-            "reading bench result {}: give the bench.json (or its directory) that \
-             `rtsoak bench` wrote",
-            file.display()
-        )
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
-    anyhow::ensure!(
-        value.get("command").and_then(|v| v.as_str()) == Some(BENCH_COMMAND),
-        "{} is not an rtsoak bench result (soak results are compared with `rtsoak compare`)",
-        file.display()
-    );
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
-    anyhow::ensure!(
-        version == Some(u64::from(BENCH_SCHEMA_VERSION)),
-        "{} has bench schema version {version:?}; this rtsoak reads version \
-         {BENCH_SCHEMA_VERSION}",
-        file.display()
-    );
-    serde_json::from_value(value)
-        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))
+/// Headline figures of the measured rounds of one series.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundsSummary {
+    /// Measured rounds (warm-up rounds excluded).
+    pub measured_rounds: usize,
+    /// Measured rounds that passed every check.
+    pub valid_rounds: usize,
+    /// Mean ns per operation over the measured rounds.
+    pub mean_ns_per_op: f64,
+    /// Median ns per operation over the measured rounds.
+    pub median_ns_per_op: f64,
+    /// Coefficient of variation of the measured rounds' ns per operation, percent.
+    pub cv_pct: f64,
+    /// Fastest measured round, ns per operation.
+    pub min_ns_per_op: f64,
+    /// Slowest measured round, ns per operation.
+    pub max_ns_per_op: f64,
+}
+
+/// The checks of one round as saved: the counts and the names of the checks that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checks {
+    /// Completions the planned cycles had to produce.
+    pub expected_completions: u64,
+    /// Completions validated.
+    pub completions: u64,
+    /// Completions with the wrong result.
+    pub bad_results: u64,
+    /// The first of them.
+    pub first_bad: Option<BadResult>,
+    /// Waits that timed out.
+    pub timeouts: u64,
+    /// Calls that failed.
+    pub call_errors: u64,
+    /// The first failed call's errno, e.g. `EINVAL`.
+    pub first_call_error: Option<String>,
+    /// CQ overflow during the round.
+    pub cq_overflow: u64,
+    /// Waiters left behind (futex-waitv only; null elsewhere).
+    pub residual_waiters: Option<u64>,
+    /// The pinned CPU.
+    pub cpu: usize,
+    /// `sched_getcpu` at the round's start and end.
+    pub cpu_at_start: i32,
+    /// See `cpu_at_start`.
+    pub cpu_at_end: i32,
+    /// Names of the failed checks: `cycles`, `completions`, `results`, `timeout`, `calls`,
+    /// `overflow`, `residual`, `cpu`. Empty: the round is valid.
+    pub failed: Vec<String>,
+}
+
+/// The first completion whose result was not the expected one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadResult {
+    /// The completion's user data (which request it was; each bench documents its numbering).
+    pub user_data: u64,
+    /// What the kernel returned (a negative errno for a failed request).
+    pub result: i64,
+    /// What it had to return.
+    pub expected: i64,
 }

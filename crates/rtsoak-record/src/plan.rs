@@ -5,13 +5,9 @@
 //!
 //! Nothing here reads the system or validates input: by the time a `RunPlan` exists, it is valid.
 
-#![forbid(unsafe_code)]
-
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Policy, RingSetup, RtCpus};
-use crate::sys::sched::SchedPolicy;
-use crate::sys::uring::SetupFlags;
+use crate::{Policy, RingSetup, RtCpus};
 
 /// Whether a run traces itself to explain its spikes (`run.explain`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -158,19 +154,26 @@ pub struct RunPlan {
 }
 
 /// A fault injected into the measurement itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Fault {
     /// The RT publisher publishes every message but never makes its wake call to the RT
     /// subscriber (it still wakes the noise subscribers): a wake path that silently reaches
     /// nobody.
-    #[value(help = "The RT publisher never wakes the RT subscriber.")]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "The RT publisher never wakes the RT subscriber.")
+    )]
     RtWakeLost,
     /// The RT publisher holds some measured messages back from their wake calls for one and a
     /// half of the subscriber's poll intervals after publishing them: the subscriber's fallback
     /// poll finds each before its wake was sent. A publisher held up in its send call, not a
     /// wake path that fails.
-    #[value(help = "The RT publisher wakes the RT subscriber late, after its fallback poll.")]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "The RT publisher wakes the RT subscriber late, after its fallback poll.")
+    )]
     RtWakeLate,
 }
 
@@ -329,7 +332,7 @@ fn yes() -> bool {
 pub const MAX_DOCUMENT_OUTLIERS: usize = 64_000;
 /// Outlier lists in one run: every series of the RT publisher and the RT subscriber.
 const OUTLIER_LISTS_PER_RUN: usize =
-    crate::record::Series::PUBLISHER.len() + crate::record::Series::SUBSCRIBER.len();
+    crate::Series::PUBLISHER.len() + crate::Series::SUBSCRIBER.len();
 
 impl RunPlan {
     /// The CPUs the system check judges for this plan.
@@ -382,38 +385,6 @@ impl RunPlan {
 }
 
 /// The kernel layer's name for a policy.
-impl From<Policy> for SchedPolicy {
-    fn from(policy: Policy) -> Self {
-        match policy {
-            Policy::Fifo => SchedPolicy::Fifo,
-            Policy::Rr => SchedPolicy::RoundRobin,
-            Policy::Other => SchedPolicy::Other,
-        }
-    }
-}
-
-/// The kernel layer's flags for a ring setup.
-impl From<RingSetup> for SetupFlags {
-    fn from(setup: RingSetup) -> Self {
-        match setup {
-            RingSetup::DeferTaskrun => SetupFlags::SingleIssuerDeferTaskrun,
-            RingSetup::CoopTaskrun => SetupFlags::CoopTaskrun,
-            RingSetup::None => SetupFlags::None,
-        }
-    }
-}
-
-/// The ring setup a ring's flags are (after the kernel's fallback).
-impl From<SetupFlags> for RingSetup {
-    fn from(flags: SetupFlags) -> Self {
-        match flags {
-            SetupFlags::SingleIssuerDeferTaskrun => RingSetup::DeferTaskrun,
-            SetupFlags::CoopTaskrun => RingSetup::CoopTaskrun,
-            SetupFlags::None => RingSetup::None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod housekeeping_tests {
     use super::housekeeping_cpus;
@@ -437,11 +408,13 @@ mod housekeeping_tests {
 
 #[cfg(test)]
 mod outlier_budget_tests {
+    use crate::result::ResultDoc;
     use crate::transport::Name;
 
     #[test]
     fn a_plan_shares_the_documents_outliers_among_its_runs_and_lists() {
-        let mut plan = crate::testing::fixture::two_round_doc().plan;
+        let saved = include_str!("../../../tests/fixtures/results/compare-vm-2cpu.json");
+        let mut plan = serde_json::from_str::<ResultDoc>(saved).unwrap().plan;
         plan.outliers_max = 1_000;
         plan.ring_setup_variants.clear();
         // The default comparison: every transport, one round.

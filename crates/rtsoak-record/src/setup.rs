@@ -4,17 +4,18 @@
 use serde::{Deserialize, Serialize};
 
 /// Scheduling policy of a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// `SCHED_FIFO`: run until blocked or preempted by a higher priority.
-    #[value(help = "SCHED_FIFO")]
+    #[cfg_attr(feature = "clap", value(help = "SCHED_FIFO"))]
     Fifo,
     /// `SCHED_RR`: FIFO with a time slice among equal priorities.
-    #[value(help = "SCHED_RR")]
+    #[cfg_attr(feature = "clap", value(help = "SCHED_RR"))]
     Rr,
     /// `SCHED_OTHER`: the fair scheduler; priority is ignored.
-    #[value(help = "SCHED_OTHER (no real-time priority)")]
+    #[cfg_attr(feature = "clap", value(help = "SCHED_OTHER (no real-time priority)"))]
     Other,
 }
 
@@ -35,18 +36,22 @@ impl Policy {
 }
 
 /// Setup flags of the subscriber's io_uring (and of the publisher's, where it has one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum RingSetup {
     /// `IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN` (Linux 6.1): completions are
     /// run by the ring's own task when it waits; falls back to `coop-taskrun` where refused.
-    #[value(help = "SINGLE_ISSUER | DEFER_TASKRUN (falls back to coop-taskrun where refused)")]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "SINGLE_ISSUER | DEFER_TASKRUN (falls back to coop-taskrun where refused)")
+    )]
     DeferTaskrun,
     /// `IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG` (Linux 5.19).
-    #[value(help = "COOP_TASKRUN | TASKRUN_FLAG")]
+    #[cfg_attr(feature = "clap", value(help = "COOP_TASKRUN | TASKRUN_FLAG"))]
     CoopTaskrun,
     /// No setup flags.
-    #[value(help = "no setup flags")]
+    #[cfg_attr(feature = "clap", value(help = "no setup flags"))]
     None,
 }
 

@@ -26,7 +26,7 @@ use rustix::net::{
     AddressFamily, SocketAddrUnix, SocketFlags, SocketType, bind, connect, listen, socket_with,
 };
 
-use crate::text::printable_bytes;
+use rtsoak_record::text::printable_bytes;
 
 /// The environment variable older rtsoak versions used to move their lock files. The locks have
 /// no files now; it is refused if set, so a setting that no longer does anything is not trusted

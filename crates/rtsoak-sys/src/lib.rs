@@ -1,6 +1,6 @@
 //! rtsoak's kernel layer: raw system calls, shared memory and its layout (the region and the
-//! message queue), scheduling, memory locking, io_uring setup. It depends on nothing of
-//! rtsoak's; the main crate reaches it as `rtsoak::sys` (and `rtsoak::region`, `rtsoak::queue`).
+//! message queue), scheduling, memory locking, io_uring setup. Of rtsoak it depends only on the
+//! records (the policies and ring setups it turns into kernel values, the text escaping).
 //!
 //! This crate holds every `unsafe` block of rtsoak except the transports' SQE handling; the main
 //! crate forbids `unsafe` everywhere else. Rules: every `unsafe` block carries a `// SAFETY:`
@@ -25,7 +25,6 @@ pub mod sched;
 pub mod shm;
 pub mod signals;
 pub mod spawn;
-pub mod text;
 pub mod trace;
 pub mod uring;
 

@@ -241,3 +241,14 @@ pub fn try_lock(bytes: usize) -> Result<(), SysError> {
     unsafe { libc::munlock(buffer.as_mut_ptr().cast(), bytes) };
     Ok(())
 }
+
+/// The policy a plan asks for, as the kernel takes it.
+impl From<rtsoak_record::Policy> for SchedPolicy {
+    fn from(policy: rtsoak_record::Policy) -> Self {
+        match policy {
+            rtsoak_record::Policy::Fifo => SchedPolicy::Fifo,
+            rtsoak_record::Policy::Rr => SchedPolicy::RoundRobin,
+            rtsoak_record::Policy::Other => SchedPolicy::Other,
+        }
+    }
+}

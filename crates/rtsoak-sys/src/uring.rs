@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 use nix::errno::Errno;
 
+use rtsoak_record::RingSetup;
+
 use super::SysError;
 
 /// The setup flags of a ring, as the kernel names them.
@@ -196,4 +198,26 @@ pub fn push_all(ring: &mut IoUring, sqes: &[Sqe]) -> Result<(), Errno> {
         }
     }
     Ok(())
+}
+
+/// The flags of the ring setup a plan asks for.
+impl From<RingSetup> for SetupFlags {
+    fn from(setup: RingSetup) -> Self {
+        match setup {
+            RingSetup::DeferTaskrun => SetupFlags::SingleIssuerDeferTaskrun,
+            RingSetup::CoopTaskrun => SetupFlags::CoopTaskrun,
+            RingSetup::None => SetupFlags::None,
+        }
+    }
+}
+
+/// The ring setup the kernel granted, as a result records it.
+impl From<SetupFlags> for RingSetup {
+    fn from(flags: SetupFlags) -> Self {
+        match flags {
+            SetupFlags::SingleIssuerDeferTaskrun => RingSetup::DeferTaskrun,
+            SetupFlags::CoopTaskrun => RingSetup::CoopTaskrun,
+            SetupFlags::None => RingSetup::None,
+        }
+    }
 }

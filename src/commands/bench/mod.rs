@@ -13,17 +13,19 @@ mod compare;
 
 use crate::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
 use crate::bench::compare::Gates;
-use crate::bench::doc::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
-use crate::bench::{Bench, BenchConfig, BenchDoc, RoundPlan, UsageError};
+use crate::bench::{Bench, RoundPlan, UsageError};
 use crate::exit::Outcome;
 use crate::export::bench as report;
-use crate::record::HostFacts;
 use crate::result::store::save_json;
-use crate::result::{Tool, timestamp};
+use crate::sys::clock::timestamp;
 use crate::sys::sched;
 use crate::sys::uring::OpcodeSupport;
 use crate::sysinfo::{SysRoot, host_facts};
 use crate::worker::realtime;
+use rtsoak_record::HostFacts;
+use rtsoak_record::bench::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchDoc};
+use rtsoak_record::result::Tool;
 
 /// Run a benchmark or a comparison.
 pub fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
@@ -190,7 +192,7 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
             config.priority
         ));
     }
-    let mut locked = crate::record::RtSetup::default();
+    let mut locked = rtsoak_record::RtSetup::default();
     realtime::lock_memory(&mut locked);
     if let Some(note) = locked.memory_lock_error {
         warnings.push(format!("memory: {note}"));

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::export::lava;
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// The helper LAVA puts on a test shell's `PATH`.
 const HELPER: &str = "lava-test-case";

@@ -15,18 +15,19 @@ use crate::cli::SoakArgs;
 use crate::coordinator::stop::StopFlag;
 use crate::exit::Outcome;
 use crate::judge::ranked_caveats;
-use crate::plan::RunPlan;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
 use crate::result::store::{RESULT_FILE, write_atomic};
 use crate::result::store::{Saver, new_result_dir};
-use crate::result::{ResultDoc, Tool, timestamp};
+use crate::sys::clock::timestamp;
 use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{SysRoot, host_facts};
 use crate::{export, transport};
 use rounds::{Rounds, check_floor, run_rounds};
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{ResultDoc, Tool};
+use rtsoak_record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
 
 /// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
 /// then judge, save and report.
@@ -68,7 +69,7 @@ pub fn soak(
     }
 
     let mut doc = ResultDoc {
-        schema_version: crate::result::SCHEMA_VERSION,
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
         tool: Tool::current(),
         command: command.to_string(),
         argv: crate::cli::argv(),
@@ -266,7 +267,7 @@ fn resolve_plan(
         &profile,
         &overrides,
         &topology,
-        &transport::Name::all(),
+        &rtsoak_record::transport::Name::all(),
     )?)
 }
 

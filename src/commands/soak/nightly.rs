@@ -14,11 +14,11 @@ use crate::exit::Outcome;
 use crate::export::journal;
 use crate::judge::diff;
 use crate::judge::verdict;
-use crate::result::ResultDoc;
-use crate::result::diff::DiffRules;
 use crate::result::store::load;
 use crate::result::store::retention::{self, Retention};
-use crate::result::verdict::{FailureKind, Status, Verdict};
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::diff::DiffRules;
+use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
 
 /// A loaded baseline and the name it is reported under.
 pub struct Baseline {
@@ -160,9 +160,9 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 mod tests {
     use super::*;
     use crate::export::journal::verdict_lines;
-    use crate::result::RunStatus;
-    use crate::result::diff::{Diff, Figure, Finding};
     use crate::testing::fixture::one_run_doc;
+    use rtsoak_record::result::RunStatus;
+    use rtsoak_record::result::diff::{Diff, Figure, Finding};
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
         let mut doc = one_run_doc();

@@ -7,12 +7,13 @@ use std::path::Path;
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
 use crate::judge::ranked_caveats;
-use crate::plan::RunPlan;
 use crate::profile;
 use crate::result::store::Saver;
-use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, timestamp};
-use crate::transport::Name;
+use crate::sys::clock::timestamp;
 use crate::worker::floor::MAX_FLOOR_PERIODS;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
+use rtsoak_record::transport::Name;
 
 /// How the rounds run: what stops them, whether progress is shown, and whether each run has
 /// its floor run beside it (`--floor`).

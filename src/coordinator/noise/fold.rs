@@ -12,12 +12,13 @@ use hdrhistogram::Histogram;
 use crate::protocol::{Work, WorkerReport, WorkerSpec, frame};
 
 use crate::noise::{burst, load};
-use crate::plan::RunPlan;
-use crate::record::{Role, RtSetup, Series, SeriesKey};
-use crate::result::NoiseActivity;
 use crate::result::build::NoiseOutcome;
-use crate::result::noise_setup::{NoiseKind, NoiseSetup, failure};
-use crate::stats::{SampleStats, new_histogram};
+use crate::stats::new_histogram;
+use rtsoak_record::SampleStats;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::NoiseActivity;
+use rtsoak_record::result::noise_setup::{NoiseKind, NoiseSetup, failure};
+use rtsoak_record::{Role, RtSetup, Series, SeriesKey};
 
 /// Noise series kept in the result (the others a noise worker records are dropped): the noise
 /// publishers' send call and every message the noise subscribers received.
@@ -205,10 +206,10 @@ pub fn failed(activity: &mut NoiseActivity, message: String) {
 mod tests {
     use super::*;
     use crate::launch::{burst_spec, load_spec, queue_noise_spec};
-    use crate::plan::RunPlan;
     use crate::profile::{CpuTopology, Overrides};
     use crate::protocol::WorkerReport;
-    use crate::record::BurstReport;
+    use rtsoak_record::BurstReport;
+    use rtsoak_record::plan::RunPlan;
 
     const EPERM: &str = "sched_setscheduler failed: EPERM: Operation not permitted: run as root, \
                          or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority";
@@ -226,7 +227,7 @@ mod tests {
             &profile,
             &Overrides::default(),
             &topology,
-            &crate::transport::Name::all(),
+            &rtsoak_record::transport::Name::all(),
         )
         .unwrap()
     }
@@ -237,7 +238,7 @@ mod tests {
             Role::Load => load_spec(plan, 4, &std::env::temp_dir()),
             _ => queue_noise_spec(
                 plan,
-                crate::transport::Name::lookup("eventfd").unwrap(),
+                rtsoak_record::transport::Name::lookup("eventfd").unwrap(),
                 role,
                 4,
                 1,

@@ -18,15 +18,15 @@ use anyhow::Context;
 
 use super::fold;
 use crate::launch::{Spawned, burst_spec, load_spec, queue_noise_spec, ring_for, spawn};
-use crate::plan::RunPlan;
 use crate::protocol::read_report;
 use crate::protocol::ring::RingReader;
-use crate::record::Role;
 use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
 use crate::result::build::{NoiseOutcome, worker_series};
-use crate::result::{ExternalActivity, NoiseDeath};
 use crate::sys::spawn::Process;
-use crate::transport::Name;
+use rtsoak_record::Role;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{ExternalActivity, NoiseDeath};
+use rtsoak_record::transport::Name;
 
 /// Worker slot of the burst worker.
 const BURST_SLOT: usize = 2;

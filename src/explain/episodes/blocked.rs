@@ -5,7 +5,7 @@
 //! It owns what the wait names; the walker decides when it opens and ends. A `D` sleep that
 //! began as a lock wait is that lock wait, never this.
 
-use crate::result::explain::{TaskRef, Wait};
+use rtsoak_record::result::explain::{TaskRef, Wait};
 
 /// An RT task blocked in the kernel.
 #[derive(Debug, Clone, Default)]

@@ -4,7 +4,7 @@
 //! It owns the handlers running on one CPU and what each becomes; the walker decides whose
 //! wait it is (the RT task on that CPU at the exit) and whether it is kept.
 
-use crate::result::explain::Wait;
+use rtsoak_record::result::explain::Wait;
 
 /// The handlers running on one CPU, each with its entry time.
 #[derive(Debug, Clone, Default)]

@@ -11,7 +11,7 @@
 use super::sched::{Sched, TaskState};
 use crate::explain::event::Pid;
 use crate::explain::role;
-use crate::result::explain::{Holder, LockRef, TaskRef, Wait};
+use rtsoak_record::result::explain::{Holder, LockRef, TaskRef, Wait};
 
 /// The lock kind of a wait in `FUTEX_LOCK_PI` (and the other PI futex operations).
 pub const PI_FUTEX: &str = "PI futex (rt_mutex)";
@@ -255,7 +255,7 @@ fn is_lock_primitive(symbol: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::explain::episodes::tests::run;
-    use crate::result::explain::{TaskRole, Wait};
+    use rtsoak_record::result::explain::{TaskRole, Wait};
 
     #[test]
     fn a_pi_futex_held_by_a_preempted_holder_is_one_lock_wait_with_its_holder_and_preemptor() {

@@ -21,11 +21,11 @@ use std::collections::HashMap;
 
 use super::event::{Event, Pid, Record};
 use super::role;
-use crate::result::explain::{TaskRef, Wait};
 use blocked::Blocked;
 use handler::Handlers;
 use lock::{FutexCall, LockWait, OpenHolder};
 use preempted::Preempted;
+use rtsoak_record::result::explain::{TaskRef, Wait};
 use sched::Sched;
 use wakeup::Wakeup;
 
@@ -508,7 +508,7 @@ impl Seen<'_> {
 mod tests {
     use super::*;
     use crate::explain::event::parse;
-    use crate::result::explain::TaskRole;
+    use rtsoak_record::result::explain::TaskRole;
 
     /// The episodes of `watched` in `lines`, keeping every wait of a microsecond or more.
     pub(super) fn run(watched: &[Pid], lines: &[&str]) -> Episodes {
@@ -657,7 +657,7 @@ mod tests {
             .done
             .iter()
             .map(|e| {
-                let chain = crate::result::explain::Chain {
+                let chain = rtsoak_record::result::explain::Chain {
                     task: e.task.clone(),
                     wait: e.wait.clone(),
                     blamed_us: 0,

@@ -3,7 +3,7 @@
 //!
 //! It owns what the wait names; the walker decides when it opens and ends.
 
-use crate::result::explain::{TaskRef, Wait};
+use rtsoak_record::result::explain::{TaskRef, Wait};
 
 /// An RT task off its CPU while runnable.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::explain::event::Pid;
 use crate::explain::role;
-use crate::result::explain::TaskRef;
+use rtsoak_record::result::explain::TaskRef;
 
 /// The kernel priority of a `SCHED_OTHER` task at nice 0.
 const NORMAL_PRIO: i32 = 120;

@@ -10,7 +10,7 @@
 
 use super::sched::Sched;
 use crate::explain::event::Pid;
-use crate::result::explain::{TaskRef, Wait};
+use rtsoak_record::result::explain::{TaskRef, Wait};
 
 /// A woken RT task's wait for its CPU.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ impl Wakeup {
 mod tests {
     use crate::explain::episodes::Episodes;
     use crate::explain::event::parse;
-    use crate::result::explain::Wait;
+    use rtsoak_record::result::explain::Wait;
 
     #[test]
     fn a_wakeup_onto_an_idle_cpu_is_a_wait_and_waits_shorter_than_the_minimum_are_dropped() {

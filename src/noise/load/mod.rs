@@ -16,11 +16,11 @@ mod timers;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use crate::plan::LoadPlan;
 use crate::protocol::WorkerReport;
-use crate::record::LoadCount;
 use crate::region::{Region, WorkerSlot, worker_state};
 use crate::sys::sched;
+use rtsoak_record::LoadCount;
+use rtsoak_record::plan::LoadPlan;
 
 /// One generator: its name, what one operation is, how many threads the plan gives it, and
 /// the body each of its threads runs (returning the operations it did).

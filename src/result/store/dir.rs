@@ -11,7 +11,7 @@ use anyhow::Context;
 use crate::sys::safe_dir::SafeDir;
 
 use super::{RESULT_FILE, save};
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// Create `dir` (and its parents) with mode 0755 where it is new, each relative to its checked
 /// parent's fd (root refuses a place another user controls, see [`SafeDir`]), and check a file
@@ -43,7 +43,7 @@ pub fn new_result_dir(
     let dir = match output {
         Some(dir) => dir.to_path_buf(),
         None => {
-            let stamp = crate::result::timestamp().replace([':', '-'], "");
+            let stamp = crate::sys::clock::timestamp().replace([':', '-'], "");
             parent.join(format!("{stamp}-{command}"))
         }
     };

@@ -15,7 +15,7 @@ use crate::sys::safe_dir::SafeDir;
 
 pub use dir::{Saver, create_result_dir, new_result_dir};
 
-use super::{ResultDoc, SCHEMA_VERSION};
+use rtsoak_record::result::{ResultDoc, SCHEMA_VERSION};
 
 /// File name of the result document inside a result directory.
 pub const RESULT_FILE: &str = "result.json";

@@ -8,10 +8,12 @@
 use std::collections::BTreeMap;
 
 use super::to_json;
-use crate::record::{Series, SeriesKey};
-use crate::result::explain::{ExplainedOutlier, Explanation, Why, chains_per_run};
-use crate::result::{Interval, IntervalSeries, coarsen};
-use crate::stats::{Outlier, SampleStats, coarse_copy, encode_histogram, new_histogram};
+use crate::result::coarsen;
+use crate::stats::{coarse_copy, encode_histogram, new_histogram};
+use rtsoak_record::result::explain::{ExplainedOutlier, Explanation, Why, chains_per_run};
+use rtsoak_record::result::{Interval, IntervalSeries};
+use rtsoak_record::{Outlier, SampleStats};
+use rtsoak_record::{Series, SeriesKey};
 
 const HOUR_NS: u64 = 3_600_000_000_000;
 
@@ -68,7 +70,7 @@ fn a_ten_minute_jetson_comparison_whose_every_list_fills_stays_under_10_mb() {
 fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
     let mut doc = crate::testing::fixture::two_round_doc();
     let template = doc.runs[0].clone();
-    doc.plan.transports = crate::transport::Name::all();
+    doc.plan.transports = rtsoak_record::transport::Name::all();
     doc.plan.ring_setup_variants.clear();
     doc.plan.rounds = rounds;
     doc.plan.outliers_max = 1_000;
@@ -186,8 +188,9 @@ fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
         })
         .collect();
     let bytes = to_json(&doc).len();
-    let part =
-        |f: &dyn Fn(&crate::result::RunResult) -> usize| -> usize { doc.runs.iter().map(f).sum() };
+    let part = |f: &dyn Fn(&rtsoak_record::result::RunResult) -> usize| -> usize {
+        doc.runs.iter().map(f).sum()
+    };
     let (lists, timeline, chains) = (
         part(&|r| {
             r.series

@@ -12,13 +12,13 @@ use anyhow::{Context, bail};
 use super::{Finished, Samples};
 use crate::protocol::QueueSpec;
 use crate::queue::{FLAG_WARMUP, Message};
-use crate::record::{Counters, Series};
 use crate::region::{Region, phase, worker_state};
 use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
 use crate::transport::Waker;
 use crate::worker::WorkerContext;
+use rtsoak_record::{Counters, Series};
 
 /// Run the floor publisher with waker `W` for the run's periods.
 pub fn run<W: Waker>(

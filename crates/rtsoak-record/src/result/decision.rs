@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::RingSetup;
+use crate::RingSetup;
 
 /// What a comparison decides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

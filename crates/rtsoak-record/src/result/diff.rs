@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{RingSetup, Status};
+use crate::{RingSetup, Status};
 
 /// When a difference counts as a regression. Every rule needs both statistical evidence (or a
 /// tolerance) and a minimum size, so run-to-run noise passes.

@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 use super::noise_setup::{NoiseKind, NoiseSetup};
 use super::run_key::RunKey;
 use super::{decision, explain, verdict};
+use crate::RingSetup;
 use crate::plan::RunPlan;
-use crate::record::RingSetup;
-use crate::record::{BreakEvent, SeriesKey, TransportSupport};
-use crate::record::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
-use crate::record::{CpuDmaLatency, HostFacts, SystemCheck};
-use crate::stats::{Integrity, Outlier, SampleStats, Summary};
+use crate::{BreakEvent, SeriesKey, TransportSupport};
+use crate::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
+use crate::{CpuDmaLatency, HostFacts, SystemCheck};
+use crate::{Integrity, Outlier, SampleStats, Summary};
 
 /// Bumped on any incompatible change of the document's shape.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -42,7 +42,7 @@ pub struct ResultDoc {
     /// What the runs' figures are worth: conditions a reader must know (not an RT kernel, no
     /// RT priority, shared CPUs, ...), most serious first, each with its severity and kind
     /// (version 1 held the sentences alone). Empty only on a properly set up RT machine.
-    pub caveats: Vec<crate::record::Caveat>,
+    pub caveats: Vec<crate::Caveat>,
     /// Support of every registry transport on this kernel.
     pub support: Vec<TransportSupport>,
     /// One entry per transport run, in the order run.
@@ -85,10 +85,10 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// This binary.
+    /// This build of rtsoak (every crate of the workspace has its version).
     pub fn current() -> Self {
         Tool {
-            name: env!("CARGO_PKG_NAME").to_string(),
+            name: "rtsoak".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }
@@ -156,7 +156,7 @@ pub struct RunResult {
     /// Extreme-value tail estimates by series (`send_call`, `delivery`, `own_wake`, `timer`):
     /// the fitted model or why there is none (absent in older results and unmeasured runs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub tail: BTreeMap<SeriesKey, crate::record::TailEstimate>,
+    pub tail: BTreeMap<SeriesKey, crate::TailEstimate>,
 }
 
 /// Everything the noise of one run actually did, so a quiet run can never pass for a noisy one.
@@ -325,11 +325,6 @@ impl NoiseActivity {
             || self.load.values().any(|l| l.operations > 0)
             || self.external.is_some()
     }
-}
-
-/// Now as RFC 3339 UTC, whole seconds.
-pub fn timestamp() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 /// Where a run's key is kept in it.

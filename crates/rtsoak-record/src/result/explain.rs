@@ -28,7 +28,7 @@ pub struct Explanation {
     /// What the trace could see.
     pub tracing: Tracing,
     /// Per series (`send_call`, `delivery`): how many spikes, and why.
-    pub series: BTreeMap<crate::record::SeriesKey, SeriesBlame>,
+    pub series: BTreeMap<crate::SeriesKey, SeriesBlame>,
     /// The kept outliers of those series with their chains, in time order: every one, or the
     /// longest [`MAX_DOCUMENT_CHAINS`] allows this run (`series` counts every one).
     pub outliers: Vec<ExplainedOutlier>,
@@ -115,7 +115,7 @@ impl SeriesBlame {
     /// The series' blame over `explanations` (one per run), merged.
     pub fn merged<'a>(
         explanations: impl IntoIterator<Item = &'a Explanation>,
-        series: crate::record::SeriesKey,
+        series: crate::SeriesKey,
     ) -> Option<SeriesBlame> {
         let mut total: Option<SeriesBlame> = None;
         for blame in explanations

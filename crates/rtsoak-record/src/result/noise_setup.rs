@@ -6,9 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Policy;
 use crate::cpulist;
-use crate::record::Policy;
-use crate::record::{Role, RtSetup};
+use crate::{Role, RtSetup};
 
 /// Distinct reasons kept per kind of noise.
 const MAX_REASONS: usize = 3;

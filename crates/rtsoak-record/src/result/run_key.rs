@@ -1,7 +1,7 @@
 //! What a run is a row of (its transport, and its ring setup where several were compared), and
 //! the label, tag and pairing key made from it: made here, never parsed back.
 
-use crate::record::RingSetup;
+use crate::RingSetup;
 
 /// What a run is a row of: a transport, and the ring setup where several setups were compared
 /// (each setup is then a row of its own). The result records it as two fields, `transport`

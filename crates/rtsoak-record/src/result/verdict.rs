@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::RingSetup;
-pub use crate::record::Status;
+use crate::RingSetup;
+pub use crate::Status;
 
 /// The outcome of judging a result: its failures, its breaches, why it is inconclusive and,
 /// with `--baseline`, its comparison.
@@ -85,7 +85,7 @@ pub enum FailureKind {
     /// Messages the RT publisher sent never reached the RT subscriber in time.
     LostMessages,
     /// The transport failed: wake calls that failed, error completions, messages only the
-    /// fallback poll delivered, own wakes that never arrived ([`crate::stats::Integrity::transport_failures`]).
+    /// fallback poll delivered, own wakes that never arrived ([`crate::Integrity::transport_failures`]).
     TransportErrors,
     /// `--break-on` fired: a sample crossed the limit the user set.
     BreakOn,

@@ -1,0 +1,9 @@
+//! How the assumed ABIs of unmerged kernel patches are encoded: the SQEs and registrations of
+//! `persistent-futex` and `doorbell`. The constants themselves, and why they are assumptions,
+//! are the records' (`rtsoak_record::abi`), overridable from a profile's `[abi.*]` sections.
+
+#![forbid(unsafe_code)]
+
+pub mod doorbell;
+pub mod persistent_futex;
+pub mod sqe;
