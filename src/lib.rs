@@ -43,18 +43,11 @@ pub mod noise;
 
 pub mod protocol;
 
-pub mod stats;
-
-// What lies beyond the samples: extreme-value estimates of each series' tail.
-pub mod tail;
-
 // What a run leaves: the result, judged, rendered.
 pub mod result;
 
 // Why each spike happened, from a kernel trace of the run.
 pub mod explain;
-
-pub mod judge;
 
 pub mod export;
 
@@ -64,6 +57,3 @@ pub mod bench;
 // The kernel layer (system calls, shared memory, the region and queue layouts): its own crate.
 pub use rtsoak_sys as sys;
 pub use rtsoak_sys::{queue, region};
-
-#[cfg(test)]
-mod testing;

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{alive, load, rtsoak, rtsoak_path, serial, skip};
-use rtsoak::result::merge::by_transport;
+use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::RingSetup;
 use rtsoak_record::result::RunStatus;
 

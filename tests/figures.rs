@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::{load, rtsoak, serial};
-use rtsoak::stats::decode_histogram;
+use rtsoak_analysis::stats::decode_histogram;
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::result::{ResultDoc, RunResult, RunStatus};

@@ -8,9 +8,9 @@ mod common;
 use std::path::Path;
 
 use common::rtsoak;
-use rtsoak::judge::rates::rates_differ_p_value;
-use rtsoak::result::merge::by_transport;
 use rtsoak::result::store;
+use rtsoak_analysis::judge::rates::rates_differ_p_value;
+use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::SeriesKey;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::decision::Decision;
@@ -105,7 +105,7 @@ fn a_saved_comparison_is_one_screen_that_states_the_decision() {
         }
         // The decision made again from the saved figures says what the saved one says (the
         // p-values may differ in their last digit through JSON).
-        let again = rtsoak::judge::decision::decide(&doc);
+        let again = rtsoak_analysis::judge::decision::decide(&doc);
         let said =
             |d: &Decision| -> Vec<String> { d.series.iter().map(|s| s.sentence.clone()).collect() };
         assert_eq!(said(&again), said(&decision), "{name}");

@@ -15,7 +15,7 @@ use common::{
     alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, saved_run, serial,
     skip,
 };
-use rtsoak::stats::decode_histogram;
+use rtsoak_analysis::stats::decode_histogram;
 use rtsoak_record::Role;
 use rtsoak_record::result::{ResultDoc, RunStatus};
 

@@ -7,8 +7,8 @@
 //! fit's own uncertainty is not in it, so it is a strict check).
 
 use rtsoak::result::store;
-use rtsoak::stats::{decode_histogram, new_histogram};
-use rtsoak::tail::{TailInput, estimate};
+use rtsoak_analysis::stats::{decode_histogram, new_histogram};
+use rtsoak_analysis::tail::{TailInput, estimate};
 use rtsoak_record::Outlier;
 use rtsoak_record::{TailEstimate, TailModel};
 
@@ -63,7 +63,7 @@ fn the_first_fifth_predicts_the_rest() {
         for run in &doc.runs {
             // What the coordinator spent on this run's tails, re-measured on the same input.
             let start = std::time::Instant::now();
-            let tails = rtsoak::result::tail::estimate_run(run, period_ns, threshold_ns);
+            let tails = rtsoak_analysis::tail::run::estimate_run(run, period_ns, threshold_ns);
             let outliers: usize = run.series.values().map(|s| s.outliers.len()).sum();
             println!(
                 "{}: {} tail estimates in {:.3} s ({outliers} outliers in all series)",

@@ -136,7 +136,7 @@ pub fn series(name: &str, op: &str, ops_per_cycle: u64, rounds: Vec<Round>) -> B
         name: name.to_string(),
         op: op.to_string(),
         ops_per_cycle,
-        summary: super::summary::summarise(&measured),
+        summary: rtsoak_analysis::bench::summary::summarise(&measured),
         rounds,
     }
 }

@@ -21,10 +21,8 @@
 pub mod args;
 mod benchmark;
 pub mod checks;
-pub mod compare;
 mod ring;
 mod rounds;
-pub mod summary;
 mod words;
 
 pub use benchmark::{Bench, Opcode, Shape, UsageError, run_single};

@@ -9,8 +9,8 @@ use anyhow::Context;
 
 use crate::exit::Outcome;
 use crate::export::diff::render;
-use crate::judge::diff as compare;
 use crate::result::store::{RESULT_FILE, load, write_atomic};
+use rtsoak_analysis::judge::diff as compare;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::Status;
@@ -60,7 +60,7 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::judge::verdict(doc);
+            judged = rtsoak_analysis::judge::verdict(doc);
             &judged
         }
     };

@@ -74,7 +74,7 @@ pub fn report(
 /// Say which histograms of `doc` did not decode: their percentiles are `-` in every format, so
 /// a damaged file never shows a made-up figure, and the warning says why.
 fn warn_undecodable(path: &Path, doc: &rtsoak_record::result::ResultDoc) {
-    for t in crate::result::merge::by_transport(doc) {
+    for t in rtsoak_analysis::merge::by_transport(doc) {
         for (series, runs) in t.undecodable() {
             eprintln!(
                 "Warning: {}: {} {series}: the histogram of {runs} run(s) does not decode; its \

@@ -173,12 +173,13 @@ fn analyse(
     rt_pids: [i32; 2],
 ) {
     // After the run, never during it: the fits cost CPU the measuring loops must not share.
-    result.tail = crate::result::tail::estimate_run(result, plan.period_ns, plan.threshold_ns);
+    result.tail =
+        rtsoak_analysis::tail::run::estimate_run(result, plan.period_ns, plan.threshold_ns);
     // A multi-hour run keeps a bounded interval list (coarser, nothing lost), its share of
     // the document's.
-    result.intervals = crate::result::coarsen::coarsen(
+    result.intervals = rtsoak_analysis::coarsen::coarsen(
         std::mem::take(&mut result.intervals),
-        crate::result::coarsen::intervals_per_run(plan.planned_runs()),
+        rtsoak_analysis::coarsen::intervals_per_run(plan.planned_runs()),
     );
     let start_ns = region.get().control.start_ns.load(Ordering::Acquire);
     if start_ns > 0 {

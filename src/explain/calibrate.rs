@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::Tracer;
-use super::blame::{self, Target};
 use crate::sys::clock::now_ns;
 use crate::sys::futex;
 use crate::sys::sched::{self, SchedPolicy};
+use rtsoak_analysis::explain::blame::{self, Target};
 use rtsoak_record::Outlier;
 use rtsoak_record::result::explain::{ExplainedOutlier, TaskRole, Wait, Why};
 use rtsoak_record::{Role, Series};
@@ -192,7 +192,7 @@ impl RtPublisher {
 /// Explain each staged round's wait from the trace and check what it named.
 fn explain_rounds(
     staged: Vec<Staged>,
-    episodes: &super::episodes::Episodes,
+    episodes: &rtsoak_analysis::explain::episodes::Episodes,
     tid: i32,
 ) -> Vec<Round> {
     let outliers: Vec<Outlier> = staged
@@ -333,7 +333,7 @@ fn check(explained: &ExplainedOutlier, staged: &Staged) -> Vec<String> {
     let Wait::Lock { lock, holder } = &chain.wait else {
         return vec![format!("not a lock wait: {}", chain.cause())];
     };
-    if lock.kind != super::episodes::PI_FUTEX {
+    if lock.kind != rtsoak_analysis::explain::episodes::PI_FUTEX {
         wrong.push(format!("lock kind `{}`", lock.kind));
     }
     let Some(holder) = holder else {

@@ -20,15 +20,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub mod blame;
 pub mod calibrate;
-pub mod episodes;
-pub mod event;
-pub mod role;
 pub mod tracefs;
 
-use episodes::Episodes;
-use event::Pid;
+use rtsoak_analysis::explain::blame;
+use rtsoak_analysis::explain::episodes::Episodes;
+use rtsoak_analysis::explain::event::{self, Pid};
 use rtsoak_record::result::explain::{Explanation, Tracing};
 
 /// How often the reader looks at an empty pipe.
@@ -308,7 +305,7 @@ mod tests {
 
     #[test]
     fn a_run_lists_the_chains_of_its_longest_spikes_and_counts_every_one() {
-        let run = crate::testing::fixture::two_round_doc().runs.remove(0);
+        let run = rtsoak_testing::fixture::two_round_doc().runs.remove(0);
         let kept = |series: Series| {
             run.series
                 .get(&SeriesKey::Rt(series))
@@ -317,7 +314,7 @@ mod tests {
         let all = kept(Series::SendCall) + kept(Series::Delivery);
         assert!(all >= 3, "the fixture keeps {all} outliers");
         let trace = Trace {
-            episodes: episodes::Episodes::recorded(Vec::new(), Vec::new(), Vec::new()),
+            episodes: Episodes::default(),
             tracing: Tracing::default(),
         };
         let full = explain_run(&trace, &run, 0, [1, 2], usize::MAX);

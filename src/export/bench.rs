@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::bench::compare::{Comparison, Gates};
+use rtsoak_analysis::bench::compare::{Comparison, Gates};
 use rtsoak_record::bench::BenchDoc;
 
 /// The summary `rtsoak bench <name>` prints: settings, then per series the figures, then each
@@ -158,7 +158,7 @@ pub fn render_comparison(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::compare::{Point, three_way};
+    use rtsoak_analysis::bench::compare::{Point, three_way};
 
     #[test]
     fn a_comparison_prints_the_gates_the_figures_and_the_verdict() {

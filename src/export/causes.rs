@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::result::merge::TransportRuns;
+use rtsoak_analysis::merge::TransportRuns;
 use rtsoak_record::SeriesKey;
 use rtsoak_record::result::explain::SeriesBlame;
 

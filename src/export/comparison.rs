@@ -9,9 +9,9 @@
 //! from a [`ResultDoc`], decides no layout.
 
 use super::text::{noise_ran, seconds, us};
-use crate::judge::rates::rates_differ_p_value;
-use crate::result::merge::{MergedSeries, TransportRuns, by_transport};
-use crate::stats::{clopper_pearson_95, rests_on_few_samples};
+use rtsoak_analysis::judge::rates::rates_differ_p_value;
+use rtsoak_analysis::merge::{MergedSeries, TransportRuns, by_transport};
+use rtsoak_analysis::stats::{clopper_pearson_95, rests_on_few_samples};
 use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use rtsoak_record::{Attribution, Integrity, Summary};
 use rtsoak_record::{Series, SeriesKey};
@@ -559,7 +559,7 @@ fn legend(threshold: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::{one_run_doc, two_round_doc};
+    use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
     fn row<'t>(table: &'t Table, transport: &str) -> &'t [String] {
         table

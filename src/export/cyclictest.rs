@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use crate::result::merge::by_transport;
+use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::{Series, SeriesKey};
 
@@ -171,7 +171,7 @@ fn footer(out: &mut String, columns: &[Column], counts: &[Vec<u64>], buckets: u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_histogram_file_has_the_cyclictest_layout() {
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn the_largest_sample_lands_in_the_last_row_not_the_overflow() {
-        let mut histogram = crate::stats::new_histogram();
+        let mut histogram = rtsoak_analysis::stats::new_histogram();
         histogram.record(5_252_000).unwrap();
         let column = Column {
             name: "eventfd/timer".to_string(),

@@ -83,8 +83,8 @@ fn lay_out(out: &mut String, table: &Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::{one_run_doc, two_round_doc};
     use rtsoak_record::{Series, SeriesKey};
+    use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
     #[test]
     fn a_two_round_comparison_renders_merged_and_per_round_rows() {
@@ -101,12 +101,12 @@ mod tests {
     /// 40 000 samples at 500 us, 20 us plus an exponential 2 us, as a worker records them.
     fn synthetic_tail() -> rtsoak_record::TailEstimate {
         let mut rng = fastrand::Rng::with_seed(1);
-        let mut recorder = crate::stats::Recorder::new(30_000, 1000);
+        let mut recorder = rtsoak_analysis::stats::Recorder::new(30_000, 1000);
         for i in 0..40_000u64 {
             let value = 20_000.0 - (1.0 - rng.f64()).ln() * 2_000.0;
             recorder.record(i * 500_000, value as u64);
         }
-        let mut histogram = crate::stats::new_histogram();
+        let mut histogram = rtsoak_analysis::stats::new_histogram();
         for bucket in recorder.interval.iter_recorded() {
             let count = u64::from(bucket.count_at_value());
             histogram
@@ -114,7 +114,7 @@ mod tests {
                 .unwrap();
         }
         let (outliers, dropped) = recorder.outliers();
-        crate::tail::estimate(&crate::tail::TailInput {
+        rtsoak_analysis::tail::estimate(&rtsoak_analysis::tail::TailInput {
             outliers,
             outliers_dropped: dropped,
             histogram: &histogram,
@@ -128,7 +128,7 @@ mod tests {
     fn tail_estimates_show_their_levels_or_why_there_are_none() {
         let mut doc = one_run_doc();
         for run in &mut doc.runs {
-            run.tail = crate::result::tail::estimate_run(run, 500_000, 20_000);
+            run.tail = rtsoak_analysis::tail::run::estimate_run(run, 500_000, 20_000);
             // The fixture's series are too short for a fit: add one that has a tail.
             run.tail
                 .insert(SeriesKey::Rt(Series::Timer), synthetic_tail());

@@ -111,3 +111,42 @@ fn why(changes: &CauseChanges) -> String {
         parts.join("; ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff, DiffRules};
+
+    #[test]
+    fn a_cause_that_changed_is_said_with_its_counts_and_shares() {
+        let diff = Diff {
+            baseline: "base".into(),
+            baseline_started_at: String::new(),
+            rules: DiffRules::default(),
+            regression: true,
+            inconclusive: Vec::new(),
+            findings: Vec::new(),
+            causes: vec![CauseChanges {
+                transport: "eventfd".into(),
+                ring_setup: None,
+                series: "delivery".into(),
+                baseline_over_threshold: 200,
+                new_over_threshold: 3000,
+                changes: vec![CauseChange {
+                    cause: "blocked on a lock".into(),
+                    baseline_count: 20.0,
+                    new_count: 2700.0,
+                    baseline_share_percent: 10.0,
+                    new_share_percent: 90.0,
+                }],
+            }],
+        };
+        let text = super::render(&diff);
+        assert!(
+            text.contains(
+                "  eventfd delivery: +2800 spikes over the threshold (200 → 3000): +2680 blocked \
+                 on a lock (10 % → 90 % of the kept spikes)"
+            ),
+            "{text}"
+        );
+    }
+}

@@ -3,12 +3,12 @@
 //! the exact test's p-value; then per transport how far above its floor the harness's delivery
 //! p99 is, and whether that is outside the floor's own spread over the rounds (inside it, the
 //! two are not told apart on this machine). Empty for a result without floor runs. Pure: the document in, text
-//! out ([`crate::judge::floor`] does the arithmetic).
+//! out ([`rtsoak_analysis::judge::floor`] does the arithmetic).
 
 use std::fmt::Write;
 
 use super::text::us;
-use crate::judge::floor::{FigureOverhead, FloorRow, overhead};
+use rtsoak_analysis::judge::floor::{FigureOverhead, FloorRow, overhead};
 use rtsoak_record::result::ResultDoc;
 
 /// The table and the lines, or nothing where the document has no floor runs.
@@ -159,12 +159,12 @@ mod tests {
 
     #[test]
     fn a_result_without_floor_runs_shows_nothing() {
-        assert_eq!(render(&crate::testing::fixture::two_round_doc()), "");
+        assert_eq!(render(&rtsoak_testing::fixture::two_round_doc()), "");
     }
 
     #[test]
     fn every_transport_gets_its_figures_and_a_line_that_says_how_far_above_its_floor() {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         let mut floor = doc.runs[0].clone();
         for series in floor.series.values_mut() {
             series.summary.p99_ns = series.summary.p99_ns * 4 / 5;
@@ -192,7 +192,7 @@ mod tests {
     /// The one-run fixture in three rounds, the harness's delivery p99 at `harness_p99_ns`
     /// each round and the floor's at `floor_p99_ns` in turn.
     fn three_rounds(harness_p99_ns: u64, floor_p99_ns: [u64; 3]) -> ResultDoc {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         let delivery = rtsoak_record::SeriesKey::Rt(rtsoak_record::Series::Delivery);
         let run = doc.runs[0].clone();
         let in_round = |round: u32, p99_ns: u64| {
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn a_floor_run_that_failed_leaves_no_figure_and_says_so() {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         let mut floor = doc.runs[0].clone();
         floor.status = RunStatus::Failed;
         doc.floor_runs = vec![floor];

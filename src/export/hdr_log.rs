@@ -18,7 +18,7 @@
 
 use std::fmt::Write;
 
-use crate::stats::decode_histogram;
+use rtsoak_analysis::stats::decode_histogram;
 use rtsoak_record::result::{ResultDoc, RunKey};
 use rtsoak_record::{Series, SeriesKey};
 
@@ -97,10 +97,10 @@ mod tests {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
     use super::*;
-    use crate::stats::new_histogram;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_analysis::stats::new_histogram;
     use rtsoak_record::RingSetup;
     use rtsoak_record::result::IntervalSeries;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_interval_log_has_the_java_header_lines_and_one_tag_per_transport_and_series() {
@@ -129,7 +129,7 @@ mod tests {
             }
         }
         assert!(start_time.is_some());
-        let expected = crate::testing::python_check::histograms_by_tag(&doc);
+        let expected = rtsoak_testing::python_check::histograms_by_tag(&doc);
         assert_eq!(
             per_tag.keys().collect::<Vec<_>>(),
             expected.keys().collect::<Vec<_>>()
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn the_python_hdrhistogram_package_decodes_the_log_to_the_same_counts_and_max() {
-        crate::testing::python_check::hdr_log(&two_round_doc(), &render(&two_round_doc()));
+        rtsoak_testing::python_check::hdr_log(&two_round_doc(), &render(&two_round_doc()));
     }
 
     /// Every interval line split as Java's `HistogramLogScanner` splits it (at spaces and
@@ -214,7 +214,7 @@ mod tests {
         for interval in &mut run.intervals {
             let empty = IntervalSeries {
                 stats: Default::default(),
-                histogram: Some(crate::stats::encode_histogram(&new_histogram())),
+                histogram: Some(rtsoak_analysis::stats::encode_histogram(&new_histogram())),
             };
             interval
                 .series

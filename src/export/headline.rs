@@ -2,7 +2,7 @@
 //! one screen of at most [`WIDTH`] columns. One table in the shape RT engineers publish (per
 //! transport: messages, missed periods, lost, send calls and deliveries over the threshold per
 //! million with their exact 95 % interval, the longest of each, status), the decision in
-//! sentences made from the figures ([`crate::judge::decision`]), the verdict with every reason,
+//! sentences made from the figures ([`rtsoak_analysis::judge::decision`]), the verdict with every reason,
 //! and the caveats that change the figures most, ranked and folded, with a count of the rest;
 //! with `--floor`, the harness against its floor ([`super::floor`]). `--details` adds every
 //! other table.
@@ -14,9 +14,9 @@ use std::fmt::Write;
 use super::comparison::{not_run_word, status_word, title};
 use super::journal::verdict_lines;
 use super::text::us;
-use crate::judge::decision::{decide, per_million};
-use crate::result::merge::{TransportRuns, by_transport};
-use crate::stats::clopper_pearson_95;
+use rtsoak_analysis::judge::decision::{decide, per_million};
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
+use rtsoak_analysis::stats::clopper_pearson_95;
 use rtsoak_record::result::decision::{Decision, MainCause};
 use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
 use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};

@@ -1,10 +1,10 @@
 use super::*;
-use crate::testing::fixture::{one_run_doc, two_round_doc};
+use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
 #[test]
 fn the_headline_of_a_comparison_fits_a_100_column_terminal() {
     let mut doc = two_round_doc();
-    doc.verdict = Some(crate::judge::verdict(&doc));
+    doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
     let text = render(&doc);
     for line in text.lines() {
         assert!(

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use hdrhistogram::Histogram;
 
-use crate::result::merge::by_transport;
+use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::{Series, SeriesKey};
 
@@ -93,7 +93,7 @@ fn sub_buckets(sigfig: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn distributions_follow_the_java_layout_per_transport_and_series() {

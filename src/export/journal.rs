@@ -1,7 +1,7 @@
 //! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
 //! then the verdict with one line per failure, breach and regression.
 
-use crate::result::merge::by_transport;
+use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::Series;
 use rtsoak_record::result::verdict::Verdict;
 use rtsoak_record::result::{ResultDoc, RunStatus};
@@ -48,7 +48,7 @@ pub fn decision_line(decision: &rtsoak_record::result::decision::Decision) -> Op
                 "{} fewest {} ({} per million{others})",
                 s.series,
                 best.label,
-                crate::judge::decision::per_million(best.per_million)
+                rtsoak_analysis::judge::decision::per_million(best.per_million)
             ))
         })
         .collect();

@@ -10,7 +10,7 @@ pub fn render(doc: &ResultDoc) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_json_reads_back_as_the_same_document() {

@@ -18,7 +18,7 @@
 use std::fmt::Write;
 
 use super::text::us;
-use crate::result::merge::{TransportRuns, by_transport};
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::verdict::Failure;
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{RingSetup, Series, SeriesKey};
@@ -413,7 +413,7 @@ fn text(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_report_has_one_suite_four_checks_per_transport_and_the_invocations_verdict() {

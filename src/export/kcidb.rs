@@ -12,7 +12,7 @@
 
 use serde_json::{Value, json};
 
-use crate::result::merge::{TransportRuns, by_transport};
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Series, SeriesKey};
 
@@ -162,7 +162,7 @@ fn statuses<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_document_pins_its_version_and_keys_tests_by_origin_and_path() {

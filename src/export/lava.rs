@@ -13,7 +13,7 @@
 use std::fmt::Write;
 
 use super::text::us;
-use crate::result::merge::{TransportRuns, by_transport};
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Series, SeriesKey, Status};
 
@@ -151,7 +151,7 @@ fn case_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn every_transport_and_figure_is_a_line_and_the_verdict_the_last() {

@@ -80,7 +80,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_comparison_renders_as_markdown_tables() {

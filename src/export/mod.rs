@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn every_format_renders_the_fixture_to_something() {
-        let doc = crate::testing::fixture::two_round_doc();
+        let doc = rtsoak_testing::fixture::two_round_doc();
         for format in FORMATS {
             assert!(!(format.render)(&doc).is_empty(), "{}", format.name);
         }

@@ -18,7 +18,7 @@
 
 use std::fmt::{Display, Write};
 
-use crate::result::merge::{TransportRuns, by_transport};
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Attribution, Integrity};
 use rtsoak_record::{Series, SeriesKey};
@@ -441,7 +441,7 @@ fn per_transport(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn the_dashboards_failure_panel_adds_every_count_that_fails_a_run() {
@@ -504,7 +504,7 @@ mod tests {
 
     #[test]
     fn the_python_prometheus_client_parser_accepts_the_file() {
-        let Some(families) = crate::testing::python_check::prometheus(&render(&two_round_doc()))
+        let Some(families) = rtsoak_testing::python_check::prometheus(&render(&two_round_doc()))
         else {
             return;
         };

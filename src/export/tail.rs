@@ -3,7 +3,7 @@
 //! no estimate. Pure: from a result to a table and lines.
 
 use super::comparison::Table;
-use crate::tail::EXTRAPOLATION_MARK;
+use rtsoak_analysis::tail::EXTRAPOLATION_MARK;
 use rtsoak_record::result::{ResultDoc, RunKey};
 use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 

@@ -155,12 +155,12 @@ fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     fn doc() -> ResultDoc {
         let mut doc = two_round_doc();
         doc.plan.profile = "/etc/rtsoak/night ly.toml".to_string();
-        doc.verdict = Some(crate::judge::verdict(&doc));
+        doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
         doc
     }
 
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn the_decision_says_which_transports_have_the_fewest_spikes() {
         let mut doc = two_round_doc();
-        doc.decision = Some(crate::judge::decision::decide(&doc));
+        doc.decision = Some(rtsoak_analysis::judge::decision::decide(&doc));
         let text = render(&doc);
         let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
             .expect("the text parses");
@@ -247,10 +247,10 @@ mod tests {
 
     #[test]
     fn an_inconclusive_verdict_is_a_gauge_a_fleet_can_alert_on_with_one_sample_per_reason() {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         doc.runs[0].integrity.lost = 0;
         doc.plan.verdict.min_messages = Some(u64::MAX);
-        let verdict = crate::judge::verdict(&doc);
+        let verdict = rtsoak_analysis::judge::verdict(&doc);
         assert_eq!(verdict.status, Status::Inconclusive, "{verdict:?}");
         doc.verdict = Some(verdict);
         let text = render(&doc);

@@ -102,7 +102,7 @@ fn memfd(name: &str) -> anyhow::Result<OwnedFd> {
 mod tests {
     use super::*;
     use crate::protocol::frame::{FrameHeader, encode};
-    use crate::stats::{HIGHEST_NS, new_interval_histogram};
+    use rtsoak_analysis::stats::{HIGHEST_NS, new_interval_histogram};
     use rtsoak_record::SampleStats;
 
     #[test]

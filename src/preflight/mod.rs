@@ -93,3 +93,6 @@ fn worth(findings: &[Finding]) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod caveats_tests;

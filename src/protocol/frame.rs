@@ -15,7 +15,7 @@
 use anyhow::{Context, bail, ensure};
 use hdrhistogram::Histogram;
 
-use crate::stats::new_histogram;
+use rtsoak_analysis::stats::new_histogram;
 use rtsoak_record::SampleStats;
 
 /// Bumped whenever the payload layout changes.
@@ -238,7 +238,7 @@ pub fn decode(payload: &[u8]) -> anyhow::Result<IntervalFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{HIGHEST_NS, new_interval_histogram};
+    use rtsoak_analysis::stats::{HIGHEST_NS, new_interval_histogram};
 
     fn header(count: u64) -> FrameHeader {
         FrameHeader {

@@ -22,7 +22,7 @@ pub use frame::IntervalFrame;
 pub use spec::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
 pub use stream::{Frames, ReportStream, ReportWriter, parse_report, read_report, write_report};
 
-use crate::stats::Recorder;
+use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{BurstReport, Counters, Hygiene, LoadCount, RtSetup, Series};
 use rtsoak_record::{Outlier, SampleStats};
 

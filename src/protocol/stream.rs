@@ -15,7 +15,7 @@ use std::os::fd::OwnedFd;
 use super::WorkerReport;
 use super::frame::{self, FrameHeader, IntervalFrame};
 use super::ring::{RingFull, RingReader, RingWriter};
-use crate::stats::Recorder;
+use rtsoak_analysis::stats::Recorder;
 
 /// Bytes before the report's JSON: its length, so a report cut off by a dying worker is told
 /// from a whole one.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::protocol::ReportStream;
-use crate::stats::{coarse_copy, encode_histogram, new_histogram};
+use rtsoak_analysis::stats::{coarse_copy, encode_histogram, new_histogram};
 use rtsoak_record::result::{
     Interval, IntervalSeries, RunResult, RunStatus, SeriesResult, WorkerRecord,
 };
@@ -203,7 +203,7 @@ impl RtParts {
             self.series.insert(
                 key,
                 SeriesResult {
-                    summary: crate::stats::summarise(histogram, &extra.stats),
+                    summary: rtsoak_analysis::stats::summarise(histogram, &extra.stats),
                     histogram: encode_stored(key, histogram),
                     outliers: extra.outliers.clone(),
                     outliers_dropped: extra.outliers_dropped,
@@ -230,7 +230,7 @@ impl RtParts {
     fn summarise_unreported(&mut self) {
         for (&key, histogram) in &self.totals {
             self.series.entry(key).or_insert_with(|| SeriesResult {
-                summary: crate::stats::summarise(
+                summary: rtsoak_analysis::stats::summarise(
                     histogram,
                     &stats_from_intervals(&self.intervals, key),
                 ),
@@ -261,7 +261,7 @@ fn add_noise_series(
         series.insert(
             key,
             SeriesResult {
-                summary: crate::stats::summarise(histogram, stats),
+                summary: rtsoak_analysis::stats::summarise(histogram, stats),
                 histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,

@@ -54,3 +54,35 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
         io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_test_fixtures_host_is_what_sysinfo_reads_of_the_board_fixture() {
+        let root = SysRoot::at(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sys/rt-board-6cpu"
+        ));
+        let read = HostFacts {
+            arch: "aarch64".to_string(),
+            ..host_facts(&root)
+        };
+        let stored = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/rtsoak-testing/src/rt-board-6cpu.json"
+        );
+        if std::env::var_os("RTSOAK_BLESS").is_some() {
+            let json = serde_json::to_string_pretty(&read).unwrap() + "\n";
+            std::fs::write(stored, json).unwrap();
+        }
+        let fixture: HostFacts =
+            serde_json::from_str(rtsoak_testing::fixture::HOST_FACTS_JSON).unwrap();
+        assert_eq!(
+            fixture, read,
+            "the test fixture's host facts are not sysinfo's: RTSOAK_BLESS=1 cargo test --lib \
+             sysinfo rewrites {stored}"
+        );
+    }
+}

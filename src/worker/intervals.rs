@@ -7,7 +7,7 @@
 //! phase did, so interval lengths add up to the measured time.
 
 use crate::protocol::ReportWriter;
-use crate::stats::Recorder;
+use rtsoak_analysis::stats::Recorder;
 
 /// The interval clock of one worker.
 pub struct Intervals {

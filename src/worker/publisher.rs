@@ -20,10 +20,10 @@ use super::intervals::Intervals;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::queue::{FLAG_WARMUP, Message};
 use crate::region::{Region, WorkerSlot, phase, worker_state};
-use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::{io_wq, sched};
 use crate::transport::Waker;
+use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::plan::Fault;
 use rtsoak_record::{Counters, Hygiene, Series};
 

@@ -27,10 +27,10 @@ use super::own_wake::OwnWakes;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::queue::{Cursor, FLAG_WARMUP};
 use crate::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
-use crate::stats::{Recorder, SeqTracker};
 use crate::sys::clock::now_ns;
 use crate::sys::{io_wq, sched, uring};
 use crate::transport::{Completion, Own, Waiter};
+use rtsoak_analysis::stats::{Recorder, SeqTracker};
 use rtsoak_record::Attribution;
 use rtsoak_record::{Counters, Series};
 

@@ -77,7 +77,7 @@ pub fn is_root() -> bool {
 /// `.ci/run` does) a skipped check is a failure. The one helper the unit tests use too.
 // Not every test file that includes this module skips something.
 #[allow(unused_imports)]
-pub use rtsoak::sys::testing::skip;
+pub use rtsoak_testing::skip;
 
 /// True if a process with this pid exists.
 pub fn alive(pid: i32) -> bool {

@@ -215,7 +215,7 @@ impl<'a> TransportRuns<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::fixture::two_round_doc;
+    use rtsoak_testing::fixture::two_round_doc;
 
     #[test]
     fn rounds_of_one_transport_merge_into_one_row_in_first_run_order() {

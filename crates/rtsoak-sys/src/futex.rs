@@ -222,7 +222,7 @@ mod tests {
         let word = AtomicU32::new(0);
         match futex2_wake(&word, FUTEX_BITSET_MATCH_ANY, 1, FUTEX2_PRIVATE) {
             // ENOSYS: a kernel before 6.7 has no futex2 wake; nothing else to check there.
-            Err(Errno::ENOSYS) => crate::testing::skip("futex_wake(2) needs Linux 6.7"),
+            Err(Errno::ENOSYS) => rtsoak_testing::skip("futex_wake(2) needs Linux 6.7"),
             other => assert_eq!(other, Err(Errno::EINVAL)),
         }
         match futex2_wake(

@@ -28,9 +28,6 @@ pub mod spawn;
 pub mod trace;
 pub mod uring;
 
-#[doc(hidden)]
-pub mod testing;
-
 use nix::errno::Errno;
 
 /// A system call that failed: which one and with what errno.

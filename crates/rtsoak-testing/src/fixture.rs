@@ -9,8 +9,7 @@ use hdrhistogram::Histogram;
 
 use rtsoak_record::plan::{RtPlan, RunPlan};
 
-use crate::stats::{encode_histogram, new_histogram};
-use crate::sysinfo::{SysRoot, host_facts};
+use rtsoak_analysis::stats::{encode_histogram, new_histogram};
 use rtsoak_record::Support;
 use rtsoak_record::result::{
     Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, SeriesResult, Tool,
@@ -75,7 +74,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
         series.insert(
             SeriesKey::Rt(*name),
             SeriesResult {
-                summary: crate::stats::summarise(&histogram, &stats),
+                summary: rtsoak_analysis::stats::summarise(&histogram, &stats),
                 histogram: encode_histogram(&histogram),
                 outliers,
                 outliers_dropped: 0,
@@ -299,11 +298,12 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
     }
 }
 
+/// The host facts of the `tests/fixtures/sys/rt-board-6cpu` machine as `sysinfo` reads them
+/// (a test of the binary holds the two equal), on aarch64: the build's architecture would make
+/// the snapshots depend on the test machine.
+pub const HOST_FACTS_JSON: &str = include_str!("rt-board-6cpu.json");
+
 fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
-    let root = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/sys/rt-board-6cpu"
-    );
     ResultDoc {
         schema_version: rtsoak_record::result::SCHEMA_VERSION,
         tool: Tool {
@@ -315,11 +315,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         started_at: "2026-11-30T12:00:00Z".to_string(),
         finished_at: Some("2026-11-30T12:01:00Z".to_string()),
         interrupted: false,
-        host: HostFacts {
-            // The build's architecture would make the snapshots depend on the test machine.
-            arch: "aarch64".to_string(),
-            ..host_facts(&SysRoot::at(root))
-        },
+        host: serde_json::from_str::<HostFacts>(HOST_FACTS_JSON).expect("the fixture's host facts"),
         support: vec![
             TransportSupport {
                 transport: "futex".to_string(),

@@ -1,14 +1,14 @@
 //! Test helpers that read exporter output with independent Python implementations: the
 //! `hdrhistogram` package (import name `hdrh`) for interval logs and `prometheus_client`'s text
 //! parser for Prometheus files. `.ci/run` installs both; where python3 or a package is missing
-//! the check prints `SKIPPED` with the reason and passes ([`crate::testing::skip`]), so a skip is
+//! the check prints `SKIPPED` with the reason and passes ([`crate::skip`]), so a skip is
 //! never silent, except in CI (`RTSOAK_CI` set), where a skipped check fails.
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use crate::stats::{decode_histogram, new_histogram};
-use crate::testing::skip;
+use crate::skip;
+use rtsoak_analysis::stats::{decode_histogram, new_histogram};
 use rtsoak_record::result::ResultDoc;
 
 /// Run `script` with python3 on `input` (a file path as `sys.argv[1]`). `None` = skipped.

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::bench::UsageError;
-use crate::bench::compare::{self, Comparison, Gates, Point, Verdict};
 use crate::exit::Outcome;
 use crate::export::bench as report;
+use rtsoak_analysis::bench::compare::{self, Comparison, Gates, Point, Verdict};
 use rtsoak_record::bench::{
     BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, BenchConfig, BenchDoc,
 };

@@ -12,7 +12,6 @@ use anyhow::Context;
 mod compare;
 
 use crate::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
-use crate::bench::compare::Gates;
 use crate::bench::{Bench, RoundPlan, UsageError};
 use crate::exit::Outcome;
 use crate::export::bench as report;
@@ -22,6 +21,7 @@ use crate::sys::sched;
 use crate::sys::uring::OpcodeSupport;
 use crate::sysinfo::{SysRoot, host_facts};
 use crate::worker::realtime;
+use rtsoak_analysis::bench::compare::Gates;
 use rtsoak_record::HostFacts;
 use rtsoak_record::bench::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
 use rtsoak_record::bench::{BenchConfig, BenchDoc};

@@ -14,7 +14,6 @@ use anyhow::Context;
 use crate::cli::SoakArgs;
 use crate::coordinator::stop::StopFlag;
 use crate::exit::Outcome;
-use crate::judge::ranked_caveats;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::result::store::{RESULT_FILE, write_atomic};
@@ -25,6 +24,7 @@ use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{SysRoot, host_facts};
 use crate::{export, transport};
 use rounds::{Rounds, check_floor, run_rounds};
+use rtsoak_analysis::judge::ranked_caveats;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{ResultDoc, Tool};
 use rtsoak_record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
@@ -150,7 +150,7 @@ fn judge_and_save(
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     doc.caveats = ranked_caveats(doc);
-    doc.decision = Some(crate::judge::decision::decide(doc));
+    doc.decision = Some(rtsoak_analysis::judge::decision::decide(doc));
     doc.verdict = Some(nightly::judge(doc, baseline));
     if saver.save(doc)
         && let Err(error) = write_exports(doc, result_dir, formats)

@@ -12,10 +12,10 @@ use anyhow::Context;
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
 use crate::export::journal;
-use crate::judge::diff;
-use crate::judge::verdict;
 use crate::result::store::load;
 use crate::result::store::retention::{self, Retention};
+use rtsoak_analysis::judge::diff;
+use rtsoak_analysis::judge::verdict;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
@@ -133,7 +133,7 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::judge::verdict(doc);
+            judged = rtsoak_analysis::judge::verdict(doc);
             &judged
         }
     };
@@ -160,9 +160,9 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 mod tests {
     use super::*;
     use crate::export::journal::verdict_lines;
-    use crate::testing::fixture::one_run_doc;
     use rtsoak_record::result::RunStatus;
     use rtsoak_record::result::diff::{Diff, Figure, Finding};
+    use rtsoak_testing::fixture::one_run_doc;
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
         let mut doc = one_run_doc();

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use crate::coordinator::stop::StopFlag;
 use crate::coordinator::{Progress, run_one};
-use crate::judge::ranked_caveats;
 use crate::profile;
 use crate::result::store::Saver;
 use crate::sys::clock::timestamp;
 use crate::worker::floor::MAX_FLOOR_PERIODS;
+use rtsoak_analysis::judge::ranked_caveats;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use rtsoak_record::transport::Name;

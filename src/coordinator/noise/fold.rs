@@ -13,7 +13,7 @@ use crate::protocol::{Work, WorkerReport, WorkerSpec, frame};
 
 use crate::noise::{burst, load};
 use crate::result::build::NoiseOutcome;
-use crate::stats::new_histogram;
+use rtsoak_analysis::stats::new_histogram;
 use rtsoak_record::SampleStats;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::NoiseActivity;

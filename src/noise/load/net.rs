@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn a_stream_without_loopback_reports_nothing_instead_of_blocking_past_the_run() {
         match stream(true) {
-            Outcome::NoNamespace => crate::testing::skip("unshare(CLONE_NEWNET) needs root"),
+            Outcome::NoNamespace => rtsoak_testing::skip("unshare(CLONE_NEWNET) needs root"),
             outcome => assert_eq!(outcome, Outcome::Returned(0)),
         }
     }

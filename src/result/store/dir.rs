@@ -148,7 +148,7 @@ mod tests {
     fn a_failed_save_is_kept_and_stops_later_saves() {
         let base = tempfile::tempdir().unwrap();
         let mut saver = Saver::new(&base.path().join("missing-dir"));
-        let doc = crate::testing::fixture::one_run_doc();
+        let doc = rtsoak_testing::fixture::one_run_doc();
         assert!(!saver.save(&doc));
         assert!(!saver.save(&doc));
         let error = format!("{:#}", saver.failure().unwrap());

@@ -165,7 +165,7 @@ mod tests {
         let mut docs: Vec<(String, Vec<u8>)> = fixtures();
         docs.push((
             "the two-round fixture".to_string(),
-            to_json(&crate::testing::fixture::two_round_doc()),
+            to_json(&rtsoak_testing::fixture::two_round_doc()),
         ));
         for (name, bytes) in docs {
             let saved = to_json(&from_bytes(&bytes).unwrap());

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 
 use super::to_json;
-use crate::result::coarsen;
-use crate::stats::{coarse_copy, encode_histogram, new_histogram};
+use rtsoak_analysis::coarsen;
+use rtsoak_analysis::stats::{coarse_copy, encode_histogram, new_histogram};
 use rtsoak_record::result::explain::{ExplainedOutlier, Explanation, Why, chains_per_run};
 use rtsoak_record::result::{Interval, IntervalSeries};
 use rtsoak_record::{Outlier, SampleStats};
@@ -68,7 +68,7 @@ fn a_ten_minute_jetson_comparison_whose_every_list_fills_stays_under_10_mb() {
 /// The saved size of a comparison of every transport for `duration_ns` each in `rounds`, every
 /// outlier list full, explained; `what` names it in the figure printed.
 fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
-    let mut doc = crate::testing::fixture::two_round_doc();
+    let mut doc = rtsoak_testing::fixture::two_round_doc();
     let template = doc.runs[0].clone();
     doc.plan.transports = rtsoak_record::transport::Name::all();
     doc.plan.ring_setup_variants.clear();

@@ -14,11 +14,11 @@ pub mod subscriber;
 use anyhow::bail;
 
 use crate::protocol::SeriesReport;
-use crate::stats::Recorder;
 use crate::sys::clock::now_ns;
 use crate::sys::sched;
 use crate::worker::WorkerContext;
 use crate::worker::intervals::Intervals;
+use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{Counters, Series};
 
 /// The most measured periods one floor run holds: every sample has its slot in an array

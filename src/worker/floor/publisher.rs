@@ -13,11 +13,11 @@ use super::{Finished, Samples};
 use crate::protocol::QueueSpec;
 use crate::queue::{FLAG_WARMUP, Message};
 use crate::region::{Region, phase, worker_state};
-use crate::stats::Recorder;
 use crate::sys::clock::{now_ns, sleep_until_ns};
 use crate::sys::sched;
 use crate::transport::Waker;
 use crate::worker::WorkerContext;
+use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{Counters, Series};
 
 /// Run the floor publisher with waker `W` for the run's periods.

@@ -16,13 +16,13 @@ use io_uring::types::{SubmitArgs, Timespec};
 use super::{Finished, Samples};
 use crate::protocol::QueueSpec;
 use crate::region::{FloorStamps, RT_PUBLISHER_SLOT, phase, worker_state};
-use crate::stats::Recorder;
 use crate::sys::clock::now_ns;
 use crate::sys::{sched, uring};
 use crate::transport::Waiter;
 use crate::worker::WorkerContext;
 use crate::worker::own_wake::OwnWakes;
 use crate::worker::subscriber::{Reaped, rearm_and_submit, wait};
+use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::Attribution;
 use rtsoak_record::{Counters, Series};
 

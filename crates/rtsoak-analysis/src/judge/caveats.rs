@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::result::merge::by_transport;
+use crate::merge::by_transport;
 use rtsoak_record::Role;
 use rtsoak_record::SystemCheck;
 use rtsoak_record::cpulist;
@@ -344,72 +344,13 @@ fn noise_notes(doc: &ResultDoc) -> Vec<Caveat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preflight::check;
-    use crate::profile::{CpuTopology, Overrides};
-    use crate::sysinfo::{SysRoot, host_facts};
-    use rtsoak_record::CpuDmaLatency;
     use rtsoak_record::Policy;
-    use rtsoak_record::result::{ResultDoc, Tool, WorkerRecord};
+    use rtsoak_record::result::{ResultDoc, WorkerRecord};
     use rtsoak_record::{Hygiene, RtSetup};
-    use rtsoak_record::{Privileges, Trial};
-
-    /// A result with no runs on the VM fixture, its default plan and its system check.
-    fn vm_doc(held: Option<bool>) -> ResultDoc {
-        let root = SysRoot::at(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/sys/vm-2cpu"
-        ));
-        let host = host_facts(&root);
-        let (name, profile) = crate::profile::load("default").unwrap();
-        let topology = CpuTopology {
-            online: host.online_cpus(),
-            isolated: host.isolated_cpus(),
-        };
-        let plan = crate::profile::resolve(
-            &name,
-            &profile,
-            &Overrides::default(),
-            &topology,
-            &rtsoak_record::transport::Name::all(),
-        )
-        .unwrap();
-        let granted = Trial::granted("everything");
-        let privileges = Privileges {
-            rt_priority: granted.clone(),
-            memory_lock: granted.clone(),
-            pidfd_getfd: granted,
-        };
-        let system_check = check(&root, &plan.rt_cpus(), &privileges, &[]);
-        ResultDoc {
-            schema_version: rtsoak_record::result::SCHEMA_VERSION,
-            tool: Tool::current(),
-            command: "run".into(),
-            argv: Vec::new(),
-            started_at: String::new(),
-            finished_at: None,
-            interrupted: false,
-            host,
-            plan,
-            caveats: Vec::new(),
-            support: Vec::new(),
-            runs: Vec::new(),
-            system_check: Some(system_check),
-            cpu_dma_latency: held.map(|held| CpuDmaLatency {
-                path: "/dev/cpu_dma_latency".into(),
-                requested: true,
-                held_us: held.then_some(0),
-                not_held_because: (!held).then(|| "permission denied".to_string()),
-            }),
-            tracefs_mounted: None,
-            decision: None,
-            verdict: None,
-            floor_runs: Vec::new(),
-        }
-    }
 
     #[test]
     fn missed_periods_name_each_transport_with_its_share_of_the_planned_periods() {
-        let doc = crate::testing::fixture::two_round_doc();
+        let doc = rtsoak_testing::fixture::two_round_doc();
         let caveats = caveats(&doc);
         let missed: Vec<&String> = caveats.iter().filter(|c| c.contains("missed")).collect();
         assert_eq!(
@@ -430,7 +371,7 @@ mod tests {
 
     #[test]
     fn a_run_without_planned_periods_still_names_its_missed_ones() {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         doc.runs[0].integrity.missed_periods = 3;
         doc.runs[0].integrity.planned_periods = 0;
         let caveats = caveats(&doc);
@@ -443,7 +384,7 @@ mod tests {
 
     #[test]
     fn only_transports_that_cannot_tell_their_own_wake_apart_are_named() {
-        let doc = crate::testing::fixture::two_round_doc();
+        let doc = rtsoak_testing::fixture::two_round_doc();
         let caveats = caveats(&doc);
         let carried: Vec<&String> = caveats
             .iter()
@@ -451,7 +392,7 @@ mod tests {
             .collect();
         assert_eq!(carried.len(), 1, "{caveats:#?}");
         assert!(carried[0].starts_with("own wake not attributable for futex-syscall: "));
-        let exact = super::caveats(&crate::testing::fixture::one_run_doc());
+        let exact = super::caveats(&rtsoak_testing::fixture::one_run_doc());
         assert!(!exact.iter().any(|c| c.contains("not attributable")));
     }
 
@@ -461,38 +402,6 @@ mod tests {
         assert_eq!(percent(1, 7_200_000), "0.000014 %");
         assert_eq!(percent(7, 200), "3.5 %");
         assert_eq!(percent(2, 5), "40 %");
-    }
-
-    #[test]
-    fn the_checks_summary_comes_first_then_the_layout_notes() {
-        let doc = vm_doc(Some(true));
-        let caveats = caveats(&doc);
-        assert!(caveats[0].starts_with("not a PREEMPT_RT kernel (6.18.44-fc-v669)"));
-        assert!(
-            caveats.contains(
-                &"RT CPUs 0-1 not isolated (isolcpus=/nohz_full=): other tasks and interrupts may \
-              run there"
-                    .to_string()
-            )
-        );
-        assert_eq!(caveats.last(), doc.plan.layout_notes.last());
-    }
-
-    #[test]
-    fn deep_idle_states_matter_only_when_cpu_dma_latency_was_not_held() {
-        let held = caveats(&vm_doc(Some(true)));
-        assert!(!held.iter().any(|c| c.contains("idle states")), "{held:#?}");
-        let refused = caveats(&vm_doc(Some(false)));
-        let idle: Vec<&String> = refused
-            .iter()
-            .filter(|c| c.contains("idle states"))
-            .collect();
-        assert_eq!(idle.len(), 1, "one line, the hold's own: {refused:#?}");
-        assert!(
-            refused.iter().any(|c| {
-                c.starts_with("/dev/cpu_dma_latency was not held (permission denied)")
-            })
-        );
     }
 
     /// A setup recorded by a worker that asked for `asked` on CPUs 0-1 and got `got`.
@@ -514,7 +423,7 @@ mod tests {
 
     #[test]
     fn noise_that_did_not_get_what_it_asked_for_is_one_caveat_per_kind_over_every_run() {
-        let mut doc = crate::testing::fixture::two_round_doc();
+        let mut doc = rtsoak_testing::fixture::two_round_doc();
         let measured: Vec<usize> = (0..doc.runs.len())
             .filter(|&i| doc.runs[i].noise.enabled)
             .collect();
@@ -561,7 +470,7 @@ mod tests {
 
     #[test]
     fn noise_that_got_what_it_asked_for_or_was_never_recorded_adds_no_caveat() {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         assert!(
             noise_notes(&doc).is_empty(),
             "older results record no noise setup"
@@ -578,7 +487,7 @@ mod tests {
     /// A one-run result of `transport` whose RT publisher and subscriber saw these io-wq
     /// worker counts.
     fn io_wq_doc(transport: &str, publisher: Option<u64>, subscriber: Option<u64>) -> ResultDoc {
-        let mut doc = crate::testing::fixture::one_run_doc();
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
         let worker = |role, io_wq_workers| WorkerRecord {
             role,
             pid: 4242,
@@ -630,39 +539,5 @@ mod tests {
     fn rt_workers_without_io_wq_threads_or_unchecked_add_no_caveat() {
         assert!(io_wq_notes(&io_wq_doc("eventfd", Some(0), Some(0))).is_empty());
         assert!(io_wq_notes(&io_wq_doc("eventfd", None, None)).is_empty());
-    }
-
-    #[test]
-    fn a_result_without_a_system_check_keeps_the_host_based_caveats() {
-        let mut doc = vm_doc(None);
-        doc.system_check = None;
-        let caveats = caveats(&doc);
-        assert!(caveats[0].starts_with("not a PREEMPT_RT kernel"));
-        assert!(
-            caveats
-                .iter()
-                .any(|c| c.starts_with("RT CPUs 0-1 not isolated"))
-        );
-        assert!(!caveats.iter().any(|c| c.contains("was not held")));
-    }
-
-    #[test]
-    fn caveats_are_ranked_by_what_they_change_not_by_code_order() {
-        let ranked = ranked(&vm_doc(Some(true)));
-        let severities: Vec<Severity> = ranked.iter().map(|c| c.severity).collect();
-        let mut sorted = severities.clone();
-        sorted.sort();
-        assert_eq!(severities, sorted, "{ranked:#?}");
-        let of = |start: &str| {
-            ranked
-                .iter()
-                .find(|c| c.text.starts_with(start))
-                .unwrap_or_else(|| panic!("no `{start}`: {ranked:#?}"))
-                .severity
-        };
-        assert_eq!(of("not a PREEMPT_RT kernel"), Severity::Invalidates);
-        assert_eq!(of("noise shares CPUs 0-1"), Severity::Invalidates);
-        assert_eq!(of("RT CPUs 0-1 not isolated"), Severity::Distorts);
-        assert_eq!(of("RCU callbacks run on the RT CPUs"), Severity::Detail);
     }
 }

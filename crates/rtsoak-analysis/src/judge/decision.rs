@@ -8,7 +8,7 @@
 //! Pure: reads a [`ResultDoc`], returns a [`Decision`]; never prints.
 
 use super::rates::rates_differ_p_value;
-use crate::result::merge::{TransportRuns, by_transport};
+use crate::merge::{TransportRuns, by_transport};
 use crate::stats::clopper_pearson_95;
 use rtsoak_record::result::decision::{Claim, Decision, MainCause, Rate, SeriesDecision};
 use rtsoak_record::result::explain::SeriesBlame;

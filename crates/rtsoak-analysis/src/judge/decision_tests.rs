@@ -1,6 +1,6 @@
 use super::*;
-use crate::testing::fixture::{one_run_doc, two_round_doc};
 use rtsoak_record::Summary;
+use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
 /// A result of one run per `(transport, over, count)`: the send call and the delivery each
 /// with `over` of `count` samples over the threshold.

@@ -10,7 +10,7 @@
 //! Pure: two [`ResultDoc`]s in, a [`Diff`] out; printing and exit codes belong to the commands.
 
 use super::rates::rate_increase_p_value;
-use crate::result::merge::{TransportRuns, by_transport};
+use crate::merge::{TransportRuns, by_transport};
 use rtsoak_record::Summary;
 use rtsoak_record::result::diff::{Diff, DiffRules, Figure, Finding};
 use rtsoak_record::result::{ResultDoc, RunStatus};

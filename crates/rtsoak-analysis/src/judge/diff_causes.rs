@@ -6,7 +6,7 @@
 //!
 //! Pure: two merged transports in, their changes out.
 
-use crate::result::merge::TransportRuns;
+use crate::merge::TransportRuns;
 use rtsoak_record::result::diff::{CauseChange, CauseChanges};
 use rtsoak_record::result::explain::SeriesBlame;
 use rtsoak_record::{Series, SeriesKey};

@@ -1,5 +1,5 @@
 use super::*;
-use crate::testing::fixture::two_round_doc;
+use rtsoak_testing::fixture::two_round_doc;
 
 /// The fixture's comparison with a floor beside every run: the same runs, every figure's p50
 /// and p99 at `floor_share` of the harness's and nothing over the threshold.

@@ -7,7 +7,7 @@
 //!
 //! Pure: reads a [`ResultDoc`] and its merged transports, returns reasons.
 
-use crate::result::merge::TransportRuns;
+use crate::merge::TransportRuns;
 use rtsoak_record::Support;
 use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind};
 use rtsoak_record::result::{ResultDoc, RunStatus, WorkerRecord};

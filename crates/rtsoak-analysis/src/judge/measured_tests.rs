@@ -1,8 +1,8 @@
 use crate::judge::verdict;
-use crate::testing::fixture::one_run_doc;
 use rtsoak_record::result::verdict::{InconclusiveKind, Status};
 use rtsoak_record::result::{ResultDoc, RunResult, RunStatus, WorkerRecord};
 use rtsoak_record::{RtSetup, Support, TransportSupport};
+use rtsoak_testing::fixture::one_run_doc;
 
 /// The fixture's eventfd run with nothing lost: a pass under the default bounds.
 fn passing() -> ResultDoc {

@@ -7,7 +7,7 @@
 //!
 //! Pure: reads merged transports, returns breaches and reasons.
 
-use crate::result::merge::TransportRuns;
+use crate::merge::TransportRuns;
 use rtsoak_record::{Series, SeriesKey, TailEstimate};
 
 /// The series the limit applies to, as the other latency limits.
@@ -66,9 +66,9 @@ pub fn not_estimable(t: &TransportRuns<'_>, series: Series) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use crate::judge::verdict::verdict;
-    use crate::testing::fixture::one_run_doc;
     use rtsoak_record::result::verdict::{InconclusiveKind, Limit};
     use rtsoak_record::{Series, SeriesKey, Status, TailEstimate};
+    use rtsoak_testing::fixture::one_run_doc;
 
     /// An estimated tail for `series` whose one-day level is `level_us`.
     fn with_day_level(series: Series, level_us: f64) -> rtsoak_record::result::ResultDoc {

@@ -8,7 +8,7 @@
 //! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
 
 use super::measured;
-use crate::result::merge::{TransportRuns, by_transport};
+use crate::merge::{TransportRuns, by_transport};
 use rtsoak_record::Series;
 use rtsoak_record::plan::Limits;
 use rtsoak_record::result::verdict::{Breach, Failure, FailureKind, Limit, Verdict};

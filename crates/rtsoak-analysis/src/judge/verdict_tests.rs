@@ -1,5 +1,5 @@
 use super::*;
-use crate::testing::fixture::one_run_doc;
+use rtsoak_testing::fixture::one_run_doc;
 
 /// The fixture's eventfd run: 2001 sends (one of 150 us), 2001 deliveries (one of 120 us and
 /// one of 250 us over the 100 us threshold), nothing lost.
@@ -230,7 +230,7 @@ fn missed_periods_over_the_limit_are_a_breach_with_the_share_of_planned_periods(
 #[test]
 fn missed_periods_are_judged_on_each_transports_rounds_added() {
     // The fixture: futex misses 5 periods in round 2, futex-syscall 2 in round 1.
-    let mut doc = crate::testing::fixture::two_round_doc();
+    let mut doc = rtsoak_testing::fixture::two_round_doc();
     doc.plan.verdict.max_missed_periods = Some(4);
     let judged = verdict(&doc);
     let missed: Vec<(Option<&str>, f64)> = judged

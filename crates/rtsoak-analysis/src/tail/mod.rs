@@ -14,6 +14,7 @@ pub mod decluster;
 pub mod fit_test;
 pub mod gpd;
 pub mod return_level;
+pub mod run;
 pub mod threshold;
 
 use hdrhistogram::Histogram;

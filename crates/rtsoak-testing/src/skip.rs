@@ -1,4 +1,4 @@
-//! For tests only (here and in the main crate): the one way a check says it was skipped.
+//! The one way a check says it was skipped.
 
 /// Say why a check is skipped, so a skip is never silent; in CI (`RTSOAK_CI` set, as `.ci/run`
 /// does) fail instead, since CI is where every check must run.
