@@ -65,7 +65,7 @@ pub enum Command {
         results: Vec<PathBuf>,
         /// Output format.
         #[arg(short, long, default_value = "table",
-            value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+            value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
         format: String,
         /// Write to this file (one result) or directory (one file per result) instead of stdout.
         #[arg(short, long)]
@@ -257,7 +257,7 @@ pub struct SoakArgs {
     pub details: bool,
     /// Also write these formats into the result directory (comma-separated).
     #[arg(long, value_delimiter = ',',
-        value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+        value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
     pub export: Vec<String>,
     /// Beside every run, run the floor pair: the same two processes, CPUs, priorities, memory
     /// locking and wake calls, without the harness (no queue, no attribution, no interval

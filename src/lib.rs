@@ -49,8 +49,6 @@ pub mod result;
 // Why each spike happened, from a kernel trace of the run.
 pub mod explain;
 
-pub mod export;
-
 // Per-operation microbenchmarks of the same kernel mechanisms (`rtsoak bench`).
 pub mod bench;
 

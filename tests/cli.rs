@@ -282,7 +282,7 @@ fn bash_completes_transport_profile_and_format_names_and_comma_lists_of_them() {
         );
     }
     let formats = bash_offers(&["run", "--export"], "hdr-log,");
-    for name in rtsoak::export::names() {
+    for name in rtsoak_report::names() {
         let offered = format!("hdr-log,{name}");
         assert!(
             formats.contains(&offered),

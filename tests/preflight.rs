@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use rtsoak::export::probe as render;
 use rtsoak::preflight::check;
 use rtsoak_record::{Privileges, RtCpus, SystemCheck, Trial};
+use rtsoak_report::probe as render;
 
 use rtsoak::profile::{self, CpuTopology, Overrides};
 use rtsoak::sysinfo::{SysRoot, host_facts};

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::export::diff::render;
 use crate::result::store::{RESULT_FILE, load, write_atomic};
 use rtsoak_analysis::judge::diff as compare;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::Status;
+use rtsoak_report::diff::render;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
 pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::Result<Outcome> {
@@ -29,7 +29,7 @@ pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else if markdown {
-        print!("{}", crate::export::diff::markdown(&result));
+        print!("{}", rtsoak_report::diff::markdown(&result));
     } else {
         print!("{}", render(&result));
     }

@@ -60,7 +60,7 @@ pub fn probe(
     } else {
         print!(
             "{}",
-            crate::export::probe::render(&check, &host, &support, transport::about)
+            rtsoak_report::probe::render(&check, &host, &support, transport::about)
         );
     }
     Ok(Outcome::Pass)

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::export;
 use crate::result::store::{load, write_atomic};
 
 /// Render `results` as `format` (`details`: the table format with every other table after
@@ -17,17 +16,18 @@ pub fn report(
     output: Option<&Path>,
     details: bool,
 ) -> anyhow::Result<Outcome> {
-    let render = |format: &export::Format, doc: &rtsoak_record::result::ResultDoc| -> Vec<u8> {
-        if details && format.name == "table" {
-            export::terminal::render(doc, true).into_bytes()
-        } else {
-            (format.render)(doc)
-        }
-    };
-    let format = export::by_name(format).with_context(|| {
+    let render =
+        |format: &rtsoak_report::Format, doc: &rtsoak_record::result::ResultDoc| -> Vec<u8> {
+            if details && format.name == "table" {
+                rtsoak_report::terminal::render(doc, true).into_bytes()
+            } else {
+                (format.render)(doc)
+            }
+        };
+    let format = rtsoak_report::by_name(format).with_context(|| {
         format!(
             "unknown format `{format}`: choose one of {}",
-            export::names().join(", ")
+            rtsoak_report::names().join(", ")
         )
     })?;
     let docs = results

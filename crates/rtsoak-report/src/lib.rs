@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn the_readme_documents_every_format() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../../README.md");
         for format in FORMATS {
             assert!(
                 readme.contains(&format!("| `{}` |", format.name)),

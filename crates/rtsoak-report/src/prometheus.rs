@@ -446,7 +446,8 @@ mod tests {
     #[test]
     fn the_dashboards_failure_panel_adds_every_count_that_fails_a_run() {
         let dashboard: serde_json::Value =
-            serde_json::from_str(include_str!("../../analysis/grafana/rtsoak-fleet.json")).unwrap();
+            serde_json::from_str(include_str!("../../../analysis/grafana/rtsoak-fleet.json"))
+                .unwrap();
         let panel = dashboard["panels"]
             .as_array()
             .unwrap()

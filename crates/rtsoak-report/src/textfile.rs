@@ -236,7 +236,7 @@ mod tests {
             fewest.contains(&("delivery", "futex-syscall", 0.0)),
             "{fewest:?}"
         );
-        let line = crate::export::journal::decision_line(doc.decision.as_ref().unwrap()).unwrap();
+        let line = crate::journal::decision_line(doc.decision.as_ref().unwrap()).unwrap();
         assert!(
             line.starts_with("rtsoak decision: send_call fewest futex (")
                 && line

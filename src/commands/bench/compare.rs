@@ -7,11 +7,11 @@ use anyhow::Context;
 
 use crate::bench::UsageError;
 use crate::exit::Outcome;
-use crate::export::bench as report;
 use rtsoak_analysis::bench::compare::{self, Comparison, Gates, Point, Verdict};
 use rtsoak_record::bench::{
     BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, BenchConfig, BenchDoc,
 };
+use rtsoak_report::bench as report;
 
 /// Compare the results at `paths` (A CHILD B, or A B) against `gates`.
 pub fn compare_results(paths: &[PathBuf], gates: &Gates, json: bool) -> anyhow::Result<Outcome> {

@@ -14,7 +14,6 @@ mod compare;
 use crate::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
 use crate::bench::{Bench, RoundPlan, UsageError};
 use crate::exit::Outcome;
-use crate::export::bench as report;
 use crate::result::store::save_json;
 use crate::sys::clock::timestamp;
 use crate::sys::sched;
@@ -26,6 +25,7 @@ use rtsoak_record::HostFacts;
 use rtsoak_record::bench::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
 use rtsoak_record::bench::{BenchConfig, BenchDoc};
 use rtsoak_record::result::Tool;
+use rtsoak_report::bench as report;
 
 /// Run a benchmark or a comparison.
 pub fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::export::lava;
 use rtsoak_record::result::ResultDoc;
+use rtsoak_report::lava;
 
 /// The helper LAVA puts on a test shell's `PATH`.
 const HELPER: &str = "lava-test-case";

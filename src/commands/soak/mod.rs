@@ -22,7 +22,7 @@ use crate::sys::clock::timestamp;
 use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
 use crate::sys::{cpu_dma_latency, cpu_lock};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::{export, transport};
+use crate::transport;
 use rounds::{Rounds, check_floor, run_rounds};
 use rtsoak_analysis::judge::ranked_caveats;
 use rtsoak_record::plan::RunPlan;
@@ -171,7 +171,7 @@ fn report(
     if args.json {
         println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", export::terminal::render(doc, args.details));
+        print!("{}", rtsoak_report::terminal::render(doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
@@ -238,8 +238,8 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
 /// Write the requested exports next to the result.
 fn write_exports(doc: &ResultDoc, dir: &Path, formats: &[String]) -> anyhow::Result<()> {
     for name in formats {
-        let format =
-            export::by_name(name).with_context(|| format!("unknown export format `{name}`"))?;
+        let format = rtsoak_report::by_name(name)
+            .with_context(|| format!("unknown export format `{name}`"))?;
         if format.file_name == RESULT_FILE {
             continue; // the result itself, already saved
         }

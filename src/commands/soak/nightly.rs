@@ -11,7 +11,6 @@ use anyhow::Context;
 
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
-use crate::export::journal;
 use crate::result::store::load;
 use crate::result::store::retention::{self, Retention};
 use rtsoak_analysis::judge::diff;
@@ -19,6 +18,7 @@ use rtsoak_analysis::judge::verdict;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
+use rtsoak_report::journal;
 
 /// A loaded baseline and the name it is reported under.
 pub struct Baseline {
@@ -96,9 +96,9 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
         }
     }
     if let Some(dir) = &args.textfile_dir {
-        let name = crate::export::textfile::file_name(doc);
+        let name = rtsoak_report::textfile::file_name(doc);
         let path = dir.join(&name);
-        let text = crate::export::textfile::render(doc);
+        let text = rtsoak_report::textfile::render(doc);
         // node_exporter's directory: Debian gives its parent to the `prometheus` user, which
         // the walk by fd makes harmless (see `SafeDir::open_service_dir`).
         let written = crate::sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
@@ -159,9 +159,9 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::journal::verdict_lines;
     use rtsoak_record::result::RunStatus;
     use rtsoak_record::result::diff::{Diff, Figure, Finding};
+    use rtsoak_report::journal::verdict_lines;
     use rtsoak_testing::fixture::one_run_doc;
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {

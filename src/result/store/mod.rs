@@ -16,6 +16,7 @@ use crate::sys::safe_dir::SafeDir;
 pub use dir::{Saver, create_result_dir, new_result_dir};
 
 use rtsoak_record::result::{ResultDoc, SCHEMA_VERSION};
+use rtsoak_report::json::render as to_json;
 
 /// File name of the result document inside a result directory.
 pub const RESULT_FILE: &str = "result.json";
@@ -23,16 +24,6 @@ pub const RESULT_FILE: &str = "result.json";
 /// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
 pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
     write_atomic(path, &to_json(doc))
-}
-
-/// `doc` as compact JSON (one line) with a trailing newline: exactly what `result.json` holds.
-/// Compact because indentation was half of the file: a default comparison's outlier lists
-/// alone took 1.0 MB pretty and 0.5 MB compact. `jq .` shows it indented; any JSON reader,
-/// `report` and `diff` included, reads pretty files from earlier versions the same.
-pub fn to_json(doc: &ResultDoc) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(doc).expect("a result document always serializes to JSON");
-    bytes.push(b'\n');
-    bytes
 }
 
 /// Write any document to `path` as pretty JSON, atomically (the bench results use it).
@@ -145,6 +136,7 @@ fn upgrade_from_v1(value: &mut serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtsoak_report::json::render as to_json;
 
     /// The saved real results, as this repository keeps them.
     fn fixtures() -> Vec<(String, Vec<u8>)> {

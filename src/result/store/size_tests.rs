@@ -7,13 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use super::to_json;
 use rtsoak_analysis::coarsen;
 use rtsoak_analysis::stats::{coarse_copy, encode_histogram, new_histogram};
 use rtsoak_record::result::explain::{ExplainedOutlier, Explanation, Why, chains_per_run};
 use rtsoak_record::result::{Interval, IntervalSeries};
 use rtsoak_record::{Outlier, SampleStats};
 use rtsoak_record::{Series, SeriesKey};
+use rtsoak_report::json::render as to_json;
 
 const HOUR_NS: u64 = 3_600_000_000_000;
 
