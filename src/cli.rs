@@ -105,7 +105,7 @@ pub enum Command {
     /// Per-operation microbenchmarks (ns per futex wait/wake pair, ...) and their A/B/A comparison.
     Bench {
         #[command(subcommand)]
-        bench: crate::bench::args::BenchCommand,
+        bench: rtsoak_measure::bench::args::BenchCommand,
     },
     /// Check the spike explainer on a priority inversion with a known answer: a noise
     /// publisher (FIFO 10) holds a PI futex, a burst thread (FIFO 50) keeps it off its CPU, and

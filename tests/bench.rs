@@ -230,7 +230,7 @@ fn an_unknown_bench_is_a_usage_error_naming_it() {
 fn bench_help_lists_every_benchmark() {
     let output = rtsoak().args(["bench", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&output.stdout);
-    for name in rtsoak::bench::BENCHES.iter().map(|b| b.name()) {
+    for name in rtsoak_measure::bench::BENCHES.iter().map(|b| b.name()) {
         assert!(help.contains(name), "{name} missing from:\n{help}");
     }
     assert!(help.contains("compare"));
@@ -240,7 +240,7 @@ fn bench_help_lists_every_benchmark() {
 fn the_bench_docs_table_lists_every_benchmark() {
     let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bench.md"))
         .unwrap();
-    for bench in rtsoak::bench::BENCHES {
+    for bench in rtsoak_measure::bench::BENCHES {
         let row = format!("| `{}` |", bench.name());
         assert!(
             page.contains(&row),

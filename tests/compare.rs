@@ -283,9 +283,9 @@ fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
     }
     // rtsoak mounts tracefs where nothing is (tests/explain.rs shows it on a run); here it is
     // mounted the same way first, to read tracing_on before the run.
-    let mount = rtsoak::sys::trace::mount_if_missing();
+    let mount = rtsoak_sys::trace::mount_if_missing();
     assert!(
-        !matches!(mount, rtsoak::sys::trace::Mount::Failed(_)),
+        !matches!(mount, rtsoak_sys::trace::Mount::Failed(_)),
         "{mount:?}"
     );
     let before = std::fs::read_to_string(&tracing_on).unwrap();

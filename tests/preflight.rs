@@ -433,7 +433,7 @@ fn the_report_gives_verdicts_with_what_to_do_and_what_a_result_is_worth() {
         &check,
         &host_facts(&root(name)),
         &pre_6_7_matrix(),
-        rtsoak::transport::about,
+        rtsoak_measure::transport::about,
     );
     assert!(
         text.contains(
@@ -463,7 +463,7 @@ fn the_report_gives_verdicts_with_what_to_do_and_what_a_result_is_worth() {
         &vm,
         &host_facts(&root("vm-2cpu")),
         &matrix(Support::Supported),
-        rtsoak::transport::about,
+        rtsoak_measure::transport::about,
     );
     assert!(text.contains("PROBLEM  kernel: 6.18.44-fc-v669"), "{text}");
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use rtsoak::transport::transport;
+use rtsoak_measure::transport::transport;
 use rtsoak_record::transport::Name;
 
 /// Every transport's id, in registry order.

@@ -96,7 +96,7 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
     }
     let source = result_file(result);
     let bytes = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
-    crate::sys::safe_dir::SafeDir::create(to).with_context(|| {
+    rtsoak_sys::safe_dir::SafeDir::create(to).with_context(|| {
         format!(
             "creating the baseline directory {}: choose another with --to",
             to.display()

@@ -7,7 +7,7 @@
 
 #![forbid(unsafe_code)]
 
-use crate::sys::cpu_lock::RETIRED_LOCK_DIR_ENV;
+use rtsoak_sys::cpu_lock::RETIRED_LOCK_DIR_ENV;
 
 /// A variable of the environment that rtsoak refuses: a usage error (exit 2).
 #[derive(Debug, thiserror::Error)]

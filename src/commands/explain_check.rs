@@ -2,14 +2,14 @@
 //! whether the explanation named what was staged.
 
 use crate::exit::Outcome;
-use crate::explain::calibrate;
+use rtsoak_measure::explain::calibrate;
 
 pub fn explain_check(
     rounds: u32,
     cpus: Option<Vec<usize>>,
     keep_trace: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Outcome> {
-    let allowed = crate::sys::sched::affinity();
+    let allowed = rtsoak_sys::sched::affinity();
     let cpus = cpus.unwrap_or_else(|| allowed.clone());
     let [holder_cpu, waiter_cpu] = match cpus.as_slice() {
         [a, b, ..] if a != b => [*a, *b],

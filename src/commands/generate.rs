@@ -70,7 +70,7 @@ pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
                 .context("writing the manual page")?;
         }
         Some(dir) => {
-            let out = crate::sys::safe_dir::SafeDir::create(dir)
+            let out = rtsoak_sys::safe_dir::SafeDir::create(dir)
                 .with_context(|| format!("creating {}", dir.display()))?;
             write_pages(&command, &out)
                 .with_context(|| format!("writing the manual pages into {}", dir.display()))?;
@@ -82,7 +82,7 @@ pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
 
 /// `command`'s page and one for each visible subcommand, as `rtsoak-compare.1`, ..., each
 /// written through the directory's fd under a fresh name (never through a planted link).
-fn write_pages(command: &Command, out: &crate::sys::safe_dir::SafeDir) -> std::io::Result<()> {
+fn write_pages(command: &Command, out: &rtsoak_sys::safe_dir::SafeDir) -> std::io::Result<()> {
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         write_pages(sub, out)?;
     }

@@ -7,7 +7,7 @@ use crate::exit::Outcome;
 use crate::preflight;
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::transport;
+use rtsoak_measure::transport;
 use rtsoak_record::TransportSupport;
 use rtsoak_record::{HostFacts, SystemCheck};
 

@@ -50,7 +50,7 @@ pub fn report(
             eprintln!("Wrote {}", path.display());
         }
         Some(dir) => {
-            crate::sys::safe_dir::SafeDir::create(dir).with_context(|| {
+            rtsoak_sys::safe_dir::SafeDir::create(dir).with_context(|| {
                 format!(
                     "creating the output directory {}: choose another with --output",
                     dir.display()

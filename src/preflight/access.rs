@@ -4,7 +4,7 @@
 use super::inputs::Inputs;
 use rtsoak_record::Trial;
 
-use crate::transport;
+use rtsoak_measure::transport;
 use rtsoak_record::{Finding, Level, Support};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {

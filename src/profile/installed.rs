@@ -108,7 +108,7 @@ fn trusted_owner_and_mode(
     mode: u32,
     is_dir: bool,
 ) -> Result<(), ProfileError> {
-    let me = crate::sys::safe_dir::euid();
+    let me = rtsoak_sys::safe_dir::euid();
     if uid != 0 && uid != me {
         return Err(untrusted(path, format!("it is owned by uid {uid}")));
     }

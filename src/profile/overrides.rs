@@ -49,7 +49,7 @@ pub struct Overrides {
     pub ring_setup: Option<Vec<RingSetup>>,
     /// Each transport's own flags (`--futex-wake`), defined in its file.
     #[command(flatten)]
-    pub transport: crate::transport::Flags,
+    pub transport: rtsoak_measure::transport::Flags,
     /// A quiet baseline: no noise, whatever the profile says.
     #[arg(long)]
     pub no_noise: bool,

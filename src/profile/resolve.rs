@@ -145,7 +145,7 @@ pub fn resolve(
         housekeeping_cpus,
         ring_setup,
         ring_setup_variants,
-        transport_settings: crate::transport::overridden(
+        transport_settings: rtsoak_measure::transport::overridden(
             &profile.rt.transport_settings,
             &ov.transport,
         ),

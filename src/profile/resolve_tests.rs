@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::profile::{builtin_names, load, parse};
-use crate::transport::futex::FutexFlags;
+use rtsoak_measure::transport::futex::FutexFlags;
 use rtsoak_record::RingSetup;
 use rtsoak_record::transport::FutexWake;
 use rtsoak_record::transport::Name;
@@ -408,7 +408,7 @@ fn overrides_win_over_profile_values() {
         priority: Some(80),
         policy: Some(Policy::Rr),
         ring_setup: Some(vec![RingSetup::CoopTaskrun]),
-        transport: crate::transport::Flags {
+        transport: rtsoak_measure::transport::Flags {
             futex: FutexFlags {
                 futex_wake: Some(FutexWake::IoUring),
             },

@@ -12,7 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cpus;
-pub mod cpustat;
+
 pub mod irqs;
 pub mod kernel;
 mod root;

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::bench::UsageError;
 use crate::exit::Outcome;
 use rtsoak_analysis::bench::compare::{self, Comparison, Gates, Point, Verdict};
+use rtsoak_measure::bench::UsageError;
 use rtsoak_record::bench::{
     BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, BenchConfig, BenchDoc,
 };

@@ -11,21 +11,21 @@ use anyhow::Context;
 
 mod compare;
 
-use crate::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
-use crate::bench::{Bench, RoundPlan, UsageError};
 use crate::exit::Outcome;
 use crate::result::store::save_json;
-use crate::sys::clock::timestamp;
-use crate::sys::sched;
-use crate::sys::uring::OpcodeSupport;
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::worker::realtime;
 use rtsoak_analysis::bench::compare::Gates;
+use rtsoak_measure::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
+use rtsoak_measure::bench::{Bench, RoundPlan, UsageError};
+use rtsoak_measure::worker::realtime;
 use rtsoak_record::HostFacts;
 use rtsoak_record::bench::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
 use rtsoak_record::bench::{BenchConfig, BenchDoc};
 use rtsoak_record::result::Tool;
 use rtsoak_report::bench as report;
+use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::sched;
+use rtsoak_sys::uring::OpcodeSupport;
 
 /// Run a benchmark or a comparison.
 pub fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {

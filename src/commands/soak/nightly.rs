@@ -101,7 +101,7 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
         let text = rtsoak_report::textfile::render(doc);
         // node_exporter's directory: Debian gives its parent to the `prometheus` user, which
         // the walk by fd makes harmless (see `SafeDir::open_service_dir`).
-        let written = crate::sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
+        let written = rtsoak_sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
             out.write(name.as_ref(), text.as_bytes(), 0o644)
                 .map_err(anyhow::Error::from)
         });

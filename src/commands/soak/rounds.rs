@@ -4,16 +4,16 @@
 
 use std::path::Path;
 
-use crate::coordinator::stop::StopFlag;
-use crate::coordinator::{Progress, run_one};
 use crate::profile;
 use crate::result::store::Saver;
-use crate::sys::clock::timestamp;
-use crate::worker::floor::MAX_FLOOR_PERIODS;
 use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_measure::coordinator::{Progress, run_one};
+use rtsoak_measure::worker::floor::MAX_FLOOR_PERIODS;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use rtsoak_record::transport::Name;
+use rtsoak_sys::clock::timestamp;
 
 /// How the rounds run: what stops them, whether progress is shown, and whether each run has
 /// its floor run beside it (`--floor`).
@@ -165,7 +165,7 @@ fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
 
 /// The row of a transport this kernel lacks: nothing ran.
 fn unsupported(transport: &str, reason: String) -> RunResult {
-    crate::result::build_run(crate::result::RunInputs {
+    rtsoak_measure::result::build_run(rtsoak_measure::result::RunInputs {
         transport: transport.to_string(),
         status: RunStatus::Unsupported,
         reason: Some(reason),

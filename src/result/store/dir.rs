@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::sys::safe_dir::SafeDir;
+use rtsoak_sys::safe_dir::SafeDir;
 
 use super::{RESULT_FILE, save};
 use rtsoak_record::result::ResultDoc;
@@ -43,7 +43,7 @@ pub fn new_result_dir(
     let dir = match output {
         Some(dir) => dir.to_path_buf(),
         None => {
-            let stamp = crate::sys::clock::timestamp().replace([':', '-'], "");
+            let stamp = rtsoak_sys::clock::timestamp().replace([':', '-'], "");
             parent.join(format!("{stamp}-{command}"))
         }
     };

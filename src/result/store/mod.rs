@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::sys::safe_dir::SafeDir;
+use rtsoak_sys::safe_dir::SafeDir;
 
 pub use dir::{Saver, create_result_dir, new_result_dir};
 

@@ -11,8 +11,8 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::sys::safe_dir::{Kind, SafeDir, euid};
 use anyhow::Context;
+use rtsoak_sys::safe_dir::{Kind, SafeDir, euid};
 
 use super::RESULT_FILE;
 

@@ -12,7 +12,7 @@
 //!   the low 32 bits that were set.
 
 use super::sqe::{self, field_u64, sqe_bytes, sqe_from_bytes};
-use crate::sys::uring::register_one;
+use rtsoak_sys::uring::register_one;
 
 pub use rtsoak_record::abi::doorbell::Abi;
 
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn a_kernel_without_the_prototype_refuses_the_registration() {
-        let (ring, _) = crate::sys::uring::build(crate::sys::uring::SetupFlags::None).unwrap();
+        let (ring, _) = rtsoak_sys::uring::build(rtsoak_sys::uring::SetupFlags::None).unwrap();
         use std::os::fd::AsRawFd;
         assert_eq!(
             register_doorbell(&Abi::default(), ring.as_raw_fd(), 1),

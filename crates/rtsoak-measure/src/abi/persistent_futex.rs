@@ -14,8 +14,8 @@
 //!   `addr` = the registered slot instead of an address, `addr2` = how many to wake, `fd` =
 //!   futex2 flags, `addr3` = mask; `res` = number woken.
 
-use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
-use crate::sys::uring::register_one;
+use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
+use rtsoak_sys::uring::register_one;
 
 pub use rtsoak_record::abi::persistent_futex::Abi;
 
@@ -141,7 +141,7 @@ mod tests {
 
     #[test]
     fn a_kernel_without_the_patch_refuses_the_registration() {
-        let (ring, _) = crate::sys::uring::build(crate::sys::uring::SetupFlags::None).unwrap();
+        let (ring, _) = rtsoak_sys::uring::build(rtsoak_sys::uring::SetupFlags::None).unwrap();
         let word = std::sync::atomic::AtomicU32::new(0);
         use std::os::fd::AsRawFd;
         let result = register_word(&Abi::default(), ring.as_raw_fd(), word.as_ptr());

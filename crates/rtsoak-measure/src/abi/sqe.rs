@@ -19,7 +19,7 @@ pub const USER_DATA: usize = 32;
 /// `__u64 addr3`.
 pub const ADDR3: usize = 48;
 
-pub use crate::sys::uring::{sqe_bytes, sqe_from_bytes};
+pub use rtsoak_sys::uring::{sqe_bytes, sqe_from_bytes};
 
 /// Read a little/native-endian integer field of an SQE.
 pub fn field_u64(bytes: &[u8; 64], offset: usize) -> u64 {

@@ -136,7 +136,7 @@ pub struct CommonArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sysinfo::{SysRoot, host_facts};
+    use rtsoak_record::HostFacts;
 
     fn parse(args: &[&str]) -> BenchCommand {
         let command = BenchCommand::augment_subcommands(Command::new("bench"));
@@ -171,7 +171,8 @@ mod tests {
         ]) else {
             panic!("futex-waitv parsed as compare");
         };
-        let host = host_facts(&SysRoot::system());
+        let host: HostFacts =
+            serde_json::from_str(rtsoak_testing::fixture::HOST_FACTS_JSON).unwrap();
         let shape = run.bench.shape(&run.flags, &host).unwrap();
         assert_eq!(shape.k, 4, "one pair per vector per cycle");
         assert_eq!((shape.width, shape.wake_index), (Some(6), Some(3)));

@@ -15,8 +15,8 @@ use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drai
 use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
-use crate::sys::SysError;
-use crate::sys::uring::Sqe;
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring::Sqe;
 
 /// The bench, as the registry holds it.
 pub struct Eventfd;

@@ -17,8 +17,8 @@ use super::words::Words;
 use super::{Bench, RawRound, RoundPlan, Shape, Workload, describe_rounds, run_round};
 use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_record::HostFacts;
-use crate::sys::futex::wake;
-use crate::sys::sched::{pin_to, set_policy};
+use rtsoak_sys::futex::wake;
+use rtsoak_sys::sched::{pin_to, set_policy};
 
 /// The bench, as the registry holds it.
 pub struct FutexSyscall;

@@ -13,8 +13,8 @@ use super::words::Words;
 use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
-use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
-use crate::sys::uring::Sqe;
+use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
+use rtsoak_sys::uring::Sqe;
 
 /// The bench, as the registry holds it.
 pub struct FutexWaitWake;

@@ -15,8 +15,8 @@ use super::words::Words;
 use super::{Bench, Opcode, RoundPlan, Shape, UsageError, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
-use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
-use crate::sys::uring::Sqe;
+use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
+use rtsoak_sys::uring::Sqe;
 
 /// The bench, as the registry holds it.
 pub struct FutexWaitv;

@@ -14,7 +14,7 @@ use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drai
 use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
-use crate::sys::uring::Sqe;
+use rtsoak_sys::uring::Sqe;
 
 /// The result every message carries to the receiver.
 pub const TAG: i32 = 0x5eed;

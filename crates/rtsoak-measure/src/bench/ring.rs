@@ -5,9 +5,9 @@ use io_uring::{IoUring, types};
 
 use super::COMPLETION_TIMEOUT_NS;
 use super::checks::Tally;
-use crate::sys::SysError;
-use crate::sys::uring::{Sqe, build_sized};
 use rtsoak_record::RingSetup;
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring::{Sqe, build_sized};
 
 /// A ring with room for `requests` submissions and their completions at once.
 pub fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingSetup), SysError> {
@@ -27,7 +27,7 @@ pub fn completion_timeout() -> types::Timespec {
 /// [`build`] for the cycle never is.
 #[inline(always)]
 pub fn push_all(ring: &mut IoUring, entries: &[Sqe], tally: &mut Tally) -> bool {
-    match crate::sys::uring::push_all(ring, entries) {
+    match rtsoak_sys::uring::push_all(ring, entries) {
         Ok(()) => true,
         Err(errno) => {
             tally.call_failed(errno as i32);

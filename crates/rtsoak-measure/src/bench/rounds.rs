@@ -9,8 +9,8 @@
 use rtsoak_record::bench::Round;
 
 use super::checks::{Tally, checks};
-use crate::sys::clock::now_ns;
-use crate::sys::sched::current_cpu;
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::sched::current_cpu;
 
 /// How long one wait for completions may block before the round is declared broken. Generous:
 /// a cycle takes microseconds; only a lost wake ever reaches it.
@@ -165,7 +165,7 @@ mod tests {
 
     fn pinned_cpu() -> usize {
         let cpu = current_cpu() as usize;
-        crate::sys::sched::pin_to(&[cpu]).unwrap();
+        rtsoak_sys::sched::pin_to(&[cpu]).unwrap();
         cpu
     }
 

@@ -5,9 +5,9 @@
 
 use std::sync::atomic::AtomicU32;
 
-use crate::sys::SysError;
-use crate::sys::futex::{FUTEX2_PRIVATE, FUTEX2_SIZE_U32};
-use crate::sys::shm::SharedMemory;
+use rtsoak_sys::SysError;
+use rtsoak_sys::futex::{FUTEX2_PRIVATE, FUTEX2_SIZE_U32};
+use rtsoak_sys::shm::SharedMemory;
 
 /// Bytes between two words: one cache line, so no two words share one.
 pub const WORD_STRIDE_BYTES: usize = 64;

@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cpustat;
 mod exits;
 pub mod noise;
 mod progress;
@@ -25,16 +26,17 @@ use self::stop::StopFlag;
 use crate::explain::{self, Tracer};
 use crate::launch::{Spawned, ring_for, spawn};
 use crate::protocol::read_report;
-use crate::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state};
-use crate::result::build::{NoiseOutcome, WorkerOutput};
+use crate::result::{NoiseOutcome, WorkerOutput};
 use crate::result::{RunInputs, build_run};
-use crate::sys::clock::now_ns;
-use crate::sys::clock::timestamp;
-use crate::sysinfo::cpustat;
 use rtsoak_record::Role;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{RunResult, RunStatus};
 use rtsoak_record::transport::Name;
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::region::{
+    RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
+};
 
 /// Time a worker gets to set itself up and report `READY`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -335,8 +337,7 @@ fn drive(
     noise.start().context("starting the noise")?;
 
     let window = Window::from_now(plan);
-    let root = crate::sysinfo::SysRoot::system();
-    let ticks_before = cpustat::read(&root);
+    let ticks_before = cpustat::read(cpustat::PROC_STAT);
     let r = region.get();
     r.control.start_ns.store(window.start_ns, Ordering::Release);
     r.control.phase.store(phase::RUN, Ordering::Release);
@@ -347,7 +348,7 @@ fn drive(
     );
     let (status, reason) = supervise(plan, region, workers, noise, stop, progress, &window);
     progress.run_finished(r);
-    let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(&root));
+    let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(cpustat::PROC_STAT));
     let measured_ns = now_ns()
         .min(window.planned_end_ns)
         .saturating_sub(window.measure_start_ns);

@@ -8,7 +8,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::Ordering;
 
-use crate::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, Region};
+use rtsoak_sys::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, Region};
 
 const TTY_EVERY_NS: u64 = 200_000_000;
 const PLAIN_EVERY_NS: u64 = 10_000_000_000;

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::region::{Region, WorkerSlot, phase};
+use rtsoak_sys::region::{Region, WorkerSlot, phase};
 
 /// Silence shorter than this is never called a hang, whatever the period: a loaded VM can
 /// stall a process for hundreds of milliseconds.
@@ -85,7 +85,7 @@ fn process_state(pid: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion};
+    use rtsoak_sys::region::{RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion};
 
     fn watched(region: &Region) -> [Watched<'_>; 2] {
         [

@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::Tracer;
-use crate::sys::clock::now_ns;
-use crate::sys::futex;
-use crate::sys::sched::{self, SchedPolicy};
 use rtsoak_analysis::explain::blame::{self, Target};
 use rtsoak_record::Outlier;
 use rtsoak_record::result::explain::{ExplainedOutlier, TaskRole, Wait, Why};
 use rtsoak_record::{Role, Series};
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::futex;
+use rtsoak_sys::sched::{self, SchedPolicy};
 
 /// How long the burst keeps the holder off its CPU, us.
 /// Long enough that the RT publisher, asking 0.5 ms in, waits mostly while it runs even where

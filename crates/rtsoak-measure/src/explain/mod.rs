@@ -220,7 +220,7 @@ fn create_trace_file(path: &std::path::Path) -> anyhow::Result<File> {
     let name = path
         .file_name()
         .ok_or_else(|| anyhow::anyhow!("{} names no file", path.display()))?;
-    Ok(crate::sys::safe_dir::SafeDir::open(dir)?.create_file(name, 0o644)?)
+    Ok(rtsoak_sys::safe_dir::SafeDir::open(dir)?.create_file(name, 0o644)?)
 }
 
 /// An explanation that could not be made: every spike is unexplained for `reason`.

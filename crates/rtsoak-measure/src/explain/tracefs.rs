@@ -115,8 +115,8 @@ fn owner_name(token: &str) -> String {
 /// A fresh token and its bound owner socket.
 fn new_owner() -> Result<(String, std::os::fd::OwnedFd), String> {
     loop {
-        let token = format!("t{}", crate::sys::random::hex_token());
-        match crate::sys::cpu_lock::bind_abstract(&owner_name(&token)) {
+        let token = format!("t{}", rtsoak_sys::random::hex_token());
+        match rtsoak_sys::cpu_lock::bind_abstract(&owner_name(&token)) {
             Ok(owner) => return Ok((token, owner)),
             Err(error) if error.kind() == ErrorKind::AddrInUse => continue,
             Err(errno) => {
@@ -133,7 +133,7 @@ impl Instance {
     /// and what to do.
     pub fn start(pids: &[Pid]) -> Result<Instance, String> {
         // As trace-cmd does: where nothing is mounted, mount tracefs rather than ask the user to.
-        if let crate::sys::trace::Mount::Failed(reason) = crate::sys::trace::mount_if_missing() {
+        if let rtsoak_sys::trace::Mount::Failed(reason) = rtsoak_sys::trace::mount_if_missing() {
             return Err(reason);
         }
         let mut denied = false;
@@ -290,7 +290,7 @@ fn remove_stale_in(root: &Path) {
         let orphaned = rest.starts_with('t')
             && rest.len() > 1
             && rest[1..].bytes().all(|b| b.is_ascii_hexdigit())
-            && crate::sys::cpu_lock::has_listener(&owner_name(rest)) == Some(false);
+            && rtsoak_sys::cpu_lock::has_listener(&owner_name(rest)) == Some(false);
         if legacy || orphaned {
             remove(&entry.path());
         }

@@ -13,9 +13,9 @@ use nix::sys::memfd::{MFdFlags, memfd_create};
 use crate::protocol::WorkerSpec;
 use crate::protocol::ring::RingReader;
 use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, SPEC_FD};
-use crate::region::SharedRegion;
-use crate::sys::spawn::Process;
 use rtsoak_record::Role;
+use rtsoak_sys::region::SharedRegion;
+use rtsoak_sys::spawn::Process;
 
 /// Frame ring of an RT worker, data bytes. A frame takes about 2 bytes per recorded bucket
 /// (see `protocol::frame`). Measured on a busy 2-CPU machine under the default noise, the RT
@@ -75,7 +75,7 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
     let frames = Frames::new(ring);
 
     let (program, args) = super::worker_binary::worker_executable()?;
-    let child = crate::sys::spawn::spawn(
+    let child = rtsoak_sys::spawn::spawn(
         program,
         args,
         &[

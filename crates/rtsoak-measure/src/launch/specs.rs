@@ -6,10 +6,10 @@
 use std::path::Path;
 
 use crate::protocol::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
-use crate::region::RT_MEMBER;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::transport::Name;
 use rtsoak_record::{Policy, Role};
+use rtsoak_sys::region::RT_MEMBER;
 
 /// The id the RT publisher stamps on its messages, and the one the RT subscriber measures.
 const RT_PUBLISHER_ID: u32 = 0;
@@ -22,7 +22,7 @@ pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> Work
     let break_on = plan.break_on_ns.map(|limit_ns| BreakOnSpec {
         limit_ns,
         carry_on: plan.break_on_continue,
-        tracefs_dir: crate::sys::trace::find_tracefs(Path::new("/")).ok(),
+        tracefs_dir: rtsoak_sys::trace::find_tracefs(Path::new("/")).ok(),
     });
     let rt = RtSpec {
         warmup_periods: plan.warmup_periods(),

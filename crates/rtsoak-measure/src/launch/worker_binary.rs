@@ -22,7 +22,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::sys::safe_dir::{self, Kind, SafeDir, Untrusted};
+use rtsoak_sys::safe_dir::{self, Kind, SafeDir, Untrusted};
 
 /// What is appended to the coordinator binary's name to name its worker binary.
 pub const WORKER_SUFFIX: &str = "-worker";

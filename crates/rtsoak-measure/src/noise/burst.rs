@@ -14,12 +14,12 @@ use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 
 use crate::protocol::WorkerReport;
-use crate::region::{Region, WorkerSlot, phase};
-use crate::sys::clock::{now_ns, sleep_until_ns};
-use crate::sys::sched;
 use rtsoak_record::Policy;
 use rtsoak_record::plan::BurstPlan;
 use rtsoak_record::{BurstReport, RtSetup};
+use rtsoak_sys::clock::{now_ns, sleep_until_ns};
+use rtsoak_sys::region::{Region, WorkerSlot, phase};
+use rtsoak_sys::sched;
 
 /// The policy every burst thread takes (at the plan's priority).
 pub const POLICY: Policy = Policy::Fifo;
@@ -67,7 +67,7 @@ pub fn run(
             .collect();
         set_up.wait();
         slot.state
-            .store(crate::region::worker_state::READY, Ordering::Release);
+            .store(rtsoak_sys::region::worker_state::READY, Ordering::Release);
         threads
             .into_iter()
             .map(|(cpu, t)| t.join().unwrap_or_else(|_| panicked(cpu, plan)))

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use anyhow::ensure;
 
-use crate::sys::SysError;
-use crate::sys::shm::SharedMemory;
+use rtsoak_sys::SysError;
+use rtsoak_sys::shm::SharedMemory;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rtsfrm\0\x01");
 const HEADER_WORDS: usize = 32;

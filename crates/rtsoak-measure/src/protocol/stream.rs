@@ -244,7 +244,7 @@ mod tests {
     use super::*;
     use crate::protocol::SeriesReport;
     use crate::protocol::ring::FrameRing;
-    use crate::sys::shm::SharedMemory;
+    use rtsoak_sys::shm::SharedMemory;
 
     /// A worker's writer and the coordinator's end of its ring and report memfd.
     fn pair(ring_bytes: usize) -> (ReportWriter, Frames, File) {

@@ -18,13 +18,13 @@ use super::targets::RemoteFd;
 use super::{Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker};
 use rtsoak_record::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
-use crate::queue::Message;
+use rtsoak_sys::queue::Message;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
-use crate::sys::SysError;
-use crate::sys::uring::{OpcodeSupport, build};
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring::{OpcodeSupport, build};
 
 /// The `doorbell` transport.
 pub struct Doorbell;
@@ -59,7 +59,7 @@ impl Transport for Doorbell {
             Ok(_) => return super::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
             Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
         }
-        let ring = match build(crate::sys::uring::SetupFlags::None) {
+        let ring = match build(rtsoak_sys::uring::SetupFlags::None) {
             Ok((ring, _)) => ring,
             Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
         };

@@ -25,13 +25,13 @@ use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
     trial,
 };
-use crate::queue::Message;
+use rtsoak_sys::queue::Message;
 use rtsoak_record::FdWait;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
-use crate::sys::SysError;
+use rtsoak_sys::SysError;
 
 /// The `eventfd` transport.
 pub struct Eventfd;

@@ -19,8 +19,8 @@ use super::{
 };
 use rtsoak_record::Support;
 use rtsoak_record::Attribution;
-use crate::sys::SysError;
-use crate::sys::uring::build;
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring::build;
 
 /// The `eventfd-multishot` transport.
 pub struct EventfdMultishot;
@@ -75,7 +75,7 @@ impl Mechanism for EventfdMultishot {
 /// Arm a multishot poll on a readable eventfd: a kernel with multishot polls completes it with
 /// `POLLIN` and `IORING_CQE_F_MORE` (still armed).
 fn trial() -> Result<(), SysError> {
-    let (mut ring, _) = build(crate::sys::uring::SetupFlags::None)?;
+    let (mut ring, _) = build(rtsoak_sys::uring::SetupFlags::None)?;
     let eventfd = EventFd::from_value_and_flags(1, EfdFlags::EFD_CLOEXEC)
         .map_err(|e| SysError::new("eventfd2", e))?;
     let poll = opcode::PollAdd::new(types::Fd(eventfd.as_fd().as_raw_fd()), libc::POLLIN as u32)

@@ -27,9 +27,9 @@ use io_uring::{IoUring, cqueue, opcode, types};
 use nix::errno::Errno;
 
 use super::{ARM_USER_DATA, push};
-use crate::sys::SysError;
-use crate::sys::uring;
 use rtsoak_record::FdWait;
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring;
 
 /// The trial read's buffer: room for one `signalfd_siginfo` (a signalfd refuses a read of
 /// less with `EINVAL`), which is more than an eventfd's 8 bytes.
@@ -66,9 +66,9 @@ pub fn find_fd_wait(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
         .build()
         .user_data(TRIAL_CANCEL);
     push(&mut ring, &cancel)?;
-    let deadline_ns = crate::sys::clock::now_ns() + TRIAL_CANCEL_NS;
+    let deadline_ns = rtsoak_sys::clock::now_ns() + TRIAL_CANCEL_NS;
     loop {
-        let left_ns = deadline_ns.saturating_sub(crate::sys::clock::now_ns());
+        let left_ns = deadline_ns.saturating_sub(rtsoak_sys::clock::now_ns());
         match next_completion(&mut ring, left_ns.max(1))? {
             Some(TRIAL_READ) => return Ok(FdWait::Read),
             Some(_) => {}

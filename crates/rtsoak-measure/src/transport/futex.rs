@@ -22,14 +22,14 @@ use super::sender::RingSender;
 use super::{
     ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push, require_opcodes,
 };
-use crate::queue::Message;
+use rtsoak_sys::queue::Message;
 use rtsoak_record::transport::{FutexSettings, FutexWake};
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
-use crate::sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
-use crate::sys::{SysError, uring};
+use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
+use rtsoak_sys::{SysError, uring};
 
 /// The `futex` transport.
 pub struct Futex;
@@ -129,7 +129,7 @@ impl Mechanism for Futex {
 /// Arm a wait on a local word whose value has already moved on: a working kernel completes it
 /// at once with `-EAGAIN`. Catches kernels (or seccomp filters) that list the opcode but refuse it.
 fn trial() -> Result<(), SysError> {
-    let (mut ring, _) = uring::build(crate::sys::uring::SetupFlags::None)?;
+    let (mut ring, _) = uring::build(rtsoak_sys::uring::SetupFlags::None)?;
     let word = AtomicU32::new(1);
     let wait = opcode::FutexWait::new(word.as_ptr(), 0, FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32)
         .build()

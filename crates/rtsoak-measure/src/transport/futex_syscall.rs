@@ -16,8 +16,8 @@ use super::{Completion, Env, Mechanism, Own, Transport, Waiter};
 use rtsoak_record::Role;
 use rtsoak_record::Support;
 use rtsoak_record::Attribution;
-use crate::sys::SysError;
-use crate::sys::futex::{wait_shared, wait_shared_bitset};
+use rtsoak_sys::SysError;
+use rtsoak_sys::futex::{wait_shared, wait_shared_bitset};
 
 /// The `futex-syscall` transport.
 pub struct FutexSyscall;

@@ -6,11 +6,11 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
 use super::settings::OwnSettings;
-use crate::queue::Message;
-use crate::region::Region;
-use crate::sys::SysError;
 use rtsoak_record::Attribution;
 use rtsoak_record::{FdWait, RingSetup, Role, Support};
+use rtsoak_sys::SysError;
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::Region;
 
 /// A wakeup mechanism, as the registry holds it (its id, `msg-ring`, is the records'
 /// `transport::Name` it is registered under).

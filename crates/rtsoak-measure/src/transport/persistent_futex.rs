@@ -18,12 +18,12 @@ use super::sender::RingSender;
 use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push};
 use rtsoak_record::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
-use crate::queue::Message;
+use rtsoak_sys::queue::Message;
 use rtsoak_record::Support;
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
-use crate::sys::SysError;
-use crate::sys::uring::{OpcodeSupport, build};
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring::{OpcodeSupport, build};
 
 /// The `persistent-futex` transport.
 pub struct PersistentFutex;
@@ -104,7 +104,7 @@ fn registration_call(abi: &Abi) -> String {
 /// Register a local word, then arm a persistent wait on it with a stale value: a patched kernel
 /// accepts the registration and completes the wait with `-EAGAIN`.
 fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
-    let (mut ring, _) = build(crate::sys::uring::SetupFlags::None)
+    let (mut ring, _) = build(rtsoak_sys::uring::SetupFlags::None)
         .map_err(|e| ("io_uring_setup".to_string(), e.errno))?;
     let word = AtomicU32::new(1);
     register_word(abi, ring.as_raw_fd(), word.as_ptr())

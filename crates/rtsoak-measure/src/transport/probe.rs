@@ -3,12 +3,12 @@
 
 use nix::errno::Errno;
 
-use crate::sys::SysError;
 use rtsoak_record::Support;
+use rtsoak_sys::SysError;
 
 /// A probe step: io_uring can be set up and supports every `(opcode, name)` in `needed`.
 pub fn require_opcodes(needed: &[(u8, &str)]) -> Result<(), Support> {
-    let ops = crate::sys::uring::OpcodeSupport::query()
+    let ops = rtsoak_sys::uring::OpcodeSupport::query()
         .map_err(|e| missing("io_uring", "io_uring_setup", Some(e.errno)))?;
     match needed.iter().find(|(code, _)| !ops.has(*code)) {
         Some((_, name)) => Err(missing(name, "io_uring opcode probe", None)),

@@ -3,7 +3,7 @@
 use io_uring::IoUring;
 use nix::errno::Errno;
 
-use crate::sys::SysError;
+use rtsoak_sys::SysError;
 
 /// user_data of the subscriber's own wait SQEs (MSG_RING completions carry the sender's data).
 pub const ARM_USER_DATA: u64 = u64::MAX;

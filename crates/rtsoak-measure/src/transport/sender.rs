@@ -5,9 +5,9 @@
 use io_uring::{IoUring, squeue};
 use nix::errno::Errno;
 
-use crate::sys::SysError;
-use crate::sys::uring::build;
 use rtsoak_record::RingSetup;
+use rtsoak_sys::SysError;
+use rtsoak_sys::uring::build;
 
 /// A ring that sends and counts what is still to be reaped.
 pub struct RingSender {

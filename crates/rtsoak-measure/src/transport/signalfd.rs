@@ -27,14 +27,14 @@ use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
     trial,
 };
-use crate::queue::Message;
+use rtsoak_sys::queue::Message;
 use rtsoak_record::FdWait;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use crate::region::{RT_PUBLISHER_SLOT, Region};
+use rtsoak_sys::region::{RT_PUBLISHER_SLOT, Region};
 use rtsoak_record::Attribution;
-use crate::sys::SysError;
-use crate::sys::pidfd::{self, SignalSender};
+use rtsoak_sys::SysError;
+use rtsoak_sys::pidfd::{self, SignalSender};
 
 /// The `signalfd` transport.
 pub struct Signalfd;
@@ -260,7 +260,7 @@ mod tests {
     use nix::sys::signal::pthread_sigmask;
 
     use super::*;
-    use crate::region::SharedRegion;
+    use rtsoak_sys::region::SharedRegion;
     use crate::transport::fd_wait::tests::first_completion;
 
     /// Pids the run's workers seem to have, and one from outside the run.

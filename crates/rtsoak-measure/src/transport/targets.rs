@@ -6,9 +6,9 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
 use super::Env;
-use crate::region::{MAX_MEMBERS, RT_MEMBER, Region, member_state};
-use crate::sys::{SysError, pidfd};
 use rtsoak_record::Role;
+use rtsoak_sys::region::{MAX_MEMBERS, RT_MEMBER, Region, member_state};
+use rtsoak_sys::{SysError, pidfd};
 
 /// Which subscribers a publisher wakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +154,7 @@ impl<T> Targets<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::region::SharedRegion;
+    use rtsoak_sys::region::SharedRegion;
 
     /// Opens record which (pid, fd) they were asked for.
     fn refresh(targets: &mut Targets<(i32, i32)>, region: &Region, opened: &mut Vec<i32>) {

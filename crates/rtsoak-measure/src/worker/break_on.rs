@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 
 use crate::protocol::BreakOnSpec;
-use crate::region::{Region, phase};
-use crate::sys::trace::Trace;
 use rtsoak_record::{BreakEvent, Series};
+use rtsoak_sys::region::{Region, phase};
+use rtsoak_sys::trace::Trace;
 
 /// Longest marker line: the prefix, a series name and three numbers.
 const MARKER_BYTES: usize = 128;
@@ -131,7 +131,7 @@ impl Line {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::region::SharedRegion;
+    use rtsoak_sys::region::SharedRegion;
 
     fn region() -> &'static Region {
         let region: &'static SharedRegion = Box::leak(Box::new(SharedRegion::create().unwrap()));

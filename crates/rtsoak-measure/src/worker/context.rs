@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::realtime;
 use crate::protocol::{ReportWriter, WorkerReport, WorkerSpec};
-use crate::region::{Region, WorkerSlot, worker_state};
+use rtsoak_sys::region::{Region, WorkerSlot, worker_state};
 
 /// What a running worker has: its spec, the shared region, where its frames and report go, and
 /// the report it is filling in.

@@ -32,10 +32,10 @@ use crate::protocol::{
     FRAMES_FD, QueueSpec, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, Work, WorkerReport,
     WorkerSpec, write_report,
 };
-use crate::region::{Region, SharedRegion, worker_state};
-use crate::sys::shm::SharedMemory;
-use crate::sys::{inherited, signals};
 use crate::transport::{self, Env, Mechanism, Visit, Waiter};
+use rtsoak_sys::region::{Region, SharedRegion, worker_state};
+use rtsoak_sys::shm::SharedMemory;
+use rtsoak_sys::{inherited, signals};
 
 pub use context::WorkerContext;
 
@@ -99,7 +99,7 @@ pub fn main() -> i32 {
             if context.report.hygiene.peak_rss_bytes > 0 {
                 // The loop's figure is ru_maxrss, which also holds the coordinator's peak: this
                 // worker was started with CLONE_VM (sys::spawn), and Linux keeps it across exec.
-                if let Some(peak) = crate::sys::sched::peak_rss_bytes() {
+                if let Some(peak) = rtsoak_sys::sched::peak_rss_bytes() {
                     context.report.hygiene.peak_rss_bytes = peak;
                 }
             }
@@ -130,12 +130,12 @@ fn start(mut spec_file: File, region_fd: OwnedFd) -> anyhow::Result<(WorkerSpec,
         .read_to_string(&mut text)
         .context("reading the worker spec")?;
     let spec: WorkerSpec = serde_json::from_str(&text).context("decoding the worker spec")?;
-    crate::sys::sched::die_with_parent(spec.coordinator_pid)
+    rtsoak_sys::sched::die_with_parent(spec.coordinator_pid)
         .context("the coordinator exited before this worker started")?;
     let region = SharedRegion::attach(SharedMemory::map(region_fd)?)?;
     // The region stays mapped until the process exits.
     // Named by role, so that a kernel trace (the spike explainer's) tells the tasks apart.
-    crate::sys::sched::set_thread_name(spec.role.comm()).context("naming the worker")?;
+    rtsoak_sys::sched::set_thread_name(spec.role.comm()).context("naming the worker")?;
     let region: &'static SharedRegion = Box::leak(Box::new(region));
     let region = region.get();
     region.workers[spec.slot]

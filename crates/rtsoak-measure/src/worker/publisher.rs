@@ -18,14 +18,14 @@ use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
-use crate::queue::{FLAG_WARMUP, Message};
-use crate::region::{Region, WorkerSlot, phase, worker_state};
-use crate::sys::clock::{now_ns, sleep_until_ns};
-use crate::sys::{io_wq, sched};
 use crate::transport::Waker;
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::plan::Fault;
 use rtsoak_record::{Counters, Hygiene, Series};
+use rtsoak_sys::clock::{now_ns, sleep_until_ns};
+use rtsoak_sys::queue::{FLAG_WARMUP, Message};
+use rtsoak_sys::region::{Region, WorkerSlot, phase, worker_state};
+use rtsoak_sys::{io_wq, sched};
 
 /// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
 pub fn run<W: Waker>(

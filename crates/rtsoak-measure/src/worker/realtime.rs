@@ -5,8 +5,8 @@
 
 use crate::protocol::WorkerSpec;
 
-use crate::sys::{SysError, sched};
 use rtsoak_record::{Policy, Role, RtSetup};
+use rtsoak_sys::{SysError, sched};
 
 /// What the first steps of becoming real-time got: each step's error, if it failed.
 pub struct Steps {
@@ -36,7 +36,7 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
         policy_requested: spec.policy.name().to_string(),
         priority_requested: spec.priority,
         // Room for every CPU a worker could be seen on, so recording one never allocates.
-        cpus_observed: Vec::with_capacity(crate::region::MAX_WORKERS),
+        cpus_observed: Vec::with_capacity(rtsoak_sys::region::MAX_WORKERS),
         ..Default::default()
     };
     let steps = take_cpus_and_policy(&spec.cpus, spec.policy, spec.priority, spec.lock_memory);
@@ -62,7 +62,7 @@ pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
 /// or `CAP_IPC_LOCK`; else what is mapped now; else as much as fits, what the loop needs first)
 /// and record it.
 pub fn lock_memory(setup: &mut RtSetup) {
-    let lock = crate::sys::memlock::lock_what_fits();
+    let lock = rtsoak_sys::memlock::lock_what_fits();
     setup.memory_locked = lock.current;
     setup.memory_locked_future = lock.future;
     setup.memory_locked_bytes = lock.locked_bytes;

@@ -25,14 +25,14 @@ use super::break_on::BreakOn;
 use super::intervals::Intervals;
 use super::own_wake::OwnWakes;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
-use crate::queue::{Cursor, FLAG_WARMUP};
-use crate::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
-use crate::sys::clock::now_ns;
-use crate::sys::{io_wq, sched, uring};
 use crate::transport::{Completion, Own, Waiter};
 use rtsoak_analysis::stats::{Recorder, SeqTracker};
 use rtsoak_record::Attribution;
 use rtsoak_record::{Counters, Series};
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::queue::{Cursor, FLAG_WARMUP};
+use rtsoak_sys::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
+use rtsoak_sys::{io_wq, sched, uring};
 
 /// The subscriber's latency series, in [`Series::SUBSCRIBER`] order.
 struct Recorders {

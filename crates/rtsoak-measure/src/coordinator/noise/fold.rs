@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use crate::protocol::{Work, WorkerReport, WorkerSpec, frame};
 
 use crate::noise::{burst, load};
-use crate::result::build::NoiseOutcome;
+use crate::result::NoiseOutcome;
 use rtsoak_analysis::stats::new_histogram;
 use rtsoak_record::SampleStats;
 use rtsoak_record::plan::RunPlan;
@@ -206,7 +206,6 @@ pub fn failed(activity: &mut NoiseActivity, message: String) {
 mod tests {
     use super::*;
     use crate::launch::{burst_spec, load_spec, queue_noise_spec};
-    use crate::profile::{CpuTopology, Overrides};
     use crate::protocol::WorkerReport;
     use rtsoak_record::BurstReport;
     use rtsoak_record::plan::RunPlan;
@@ -214,22 +213,16 @@ mod tests {
     const EPERM: &str = "sched_setscheduler failed: EPERM: Operation not permitted: run as root, \
                          or grant CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the priority";
 
-    /// The `ci` profile on a 2-CPU machine: every kind of noise on CPUs 0-1, queue noise at
-    /// FIFO 20, bursts at FIFO 50.
+    /// The `ci` profile on a 2-CPU machine, as a run on the PREEMPT_RT VM saved it: every kind
+    /// of noise on CPUs 0-1, queue noise at FIFO 20, bursts at FIFO 50.
     fn ci_plan() -> RunPlan {
-        let (name, profile) = crate::profile::load("ci").unwrap();
-        let topology = CpuTopology {
-            online: vec![0, 1],
-            isolated: Vec::new(),
-        };
-        crate::profile::resolve(
-            &name,
-            &profile,
-            &Overrides::default(),
-            &topology,
-            &rtsoak_record::transport::Name::all(),
-        )
-        .unwrap()
+        let saved = include_str!("../../../../../tests/fixtures/results/explained-6.12-rt-vm.json");
+        let doc: rtsoak_record::result::ResultDoc = serde_json::from_str(saved).unwrap();
+        assert_eq!(
+            (doc.plan.profile.as_str(), &doc.plan.noise_cpus[..]),
+            ("ci", &[0, 1][..])
+        );
+        doc.plan
     }
 
     fn spec(plan: &RunPlan, role: Role) -> WorkerSpec {

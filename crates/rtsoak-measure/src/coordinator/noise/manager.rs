@@ -20,13 +20,13 @@ use super::fold;
 use crate::launch::{Spawned, burst_spec, load_spec, queue_noise_spec, ring_for, spawn};
 use crate::protocol::read_report;
 use crate::protocol::ring::RingReader;
-use crate::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
-use crate::result::build::{NoiseOutcome, worker_series};
-use crate::sys::spawn::Process;
+use crate::result::{NoiseOutcome, worker_series};
 use rtsoak_record::Role;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{ExternalActivity, NoiseDeath};
 use rtsoak_record::transport::Name;
+use rtsoak_sys::region::{RT_MEMBER, SharedRegion, member_state, worker_state};
+use rtsoak_sys::spawn::Process;
 
 /// Worker slot of the burst worker.
 const BURST_SLOT: usize = 2;
@@ -186,7 +186,7 @@ impl<'a> NoiseManager<'a> {
             }
             // Replacements only while the run runs: once it stops, a newcomer would find the
             // RT pair gone.
-            if self.spawning && self.region.get().phase() != crate::region::phase::STOP {
+            if self.spawning && self.region.get().phase() != rtsoak_sys::region::phase::STOP {
                 self.seat(i);
             }
         }
@@ -342,7 +342,7 @@ impl<'a> NoiseManager<'a> {
         let argv = &self.plan.noise.external;
         // Created by the result directory's fd under a fresh name, so a link planted as
         // external-noise.log is replaced, never written through; 0644 whatever the umask.
-        let log = crate::sys::safe_dir::SafeDir::open(&self.scratch_dir)
+        let log = rtsoak_sys::safe_dir::SafeDir::open(&self.scratch_dir)
             .and_then(|dir| Ok(dir.create_file("external-noise.log".as_ref(), 0o644)?))
             .context("creating external-noise.log in the result directory")?;
         let mut set = nix::sched::CpuSet::new();
@@ -355,7 +355,7 @@ impl<'a> NoiseManager<'a> {
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        crate::sys::spawn::own_group_pinned(&mut command, set);
+        rtsoak_sys::spawn::own_group_pinned(&mut command, set);
         command
             .spawn()
             .with_context(|| format!("starting the external noise command {argv:?}"))

@@ -6,7 +6,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 
 const CHUNK: usize = 64 * 1024;
 const WRAP_BYTES: u64 = 16 << 20;
@@ -14,7 +14,7 @@ const WRAP_BYTES: u64 = 16 << 20;
 /// One writer; returns bytes written and synced.
 pub fn run(region: &Region, scratch: &Path, _index: usize) -> u64 {
     let Ok(mut file) =
-        crate::sys::safe_dir::SafeDir::open(scratch).and_then(|dir| Ok(dir.tmpfile()?))
+        rtsoak_sys::safe_dir::SafeDir::open(scratch).and_then(|dir| Ok(dir.tmpfile()?))
     else {
         return 0;
     };

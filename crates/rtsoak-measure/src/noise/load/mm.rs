@@ -4,7 +4,7 @@
 use std::num::NonZeroUsize;
 use std::path::Path;
 
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 
 const SIZE: usize = 2 << 20;
 const PAGE: usize = 4096;
@@ -13,7 +13,7 @@ const PAGE: usize = 4096;
 pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     let size = NonZeroUsize::new(SIZE).expect("non-zero");
     let mut cycles = 0;
-    while !region.stopping() && crate::sys::mm::map_touch_unmap(size, PAGE) {
+    while !region.stopping() && rtsoak_sys::mm::map_touch_unmap(size, PAGE) {
         cycles += 1;
     }
     cycles

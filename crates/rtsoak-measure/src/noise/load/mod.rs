@@ -17,10 +17,10 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use crate::protocol::WorkerReport;
-use crate::region::{Region, WorkerSlot, worker_state};
-use crate::sys::sched;
 use rtsoak_record::LoadCount;
 use rtsoak_record::plan::LoadPlan;
+use rtsoak_sys::region::{Region, WorkerSlot, worker_state};
+use rtsoak_sys::sched;
 
 /// One generator: its name, what one operation is, how many threads the plan gives it, and
 /// the body each of its threads runs (returning the operations it did).

@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 
 const CHUNK: usize = 64 * 1024;
 const TIMEOUT: Duration = Duration::from_millis(100);
@@ -62,7 +62,7 @@ mod tests {
     use std::sync::mpsc;
 
     use super::*;
-    use crate::region::{SharedRegion, phase};
+    use rtsoak_sys::region::{SharedRegion, phase};
 
     #[derive(Debug, PartialEq)]
     enum Outcome {

@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::region::Region;
+use rtsoak_sys::region::Region;
 
 const MESSAGE: [u8; 100] = [0x5a; 100];
 const TIMEOUT: Duration = Duration::from_millis(100);

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::region::Region;
-use crate::sys::clock::{now_ns, sleep_until_ns};
+use rtsoak_sys::clock::{now_ns, sleep_until_ns};
+use rtsoak_sys::region::Region;
 
 const PERIOD_NS: u64 = 50_000;
 

@@ -2,7 +2,7 @@
 //! two processes as the RT pair, started the same way (pinned, the same policy and priorities,
 //! memory locked, dying with the coordinator), joining the same membership table and driving
 //! the same transport's waker and waiter through the same calls, and nothing else: no queue
-//! (one shared word carries the send time, [`crate::region::FloorStamp`]), no sequence
+//! (one shared word carries the send time, [`rtsoak_sys::region::FloorStamp`]), no sequence
 //! tracking or attribution of wakes, no progress figures but the heartbeat, no interval
 //! frames; every sample goes into a preallocated array, turned into the run's series only
 //! after the loop. What the harness adds on top of this is its overhead
@@ -14,12 +14,12 @@ pub mod subscriber;
 use anyhow::bail;
 
 use crate::protocol::SeriesReport;
-use crate::sys::clock::now_ns;
-use crate::sys::sched;
 use crate::worker::WorkerContext;
 use crate::worker::intervals::Intervals;
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{Counters, Series};
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::sched;
 
 /// The most measured periods one floor run holds: every sample has its slot in an array
 /// allocated (and locked) before the loop, 2 MiB per series at this bound. The `--floor` plan

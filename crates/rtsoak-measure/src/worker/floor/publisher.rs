@@ -11,14 +11,14 @@ use anyhow::{Context, bail};
 
 use super::{Finished, Samples};
 use crate::protocol::QueueSpec;
-use crate::queue::{FLAG_WARMUP, Message};
-use crate::region::{Region, phase, worker_state};
-use crate::sys::clock::{now_ns, sleep_until_ns};
-use crate::sys::sched;
 use crate::transport::Waker;
 use crate::worker::WorkerContext;
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{Counters, Series};
+use rtsoak_sys::clock::{now_ns, sleep_until_ns};
+use rtsoak_sys::queue::{FLAG_WARMUP, Message};
+use rtsoak_sys::region::{Region, phase, worker_state};
+use rtsoak_sys::sched;
 
 /// Run the floor publisher with waker `W` for the run's periods.
 pub fn run<W: Waker>(

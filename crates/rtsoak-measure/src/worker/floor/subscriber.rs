@@ -15,9 +15,6 @@ use io_uring::types::{SubmitArgs, Timespec};
 
 use super::{Finished, Samples};
 use crate::protocol::QueueSpec;
-use crate::region::{FloorStamps, RT_PUBLISHER_SLOT, phase, worker_state};
-use crate::sys::clock::now_ns;
-use crate::sys::{sched, uring};
 use crate::transport::Waiter;
 use crate::worker::WorkerContext;
 use crate::worker::own_wake::OwnWakes;
@@ -25,6 +22,9 @@ use crate::worker::subscriber::{Reaped, rearm_and_submit, wait};
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::Attribution;
 use rtsoak_record::{Counters, Series};
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::region::{FloorStamps, RT_PUBLISHER_SLOT, phase, worker_state};
+use rtsoak_sys::{sched, uring};
 
 /// Run the floor subscriber with waiter `W` until the run stops and the last send is seen (or
 /// the delivery timeout has passed since the stop).

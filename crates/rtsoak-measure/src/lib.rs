@@ -1,0 +1,39 @@
+//! rtsoak's measuring: everything that runs on the machine. The coordinator ([`coordinator`])
+//! starts the workers ([`launch`]), which measure through a transport ([`transport`]) while the
+//! noise runs beside them ([`noise`]), and report over the wire between them ([`protocol`]);
+//! what they reported becomes a run's result ([`result`]), with a kernel trace read alongside
+//! to explain its spikes ([`explain`]). The worker binary's whole program is [`worker::main`].
+//! Beside the soak: per-operation microbenchmarks of the same kernel mechanisms ([`bench`]).
+//!
+//! Owns: processes, shared memory, real-time scheduling and the measuring loops, through the
+//! kernel layer's safe functions (`rtsoak-sys`); turning what it measured into records, with the
+//! analysis crate's arithmetic. Never reads a profile or the command line (it is handed a
+//! resolved plan), judges a result or words one for a reader; a measuring loop never
+//! allocates, logs or calls through a `dyn`.
+
+// The one crate besides the kernel layer with `unsafe`: pushing SQEs that point into buffers the
+// waiters own, in `transport` only, whose soundness rests on each waiter's lifetimes.
+#![deny(unsafe_code)]
+// A function a reader can hold in their head: at most 100 lines (clippy.toml), product code
+// only. The few still longer carry an `allow` naming why, and only shrink.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
+pub mod coordinator;
+
+pub mod launch;
+
+pub mod worker;
+
+pub mod transport;
+
+pub mod abi;
+
+pub mod noise;
+
+pub mod protocol;
+
+pub mod result;
+
+pub mod explain;
+
+pub mod bench;
