@@ -2,7 +2,7 @@
 //! ([`commands`]) and the exit code it ends with ([`exit`]); what to run, a profile with its
 //! command-line overrides resolved into a plan ([`profile`]); the machine, what it is
 //! ([`sysinfo`]) and whether a figure measured on it means what it should ([`preflight`]); and
-//! the result directory ([`result::store`]). `src/main.rs` and `src/bin/rtsoak-worker.rs` are
+//! the result directory ([`store`]). `src/main.rs` and `src/bin/rtsoak-worker.rs` are
 //! the two binaries.
 //!
 //! Owns: everything a user touches: flags, profiles, files, messages and exit codes. It hands a
@@ -27,4 +27,4 @@ pub mod sysinfo;
 
 pub mod preflight;
 
-pub mod result;
+pub mod store;

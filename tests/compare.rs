@@ -227,7 +227,7 @@ fn killing_the_coordinator_during_the_third_run_leaves_the_first_two_saved() {
 }
 
 fn saved_runs(path: &Path) -> usize {
-    rtsoak::result::store::load(path).map_or(0, |doc| doc.runs.len())
+    rtsoak::store::load(path).map_or(0, |doc| doc.runs.len())
 }
 
 /// True if a process whose parent was `pid` (a worker) is still alive.

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::rtsoak;
-use rtsoak::result::store;
+use rtsoak::store;
 use rtsoak_analysis::judge::rates::rates_differ_p_value;
 use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::SeriesKey;

@@ -6,7 +6,7 @@
 //! --nocapture`. The prediction interval is the Poisson 95 % interval of the predicted count (the
 //! fit's own uncertainty is not in it, so it is a strict check).
 
-use rtsoak::result::store;
+use rtsoak::store;
 use rtsoak_analysis::stats::{decode_histogram, new_histogram};
 use rtsoak_analysis::tail::{TailInput, estimate};
 use rtsoak_record::Outlier;

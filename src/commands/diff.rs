@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::result::store::{RESULT_FILE, load, write_atomic};
+use crate::store::{RESULT_FILE, load, write_atomic};
 use rtsoak_analysis::judge::diff as compare;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;

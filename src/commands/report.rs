@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::result::store::{load, write_atomic};
+use crate::store::{load, write_atomic};
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).

@@ -21,7 +21,7 @@ pub fn rtsoak_path() -> std::path::PathBuf {
 
 /// Load the result document of a result directory.
 pub fn load(dir: &Path) -> ResultDoc {
-    rtsoak::result::store::load(dir).expect("the result directory holds a valid result")
+    rtsoak::store::load(dir).expect("the result directory holds a valid result")
 }
 
 /// Run rtsoak with `args` and `-o` a new temporary directory, require it to pass or to be

@@ -12,7 +12,7 @@ use anyhow::Context;
 mod compare;
 
 use crate::exit::Outcome;
-use crate::result::store::save_json;
+use crate::store::save_json;
 use crate::sysinfo::{SysRoot, host_facts};
 use rtsoak_analysis::bench::compare::Gates;
 use rtsoak_measure::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
@@ -214,7 +214,7 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
 
 /// Create the result directory and return the result file's path.
 fn prepare_output(name: &str, output: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let dir = crate::result::store::new_result_dir(
+    let dir = crate::store::new_result_dir(
         output,
         Path::new("rtsoak-results"),
         &format!("bench-{name}"),

@@ -11,8 +11,8 @@ use anyhow::Context;
 
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
-use crate::result::store::load;
-use crate::result::store::retention::{self, Retention};
+use crate::store::load;
+use crate::store::retention::{self, Retention};
 use rtsoak_analysis::judge::diff;
 use rtsoak_analysis::judge::verdict;
 use rtsoak_record::result::ResultDoc;

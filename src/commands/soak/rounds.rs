@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::profile;
-use crate::result::store::Saver;
+use crate::store::Saver;
 use rtsoak_analysis::judge::ranked_caveats;
 use rtsoak_measure::coordinator::stop::StopFlag;
 use rtsoak_measure::coordinator::{Progress, run_one};
