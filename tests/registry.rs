@@ -12,7 +12,7 @@ fn names() -> Vec<&'static str> {
     Name::ids()
 }
 
-/// Files in src/transport/ that are machinery, not transports.
+/// Files of the measure crate's `transport/` that are machinery, not transports.
 const NOT_TRANSPORTS: [&str; 9] = [
     "fd_wait.rs",
     "mechanism.rs",
@@ -27,7 +27,7 @@ const NOT_TRANSPORTS: [&str; 9] = [
 
 #[test]
 fn every_transport_file_is_registered_under_its_own_name() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/transport");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/rtsoak-measure/src/transport");
     let files: BTreeSet<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -5,8 +5,8 @@ use super::*;
 use crate::profile::{builtin_names, load, parse};
 use rtsoak_measure::transport::futex::FutexFlags;
 use rtsoak_record::RingSetup;
-use rtsoak_record::transport::FutexWake;
 use rtsoak_record::transport::Name;
+use rtsoak_record::transport::futex::FutexWake;
 
 /// The transports the tests choose from.
 fn known() -> Vec<Name> {

@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_transports_own_key_is_read_in_rt_and_an_unknown_one_names_every_key_rt_takes() {
-        use rtsoak_record::transport::FutexWake;
+        use rtsoak_record::transport::futex::FutexWake;
         let profile = parse("x", "[rt]\npolicy = \"rr\"\nfutex_wake = \"io-uring\"\n").unwrap();
         assert_eq!(profile.rt.policy, Policy::Rr);
         assert_eq!(

@@ -23,7 +23,7 @@ use super::{
     ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push, require_opcodes,
 };
 use rtsoak_sys::queue::Message;
-use rtsoak_record::transport::{FutexSettings, FutexWake};
+use rtsoak_record::transport::futex::{FutexSettings, FutexWake};
 use rtsoak_record::Role;
 use rtsoak_record::Support;
 use rtsoak_sys::region::Region;

@@ -3,29 +3,27 @@
 //! in the measure crate, whose registry matches every [`Name`] exhaustively: a transport named
 //! here without a mechanism there, or the other way round, does not compile.
 //!
-//! Adding a transport: one line in the `transports!` call below (its variant, id and settings
-//! field), plus its settings type in a file of its own here if it has any; then its mechanism in
-//! the measure crate.
+//! Adding a transport: one line in the `transports!` call below (its variant, its id and its
+//! field of [`Settings`], named as its file in the measure crate), and its settings type in a
+//! file of its own here if it has any (`field::Type` on its line declares the file); then its
+//! mechanism in the measure crate.
 
-mod futex;
 #[macro_use]
 mod registry;
-
-pub use futex::{FutexSettings, FutexWake};
 
 /// The settings of a transport that has none.
 #[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NoSettings {}
 
 transports![
-    Futex "futex" futex: FutexSettings,
-    MsgRing "msg-ring" msg_ring: NoSettings,
-    Eventfd "eventfd" eventfd: NoSettings,
-    Signalfd "signalfd" signalfd: NoSettings,
-    EventfdMultishot "eventfd-multishot" eventfd_multishot: NoSettings,
-    FutexSyscall "futex-syscall" futex_syscall: NoSettings,
-    PersistentFutex "persistent-futex" persistent_futex: NoSettings,
-    Doorbell "doorbell" doorbell: NoSettings,
+    Futex "futex" futex::FutexSettings,
+    MsgRing "msg-ring" msg_ring,
+    Eventfd "eventfd" eventfd,
+    Signalfd "signalfd" signalfd,
+    EventfdMultishot "eventfd-multishot" eventfd_multishot,
+    FutexSyscall "futex-syscall" futex_syscall,
+    PersistentFutex "persistent-futex" persistent_futex,
+    Doorbell "doorbell" doorbell,
 ];
 
 impl std::fmt::Display for Name {

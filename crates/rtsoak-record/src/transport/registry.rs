@@ -1,9 +1,26 @@
-//! The `transports!` macro: from one list of `Variant "id" field: SettingsType` lines it declares
+//! The `transports!` macro: from one list of `Variant "id" field` lines (`field::Type` for a
+//! transport with settings of its own, whose file `field.rs` it declares) it declares
 //! [`Name`](super::Name), the closed set of transports, and [`Settings`](super::Settings), one
 //! field per transport holding its own settings. `mod.rs` holds its one call.
 
+/// The settings type of one line: its own, or [`NoSettings`](super::NoSettings).
+macro_rules! settings_of {
+    ($field:ident :: $settings:ident) => {
+        $field::$settings
+    };
+    ($field:ident) => {
+        NoSettings
+    };
+}
+
 macro_rules! transports {
-    ($($variant:ident $id:literal $field:ident : $settings:ty),+ $(,)?) => {
+    ($($variant:ident $id:literal $field:ident $(:: $settings:ident)?),+ $(,)?) => {
+        $($(
+            pub mod $field;
+            #[doc(inline)]
+            pub use $field::$settings;
+        )?)+
+
         /// A transport, by its stable id (`msg-ring`). Reading a plan or a worker's spec refuses
         /// an id this build lacks, naming the ones it has. Written as the bare id.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,7 +65,7 @@ macro_rules! transports {
             $(
                 #[allow(missing_docs, reason = "each field is the transport of its name")]
                 #[serde(flatten)]
-                pub $field: $settings,
+                pub $field: settings_of!($field $(:: $settings)?),
             )+
         }
     };
