@@ -38,7 +38,7 @@ impl Outcome {
 }
 
 /// The table printed by `--help`.
-pub const EXIT_CODES_HELP: &str = "\
+pub(crate) const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    PASS: measured what was asked, every run completed and delivered every message
   1    a profile threshold was breached, or --break-on fired

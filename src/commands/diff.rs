@@ -16,7 +16,12 @@ use rtsoak_record::result::verdict::Status;
 use rtsoak_report::diff::render;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
-pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::Result<Outcome> {
+pub(super) fn diff(
+    baseline: &Path,
+    new: &Path,
+    json: bool,
+    markdown: bool,
+) -> anyhow::Result<Outcome> {
     let hint = "give a result.json or the result directory holding one";
     let old = load(baseline).with_context(|| format!("loading the baseline ({hint})"))?;
     let doc = load(new).with_context(|| format!("loading the new result ({hint})"))?;
@@ -51,7 +56,7 @@ fn result_file(path: &Path) -> PathBuf {
 
 /// Why `doc` cannot be a baseline: every later night would be compared with figures that do
 /// not stand for the system (an interrupted, failed, lossy, empty or inconclusive result).
-pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
+pub(crate) fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     let mut reasons = Vec::new();
     if doc.finished_at.is_none() {
         reasons.push("it is unfinished (saved while its invocation was still running)".into());
@@ -74,7 +79,7 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
 
 /// Copy `result`'s `result.json` into `to/result.json` atomically, after checking it loads and
 /// can stand for a baseline (`force`: even if it cannot).
-pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
+pub(super) fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
     let doc = load(result).context("promoting a result to the baseline")?;
     let unfit = unfit_as_baseline(&doc);
     if !unfit.is_empty() {

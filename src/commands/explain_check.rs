@@ -4,7 +4,7 @@
 use crate::exit::Outcome;
 use rtsoak_measure::explain::calibrate;
 
-pub fn explain_check(
+pub(crate) fn explain_check(
     rounds: u32,
     cpus: Option<Vec<usize>>,
     keep_trace: Option<std::path::PathBuf>,

@@ -16,7 +16,7 @@ use clap::Command;
 use crate::exit::Outcome;
 
 /// Print the completion script for `shell`.
-pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
+pub(super) fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
     let mut command = crate::cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "rtsoak", &mut script);
@@ -59,7 +59,7 @@ fn bash_lists_and_profile_files(script: &str) -> String {
 }
 
 /// Print rtsoak(1), or write it and one page per visible command into `dir`.
-pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
+pub(super) fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
     let mut command = crate::cli::command().disable_help_subcommand(true);
     command.build();
     match dir {

@@ -24,7 +24,7 @@ struct ProbeReport<'a> {
 
 /// Check the system for the RT CPUs the profile would pick here (or `rt_cpus`) and print the
 /// verdicts, the matrix and the summary.
-pub fn probe(
+pub(super) fn probe(
     json: bool,
     rt_cpus: Option<Vec<usize>>,
     profile_name: &str,

@@ -10,7 +10,7 @@ use crate::store::{load, write_atomic};
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).
-pub fn report(
+pub(super) fn report(
     results: &[PathBuf],
     format: &str,
     output: Option<&Path>,

@@ -22,7 +22,7 @@ mod isolation;
 mod kernel;
 mod privileges;
 
-pub use privileges::{WORKER_LOCK_BYTES, try_privileges};
+pub(crate) use privileges::{WORKER_LOCK_BYTES, try_privileges};
 
 use crate::sysinfo::irqs::irqs_allowed_on;
 use crate::sysinfo::tasks::{irqbalance_pids, own_pid, tasks_allowed_on};

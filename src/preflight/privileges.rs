@@ -12,10 +12,10 @@ use rtsoak_record::{Policy, Privileges, Trial};
 use rtsoak_sys::{pidfd, sched};
 
 /// Memory an RT worker locks: its binary, stacks, rings, histograms (measured: 6-11 MiB).
-pub const WORKER_LOCK_BYTES: usize = 16 << 20;
+pub(crate) const WORKER_LOCK_BYTES: usize = 16 << 20;
 
 /// Try each privilege in this process, for a pair that runs `policy` at `priority`.
-pub fn try_privileges(policy: Policy, priority: u8) -> Privileges {
+pub(crate) fn try_privileges(policy: Policy, priority: u8) -> Privileges {
     let rt_priority = if policy.is_realtime() {
         trial(
             format!(

@@ -19,15 +19,13 @@ mod sections;
 mod transport_keys;
 mod verdict;
 
-pub use builtin::{builtin_names, builtin_text};
+pub use builtin::builtin_names;
+
 pub use error::ProfileError;
-pub use installed::DIR as INSTALLED_DIR;
-pub use load::{load, named_text, names, parse};
-pub use noise::{BurstSection, LoadSection, NoiseSection, QueueNoiseSection};
-pub use overrides::{Overrides, parse_break_on_ns, parse_cpus, parse_duration_ns, profile_values};
+
+pub(crate) use load::named_text;
+pub use load::{load, names, parse};
+pub use overrides::Overrides;
+pub(crate) use overrides::{parse_cpus, parse_duration_ns, profile_values};
 pub use resolve::resolve;
-pub use sections::{
-    AUTO, CpuChoice, CpuListChoice, CpuSection, CpuTopology, Profile, RingSetupChoice, RtSection,
-    RunSection, SystemSection,
-};
-pub use verdict::VerdictSection;
+pub use sections::CpuTopology;

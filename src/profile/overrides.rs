@@ -84,7 +84,7 @@ pub struct Overrides {
 
 /// What `profile` gives each override, by the override's argument id, as `--help` shows it
 /// (`10s`, `fifo`, `auto`): a flag's help then says what running without it means.
-pub fn profile_values(profile: &Profile) -> Vec<(String, String)> {
+pub(crate) fn profile_values(profile: &Profile) -> Vec<(String, String)> {
     let run = &profile.run;
     let cpu = |choice: &CpuChoice| match choice {
         CpuChoice::Cpu(cpu) => cpu.to_string(),
@@ -158,7 +158,7 @@ pub fn profile_values(profile: &Profile) -> Vec<(String, String)> {
 }
 
 /// `600s`, `500us`, `10m` → nanoseconds.
-pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let duration = humantime::parse_duration(text).map_err(|e| {
         format!("{e}: write a number with a unit, for example 500us, 10ms, 600s or 10m")
     })?;
@@ -166,7 +166,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
 }
 
 /// `--break-on`: a bare number is microseconds (as cyclictest's `-b`); a unit is allowed.
-pub fn parse_break_on_ns(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_break_on_ns(text: &str) -> Result<u64, String> {
     let ns = match text.parse::<u64>() {
         Ok(us) => us.checked_mul(1_000).ok_or("too long")?,
         Err(_) => parse_duration_ns(text)?,
@@ -178,7 +178,7 @@ pub fn parse_break_on_ns(text: &str) -> Result<u64, String> {
 }
 
 /// A CPU list flag (`0-1,4`), one value to clap.
-pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
     rtsoak_record::cpulist::parse(text).map_err(|e| e.to_string())
 }
 

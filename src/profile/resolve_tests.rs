@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::profile::{builtin_names, load, parse};
-use rtsoak_measure::transport::futex::FutexFlags;
 use rtsoak_record::RingSetup;
 use rtsoak_record::transport::Name;
 use rtsoak_record::transport::futex::FutexWake;
@@ -45,6 +44,16 @@ fn invalid_key(err: ProfileError) -> String {
         ProfileError::Invalid { key, .. } | ProfileError::Cpu { key, .. } => key,
         other => panic!("expected a key error, got {other}"),
     }
+}
+
+/// The transports' flags as the command line gives them.
+fn transport_flags(args: &[&str]) -> rtsoak_measure::transport::Flags {
+    use clap::{Args, FromArgMatches};
+    let command = rtsoak_measure::transport::Flags::augment_args(clap::Command::new("rtsoak"));
+    let matches = command
+        .try_get_matches_from(std::iter::once("rtsoak").chain(args.iter().copied()))
+        .unwrap();
+    rtsoak_measure::transport::Flags::from_arg_matches(&matches).unwrap()
 }
 
 #[test]
@@ -408,12 +417,7 @@ fn overrides_win_over_profile_values() {
         priority: Some(80),
         policy: Some(Policy::Rr),
         ring_setup: Some(vec![RingSetup::CoopTaskrun]),
-        transport: rtsoak_measure::transport::Flags {
-            futex: FutexFlags {
-                futex_wake: Some(FutexWake::IoUring),
-            },
-            ..Default::default()
-        },
+        transport: transport_flags(&["--futex-wake", "io-uring"]),
         no_cpu_dma_latency: true,
         no_noise: true,
         explain: false,

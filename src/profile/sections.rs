@@ -128,7 +128,7 @@ impl Default for CpuListChoice {
 }
 
 /// The keyword that lets `resolve` choose CPUs for the machine it runs on.
-pub const AUTO: &str = "auto";
+pub(crate) const AUTO: &str = "auto";
 
 /// `[cpus]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -170,7 +170,7 @@ impl RingSetupChoice {
 }
 
 /// Priority of an RT worker whose profile gives none.
-pub const DEFAULT_RT_PRIORITY: u8 = 40;
+pub(crate) const DEFAULT_RT_PRIORITY: u8 = 40;
 
 /// `[rt]`: the RT pair's keys, and each transport's own keys (`futex_wake`), which the
 /// transport defines ([`rtsoak_record::transport::Settings`]) and `[rt]` reads.

@@ -6,7 +6,7 @@
 use rtsoak_record::transport::Settings;
 
 /// Every transport's profile keys: the fields the default settings serialize to.
-pub fn keys() -> Vec<String> {
+pub(super) fn keys() -> Vec<String> {
     match toml::Value::try_from(Settings::default()) {
         Ok(toml::Value::Table(table)) => table.keys().cloned().collect(),
         _ => Vec::new(),
@@ -16,7 +16,7 @@ pub fn keys() -> Vec<String> {
 /// Read every transport's settings from the `[rt]` keys the RT pair's own keys (`rt_keys`) did
 /// not take; a key left out takes its default, and a key no transport owns is refused, naming
 /// every key `[rt]` accepts.
-pub fn from_rt_keys(mut rest: toml::Table, rt_keys: &[&str]) -> Result<Settings, String> {
+pub(crate) fn from_rt_keys(mut rest: toml::Table, rt_keys: &[&str]) -> Result<Settings, String> {
     let mut own = toml::Table::new();
     for key in keys() {
         if let Some(value) = rest.remove(&key) {
@@ -37,7 +37,7 @@ pub fn from_rt_keys(mut rest: toml::Table, rt_keys: &[&str]) -> Result<Settings,
 }
 
 /// Each key of `settings` and its value as a profile spells it (`syscall`, not `"syscall"`).
-pub fn values(settings: &Settings) -> Vec<(String, String)> {
+pub(super) fn values(settings: &Settings) -> Vec<(String, String)> {
     let Ok(toml::Value::Table(table)) = toml::Value::try_from(settings) else {
         return Vec::new();
     };

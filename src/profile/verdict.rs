@@ -60,7 +60,7 @@ pub struct VerdictSection {
 /// stand, and a run that misses more (a publisher stopped for seconds, an emulated kernel that
 /// cannot keep a 500 us period) describes a run much shorter than the one asked for. A quiet or
 /// noisy run on a loaded 2-CPU development machine misses well under 1 %.
-pub const DEFAULT_INCONCLUSIVE_MISSED_PERCENT: u8 = 5;
+pub(crate) const DEFAULT_INCONCLUSIVE_MISSED_PERCENT: u8 = 5;
 
 /// Longest latency limit a profile may give: 10 s, the histograms' range.
 const MAX_LATENCY_US: u64 = 10_000_000;

@@ -17,7 +17,7 @@ use rtsoak_record::result::ResultDoc;
 /// parent's fd (root refuses a place another user controls, see [`SafeDir`]), and check a file
 /// can be created in it, so an unwritable place is refused before the first run rather than
 /// after. The check's file has no name, so it leaves nothing behind.
-pub fn create_result_dir(dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn create_result_dir(dir: &Path) -> anyhow::Result<()> {
     let created = SafeDir::create(dir).with_context(|| {
         format!(
             "creating the result directory {}: choose another with --output",
@@ -35,7 +35,7 @@ pub fn create_result_dir(dir: &Path) -> anyhow::Result<()> {
 
 /// The result directory of a new `command` invocation: `output` if the user named one, else a
 /// new `<UTC time>-<command>` directory in `parent`; created and tried for writing.
-pub fn new_result_dir(
+pub(crate) fn new_result_dir(
     output: Option<&Path>,
     parent: &Path,
     command: &str,
@@ -53,14 +53,14 @@ pub fn new_result_dir(
 
 /// Saves the document after every run; remembers the first failure instead of returning it,
 /// so the caller can still show everything that was measured.
-pub struct Saver {
+pub(crate) struct Saver {
     path: PathBuf,
     failure: Option<anyhow::Error>,
 }
 
 impl Saver {
     /// Saving to `dir/result.json`.
-    pub fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         Saver {
             path: dir.join(RESULT_FILE),
             failure: None,
@@ -68,14 +68,14 @@ impl Saver {
     }
 
     /// Where the result goes.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Save `doc`; false once any save failed (later saves are not tried: a full disk or a
     /// read-only directory does not recover by itself, and the runs that follow could not be
     /// kept either).
-    pub fn save(&mut self, doc: &ResultDoc) -> bool {
+    pub(crate) fn save(&mut self, doc: &ResultDoc) -> bool {
         if self.failure.is_none()
             && let Err(error) = save(doc, &self.path)
         {
@@ -89,12 +89,12 @@ impl Saver {
     }
 
     /// Record a failure of something written next to the result (an export).
-    pub fn fail(&mut self, error: anyhow::Error) {
+    pub(crate) fn fail(&mut self, error: anyhow::Error) {
         self.failure.get_or_insert(error);
     }
 
     /// The first failure, if any.
-    pub fn failure(&self) -> Option<&anyhow::Error> {
+    pub(crate) fn failure(&self) -> Option<&anyhow::Error> {
         self.failure.as_ref()
     }
 }

@@ -4,8 +4,8 @@
 //! file in the same directory, then rename), so a reader or a crash never sees half a document;
 //! a comparison re-saves after every run, so a late failure loses only the run in progress.
 
-pub mod dir;
-pub mod retention;
+mod dir;
+pub(crate) mod retention;
 
 use std::path::{Path, PathBuf};
 
@@ -13,13 +13,13 @@ use anyhow::Context;
 
 use rtsoak_sys::safe_dir::SafeDir;
 
-pub use dir::{Saver, create_result_dir, new_result_dir};
+pub(crate) use dir::{Saver, new_result_dir};
 
 use rtsoak_record::result::{ResultDoc, SCHEMA_VERSION};
 use rtsoak_report::json::render as to_json;
 
 /// File name of the result document inside a result directory.
-pub const RESULT_FILE: &str = "result.json";
+pub(crate) const RESULT_FILE: &str = "result.json";
 
 /// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
 pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
@@ -27,7 +27,7 @@ pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
 }
 
 /// Write any document to `path` as pretty JSON, atomically (the bench results use it).
-pub fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
+pub(crate) fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(doc)?;
     bytes.push(b'\n');
     write_atomic(path, &bytes)
@@ -37,7 +37,7 @@ pub fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()
 /// then renamed onto `path`), readable by everyone: a reader or a crash never sees half a
 /// file, and a name planted there (a symlink to root's files) is replaced, never followed. The
 /// directory is opened as [`SafeDir`] does, so root refuses one another user controls.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

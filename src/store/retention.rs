@@ -17,11 +17,11 @@ use rtsoak_sys::safe_dir::{Kind, SafeDir, euid};
 use super::RESULT_FILE;
 
 /// Name of the symlink to the newest result directory.
-pub const LATEST: &str = "latest";
+pub(crate) const LATEST: &str = "latest";
 
 /// How many result directories to keep, and for how long. `None`: no limit of that kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Retention {
+pub(crate) struct Retention {
     /// Keep at most this many (the newest), the current one included.
     pub keep: Option<usize>,
     /// Remove those started more than this many days ago.
@@ -30,7 +30,7 @@ pub struct Retention {
 
 /// The start time encoded in a result directory name (`20261130T120000Z-compare`), if the name
 /// is one rtsoak gives.
-pub fn stamp_of(name: &str) -> Option<SystemTime> {
+pub(crate) fn stamp_of(name: &str) -> Option<SystemTime> {
     let (stamp, command) = name.split_once('-')?;
     let valid_command =
         !command.is_empty() && command.bytes().all(|b| b.is_ascii_lowercase() || b == b'-');
@@ -102,7 +102,7 @@ fn own_results(parent: &SafeDir, now: SystemTime) -> anyhow::Result<Vec<OsString
 /// `now`, or beyond the newest `keep`), never `current`. Returns what was removed. The parent
 /// is opened as [`SafeDir`] does (root refuses one another user controls), and each directory
 /// is removed through its fd, never following a symlink.
-pub fn prune(
+pub(crate) fn prune(
     parent: &Path,
     current: &Path,
     retention: &Retention,
@@ -143,7 +143,7 @@ pub fn prune(
 
 /// Point `parent/latest` at `current` (a relative symlink), atomically: a new symlink under a
 /// random temporary name renamed over the old one, so a reader always finds one of the two.
-pub fn update_latest(parent: &Path, current: &Path) -> anyhow::Result<()> {
+pub(crate) fn update_latest(parent: &Path, current: &Path) -> anyhow::Result<()> {
     let target = current
         .file_name()
         .context("the result directory has no name")?;
@@ -167,7 +167,7 @@ pub fn update_latest(parent: &Path, current: &Path) -> anyhow::Result<()> {
 /// After a result is saved in `result_dir`: point `latest` at it and prune its siblings under
 /// `retention`, if it is a timestamped rtsoak directory. Returns what to tell the user (the
 /// directories removed, or why nothing was pruned).
-pub fn keep(
+pub(crate) fn keep(
     result_dir: &Path,
     retention: &Retention,
     now: SystemTime,

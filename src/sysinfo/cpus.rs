@@ -13,7 +13,7 @@ const CPU_DIR: &str = "/sys/devices/system/cpu";
 
 /// A CPU list file under `/sys/devices/system/cpu` (`online`, `isolated`, ...). Missing,
 /// unreadable or malformed files give an empty list: facts are recorded, never fatal.
-pub fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
+pub(crate) fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
     root.read_trimmed(&format!("{CPU_DIR}/{name}"))
         .and_then(|text| cpulist::parse_or_empty(&text).ok())
         .unwrap_or_default()
@@ -21,7 +21,7 @@ pub fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
 
 /// The CPUs the kernel could ever bring up (`possible`), or the online ones if that file is
 /// missing.
-pub fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
+pub(crate) fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
     if root.exists(&format!("{CPU_DIR}/possible")) {
         cpu_list(root, "possible")
     } else {
@@ -31,7 +31,7 @@ pub fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
 
 /// Facts for one CPU. `online` is the host-wide online list: cpu0 often has no `online` file
 /// of its own (it cannot be unplugged), so the list is asked first.
-pub fn cpu_facts(root: &SysRoot, cpu: usize, online: &[usize]) -> CpuFacts {
+pub(crate) fn cpu_facts(root: &SysRoot, cpu: usize, online: &[usize]) -> CpuFacts {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
     let own_online_file = root.read_trimmed(&format!("{dir}/online"));
     CpuFacts {

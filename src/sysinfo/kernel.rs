@@ -23,7 +23,7 @@ pub fn boot_isolation(cmdline: &str) -> BootIsolation {
 /// The value of `key=value` on a kernel command line, the way the kernel reads it: the last
 /// occurrence wins, `-` and `_` in names are the same, and everything after a standalone `--`
 /// belongs to init, not the kernel. A bare `key` without `=` has no value and gives `None`.
-pub fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
+pub(crate) fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
     let key = normalise_name(key);
     cmdline
         .split_whitespace()

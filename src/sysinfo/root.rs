@@ -50,7 +50,7 @@ impl SysRoot {
     }
 
     /// Entry names in `path`, sorted; empty if it is missing or not a directory.
-    pub fn list_dir(&self, path: &str) -> Vec<String> {
+    pub(crate) fn list_dir(&self, path: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(path))
             .into_iter()
             .flatten()

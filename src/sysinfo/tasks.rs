@@ -64,7 +64,7 @@ fn read_task(root: &SysRoot, dir: &str, pid: i32, tid: i32) -> Option<Task> {
 /// spaces and parentheses, so the fields are counted from the last `)`: state, ppid, pgrp,
 /// session, tty_nr, tpgid, then flags. Any process names itself, so `comm` is escaped here,
 /// before anything prints or records it.
-pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
+pub(crate) fn parse_stat(stat: &str) -> Option<(String, u64)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let comm = rtsoak_record::text::printable(stat.get(open + 1..close)?).into_owned();
@@ -89,7 +89,7 @@ pub fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
 
 /// The pid `/proc/self` points at: the reading process on the live machine, `None` in a
 /// fixture tree without that link.
-pub fn own_pid(root: &SysRoot) -> Option<i32> {
+pub(crate) fn own_pid(root: &SysRoot) -> Option<i32> {
     root.read_link("/proc/self")?.to_str()?.parse().ok()
 }
 

@@ -16,7 +16,7 @@ use rtsoak_record::result::{Interval, IntervalSeries};
 /// Most intervals a result document keeps, over all its runs.
 /// An 8-hour run keeps 120 s intervals. At two significant digits a busy machine's interval of
 /// every series takes about 8.7 KB, so the list stays near 2 MB however many runs share it.
-pub const MAX_INTERVALS: usize = 240;
+pub(crate) const MAX_INTERVALS: usize = 240;
 
 /// The intervals each run of a plan of `planned_runs` keeps: an equal share of
 /// [`MAX_INTERVALS`], at least one.

@@ -26,11 +26,11 @@ pub mod worker;
 
 pub mod transport;
 
-pub mod abi;
+mod abi;
 
-pub mod noise;
+mod noise;
 
-pub mod protocol;
+mod protocol;
 
 pub mod result;
 

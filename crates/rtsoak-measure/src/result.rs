@@ -48,7 +48,7 @@ pub struct RunInputs {
 
 /// A worker's series as a result keys them, in the order its interval frames number them.
 /// Queue noise records the same series as the RT pair; they are kept under their own keys.
-pub fn worker_series(role: Role) -> &'static [SeriesKey] {
+pub(crate) fn worker_series(role: Role) -> &'static [SeriesKey] {
     const PUBLISHER: [SeriesKey; 4] = keys(Series::PUBLISHER, false);
     const SUBSCRIBER: [SeriesKey; 4] = keys(Series::SUBSCRIBER, false);
     const NOISE_PUBLISHER: [SeriesKey; 4] = keys(Series::PUBLISHER, true);

@@ -9,7 +9,7 @@ use std::fmt;
 
 /// Highest CPU number accepted: far beyond any real machine, low enough that a typo such as
 /// `0-40000000` is an error rather than a 40-million-entry list.
-pub const MAX_CPU: usize = 4095;
+pub(crate) const MAX_CPU: usize = 4095;
 
 /// A CPU list that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -329,7 +329,7 @@ fn yes() -> bool {
 /// Most over-threshold samples a result document keeps, over all its runs and series: about
 /// 2.6 MB of JSON when every list is full. The default comparison's 8 transports keep the
 /// profile's 1,000 per list; an 8-hour nightly of 30 runs (six transports in five rounds) 266.
-pub const MAX_DOCUMENT_OUTLIERS: usize = 64_000;
+pub(crate) const MAX_DOCUMENT_OUTLIERS: usize = 64_000;
 /// Outlier lists in one run: every series of the RT publisher and the RT subscriber.
 const OUTLIER_LISTS_PER_RUN: usize =
     crate::Series::PUBLISHER.len() + crate::Series::SUBSCRIBER.len();

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 /// How much foreign text one message quotes before cutting it.
-pub const QUOTE_MAX_BYTES: usize = 200;
+pub(crate) const QUOTE_MAX_BYTES: usize = 200;
 
 /// `text` with every control character (C0, DEL, C1 `U+0080..=U+009F`, ESC among them) and the
 /// backslash written as a `\x1b`-style escape; borrowed when there is nothing to escape.

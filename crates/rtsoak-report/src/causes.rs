@@ -12,7 +12,7 @@ use rtsoak_record::result::explain::SeriesBlame;
 const TOP: usize = 3;
 
 /// The heading and one line per transport and series; none when no run was explained.
-pub fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<String> {
+pub(crate) fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for t in merged {
         let explanations: Vec<_> = t

@@ -17,7 +17,7 @@ use rtsoak_record::{Attribution, Integrity, Summary};
 use rtsoak_record::{Series, SeriesKey};
 
 /// Everything a comparison shows, as text.
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// One line: the command, kernel, RT pair, period and duration.
     pub title: String,
     /// Runs and integrity, one row per transport.
@@ -42,7 +42,7 @@ pub struct Comparison {
 }
 
 /// One table: a heading line, column names and rows of cells.
-pub struct Table {
+pub(crate) struct Table {
     /// Says what one row and one sample are.
     pub heading: String,
     /// Column names.
@@ -52,7 +52,7 @@ pub struct Table {
 }
 
 /// Number of leading text columns (left-aligned in the terminal layout): the transport.
-pub const TEXT_COLUMNS: usize = 1;
+pub(crate) const TEXT_COLUMNS: usize = 1;
 
 /// Two-sided p-value under which two transports' over-threshold rates are said to differ.
 const SIGNIFICANCE: f64 = 0.01;
@@ -135,7 +135,7 @@ const PERCENTILES: [Percentile; 4] = [
 ];
 
 /// Build the comparison of `doc`.
-pub fn comparison(doc: &ResultDoc) -> Comparison {
+pub(crate) fn comparison(doc: &ResultDoc) -> Comparison {
     let merged = by_transport(doc);
     let measured: Vec<&TransportRuns<'_>> = merged
         .iter()

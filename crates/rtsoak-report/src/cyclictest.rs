@@ -21,7 +21,7 @@ use rtsoak_record::result::ResultDoc;
 use rtsoak_record::{Series, SeriesKey};
 
 /// Most 1 us buckets written (10 ms); larger samples are overflows, as with `cyclictest -h`.
-pub const MAX_BUCKETS: u64 = 10_000;
+pub(crate) const MAX_BUCKETS: u64 = 10_000;
 /// Most overflow cycle numbers listed per column (cyclictest lists as many as it has buckets).
 const MAX_OVERFLOW_CYCLES: usize = 100;
 
@@ -35,7 +35,7 @@ struct Column {
 }
 
 /// Render `doc` as a cyclictest histogram file.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let columns = columns(doc);
     let buckets = columns
         .iter()

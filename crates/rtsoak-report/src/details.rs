@@ -11,7 +11,7 @@ use super::comparison::{TEXT_COLUMNS, Table, comparison};
 use rtsoak_record::result::ResultDoc;
 
 /// Render `doc` as the terminal comparison table.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
     let mut out = String::new();
     let _ = writeln!(out, "{}", c.title);

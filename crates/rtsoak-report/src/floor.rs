@@ -12,7 +12,7 @@ use rtsoak_analysis::judge::floor::{FigureOverhead, FloorRow, overhead};
 use rtsoak_record::result::ResultDoc;
 
 /// The table and the lines, or nothing where the document has no floor runs.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let rows = overhead(doc);
     if rows.is_empty() {
         return String::new();

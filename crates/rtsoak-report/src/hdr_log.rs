@@ -26,7 +26,7 @@ use rtsoak_record::{Series, SeriesKey};
 const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 
 /// Render `doc`'s interval histograms as an interval log.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let base_s = epoch_seconds(&doc.started_at).unwrap_or(0.0);
     let mut out = String::new();
     let _ = writeln!(

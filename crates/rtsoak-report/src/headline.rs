@@ -23,12 +23,12 @@ use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
 use rtsoak_record::{Caveat, Series, SeriesKey};
 
 /// Widest line of the headline view: prose is wrapped to it and the table fits it.
-pub const WIDTH: usize = 100;
+pub(crate) const WIDTH: usize = 100;
 /// Caveats the headline shows (after folding); the rest are counted.
 const CAVEATS_SHOWN: usize = 3;
 
 /// Everything the headline shows, as text.
-pub struct Headline {
+pub(crate) struct Headline {
     /// The command, kernel, RT pair, period and duration.
     pub title: String,
     /// Group labels over the figure columns (`send calls >100.0us` over its two columns).
@@ -55,7 +55,7 @@ const COLUMNS: usize = 9;
 
 /// Build the headline of `doc` (its stored decision, or one derived from it for results saved
 /// without).
-pub fn headline(doc: &ResultDoc) -> Headline {
+pub(crate) fn headline(doc: &ResultDoc) -> Headline {
     let merged = by_transport(doc);
     let threshold = format!(">{}us", us(doc.plan.threshold_ns));
     let decision: Decision = doc.decision.clone().unwrap_or_else(|| decide(doc));
@@ -274,7 +274,7 @@ fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
 }
 
 /// The headline for a terminal.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let h = headline(doc);
     let mut out = String::new();
     wrap(&mut out, &h.title, "");
@@ -320,7 +320,7 @@ pub fn render(doc: &ResultDoc) -> String {
 }
 
 /// The headline as GitHub Markdown.
-pub fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
+pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
     let h = headline(doc);
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", escape(&h.title));

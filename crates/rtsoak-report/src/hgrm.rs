@@ -18,7 +18,7 @@ const VALUE_UNIT_RATIO: f64 = 1e3;
 const TICKS_PER_HALF_DISTANCE: u32 = 5;
 
 /// Render every merged series of `doc` as percentile distributions.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     for transport in by_transport(doc) {
         for name in Series::REPORTED.map(SeriesKey::Rt) {

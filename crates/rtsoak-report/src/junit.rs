@@ -38,7 +38,7 @@ struct Case {
 }
 
 /// Render `doc` as a JUnit XML report.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let transports = by_transport(doc);
     let mut cases = Vec::new();
     let mut properties: Vec<(String, String)> = vec![

@@ -23,7 +23,7 @@ const ORIGIN: &str = "rtsoak";
 const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
 /// Render `doc` as a KCIDB I/O document.
-pub fn render(doc: &ResultDoc) -> Vec<u8> {
+pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
     let release = doc.host.kernel_release.as_deref().unwrap_or("unknown");
     let hostname = doc.host.hostname.as_deref().unwrap_or("unknown");
     let stamp = &doc.started_at;

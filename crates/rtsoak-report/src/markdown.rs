@@ -7,7 +7,7 @@ use super::comparison::{TEXT_COLUMNS, Table, comparison};
 use rtsoak_record::result::ResultDoc;
 
 /// Render `doc` as Markdown.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
     let mut out = super::headline::markdown(doc, escape);
     let _ = writeln!(out, "\n## Details\n");

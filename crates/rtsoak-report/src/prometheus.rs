@@ -38,7 +38,7 @@ const QUANTILES: [(&str, Figure); 5] = [
 
 /// Upper bounds of the latency histogram's buckets, ns, the same on every board: 5 us to 10 ms,
 /// dense around 50-200 us, where RT thresholds sit. Above the last, only `+Inf`.
-pub const BUCKET_BOUNDS_NS: [u64; 15] = [
+pub(crate) const BUCKET_BOUNDS_NS: [u64; 15] = [
     5_000, 10_000, 20_000, 30_000, 50_000, 75_000, 100_000, 150_000, 200_000, 300_000, 500_000,
     1_000_000, 2_000_000, 5_000_000, 10_000_000,
 ];
@@ -56,14 +56,14 @@ fn label(value: &str) -> String {
 }
 
 /// Writes families and samples, putting the common labels on every sample.
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     out: String,
     common: &'a [(&'a str, String)],
 }
 
 impl<'a> Writer<'a> {
     /// A writer that puts `common` (name, value) labels first on every sample.
-    pub fn new(common: &'a [(&'a str, String)]) -> Self {
+    pub(crate) fn new(common: &'a [(&'a str, String)]) -> Self {
         Writer {
             out: String::new(),
             common,
@@ -71,13 +71,13 @@ impl<'a> Writer<'a> {
     }
 
     /// A family's `# HELP` and `# TYPE` lines.
-    pub fn family(&mut self, name: &str, kind: &str, help: &str) {
+    pub(crate) fn family(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.out, "# HELP {name} {help}");
         let _ = writeln!(self.out, "# TYPE {name} {kind}");
     }
 
     /// One sample: `name{common..., labels...} value`.
-    pub fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl Display) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl Display) {
         let _ = write!(self.out, "{name}");
         let all = self
             .common
@@ -101,7 +101,7 @@ impl<'a> Writer<'a> {
     }
 
     /// The text written.
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.out
     }
 }
@@ -129,19 +129,19 @@ fn key<'a>(doc: &ResultDoc, t: &TransportRuns<'a>) -> Key<'a> {
 }
 
 /// Render `doc` in the Prometheus text format.
-pub fn render(doc: &ResultDoc) -> String {
+pub(crate) fn render(doc: &ResultDoc) -> String {
     render_labelled(doc, &[])
 }
 
 /// [`render`] with `common` labels on every sample (the textfile's `profile`).
-pub fn render_labelled(doc: &ResultDoc, common: &[(&str, String)]) -> String {
+pub(crate) fn render_labelled(doc: &ResultDoc, common: &[(&str, String)]) -> String {
     let mut w = Writer::new(common);
     write_metrics(&mut w, doc);
     w.finish()
 }
 
 /// Every metric of `doc`, through `w`.
-pub fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
+pub(crate) fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
     let merged = by_transport(doc);
     let measured: Vec<_> = merged
         .iter()

@@ -10,7 +10,7 @@ use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 /// The table of estimated series (absent when none was) and the lines under it (refusals with
 /// their reasons, then the legend);
 /// `None` when no run holds a tail estimate (older results, nothing measured).
-pub fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
+pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
     let mut rows = Vec::new();
     let mut refusals = Vec::new();
     for run in &doc.runs {

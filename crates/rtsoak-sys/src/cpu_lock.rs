@@ -56,7 +56,7 @@ pub struct CpuLocks {
 }
 
 /// The abstract socket name of CPU `cpu`'s lock (without the leading NUL).
-pub fn lock_name(cpu: usize) -> String {
+pub(crate) fn lock_name(cpu: usize) -> String {
     format!("rtsoak-cpu{cpu}")
 }
 
@@ -132,7 +132,7 @@ fn unix_stream() -> Result<OwnedFd, Errno> {
 
 /// A unix stream socket bound to the abstract `name` and listening, close-on-exec so no worker
 /// or external noise command inherits the lock.
-pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
+pub(crate) fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
     let socket = unix_stream()?;
     bind(
         &socket,

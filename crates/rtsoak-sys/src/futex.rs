@@ -41,7 +41,7 @@ pub fn wake_shared_bitset(word: &AtomicU32, count: i32, bitset: u32) -> Result<u
 /// numbering, where `futex_wake` is 454 (`futex_wait` 455, `futex_requeue` 456). Both targets
 /// rtsoak builds for use that table, so the number is fixed here for them only.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub const SYS_FUTEX_WAKE: libc::c_long = 454;
+pub(crate) const SYS_FUTEX_WAKE: libc::c_long = 454;
 
 /// `futex_wake(word, mask, count, flags)` (futex2): wake up to `count` waiters whose bitset
 /// intersects `mask`, returning how many woke. `flags` must hold [`FUTEX2_SIZE_U32`] and, for a

@@ -111,7 +111,7 @@ pub fn current_policy() -> (String, u8) {
 }
 
 /// Bytes of stack touched by [`prefault_stack`]: far more than any measuring loop uses.
-pub const STACK_PREFAULT_BYTES: usize = 256 * 1024;
+pub(crate) const STACK_PREFAULT_BYTES: usize = 256 * 1024;
 
 /// Touch [`STACK_PREFAULT_BYTES`] of stack below the caller, so later calls never fault a stack
 /// page in (and the stack mapping covers them when the memory is locked).

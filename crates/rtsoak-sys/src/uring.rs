@@ -23,9 +23,9 @@ pub enum SetupFlags {
 }
 
 /// Entries of every ring rtsoak creates: a few wait SQEs and bursts of CQEs.
-pub const RING_ENTRIES: u32 = 64;
+pub(crate) const RING_ENTRIES: u32 = 64;
 /// Completion queue size: room for a burst of MSG_RING messages between two drains.
-pub const CQ_ENTRIES: u32 = 1024;
+pub(crate) const CQ_ENTRIES: u32 = 1024;
 
 /// Build a ring with `requested` setup flags. Returns the ring and the flags it really has:
 /// where the kernel refuses `DEFER_TASKRUN`, `COOP_TASKRUN`.

@@ -14,7 +14,11 @@ use rtsoak_record::bench::{
 use rtsoak_report::bench as report;
 
 /// Compare the results at `paths` (A CHILD B, or A B) against `gates`.
-pub fn compare_results(paths: &[PathBuf], gates: &Gates, json: bool) -> anyhow::Result<Outcome> {
+pub(crate) fn compare_results(
+    paths: &[PathBuf],
+    gates: &Gates,
+    json: bool,
+) -> anyhow::Result<Outcome> {
     let docs = paths
         .iter()
         .map(|p| load(p).map_err(|e| UsageError(format!("{e:#}")).into()))

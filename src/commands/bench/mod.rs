@@ -28,7 +28,7 @@ use rtsoak_sys::sched;
 use rtsoak_sys::uring::OpcodeSupport;
 
 /// Run a benchmark or a comparison.
-pub fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
+pub(super) fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
     let result = match command {
         BenchCommand::Compare(CompareCommand::Compare {
             results,

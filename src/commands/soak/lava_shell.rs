@@ -14,7 +14,7 @@ use rtsoak_report::lava;
 const HELPER: &str = "lava-test-case";
 
 /// Report `doc`'s test cases through `lava-test-case`, if it is on `PATH`.
-pub fn report(doc: &ResultDoc) {
+pub(super) fn report(doc: &ResultDoc) {
     let Some(helper) = find_on_path(HELPER, std::env::var_os("PATH").as_deref()) else {
         return;
     };

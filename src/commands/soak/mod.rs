@@ -31,7 +31,7 @@ use rtsoak_sys::{cpu_dma_latency, cpu_lock};
 
 /// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
 /// then judge, save and report.
-pub fn soak(
+pub(super) fn soak(
     command: &str,
     transports: Option<Vec<String>>,
     args: &SoakArgs,

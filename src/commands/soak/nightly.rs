@@ -21,14 +21,14 @@ use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
 use rtsoak_report::journal;
 
 /// A loaded baseline and the name it is reported under.
-pub struct Baseline {
+pub(super) struct Baseline {
     name: String,
     doc: ResultDoc,
 }
 
 /// Load `--baseline` before anything runs, so a broken baseline fails fast. A baseline that
 /// does not exist yet (the first night) is a warning: the run goes on uncompared.
-pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
+pub(crate) fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
     let Some(path) = &args.baseline else {
         return Ok(None);
     };
@@ -55,14 +55,14 @@ pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
 }
 
 /// Default parent of the timestamped result directories.
-pub fn results_parent(args: &NightlyArgs) -> PathBuf {
+pub(crate) fn results_parent(args: &NightlyArgs) -> PathBuf {
     args.results_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("rtsoak-results"))
 }
 
 /// The verdict of a finished document: its limits, then the baseline comparison.
-pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
+pub(super) fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
     let judged = verdict(doc);
     match baseline {
         Some(b) => judged.with_baseline(diff(&b.name, &b.doc, doc, &DiffRules::default())),
@@ -74,7 +74,7 @@ pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
 /// fails here is a warning: the result is saved and its verdict stands. The verdict's first
 /// line always goes to stderr (the line a log or a gate looks for); its reasons too under
 /// systemd, or when stdout did not get the table (`--json`), which already ends with them.
-pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
+pub(super) fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
     let journal = std::env::var_os("JOURNAL_STREAM").is_some();
     if journal {
         for line in journal::transport_lines(doc) {
@@ -128,7 +128,7 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
 /// regression, then a breached limit or `--break-on`, then inconclusive (nothing failed, but
 /// the run did not measure what it was asked), then pass. A document without a verdict (one
 /// saved mid-run) is judged here. Whatever is not a PASS never exits 0.
-pub fn outcome(doc: &ResultDoc) -> Outcome {
+pub(super) fn outcome(doc: &ResultDoc) -> Outcome {
     let judged;
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,

@@ -17,7 +17,7 @@ use rtsoak_sys::clock::timestamp;
 
 /// How the rounds run: what stops them, whether progress is shown, and whether each run has
 /// its floor run beside it (`--floor`).
-pub struct Rounds<'a> {
+pub(crate) struct Rounds<'a> {
     /// Where noise scratch files go (the result directory).
     pub result_dir: &'a Path,
     pub stop: &'a StopFlag,
@@ -30,7 +30,7 @@ pub struct Rounds<'a> {
 /// that failed or a `--break-on` that does not continue; the error is a run's setup failure.
 /// With `--floor`, each run's floor run goes beside it, first in even rounds, so neither side
 /// always runs on a machine the other has just warmed.
-pub fn run_rounds(
+pub(super) fn run_rounds(
     doc: &mut ResultDoc,
     saver: &mut Saver,
     rounds: &Rounds<'_>,
@@ -135,7 +135,7 @@ fn run_floor(
 /// `--floor` keeps every sample of a run in memory locked before it starts
 /// ([`MAX_FLOOR_PERIODS`] per series): refuse (a usage error) a plan whose runs hold more,
 /// naming what to change.
-pub fn check_floor(plan: &RunPlan) -> anyhow::Result<()> {
+pub(crate) fn check_floor(plan: &RunPlan) -> anyhow::Result<()> {
     let periods = plan.measured_periods();
     if periods <= MAX_FLOOR_PERIODS {
         return Ok(());

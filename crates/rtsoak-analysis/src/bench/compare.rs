@@ -53,7 +53,7 @@ impl Point {
     }
 
     /// Mean without the first measured round (the mean of all if there is only one).
-    pub fn mean_drop_first(&self) -> f64 {
+    pub(crate) fn mean_drop_first(&self) -> f64 {
         match self.rounds_ns_per_op.split_first() {
             Some((_, rest)) if !rest.is_empty() => mean(rest).unwrap_or(f64::NAN),
             _ => self.mean(),

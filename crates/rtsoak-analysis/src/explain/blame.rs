@@ -16,7 +16,7 @@ use rtsoak_record::Outlier;
 use rtsoak_record::result::explain::{CauseShare, Chain, ExplainedOutlier, SeriesBlame, Why};
 
 /// A wait must cover at least this share of an outlier to be its cause, percent.
-pub const CAUSE_MIN_PERCENT: f64 = 50.0;
+pub(crate) const CAUSE_MIN_PERCENT: f64 = 50.0;
 
 /// One series to explain: its outliers and whose waits may explain them.
 pub struct Target<'a> {

@@ -6,4 +6,4 @@
 pub mod blame;
 pub mod episodes;
 pub mod event;
-pub mod role;
+mod role;

@@ -22,7 +22,7 @@ const KERNEL_THREADS: [&str; 12] = [
 ];
 
 /// The task `pid` named `comm` at kernel priority `prio`.
-pub fn task(pid: Pid, comm: &str, prio: i32) -> TaskRef {
+pub(super) fn task(pid: Pid, comm: &str, prio: i32) -> TaskRef {
     TaskRef {
         pid,
         comm: comm.to_string(),
@@ -57,7 +57,7 @@ fn role(pid: Pid, comm: &str) -> TaskRole {
 
 /// A kernel priority as a user names it: 0-99 are real-time (kernel 49 is `FIFO 50`), 100 and
 /// above are normal tasks.
-pub fn priority(prio: i32) -> String {
+pub(super) fn priority(prio: i32) -> String {
     if (0..100).contains(&prio) {
         format!("FIFO {}", 99 - prio)
     } else {

@@ -16,7 +16,7 @@ use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Series, SeriesKey};
 
 /// Significance level of every claim a decision makes.
-pub const ALPHA: f64 = 0.01;
+pub(crate) const ALPHA: f64 = 0.01;
 
 /// The series a decision ranks.
 const DECIDED: [Series; 2] = [Series::SendCall, Series::Delivery];

@@ -15,7 +15,7 @@ use rtsoak_record::{Series, SeriesKey};
 const UNEXPLAINED: &str = "unexplained";
 
 /// The changes of `series` between `b` (baseline) and `n` (new), if both were explained.
-pub fn changes(
+pub(super) fn changes(
     b: &TransportRuns<'_>,
     n: &TransportRuns<'_>,
     series: Series,

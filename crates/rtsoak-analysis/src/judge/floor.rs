@@ -10,7 +10,7 @@ use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use rtsoak_record::{Series, SeriesKey};
 
 /// The figures the floor pair also takes, in the order shown.
-pub const FIGURES: [Series; 3] = [Series::Delivery, Series::SendCall, Series::Timer];
+pub(crate) const FIGURES: [Series; 3] = [Series::Delivery, Series::SendCall, Series::Timer];
 
 /// One transport's (and ring setup's) harness against its floor.
 #[derive(Debug, Clone, PartialEq)]

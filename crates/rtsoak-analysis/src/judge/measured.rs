@@ -16,7 +16,7 @@ use rtsoak_record::result::{ResultDoc, RunStatus, WorkerRecord};
 const NOISE_PROBLEMS_NAMED: usize = 3;
 
 /// Every reason `doc` did not measure what it was asked, in transport order.
-pub fn shortfalls(doc: &ResultDoc, merged: &[TransportRuns<'_>]) -> Vec<Inconclusive> {
+pub(super) fn shortfalls(doc: &ResultDoc, merged: &[TransportRuns<'_>]) -> Vec<Inconclusive> {
     let mut out = Vec::new();
     let measured: Vec<&TransportRuns<'_>> = merged
         .iter()
@@ -171,7 +171,7 @@ fn too_few_messages(doc: &ResultDoc, t: &TransportRuns<'_>) -> Option<String> {
 
 /// The first RT worker of the transport's runs that did not get the real-time policy and
 /// priority it asked for.
-pub fn rt_worker_short_of_its_policy<'a>(t: &TransportRuns<'a>) -> Option<&'a WorkerRecord> {
+pub(crate) fn rt_worker_short_of_its_policy<'a>(t: &TransportRuns<'a>) -> Option<&'a WorkerRecord> {
     t.runs.iter().flat_map(|r| &r.workers).find(|w| {
         let s = &w.setup;
         s.policy_error.is_some()

@@ -8,13 +8,13 @@
 
 pub mod caveats;
 pub mod decision;
-pub mod diff;
-pub mod diff_causes;
+mod diff;
+mod diff_causes;
 pub mod floor;
-pub mod measured;
+mod measured;
 pub mod rates;
-pub mod tail_limit;
-pub mod verdict;
+mod tail_limit;
+mod verdict;
 
 pub use caveats::{caveats, ranked as ranked_caveats};
 pub use diff::diff;

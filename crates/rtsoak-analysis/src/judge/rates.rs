@@ -12,7 +12,7 @@ use statrs::function::beta::checked_beta_reg;
 
 /// One-sided p-value that the rate `k_b / n_b` exceeds `k_a / n_a`. `1.0` when there is nothing
 /// to test (no new events, or no samples on one side).
-pub fn rate_increase_p_value(k_a: u64, n_a: u64, k_b: u64, n_b: u64) -> f64 {
+pub(crate) fn rate_increase_p_value(k_a: u64, n_a: u64, k_b: u64, n_b: u64) -> f64 {
     if k_b == 0 || n_a == 0 || n_b == 0 {
         return 1.0;
     }

@@ -11,10 +11,10 @@ use crate::merge::TransportRuns;
 use rtsoak_record::{Series, SeriesKey, TailEstimate};
 
 /// The series the limit applies to, as the other latency limits.
-pub const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
+pub(super) const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
 
 /// What one run's tail says about a day.
-pub enum Day {
+pub(crate) enum Day {
     /// The one-day return level, ns.
     Level(f64),
     /// Fewer than one cluster over the fit's threshold (ns) is expected per day: the level is
@@ -25,7 +25,7 @@ pub enum Day {
 }
 
 /// The day level of `series` in every run of `t`, in round order.
-pub fn days(t: &TransportRuns<'_>, series: Series) -> Vec<Day> {
+pub(super) fn days(t: &TransportRuns<'_>, series: Series) -> Vec<Day> {
     t.runs
         .iter()
         .map(|run| match run.tail.get(&SeriesKey::Rt(series)) {
@@ -44,7 +44,7 @@ pub fn days(t: &TransportRuns<'_>, series: Series) -> Vec<Day> {
 }
 
 /// The largest day level over `t`'s runs of `series` above `limit_ns`, if one is.
-pub fn breach(t: &TransportRuns<'_>, series: Series, limit_ns: u64) -> Option<f64> {
+pub(super) fn breach(t: &TransportRuns<'_>, series: Series, limit_ns: u64) -> Option<f64> {
     days(t, series)
         .into_iter()
         .filter_map(|day| match day {
@@ -56,7 +56,7 @@ pub fn breach(t: &TransportRuns<'_>, series: Series, limit_ns: u64) -> Option<f6
 }
 
 /// Why `t`'s day level of `series` cannot be judged, if it cannot: the first refusal's reason.
-pub fn not_estimable(t: &TransportRuns<'_>, series: Series) -> Option<String> {
+pub(crate) fn not_estimable(t: &TransportRuns<'_>, series: Series) -> Option<String> {
     days(t, series).into_iter().find_map(|day| match day {
         Day::Refused(reason) => Some(reason),
         _ => None,

@@ -8,7 +8,7 @@ use statrs::function::beta::beta_reg;
 
 /// Fewer samples than this beyond a percentile and the percentile is marked as resting on too
 /// few: it is then one of the last few samples, not a property of the distribution.
-pub const MIN_SAMPLES_BEYOND: u64 = 10;
+pub(crate) const MIN_SAMPLES_BEYOND: u64 = 10;
 
 /// A two-sided 95 % confidence interval of a proportion, as fractions in `0..=1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,7 +65,7 @@ fn beta_quantile(a: f64, b: f64, p: f64) -> f64 {
 
 /// Samples above the `quantile` (0..=1) of `count` samples: `count − ⌈count × quantile⌉`,
 /// computed on parts per million so that p99.99 of 100,000 samples is exactly 10 beyond.
-pub fn samples_beyond(count: u64, quantile: f64) -> u64 {
+pub(crate) fn samples_beyond(count: u64, quantile: f64) -> u64 {
     const PARTS: u128 = 1_000_000;
     let above_parts = PARTS - (quantile.clamp(0.0, 1.0) * PARTS as f64).round() as u128;
     // count − ⌈count × q⌉ = ⌊count × (1 − q)⌋, since count is whole.

@@ -12,7 +12,7 @@ use rtsoak_record::{Outlier, SampleStats};
 /// counted exactly in [`SampleStats::max_ns`]).
 pub const HIGHEST_NS: u64 = 10_000_000_000;
 /// Three significant digits: a 100 us sample is resolved to within 0.1 %.
-pub const SIGNIFICANT_DIGITS: u8 = 3;
+pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// A histogram of nanosecond samples, 1 ns to [`HIGHEST_NS`], never resizing.
 pub fn new_histogram() -> Histogram<u64> {
@@ -32,7 +32,7 @@ pub fn new_interval_histogram() -> Histogram<u32> {
 
 /// Two significant digits: an interval's histogram in the result resolves a 100 us sample to
 /// within 1 %.
-pub const INTERVAL_SIGNIFICANT_DIGITS: u8 = 2;
+pub(crate) const INTERVAL_SIGNIFICANT_DIGITS: u8 = 2;
 
 /// A histogram of one interval as the result keeps it: the run's span at
 /// [`INTERVAL_SIGNIFICANT_DIGITS`]. The run-wide histograms, whose percentiles are the figures,
@@ -40,7 +40,7 @@ pub const INTERVAL_SIGNIFICANT_DIGITS: u8 = 2;
 /// interval, to see drift), for which 1 % is enough. On a busy 2-CPU machine one 10 s interval
 /// of every series took 27 KB at three digits, so an eight-hour nightly's intervals alone would
 /// have been tens of megabytes.
-pub fn new_coarse_histogram() -> Histogram<u64> {
+pub(crate) fn new_coarse_histogram() -> Histogram<u64> {
     fixed(INTERVAL_SIGNIFICANT_DIGITS)
 }
 

@@ -13,13 +13,9 @@ mod histogram;
 mod seq;
 mod summarise;
 
-pub use confidence::{
-    MIN_SAMPLES_BEYOND, RateInterval, clopper_pearson_95, rests_on_few_samples, samples_beyond,
-};
+pub use confidence::{clopper_pearson_95, rests_on_few_samples};
 pub use encode::{decode_histogram, encode_histogram};
-pub use histogram::{
-    HIGHEST_NS, INTERVAL_SIGNIFICANT_DIGITS, Recorder, SIGNIFICANT_DIGITS, coarse_copy,
-    new_coarse_histogram, new_histogram, new_interval_histogram,
-};
+pub(crate) use histogram::new_coarse_histogram;
+pub use histogram::{HIGHEST_NS, Recorder, coarse_copy, new_histogram, new_interval_histogram};
 pub use seq::SeqTracker;
 pub use summarise::summarise;

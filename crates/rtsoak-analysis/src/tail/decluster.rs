@@ -12,11 +12,11 @@
 /// Gaps shorter than this many samples never separate clusters: spikes a period or two apart
 /// are one episode (the same lock holder, the same interrupt storm), however many clusters the
 /// extremal index alone would allow.
-pub const MIN_RUN_LENGTH: u64 = 4;
+pub(crate) const MIN_RUN_LENGTH: u64 = 4;
 
 /// One sample over the threshold: its sample number (time / period) and value.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Exceedance {
+pub(crate) struct Exceedance {
     /// Sample number since the start of the measured phase.
     pub index: u64,
     /// The sample, in any unit.
@@ -25,7 +25,7 @@ pub struct Exceedance {
 
 /// The exceedances grouped into clusters.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Clusters {
+pub(crate) struct Clusters {
     /// Each cluster's largest sample, in time order.
     pub maxima: Vec<f64>,
     /// The extremal index estimate, in (0, 1]: 1 for independent exceedances, 1/k for bursts of
@@ -36,7 +36,7 @@ pub struct Clusters {
 }
 
 /// Cluster `exceedances` (in time order, at least two).
-pub fn decluster(exceedances: &[Exceedance]) -> Clusters {
+pub(crate) fn decluster(exceedances: &[Exceedance]) -> Clusters {
     let n = exceedances.len();
     if n < 2 {
         return Clusters {

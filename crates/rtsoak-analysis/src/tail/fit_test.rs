@@ -9,11 +9,11 @@
 use super::gpd::{self, Gpd};
 
 /// Resamples of the bootstrap: p-values resolve to 1 / (RESAMPLES + 1) = 0.01.
-pub const RESAMPLES: usize = 99;
+pub(crate) const RESAMPLES: usize = 99;
 
 /// The test's outcome.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FitTest {
+pub(super) struct FitTest {
     /// Anderson-Darling A^2 of the excesses against the fit.
     pub statistic: f64,
     /// Share of bootstrap resamples at least as far from their own fit (with the sample itself
@@ -26,7 +26,7 @@ pub struct FitTest {
 /// with probability at most `n (1 - d)^(n - 1)`. A second, separate mode (a rare long lock hold
 /// beside the usual spikes) leaves a gap no single-mode tail explains, which the
 /// Anderson-Darling statistic, dominated by the many samples of the first mode, can miss.
-pub fn widest_gap_p(excesses: &[f64], fit: &Gpd) -> f64 {
+pub(crate) fn widest_gap_p(excesses: &[f64], fit: &Gpd) -> f64 {
     let mut uniforms: Vec<f64> = excesses.iter().map(|&y| fit.cdf(y)).collect();
     uniforms.sort_unstable_by(f64::total_cmp);
     let n = uniforms.len() as f64;
@@ -35,7 +35,7 @@ pub fn widest_gap_p(excesses: &[f64], fit: &Gpd) -> f64 {
 }
 
 /// A^2 of `excesses` against `fit`.
-pub fn anderson_darling(excesses: &[f64], fit: &Gpd) -> f64 {
+pub(super) fn anderson_darling(excesses: &[f64], fit: &Gpd) -> f64 {
     let mut sorted = excesses.to_vec();
     sorted.sort_unstable_by(f64::total_cmp);
     let n = sorted.len();
@@ -50,7 +50,7 @@ pub fn anderson_darling(excesses: &[f64], fit: &Gpd) -> f64 {
 }
 
 /// A^2 and its bootstrap p-value, reproducible from `seed`.
-pub fn test(excesses: &[f64], fit: &Gpd, seed: u64) -> FitTest {
+pub(super) fn test(excesses: &[f64], fit: &Gpd, seed: u64) -> FitTest {
     let statistic = anderson_darling(excesses, fit);
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut at_least = 1;

@@ -14,7 +14,7 @@
 const XI_EXPONENTIAL: f64 = 1e-7;
 /// The likelihood is unbounded for `xi < -1` (a fitted endpoint on the largest excess);
 /// fits keep to `xi >= XI_MIN`.
-pub const XI_MIN: f64 = -1.0;
+pub(crate) const XI_MIN: f64 = -1.0;
 
 /// Fitted parameters of a generalized Pareto distribution.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,7 +27,7 @@ pub struct Gpd {
 
 impl Gpd {
     /// P(Y <= y).
-    pub fn cdf(&self, y: f64) -> f64 {
+    pub(crate) fn cdf(&self, y: f64) -> f64 {
         if y <= 0.0 {
             return 0.0;
         }
@@ -179,7 +179,7 @@ fn exponential_log_likelihood(excesses: &[f64], mean: f64) -> f64 {
 }
 
 /// The argument of the maximum of a unimodal `f` on `[lo, hi]`.
-pub fn golden_max(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64, tolerance: f64) -> f64 {
+pub(crate) fn golden_max(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64, tolerance: f64) -> f64 {
     const R: f64 = 0.618_033_988_749_895;
     let mut a = hi - R * (hi - lo);
     let mut b = lo + R * (hi - lo);

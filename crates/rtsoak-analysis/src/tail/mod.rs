@@ -10,12 +10,12 @@
 
 #![forbid(unsafe_code)]
 
-pub mod decluster;
-pub mod fit_test;
+mod decluster;
+mod fit_test;
 pub mod gpd;
-pub mod return_level;
+mod return_level;
 pub mod run;
-pub mod threshold;
+mod threshold;
 
 use hdrhistogram::Histogram;
 
@@ -28,25 +28,26 @@ use rtsoak_record::{
 
 /// Fewer clusters than this over every candidate and there is nothing to fit: the shape's
 /// standard error would be above 0.2 and the fit test blind.
-pub const MIN_CLUSTERS: u64 = 30;
+pub(crate) const MIN_CLUSTERS: u64 = 30;
 /// Candidates with more clusters than this are skipped: a threshold that low sits in the body,
 /// and the fit test's bootstrap (99 refits) grows with the sample, so this bounds the cost with
 /// a long outlier list (`run.outliers_max` up to 100 000) to well under a second.
-pub const MAX_CLUSTERS: usize = 1000;
+pub(crate) const MAX_CLUSTERS: usize = 1000;
 /// A shape interval reaching this far cannot rule out a tail whose mean is infinite: the
 /// "worst in a day" is then one event's luck, and no return level is claimed.
-pub const HEAVY_XI: f64 = 1.0;
+pub(crate) const HEAVY_XI: f64 = 1.0;
 /// The lowest candidate threshold whose fit test p-value reaches this is chosen.
-pub const THRESHOLD_ACCEPTED_AT: f64 = 0.10;
+pub(crate) const THRESHOLD_ACCEPTED_AT: f64 = 0.10;
 /// A gap between excesses less likely than this under the fit is a second mode.
-pub const GAP_REJECTED_BELOW: f64 = 1e-3;
+pub(crate) const GAP_REJECTED_BELOW: f64 = 1e-3;
 /// The fit test's seed: the same result re-rendered gives the same p-value.
 const SEED: u64 = 0x7a11_5eed;
 /// Estimates beyond this many times the span measured are marked as leaning on the model.
 pub const EXTRAPOLATION_MARK: f64 = 100.0;
 
 /// The spans return levels are given for, with their names.
-pub const SPANS_S: [(&str, u64); 3] = [("hour", 3600), ("day", 86_400), ("year", 31_536_000)];
+pub(crate) const SPANS_S: [(&str, u64); 3] =
+    [("hour", 3600), ("day", 86_400), ("year", 31_536_000)];
 
 /// What one series of one run kept.
 #[derive(Debug, Clone, Copy)]

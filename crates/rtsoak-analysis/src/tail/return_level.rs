@@ -12,11 +12,11 @@ use super::gpd::{self, Gpd};
 /// Half the 95 % quantile of chi^2 with one degree of freedom.
 const CHI2_1_95_HALF: f64 = 1.920_729_4;
 /// Shapes beyond this are not followed: the interval is then open above.
-pub const XI_MAX: f64 = 3.0;
+pub(crate) const XI_MAX: f64 = 3.0;
 
 /// The fitted tail in the form the extrapolation needs.
 #[derive(Debug, Clone, Copy)]
-pub struct TailFit<'a> {
+pub(crate) struct TailFit<'a> {
     /// Cluster maxima minus the threshold.
     pub excesses: &'a [f64],
     /// The maximum-likelihood fit and its log-likelihood.
@@ -33,7 +33,7 @@ pub struct TailFit<'a> {
 
 /// A figure with its 95 % interval (`high` may be infinite: open above).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Interval {
+pub(super) struct Interval {
     /// Point estimate.
     pub estimate: f64,
     /// Lower bound.
@@ -181,7 +181,7 @@ impl TailFit<'_> {
 
 /// The fitted tail's figures: the shape's interval and each span's return level with its own.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Extrapolation {
+pub(crate) struct Extrapolation {
     /// The shape with its 95 % profile-likelihood interval.
     pub xi: Interval,
     /// Per requested span (in samples), the return level with its interval.
@@ -190,7 +190,7 @@ pub struct Extrapolation {
 
 /// The return levels for spans of `spans_samples` samples each. A span in which fewer than one
 /// cluster over the threshold is expected has no return level above the threshold: `None`.
-pub fn extrapolate(tail: &TailFit, spans_samples: &[f64]) -> Extrapolation {
+pub(crate) fn extrapolate(tail: &TailFit, spans_samples: &[f64]) -> Extrapolation {
     let region = tail.region();
     let levels = spans_samples
         .iter()

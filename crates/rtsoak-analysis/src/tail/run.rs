@@ -9,7 +9,7 @@ use rtsoak_record::result::RunResult;
 use rtsoak_record::{Series, SeriesKey, TailEstimate};
 
 /// The series given a tail estimate, in the order tables show them.
-pub const TAIL_SERIES: [Series; 4] = [
+pub(crate) const TAIL_SERIES: [Series; 4] = [
     Series::SendCall,
     Series::Delivery,
     Series::OwnWake,

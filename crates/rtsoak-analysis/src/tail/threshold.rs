@@ -14,7 +14,7 @@ const STEP: f64 = 0.7;
 
 /// Candidate thresholds, ns, lowest first: the recording threshold, then histogram quantiles
 /// above it while at least `min_exceedances` samples are expected over them.
-pub fn candidates(
+pub(super) fn candidates(
     histogram: &Histogram<u64>,
     recording_threshold_ns: u64,
     min_exceedances: u64,

@@ -11,15 +11,15 @@
 //! - **Drain** (target): one CQE per drain of the doorbell, `user_data` as registered, `res` =
 //!   the low 32 bits that were set.
 
-use super::sqe::{self, field_u64, sqe_bytes, sqe_from_bytes};
+use super::sqe::{self, sqe_bytes, sqe_from_bytes};
 use rtsoak_sys::uring::register_one;
 
-pub use rtsoak_record::abi::doorbell::Abi;
+pub(crate) use rtsoak_record::abi::doorbell::Abi;
 
 /// `struct io_uring_doorbell_reg` (assumed).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct DoorbellReg {
+pub(crate) struct DoorbellReg {
     /// Carried by every drain CQE.
     pub user_data: u64,
     /// Must be 0.
@@ -29,7 +29,11 @@ pub struct DoorbellReg {
 }
 
 /// Give `ring_fd` a doorbell whose CQEs carry `user_data`.
-pub fn register_doorbell(abi: &Abi, ring_fd: i32, user_data: u64) -> Result<(), nix::errno::Errno> {
+pub(crate) fn register_doorbell(
+    abi: &Abi,
+    ring_fd: i32,
+    user_data: u64,
+) -> Result<(), nix::errno::Errno> {
     let reg = DoorbellReg {
         user_data,
         flags: 0,
@@ -39,7 +43,7 @@ pub fn register_doorbell(abi: &Abi, ring_fd: i32, user_data: u64) -> Result<(), 
 }
 
 /// The SQE that ORs `bits` into the doorbell of `target_ring_fd`.
-pub fn ring_sqe(
+pub(crate) fn ring_sqe(
     abi: &Abi,
     target_ring_fd: i32,
     bits: u64,
@@ -57,15 +61,15 @@ pub fn ring_sqe(
     sqe_from_bytes(bytes)
 }
 
-/// The command word of an SQE, for checks.
-pub fn command_of(entry: &io_uring::squeue::Entry) -> u64 {
-    field_u64(&sqe_bytes(entry), sqe::ADDR)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::sqe::field_u32;
+    use crate::abi::sqe::{field_u32, field_u64};
+
+    /// The command word of an SQE.
+    fn command_of(entry: &io_uring::squeue::Entry) -> u64 {
+        field_u64(&sqe_bytes(entry), sqe::ADDR)
+    }
 
     #[test]
     fn a_doorbell_ring_is_a_msg_ring_with_the_doorbell_command_and_the_bits() {

@@ -4,6 +4,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod doorbell;
-pub mod persistent_futex;
-pub mod sqe;
+pub(crate) mod doorbell;
+pub(crate) mod persistent_futex;
+mod sqe;

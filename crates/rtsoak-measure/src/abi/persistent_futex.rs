@@ -17,12 +17,12 @@
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
 use rtsoak_sys::uring::register_one;
 
-pub use rtsoak_record::abi::persistent_futex::Abi;
+pub(crate) use rtsoak_record::abi::persistent_futex::Abi;
 
 /// One futex word to register (`struct io_uring_futex_reg`, assumed).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct FutexReg {
+pub(crate) struct FutexReg {
     /// The word's address.
     pub uaddr: u64,
     /// futex2 flags (`FUTEX2_SIZE_U32`; never `FUTEX2_PRIVATE` for a word shared by processes).
@@ -32,7 +32,11 @@ pub struct FutexReg {
 }
 
 /// Register `word` as slot 0 of `ring_fd`.
-pub fn register_word(abi: &Abi, ring_fd: i32, word: *const u32) -> Result<(), nix::errno::Errno> {
+pub(crate) fn register_word(
+    abi: &Abi,
+    ring_fd: i32,
+    word: *const u32,
+) -> Result<(), nix::errno::Errno> {
     let reg = FutexReg {
         uaddr: word as u64,
         futex_flags: FUTEX2_SIZE_U32,
@@ -42,7 +46,7 @@ pub fn register_word(abi: &Abi, ring_fd: i32, word: *const u32) -> Result<(), ni
 }
 
 /// The persistent wait SQE.
-pub fn wait_sqe(
+pub(crate) fn wait_sqe(
     abi: &Abi,
     word: *const u32,
     expected: u32,
@@ -60,7 +64,7 @@ pub fn wait_sqe(
 }
 
 /// The registered wake SQE: wake every waiter of slot `slot`.
-pub fn wake_sqe(abi: &Abi, slot: u32, user_data: u64) -> io_uring::squeue::Entry {
+pub(crate) fn wake_sqe(abi: &Abi, slot: u32, user_data: u64) -> io_uring::squeue::Entry {
     io_uring::opcode::FutexWake::new(
         slot as usize as *const u32,
         i32::MAX as u64,
@@ -73,7 +77,7 @@ pub fn wake_sqe(abi: &Abi, slot: u32, user_data: u64) -> io_uring::squeue::Entry
 }
 
 /// True if a persistent wait's completion says it is still armed.
-pub fn still_armed(cqe_flags: u32) -> bool {
+pub(crate) fn still_armed(cqe_flags: u32) -> bool {
     io_uring::cqueue::more(cqe_flags)
 }
 

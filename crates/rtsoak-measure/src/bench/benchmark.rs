@@ -102,7 +102,7 @@ impl std::fmt::Debug for dyn Bench {
 
 /// Run a single-thread workload on the calling thread, pinned to `cpu`: one series named after
 /// the bench. Generic over both, so the rounds are compiled for this workload.
-pub fn run_single<B: Bench, W: Workload>(
+pub(crate) fn run_single<B: Bench, W: Workload>(
     bench: &B,
     (mut workload, ring): (W, RingSetup),
     plan: RoundPlan,
@@ -126,7 +126,7 @@ pub fn run_single<B: Bench, W: Workload>(
 }
 
 /// Build a series and its summary from its rounds.
-pub fn series(name: &str, op: &str, ops_per_cycle: u64, rounds: Vec<Round>) -> BenchSeries {
+pub(super) fn series(name: &str, op: &str, ops_per_cycle: u64, rounds: Vec<Round>) -> BenchSeries {
     let measured: Vec<(f64, bool)> = rounds
         .iter()
         .filter(|r| !r.warmup)

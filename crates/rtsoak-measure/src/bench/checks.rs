@@ -7,7 +7,7 @@ use rtsoak_record::bench::{BadResult, Checks};
 
 /// Counters a cycle records into while the clock runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// The CPU the thread is pinned to.
     pub cpu: usize,
     /// `sched_getcpu` before the round's first cycle.
@@ -34,7 +34,7 @@ pub struct Tally {
 
 impl Tally {
     /// An empty tally for a thread pinned to `cpu`.
-    pub fn new(cpu: usize) -> Self {
+    pub(crate) fn new(cpu: usize) -> Self {
         Tally {
             cpu,
             cpu_at_start: -1,
@@ -45,7 +45,7 @@ impl Tally {
 
     /// Validate one result.
     #[inline(always)]
-    pub fn expect(&mut self, user_data: u64, result: i64, expected: i64) {
+    pub(crate) fn expect(&mut self, user_data: u64, result: i64, expected: i64) {
         self.completions += 1;
         if result != expected {
             self.bad_results += 1;
@@ -61,7 +61,7 @@ impl Tally {
 
     /// Record a call that failed with `errno`.
     #[inline]
-    pub fn call_failed(&mut self, errno: i32) {
+    pub(crate) fn call_failed(&mut self, errno: i32) {
         if errno == libc::ETIME {
             self.timeouts += 1;
         } else {
@@ -71,7 +71,7 @@ impl Tally {
     }
 
     /// Add another thread's tally of the same round (futex-syscall runs one per thread).
-    pub fn merge(&mut self, other: &Tally) {
+    pub(crate) fn merge(&mut self, other: &Tally) {
         self.completions += other.completions;
         self.bad_results += other.bad_results;
         if self.first_bad.is_none() {
@@ -87,7 +87,7 @@ impl Tally {
 }
 
 /// Judge a tally against the completions the planned cycles had to produce.
-pub fn checks(tally: &Tally, expected_completions: u64, all_cycles_ran: bool) -> Checks {
+pub(super) fn checks(tally: &Tally, expected_completions: u64, all_cycles_ran: bool) -> Checks {
     let mut failed = Vec::new();
     let mut fail = |check: &str, failed_now: bool| {
         if failed_now {

@@ -19,7 +19,7 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::uring::Sqe;
 
 /// The bench, as the registry holds it.
-pub struct Eventfd;
+pub(super) struct Eventfd;
 
 /// Its own flags.
 #[derive(Debug, Args)]

@@ -21,7 +21,7 @@ use rtsoak_sys::futex::wake;
 use rtsoak_sys::sched::{pin_to, set_policy};
 
 /// The bench, as the registry holds it.
-pub struct FutexSyscall;
+pub(super) struct FutexSyscall;
 
 /// Its own flags.
 #[derive(Debug, Args)]

@@ -17,7 +17,7 @@ use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
 use rtsoak_sys::uring::Sqe;
 
 /// The bench, as the registry holds it.
-pub struct FutexWaitWake;
+pub(crate) struct FutexWaitWake;
 
 /// Its own flags.
 #[derive(Debug, Args)]

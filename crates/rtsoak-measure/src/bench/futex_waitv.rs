@@ -19,7 +19,7 @@ use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
 use rtsoak_sys::uring::Sqe;
 
 /// The bench, as the registry holds it.
-pub struct FutexWaitv;
+pub(crate) struct FutexWaitv;
 
 /// Its own flags.
 #[derive(Debug, Args)]

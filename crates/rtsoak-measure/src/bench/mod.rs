@@ -20,16 +20,16 @@
 // What the benches share; each bench's own file is declared by the registry below.
 pub mod args;
 mod benchmark;
-pub mod checks;
+mod checks;
 mod ring;
 mod rounds;
 mod words;
 
-pub use benchmark::{Bench, Opcode, Shape, UsageError, run_single};
-pub use checks::Tally;
-pub use rounds::{
-    COMPLETION_TIMEOUT_NS, RawRound, RoundPlan, Workload, describe_rounds, run_round, run_rounds,
-};
+pub use benchmark::{Bench, UsageError};
+
+pub(crate) use benchmark::{Opcode, Shape, run_single};
+pub use rounds::RoundPlan;
+pub(crate) use rounds::{COMPLETION_TIMEOUT_NS, RawRound, Workload, describe_rounds, run_round};
 
 /// Declares the benches once: each one's file (`module::Type` is `mod module;`) and
 /// [`BENCHES`].

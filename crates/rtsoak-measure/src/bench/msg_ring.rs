@@ -17,10 +17,10 @@ use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::uring::Sqe;
 
 /// The result every message carries to the receiver.
-pub const TAG: i32 = 0x5eed;
+pub(crate) const TAG: i32 = 0x5eed;
 
 /// The bench, as the registry holds it.
-pub struct MsgRing;
+pub(super) struct MsgRing;
 
 /// Its own flags.
 #[derive(Debug, Args)]

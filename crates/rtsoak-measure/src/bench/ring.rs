@@ -10,14 +10,14 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::uring::{Sqe, build_sized};
 
 /// A ring with room for `requests` submissions and their completions at once.
-pub fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingSetup), SysError> {
+pub(super) fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingSetup), SysError> {
     let entries = (requests as u32).next_power_of_two().max(8);
     let (ring, got) = build_sized(setup.into(), entries, entries * 2)?;
     Ok((ring, got.into()))
 }
 
 /// The wait timeout of [`submit_and_drain`].
-pub fn completion_timeout() -> types::Timespec {
+pub(crate) fn completion_timeout() -> types::Timespec {
     types::Timespec::new()
         .sec(COMPLETION_TIMEOUT_NS / 1_000_000_000)
         .nsec((COMPLETION_TIMEOUT_NS % 1_000_000_000) as u32)
@@ -26,7 +26,7 @@ pub fn completion_timeout() -> types::Timespec {
 /// Queue `entries` on `ring`. False (and a call error) if the SQ is full, which a ring built by
 /// [`build`] for the cycle never is.
 #[inline(always)]
-pub fn push_all(ring: &mut IoUring, entries: &[Sqe], tally: &mut Tally) -> bool {
+pub(super) fn push_all(ring: &mut IoUring, entries: &[Sqe], tally: &mut Tally) -> bool {
     match rtsoak_sys::uring::push_all(ring, entries) {
         Ok(()) => true,
         Err(errno) => {
@@ -39,7 +39,7 @@ pub fn push_all(ring: &mut IoUring, entries: &[Sqe], tally: &mut Tally) -> bool 
 /// Submit whatever is queued and reap exactly `want` completions, handing each to `validate`
 /// as (user data, result). False if a wait timed out or failed: the round must stop.
 #[inline(always)]
-pub fn submit_and_drain(
+pub(crate) fn submit_and_drain(
     ring: &mut IoUring,
     want: u64,
     timeout: &types::Timespec,
@@ -77,7 +77,7 @@ pub fn submit_and_drain(
 
 /// After a broken round: reap whatever completions still arrive within a short wait, so the
 /// next round starts with an empty ring. Returns how many were reaped.
-pub fn drain_leftovers(ring: &mut IoUring) -> u64 {
+pub(crate) fn drain_leftovers(ring: &mut IoUring) -> u64 {
     let short = types::Timespec::new().nsec(10_000_000);
     let args = types::SubmitArgs::new().timespec(&short);
     let mut reaped = 0;

@@ -14,11 +14,11 @@ use rtsoak_sys::sched::current_cpu;
 
 /// How long one wait for completions may block before the round is declared broken. Generous:
 /// a cycle takes microseconds; only a lost wake ever reaches it.
-pub const COMPLETION_TIMEOUT_NS: u64 = 1_000_000_000;
+pub(crate) const COMPLETION_TIMEOUT_NS: u64 = 1_000_000_000;
 
 /// One benchmark's cycle. The runner calls [`Workload::cycle`] `cycles` times between two clock
 /// reads, so a cycle must not allocate, log or format.
-pub trait Workload {
+pub(crate) trait Workload {
     /// Operations (pairs, messages, calls) one cycle performs: the ns/op divisor.
     fn ops_per_cycle(&self) -> u64;
 
@@ -47,7 +47,7 @@ pub struct RoundPlan {
 
 /// The raw measurement of one round, before it is turned into a [`Round`].
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RawRound {
+pub(crate) struct RawRound {
     /// Between the round's two clock reads, ns.
     pub elapsed_ns: u64,
     /// Cycles completed (fewer than planned if the round broke).
@@ -58,7 +58,7 @@ pub struct RawRound {
 
 /// Run one round of `workload` on the calling thread, which is pinned to `cpu`.
 #[inline(never)]
-pub fn run_round<W: Workload>(workload: &mut W, cycles: u32, cpu: usize) -> RawRound {
+pub(crate) fn run_round<W: Workload>(workload: &mut W, cycles: u32, cpu: usize) -> RawRound {
     let mut tally = Tally::new(cpu);
     tally.cpu_at_start = current_cpu();
     let mut cycles_done = 0;
@@ -80,7 +80,11 @@ pub fn run_round<W: Workload>(workload: &mut W, cycles: u32, cpu: usize) -> RawR
 }
 
 /// Run every round of `plan` and describe them; `raw` is reused so nothing grows mid-run.
-pub fn run_rounds<W: Workload>(workload: &mut W, plan: RoundPlan, cpu: usize) -> Vec<RawRound> {
+pub(crate) fn run_rounds<W: Workload>(
+    workload: &mut W,
+    plan: RoundPlan,
+    cpu: usize,
+) -> Vec<RawRound> {
     let total = (plan.warmup_rounds + plan.rounds) as usize;
     let mut raw = Vec::with_capacity(total);
     for _ in 0..total {
@@ -90,7 +94,7 @@ pub fn run_rounds<W: Workload>(workload: &mut W, plan: RoundPlan, cpu: usize) ->
 }
 
 /// Turn raw rounds into reported rounds: ns per op, the checks and whether each is valid.
-pub fn describe_rounds(
+pub(crate) fn describe_rounds(
     raw: &[RawRound],
     plan: RoundPlan,
     ops_per_cycle: u64,

@@ -10,7 +10,7 @@ use rtsoak_sys::futex::{FUTEX2_PRIVATE, FUTEX2_SIZE_U32};
 use rtsoak_sys::shm::SharedMemory;
 
 /// Bytes between two words: one cache line, so no two words share one.
-pub const WORD_STRIDE_BYTES: usize = 64;
+pub(crate) const WORD_STRIDE_BYTES: usize = 64;
 
 /// One word alone on its cache line.
 #[repr(C, align(64))]
@@ -26,14 +26,14 @@ enum Backing {
 }
 
 /// `count` futex words.
-pub struct Words {
+pub(crate) struct Words {
     backing: Backing,
     count: usize,
 }
 
 impl Words {
     /// Allocate `count` zeroed words, shared or private.
-    pub fn new(count: usize, shared: bool) -> Result<Self, SysError> {
+    pub(super) fn new(count: usize, shared: bool) -> Result<Self, SysError> {
         let backing = if shared {
             Backing::Shared(SharedMemory::create(
                 "rtsoak-bench-words",
@@ -53,7 +53,7 @@ impl Words {
 
     /// Word `index`.
     #[inline(always)]
-    pub fn word(&self, index: usize) -> &AtomicU32 {
+    pub(super) fn word(&self, index: usize) -> &AtomicU32 {
         assert!(index < self.count, "word {index} of {}", self.count);
         match &self.backing {
             Backing::Private(lines) => &lines[index].word,
@@ -65,12 +65,12 @@ impl Words {
 
     /// Address of word `index`, for an SQE.
     #[inline(always)]
-    pub fn addr(&self, index: usize) -> *const u32 {
+    pub(super) fn addr(&self, index: usize) -> *const u32 {
         self.word(index).as_ptr()
     }
 
     /// futex2 flags for these words: `SIZE_U32`, plus `PRIVATE` unless shared.
-    pub fn futex2_flags(&self) -> u32 {
+    pub(crate) fn futex2_flags(&self) -> u32 {
         match self.backing {
             Backing::Private(_) => FUTEX2_SIZE_U32 | FUTEX2_PRIVATE,
             Backing::Shared(_) => FUTEX2_SIZE_U32,
@@ -78,7 +78,7 @@ impl Words {
     }
 
     /// True for private words.
-    pub fn is_private(&self) -> bool {
+    pub(crate) fn is_private(&self) -> bool {
         matches!(self.backing, Backing::Private(_))
     }
 }

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Where the kernel keeps the counts.
-pub const PROC_STAT: &str = "/proc/stat";
+pub(crate) const PROC_STAT: &str = "/proc/stat";
 
 /// Cumulative time of one CPU, in the kernel's ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuTicks {
+pub(crate) struct CpuTicks {
     /// Ticks spent doing anything (user, nice, system, irq, softirq, steal).
     pub busy: u64,
     /// All ticks, idle and iowait included.
@@ -17,7 +17,7 @@ pub struct CpuTicks {
 }
 
 /// Read every `cpuN` line of `/proc/stat`. Missing or unreadable: empty.
-pub fn read(proc_stat: impl AsRef<Path>) -> BTreeMap<usize, CpuTicks> {
+pub(super) fn read(proc_stat: impl AsRef<Path>) -> BTreeMap<usize, CpuTicks> {
     let Ok(text) = std::fs::read_to_string(proc_stat) else {
         return BTreeMap::new();
     };
@@ -47,7 +47,7 @@ pub fn read(proc_stat: impl AsRef<Path>) -> BTreeMap<usize, CpuTicks> {
 
 /// Busy share of each CPU between two readings, percent (CPUs with no ticks in between are
 /// left out).
-pub fn busy_percent(
+pub(crate) fn busy_percent(
     before: &BTreeMap<usize, CpuTicks>,
     after: &BTreeMap<usize, CpuTicks>,
 ) -> BTreeMap<usize, f64> {

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether a child ended since the flag was last taken.
 #[derive(Clone)]
-pub struct ChildExits {
+pub(crate) struct ChildExits {
     ended: Arc<AtomicBool>,
     registered: bool,
 }
@@ -19,7 +19,7 @@ impl ChildExits {
     /// The process's flag, registered for SIGCHLD on first use. It starts set, so the first
     /// tick looks at every child once. If the handler cannot be installed the flag reads as
     /// always set: every tick looks, as it did before.
-    pub fn get() -> Self {
+    pub(super) fn get() -> Self {
         static FLAG: OnceLock<(Arc<AtomicBool>, bool)> = OnceLock::new();
         let (ended, registered) = FLAG.get_or_init(|| {
             let ended = Arc::new(AtomicBool::new(true));
@@ -34,7 +34,7 @@ impl ChildExits {
 
     /// True if a child may have ended since the last call: then look at every child. Taken
     /// before looking, so an ending while looking is seen on the next tick.
-    pub fn take(&self) -> bool {
+    pub(super) fn take(&self) -> bool {
         self.ended.swap(false, Ordering::AcqRel) || !self.registered
     }
 }

@@ -13,7 +13,7 @@ pub mod noise;
 mod progress;
 pub use progress::Progress;
 pub mod stop;
-pub mod watchdog;
+mod watchdog;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

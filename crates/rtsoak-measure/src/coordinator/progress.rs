@@ -64,7 +64,7 @@ impl Progress {
     }
 
     /// A run began.
-    pub fn run_started(&mut self, transport: &str, measure_start_ns: u64, end_ns: u64) {
+    pub(crate) fn run_started(&mut self, transport: &str, measure_start_ns: u64, end_ns: u64) {
         self.run += 1;
         self.run_started = std::time::Instant::now();
         self.transport = transport.to_string();
@@ -100,7 +100,7 @@ impl Progress {
     }
 
     /// The run ended: clear the live line.
-    pub fn run_finished(&mut self, _region: &Region) {
+    pub(crate) fn run_finished(&mut self, _region: &Region) {
         self.finished += 1;
         self.finished_ns += self.run_started.elapsed().as_nanos() as u64;
         if self.enabled && self.tty {

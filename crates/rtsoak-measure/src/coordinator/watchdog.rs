@@ -9,11 +9,11 @@ use rtsoak_sys::region::{Region, WorkerSlot, phase};
 
 /// Silence shorter than this is never called a hang, whatever the period: a loaded VM can
 /// stall a process for hundreds of milliseconds.
-pub const WATCHDOG_MIN_NS: u64 = 2_000_000_000;
+pub(crate) const WATCHDOG_MIN_NS: u64 = 2_000_000_000;
 
 /// How long a worker may go without a heartbeat: two periods plus the delivery timeout, and
 /// never less than [`WATCHDOG_MIN_NS`].
-pub fn deadline_ns(period_ns: u64, delivery_timeout_ns: u64) -> u64 {
+pub(super) fn deadline_ns(period_ns: u64, delivery_timeout_ns: u64) -> u64 {
     period_ns
         .saturating_mul(2)
         .saturating_add(delivery_timeout_ns)
@@ -21,7 +21,7 @@ pub fn deadline_ns(period_ns: u64, delivery_timeout_ns: u64) -> u64 {
 }
 
 /// One supervised worker: its role's name and its slot.
-pub struct Watched<'a> {
+pub(crate) struct Watched<'a> {
     /// `RT publisher`, `RT subscriber`.
     pub name: &'static str,
     /// Its live slot.
@@ -31,7 +31,7 @@ pub struct Watched<'a> {
 /// The first worker (in the order given: the publisher first, since a silent publisher also
 /// silences the subscriber) that has been silent past `deadline_ns` at `now_ns`, described.
 /// Silence counts from `start_ns` (the first period) when a worker has not beaten yet.
-pub fn silent(
+pub(crate) fn silent(
     region: &Region,
     watched: &[Watched<'_>],
     start_ns: u64,

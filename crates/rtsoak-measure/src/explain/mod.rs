@@ -32,7 +32,7 @@ use rtsoak_record::result::explain::{Explanation, Tracing};
 const POLL: Duration = Duration::from_millis(5);
 
 /// A trace being recorded and read.
-pub struct Tracer {
+pub(crate) struct Tracer {
     instance: Option<tracefs::Instance>,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<Read>>,
@@ -56,7 +56,7 @@ pub struct Trace {
 
 /// What the tracer is asked to do besides explaining.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// Shortest wait worth keeping, us (half the threshold: a cause must cover half a spike).
     pub min_wait_us: u64,
     /// Also write every trace line read into this file (`--keep-trace`).
@@ -65,7 +65,7 @@ pub struct Options {
 
 impl Tracer {
     /// Trace the RT tasks `watched` from now on. The error says why tracing is unavailable.
-    pub fn start(watched: &[Pid], options: Options) -> Result<Tracer, String> {
+    pub(crate) fn start(watched: &[Pid], options: Options) -> Result<Tracer, String> {
         let instance = tracefs::Instance::start(watched)?;
         let pipe = instance.pipe()?;
         let keep =
@@ -93,7 +93,7 @@ impl Tracer {
     }
 
     /// Stop tracing, read what is left and remove the instance.
-    pub fn finish(mut self) -> Trace {
+    pub(crate) fn finish(mut self) -> Trace {
         let instance = self
             .instance
             .take()
@@ -237,7 +237,7 @@ pub fn unavailable(reason: String) -> Explanation {
 /// Explain `run`'s send-call and delivery outliers from `trace`. `measure_start_ns` is the
 /// start of the measured phase (the outliers' time origin); `publisher` and `subscriber` the RT
 /// tasks. The chains of at most `max_listed` outliers are listed, the longest.
-pub fn explain_run(
+pub(crate) fn explain_run(
     trace: &Trace,
     run: &rtsoak_record::result::RunResult,
     measure_start_ns: u64,

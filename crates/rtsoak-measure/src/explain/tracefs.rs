@@ -99,7 +99,7 @@ const EVENTS: [Wanted; 10] = [
 ];
 
 /// A private, configured, running trace instance.
-pub struct Instance {
+pub(crate) struct Instance {
     dir: PathBuf,
     /// Events this kernel does not have (`system/event`).
     pub missing: Vec<String>,
@@ -131,7 +131,7 @@ fn new_owner() -> Result<(String, std::os::fd::OwnedFd), String> {
 impl Instance {
     /// Create the instance and start tracing the tasks `pids`. The error says what is missing
     /// and what to do.
-    pub fn start(pids: &[Pid]) -> Result<Instance, String> {
+    pub(crate) fn start(pids: &[Pid]) -> Result<Instance, String> {
         // As trace-cmd does: where nothing is mounted, mount tracefs rather than ask the user to.
         if let rtsoak_sys::trace::Mount::Failed(reason) = rtsoak_sys::trace::mount_if_missing() {
             return Err(reason);
@@ -228,7 +228,7 @@ impl Instance {
     }
 
     /// The instance's `trace_pipe`, non-blocking: a read with nothing new returns `WouldBlock`.
-    pub fn pipe(&self) -> Result<File, String> {
+    pub(crate) fn pipe(&self) -> Result<File, String> {
         OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -237,7 +237,7 @@ impl Instance {
     }
 
     /// Stop recording (what is in the buffer can still be read).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         let _ = self.write("tracing_on", "0");
     }
 }
@@ -298,7 +298,7 @@ fn remove_stale_in(root: &Path) {
 }
 
 /// Read what the pipe has now into `buffer`; false when it had nothing.
-pub fn read_some(pipe: &mut File, buffer: &mut Vec<u8>) -> std::io::Result<bool> {
+pub(crate) fn read_some(pipe: &mut File, buffer: &mut Vec<u8>) -> std::io::Result<bool> {
     let mut chunk = [0u8; 64 * 1024];
     match pipe.read(&mut chunk) {
         Ok(0) => Ok(false),

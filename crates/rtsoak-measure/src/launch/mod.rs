@@ -5,9 +5,11 @@
 
 #![forbid(unsafe_code)]
 
-pub mod spawn;
-pub mod specs;
+mod spawn;
+mod specs;
 pub mod worker_binary;
 
-pub use spawn::{Spawned, ring_for, spawn};
-pub use specs::{burst_spec, load_spec, queue_noise_spec, rt_spec};
+pub use spawn::spawn;
+
+pub(crate) use spawn::{Spawned, ring_for};
+pub(crate) use specs::{burst_spec, load_spec, queue_noise_spec, rt_spec};

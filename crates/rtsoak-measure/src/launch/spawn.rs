@@ -26,12 +26,12 @@ use rtsoak_sys::spawn::Process;
 /// intervals, and even one frame with every one of the 25,600 buckets of 1 ns..10 s at the
 /// largest 32-bit count (176,690 bytes, tested below). A frame is lost only if the coordinator
 /// stalls for many intervals; it is then counted and the run fails saying so.
-pub const RT_RING_BYTES: usize = 256 << 10;
+pub(crate) const RT_RING_BYTES: usize = 256 << 10;
 /// Frame ring of a queue-noise worker: it ships one frame per series when it exits (a few KiB
 /// for a default 50–500 ms life), drained when it is reaped.
-pub const QUEUE_NOISE_RING_BYTES: usize = 64 << 10;
+pub(crate) const QUEUE_NOISE_RING_BYTES: usize = 64 << 10;
 /// Frame ring of a worker that ships no frames (bursts, load).
-pub const NO_FRAMES_RING_BYTES: usize = 4 << 10;
+pub(crate) const NO_FRAMES_RING_BYTES: usize = 4 << 10;
 
 /// A started worker and the coordinator's end of its frames and report.
 pub struct Spawned {
@@ -53,7 +53,7 @@ impl Spawned {
 }
 
 /// A fresh frame ring sized for `role`, named after `slot`.
-pub fn ring_for(role: Role, slot: usize) -> anyhow::Result<RingReader> {
+pub(crate) fn ring_for(role: Role, slot: usize) -> anyhow::Result<RingReader> {
     let bytes = match role {
         Role::Publisher | Role::Subscriber => RT_RING_BYTES,
         Role::NoisePublisher | Role::NoiseSubscriber => QUEUE_NOISE_RING_BYTES,

@@ -17,7 +17,7 @@ const RT_PUBLISHER_ID: u32 = 0;
 /// The spec of the RT publisher or subscriber (`role`) in region slot `slot`, running
 /// `transport`: measuring the plan's periods, and the only ones that watch `--break-on` (breaks
 /// are for the RT pair's samples only). A floor plan gets the floor pair's loops.
-pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> WorkerSpec {
+pub(crate) fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> WorkerSpec {
     debug_assert!(matches!(role, Role::Publisher | Role::Subscriber));
     let break_on = plan.break_on_ns.map(|limit_ns| BreakOnSpec {
         limit_ns,
@@ -44,7 +44,7 @@ pub fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> Work
 /// The spec of one queue-noise process of `role` in region slot `slot` (subscribers: membership
 /// `member`), stamping `publisher_id` on its messages (subscribers: tracking it) and living
 /// `lifetime_ns`: what differs from process to process is the caller's to draw.
-pub fn queue_noise_spec(
+pub(crate) fn queue_noise_spec(
     plan: &RunPlan,
     transport: Name,
     role: Role,
@@ -60,14 +60,14 @@ pub fn queue_noise_spec(
 }
 
 /// The spec of the burst worker in region slot `slot`.
-pub fn burst_spec(plan: &RunPlan, slot: usize) -> WorkerSpec {
+pub(crate) fn burst_spec(plan: &RunPlan, slot: usize) -> WorkerSpec {
     let work = Work::Burst(plan.noise.bursts.clone());
     worker_spec(plan, Role::Burst, slot, work)
 }
 
 /// The spec of the load worker in region slot `slot`, its file writers writing under
 /// `scratch_dir`.
-pub fn load_spec(plan: &RunPlan, slot: usize, scratch_dir: &Path) -> WorkerSpec {
+pub(crate) fn load_spec(plan: &RunPlan, slot: usize, scratch_dir: &Path) -> WorkerSpec {
     let work = Work::Load {
         plan: plan.noise.load.clone(),
         scratch_dir: scratch_dir.to_path_buf(),

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use rtsoak_sys::safe_dir::{self, Kind, SafeDir, Untrusted};
 
 /// What is appended to the coordinator binary's name to name its worker binary.
-pub const WORKER_SUFFIX: &str = "-worker";
+pub(crate) const WORKER_SUFFIX: &str = "-worker";
 
 /// The worker binary cannot be used: which file, what is wrong, what to do.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +91,7 @@ pub fn worker_executable() -> anyhow::Result<(&'static Path, &'static [&'static 
 /// The worker binary's path beside the coordinator binary `exe` (`/usr/bin/rtsoak` gives
 /// `/usr/bin/rtsoak-worker`). A binary replaced while it runs reads as `PATH (deleted)` in
 /// `/proc/self/exe`: the name is the one before that.
-pub fn worker_path(exe: &Path) -> Option<PathBuf> {
+pub(crate) fn worker_path(exe: &Path) -> Option<PathBuf> {
     let name = exe.file_name()?.as_bytes();
     let name = name.strip_suffix(b" (deleted)").unwrap_or(name);
     let mut worker = OsString::from(OsStr::from_bytes(name));

@@ -22,11 +22,11 @@ use rtsoak_sys::region::{Region, WorkerSlot, phase};
 use rtsoak_sys::sched;
 
 /// The policy every burst thread takes (at the plan's priority).
-pub const POLICY: Policy = Policy::Fifo;
+pub(crate) const POLICY: Policy = Policy::Fifo;
 
 /// The shortest gap after a burst of `busy_ns` that keeps the busy share at or under
 /// `cap_percent`: busy / (busy + gap) <= cap.
-pub fn min_gap_ns(busy_ns: u64, cap_percent: u8) -> u64 {
+pub(crate) fn min_gap_ns(busy_ns: u64, cap_percent: u8) -> u64 {
     let cap = u64::from(cap_percent.clamp(1, 100));
     (busy_ns * (100 - cap)).div_ceil(cap)
 }
@@ -43,7 +43,7 @@ struct ThreadTotals {
 
 /// Run `plan`'s burst threads, one on each of `cpus`, until the run stops; `slot` (this worker's)
 /// says when they are all set up.
-pub fn run(
+pub(crate) fn run(
     plan: &BurstPlan,
     cpus: &[usize],
     slot: &WorkerSlot,

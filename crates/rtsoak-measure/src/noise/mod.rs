@@ -10,5 +10,5 @@
 
 #![forbid(unsafe_code)]
 
-pub mod burst;
-pub mod load;
+pub(crate) mod burst;
+pub(crate) mod load;

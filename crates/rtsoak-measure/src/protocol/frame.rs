@@ -23,7 +23,7 @@ const FRAME_VERSION: u8 = 1;
 
 /// Where an encoder puts bytes: the worker's ring (never allocates) or, in tests and tools, a
 /// `Vec`.
-pub trait ByteSink {
+pub(crate) trait ByteSink {
     /// Append one byte.
     fn put(&mut self, byte: u8);
 }
@@ -43,7 +43,7 @@ impl ByteSink for super::ring::FrameSink<'_> {
 
 /// What a frame says besides its buckets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FrameHeader {
+pub(crate) struct FrameHeader {
     /// Index of the series in the worker's series list.
     pub series: u32,
     /// Interval number from 0.
@@ -84,7 +84,7 @@ fn put_varint<S: ByteSink>(sink: &mut S, mut value: u64) {
 
 /// Encode one frame into `sink`. Allocation-free: safe to call from a measuring loop (outside
 /// its timed section).
-pub fn encode<S: ByteSink>(sink: &mut S, header: &FrameHeader, histogram: &Histogram<u32>) {
+pub(crate) fn encode<S: ByteSink>(sink: &mut S, header: &FrameHeader, histogram: &Histogram<u32>) {
     sink.put(FRAME_VERSION);
     let stats = &header.stats;
     for value in [
@@ -141,7 +141,7 @@ impl Reader<'_> {
 }
 
 /// Read a frame's header; the buckets follow, read with [`Buckets`].
-pub fn read_header(payload: &[u8]) -> anyhow::Result<(FrameHeader, Buckets<'_>)> {
+pub(crate) fn read_header(payload: &[u8]) -> anyhow::Result<(FrameHeader, Buckets<'_>)> {
     let Some((&version, rest)) = payload.split_first() else {
         bail!("an empty interval frame");
     };
@@ -174,7 +174,7 @@ pub fn read_header(payload: &[u8]) -> anyhow::Result<(FrameHeader, Buckets<'_>)>
 }
 
 /// The (value, count) pairs of a frame's recorded buckets, in increasing value order.
-pub struct Buckets<'a> {
+pub(crate) struct Buckets<'a> {
     reader: Reader<'a>,
     previous: u64,
     first: bool,
@@ -207,7 +207,7 @@ impl Iterator for Buckets<'_> {
 
 impl Buckets<'_> {
     /// Add every bucket to `histogram`; returns the samples added.
-    pub fn add_to(self, histogram: &mut Histogram<u64>) -> anyhow::Result<u64> {
+    pub(crate) fn add_to(self, histogram: &mut Histogram<u64>) -> anyhow::Result<u64> {
         let mut samples = 0u64;
         for bucket in self {
             let (value, count) = bucket?;
@@ -221,7 +221,7 @@ impl Buckets<'_> {
 }
 
 /// Decode a whole frame into a new histogram.
-pub fn decode(payload: &[u8]) -> anyhow::Result<IntervalFrame> {
+pub(crate) fn decode(payload: &[u8]) -> anyhow::Result<IntervalFrame> {
     let (header, buckets) = read_header(payload)?;
     let mut histogram = new_histogram();
     buckets.add_to(&mut histogram)?;

@@ -11,29 +11,28 @@
 
 #![forbid(unsafe_code)]
 
-pub mod frame;
-pub mod ring;
+pub(crate) mod frame;
+pub(crate) mod ring;
 mod spec;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
-pub use frame::IntervalFrame;
-pub use spec::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
-pub use stream::{Frames, ReportStream, ReportWriter, parse_report, read_report, write_report};
+pub(crate) use spec::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
+pub(crate) use stream::{Frames, ReportStream, ReportWriter, read_report, write_report};
 
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{BurstReport, Counters, Hygiene, LoadCount, RtSetup, Series};
 use rtsoak_record::{Outlier, SampleStats};
 
 /// The worker's spec memfd.
-pub const SPEC_FD: i32 = 3;
+pub(crate) const SPEC_FD: i32 = 3;
 /// The shared region memfd.
-pub const REGION_FD: i32 = 4;
+pub(crate) const REGION_FD: i32 = 4;
 /// The report memfd. Tests find a worker by this fd's name (`rtsoak-report-SLOT`).
-pub const REPORT_FD: i32 = 5;
+pub(crate) const REPORT_FD: i32 = 5;
 /// The frame ring's memfd.
-pub const FRAMES_FD: i32 = 6;
+pub(crate) const FRAMES_FD: i32 = 6;
 
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,7 +47,7 @@ pub struct SeriesReport {
 
 impl SeriesReport {
     /// Take the extras out of a recorder after the loop.
-    pub fn from_recorder(recorder: &Recorder) -> Self {
+    pub(crate) fn from_recorder(recorder: &Recorder) -> Self {
         let (outliers, dropped) = recorder.outliers();
         SeriesReport {
             stats: recorder.total_stats,

@@ -96,10 +96,10 @@ impl FrameRing {
 /// A frame that did not fit: counted in the ring, never waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the frame ring is full: the frame was dropped and counted")]
-pub struct RingFull;
+pub(crate) struct RingFull;
 
 /// The producer's side (a worker).
-pub struct RingWriter {
+pub(crate) struct RingWriter {
     ring: FrameRing,
     /// Where the next frame starts: the published write position, kept here so the producer
     /// never reads back its own position from shared memory.
@@ -108,13 +108,13 @@ pub struct RingWriter {
 
 impl RingWriter {
     /// The producer of `ring`, continuing after whatever was written before.
-    pub fn new(ring: FrameRing) -> Self {
+    pub(crate) fn new(ring: FrameRing) -> Self {
         let write = ring.parts().0[WRITE_WORD].load(Ordering::Relaxed);
         RingWriter { ring, write }
     }
 
     /// Start a frame. Nothing of it is visible to the consumer until [`FrameSink::commit`].
-    pub fn frame(&mut self) -> FrameSink<'_> {
+    pub(crate) fn frame(&mut self) -> FrameSink<'_> {
         let capacity = self.ring.capacity;
         let (header, data) = self.ring.parts();
         let read = header[READ_WORD].load(Ordering::Acquire);
@@ -137,14 +137,15 @@ impl RingWriter {
     }
 
     /// Frames that did not fit since the ring was created.
-    pub fn lost(&self) -> u64 {
+    #[cfg(test)]
+    fn lost(&self) -> u64 {
         self.ring.parts().0[LOST_WORD].load(Ordering::Relaxed)
     }
 }
 
 /// One frame being written. Bytes past the room left are not stored, only counted, so that
 /// [`FrameSink::commit`] can tell the frame did not fit.
-pub struct FrameSink<'a> {
+pub(crate) struct FrameSink<'a> {
     header: &'a [AtomicU64],
     data: &'a [AtomicU8],
     mask: u64,
@@ -157,7 +158,7 @@ pub struct FrameSink<'a> {
 impl FrameSink<'_> {
     /// Append one byte.
     #[inline]
-    pub fn put(&mut self, byte: u8) {
+    pub(crate) fn put(&mut self, byte: u8) {
         if self.at < self.limit {
             self.data[(self.at & self.mask) as usize].store(byte, Ordering::Relaxed);
         }
@@ -165,7 +166,7 @@ impl FrameSink<'_> {
     }
 
     /// Publish the frame if it fitted; otherwise drop it and count it in the ring.
-    pub fn commit(self) -> Result<(), RingFull> {
+    pub(crate) fn commit(self) -> Result<(), RingFull> {
         if self.at > self.limit {
             self.header[LOST_WORD].fetch_add(1, Ordering::Relaxed);
             return Err(RingFull);
@@ -264,7 +265,7 @@ impl RingReader {
     }
 
     /// Frames the producer dropped (the ring was full) since the last call.
-    pub fn take_lost(&mut self) -> u64 {
+    pub(crate) fn take_lost(&mut self) -> u64 {
         let lost = self.ring.parts().0[LOST_WORD].load(Ordering::Relaxed);
         let new = lost.saturating_sub(self.lost_seen);
         self.lost_seen = lost;

@@ -87,7 +87,7 @@ impl QueueSpec {
     /// How long the subscriber waits at most before it looks at the queue without a wakeup: a
     /// quarter of the delivery timeout, at most 100 ms, so that a message whose wakeup never
     /// came is seen well within the timeout.
-    pub fn poll_ns(&self) -> u64 {
+    pub(crate) fn poll_ns(&self) -> u64 {
         (self.delivery_timeout_ns / 4).min(MAX_POLL_NS)
     }
 

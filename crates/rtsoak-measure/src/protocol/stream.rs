@@ -24,20 +24,20 @@ const REPORT_LENGTH_BYTES: usize = 4;
 const MAX_PROBLEMS: usize = 5;
 
 /// The worker's side: its frame ring and its report memfd.
-pub struct ReportWriter {
+pub(crate) struct ReportWriter {
     frames: RingWriter,
     file: File,
 }
 
 impl ReportWriter {
     /// Ship interval frames into `frames` and the final report into `file`.
-    pub fn new(file: File, frames: RingWriter) -> Self {
+    pub(crate) fn new(file: File, frames: RingWriter) -> Self {
         ReportWriter { frames, file }
     }
 
     /// Ship `recorder`'s current interval as one frame. Allocation-free and syscall-free; a
     /// frame that does not fit is counted in the ring and reported as [`RingFull`].
-    pub fn interval(
+    pub(crate) fn interval(
         &mut self,
         series: u32,
         index: u32,
@@ -58,13 +58,13 @@ impl ReportWriter {
     }
 
     /// Write the final report (after the loop: this allocates).
-    pub fn report(&mut self, report: &WorkerReport) -> std::io::Result<()> {
+    pub(crate) fn report(&mut self, report: &WorkerReport) -> std::io::Result<()> {
         write_report(&mut self.file, report)
     }
 }
 
 /// Write a worker's final report to its report memfd, in one write.
-pub fn write_report(file: &mut File, report: &WorkerReport) -> std::io::Result<()> {
+pub(crate) fn write_report(file: &mut File, report: &WorkerReport) -> std::io::Result<()> {
     let json = serde_json::to_vec(report).map_err(std::io::Error::other)?;
     let mut bytes = Vec::with_capacity(REPORT_LENGTH_BYTES + json.len());
     bytes.extend_from_slice(&(json.len() as u32).to_le_bytes());
@@ -74,7 +74,7 @@ pub fn write_report(file: &mut File, report: &WorkerReport) -> std::io::Result<(
 
 /// Read a worker's final report from its report memfd: `None` if it has not (completely)
 /// written one, an error if what it wrote does not decode.
-pub fn read_report(file: &mut File) -> anyhow::Result<Option<WorkerReport>> {
+pub(crate) fn read_report(file: &mut File) -> anyhow::Result<Option<WorkerReport>> {
     let mut bytes = Vec::new();
     file.seek(SeekFrom::Start(0))?;
     file.read_to_end(&mut bytes)?;
@@ -82,7 +82,7 @@ pub fn read_report(file: &mut File) -> anyhow::Result<Option<WorkerReport>> {
 }
 
 /// Parse the bytes of a report memfd (see [`read_report`]).
-pub fn parse_report(bytes: &[u8]) -> anyhow::Result<Option<WorkerReport>> {
+pub(crate) fn parse_report(bytes: &[u8]) -> anyhow::Result<Option<WorkerReport>> {
     let Some((length, json)) = bytes.split_first_chunk::<REPORT_LENGTH_BYTES>() else {
         return Ok(None);
     };
@@ -132,7 +132,7 @@ impl Frames {
 
     /// Hand every whole frame in the ring to `each` without keeping it (queue noise, folded as
     /// it comes).
-    pub fn drain_each(&mut self, each: impl FnMut(&[u8])) {
+    pub(crate) fn drain_each(&mut self, each: impl FnMut(&[u8])) {
         let drained = self.ring.drain(each);
         self.note(drained.err());
     }
@@ -155,7 +155,7 @@ impl Frames {
 
     /// What went wrong with the frames drained since the last call, as one sentence, if
     /// anything did; and forget it.
-    pub fn take_problems(&mut self) -> Option<String> {
+    pub(crate) fn take_problems(&mut self) -> Option<String> {
         let text = describe(self.lost, &self.problems, self.problems_dropped);
         self.lost = 0;
         self.problems.clear();
@@ -206,7 +206,7 @@ impl Frames {
     }
 
     /// Give the ring back, to hand to the next worker of the same seat.
-    pub fn into_ring(self) -> RingReader {
+    pub(crate) fn into_ring(self) -> RingReader {
         self.ring
     }
 }

@@ -27,7 +27,7 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::uring::{OpcodeSupport, build};
 
 /// The `doorbell` transport.
-pub struct Doorbell;
+pub(super) struct Doorbell;
 
 /// user_data of the subscriber's doorbell completions.
 const DOORBELL_USER_DATA: u64 = 0x0d00_be11;
@@ -106,7 +106,7 @@ fn registration_call(abi: &Abi) -> String {
     )
 }
 
-pub struct DoorbellWaker {
+pub(crate) struct DoorbellWaker {
     sender: RingSender,
     targets: Targets<RemoteFd>,
     abi: Abi,
@@ -151,7 +151,7 @@ fn doorbell_bit(publisher_id: u32) -> u64 {
 }
 
 /// Registers the doorbell on the first arm (the ring exists only then), then waits for drains.
-pub struct DoorbellWaiter {
+pub(crate) struct DoorbellWaiter {
     abi: Abi,
     registered: bool,
     /// The RT subscriber: a drain with bit 0 set holds the RT publisher's own wake.

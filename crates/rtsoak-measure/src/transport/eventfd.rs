@@ -34,7 +34,7 @@ use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
 
 /// The `eventfd` transport.
-pub struct Eventfd;
+pub(super) struct Eventfd;
 
 impl Transport for Eventfd {
     fn about(&self) -> &'static str {
@@ -109,7 +109,7 @@ const RT_WAKE: u64 = 1 << 32;
 const NOISE_WAKE: u64 = 1;
 
 /// Writes to each subscriber's eventfd (shared with `eventfd-multishot`).
-pub struct EventfdWaker {
+pub(crate) struct EventfdWaker {
     targets: Targets<RemoteFd>,
     /// [`RT_WAKE`] or [`NOISE_WAKE`], as bytes.
     value: [u8; 8],
@@ -189,7 +189,7 @@ impl Waker for EventfdWaker {
     }
 }
 
-pub struct EventfdWaiter {
+pub(crate) struct EventfdWaiter {
     eventfd: EventFd,
     /// The wait and the count it reads.
     read: ReadWait<u64>,

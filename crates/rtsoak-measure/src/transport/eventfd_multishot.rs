@@ -23,7 +23,7 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::uring::build;
 
 /// The `eventfd-multishot` transport.
-pub struct EventfdMultishot;
+pub(super) struct EventfdMultishot;
 
 impl Transport for EventfdMultishot {
     fn about(&self) -> &'static str {
@@ -104,7 +104,7 @@ fn trial() -> Result<(), SysError> {
     Ok(())
 }
 
-pub struct MultishotWaiter {
+pub(crate) struct MultishotWaiter {
     eventfd: EventFd,
     decoder: CountDecoder,
 }

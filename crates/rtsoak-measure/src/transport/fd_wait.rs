@@ -45,7 +45,7 @@ const TRIAL_CANCEL: u64 = 2;
 /// Find out how to wait on fds like `trial_fd`: an empty, non-blocking fd of the kind the
 /// subscriber waits on, made for the trial so that the trial can never take a wake. Its read
 /// is taken back before this returns.
-pub fn find_fd_wait(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
+pub(crate) fn find_fd_wait(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
     let (mut ring, _) = uring::build(uring::SetupFlags::None)?;
     // Leaked on purpose (once per subscriber process): should a step below fail, the read
     // could still be in flight, and its buffer must outlive it.
@@ -105,7 +105,7 @@ fn next_completion(ring: &mut IoUring, timeout_ns: u64) -> Result<Option<u64>, S
 ///
 /// Every bit pattern of `size_of::<Self>()` bytes must be a valid value of the type (plain
 /// integers, arrays and structs of them).
-pub unsafe trait AnyBytes: Copy + 'static {}
+pub(crate) unsafe trait AnyBytes: Copy + 'static {}
 
 // SAFETY: an integer.
 unsafe impl AnyBytes for u64 {}
@@ -114,7 +114,7 @@ unsafe impl<const N: usize> AnyBytes for [libc::signalfd_siginfo; N] {}
 
 /// What one completion of a [`ReadWait`] read into the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Taken {
+pub(crate) enum Taken {
     /// The buffer's first bytes were filled.
     Bytes(usize),
     /// The poll completed but the read found nothing (a spurious readiness; it cannot happen
@@ -125,7 +125,7 @@ pub enum Taken {
 }
 
 /// A subscriber's wait on one non-blocking fd, reading into a buffer it owns.
-pub struct ReadWait<B: AnyBytes> {
+pub(crate) struct ReadWait<B: AnyBytes> {
     how: FdWait,
     /// Where the read lands; boxed so its address is stable while a read is in flight.
     buffer: Box<B>,
@@ -133,7 +133,7 @@ pub struct ReadWait<B: AnyBytes> {
 
 impl<B: AnyBytes> ReadWait<B> {
     /// A wait of kind `how` reading into a buffer that starts as `empty`.
-    pub fn new(how: FdWait, empty: B) -> Self {
+    pub(super) fn new(how: FdWait, empty: B) -> Self {
         ReadWait {
             how,
             buffer: Box::new(empty),
@@ -141,17 +141,17 @@ impl<B: AnyBytes> ReadWait<B> {
     }
 
     /// How it waits.
-    pub fn how(&self) -> FdWait {
+    pub(super) fn how(&self) -> FdWait {
         self.how
     }
 
     /// What the last completion read ([`Taken::Bytes`] says how much of it is new).
-    pub fn buffer(&self) -> &B {
+    pub(super) fn buffer(&self) -> &B {
         &self.buffer
     }
 
     /// Push the wait's SQE for `fd` (non-blocking).
-    pub fn arm(&mut self, ring: &mut IoUring, fd: RawFd) -> Result<(), SysError> {
+    pub(crate) fn arm(&mut self, ring: &mut IoUring, fd: RawFd) -> Result<(), SysError> {
         let entry = match self.how {
             FdWait::Read => opcode::Read::new(
                 types::Fd(fd),
@@ -166,7 +166,7 @@ impl<B: AnyBytes> ReadWait<B> {
 
     /// The completion of the armed wait on `fd`: what it read into the buffer.
     #[inline]
-    pub fn take(&mut self, fd: BorrowedFd<'_>, cqe: &cqueue::Entry) -> Taken {
+    pub(super) fn take(&mut self, fd: BorrowedFd<'_>, cqe: &cqueue::Entry) -> Taken {
         let result = cqe.result();
         if result < 0 {
             return Taken::Failed(-result);

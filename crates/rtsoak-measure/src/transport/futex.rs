@@ -32,7 +32,7 @@ use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bit
 use rtsoak_sys::{SysError, uring};
 
 /// The `futex` transport.
-pub struct Futex;
+pub(super) struct Futex;
 
 impl Transport for Futex {
     fn about(&self) -> &'static str {
@@ -165,7 +165,7 @@ pub(super) fn wake_bitset<S>(env: &Env<'_, S>) -> u32 {
 /// Bump the word, then wake every waiter whose bitset holds ours. One call wakes every
 /// subscriber. Shared with `futex-syscall`, whose subscribers wait on the same word without
 /// io_uring.
-pub struct FutexWaker<'r> {
+pub(crate) struct FutexWaker<'r> {
     pub(super) word: &'r AtomicU32,
     /// `None`: wake with `futex(2)`; else with `IORING_OP_FUTEX_WAKE` from this ring.
     pub(super) sender: Option<RingSender>,
@@ -227,7 +227,7 @@ impl Wait {
 
 /// One-shot waits on the word, one per bitset, each expecting the value seen before the last
 /// drain; a completed wait is armed again, the others stay in the kernel.
-pub struct FutexWaiter<'r> {
+pub(crate) struct FutexWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
     waits: Vec<Wait>,

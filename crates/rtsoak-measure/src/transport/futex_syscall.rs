@@ -20,7 +20,7 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::futex::{wait_shared, wait_shared_bitset};
 
 /// The `futex-syscall` transport.
-pub struct FutexSyscall;
+pub(super) struct FutexSyscall;
 
 impl Transport for FutexSyscall {
     fn about(&self) -> &'static str {
@@ -86,7 +86,7 @@ impl Mechanism for FutexSyscall {
     }
 }
 
-pub struct SyscallWaiter<'r> {
+pub(crate) struct SyscallWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
     /// Whose wakes it waits for.

@@ -54,7 +54,7 @@ pub struct Env<'a, S> {
 }
 
 /// A transport with its concrete halves: what the worker's loops are monomorphised for.
-pub trait Mechanism: Transport + 'static {
+pub(crate) trait Mechanism: Transport + 'static {
     /// Its own settings (`NoSettings` for a transport without any): profile keys in `[rt]`,
     /// the flags that override them, and their field of the registry's `Settings`, all declared by
     /// the registry from this type.
@@ -70,7 +70,7 @@ pub trait Mechanism: Transport + 'static {
 }
 
 /// Something to do with one transport's concrete type (the worker's dispatch into its loops).
-pub trait Visit {
+pub(crate) trait Visit {
     /// What it gives back.
     type Output;
     /// Do it with `mechanism` and its own settings.

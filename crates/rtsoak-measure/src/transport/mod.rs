@@ -30,11 +30,17 @@ mod sender;
 mod settings;
 mod targets;
 
-pub use mechanism::{Completion, Env, Mechanism, Own, Transport, Visit, Waiter, Waker};
-pub use probe::{missing, require_opcodes, trial};
-pub use ring::{ARM_USER_DATA, push};
-pub use settings::{NoFlags, OwnSettings};
-pub use targets::{Reach, Targets};
+pub use mechanism::{Env, Transport, Waiter, Waker};
+
+pub(crate) use mechanism::Mechanism;
+
+pub(crate) use mechanism::{Completion, Own, Visit};
+pub(crate) use probe::require_opcodes;
+pub use probe::{missing, trial};
+pub(crate) use ring::ARM_USER_DATA;
+pub use ring::push;
+pub use settings::OwnSettings;
+pub(crate) use targets::{Reach, Targets};
 
 use rtsoak_record::TransportSupport;
 use rtsoak_record::abi::PatchedAbi;

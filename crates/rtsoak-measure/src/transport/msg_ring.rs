@@ -26,7 +26,7 @@ use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
 
 /// The `msg-ring` transport.
-pub struct MsgRing;
+pub(super) struct MsgRing;
 
 impl Transport for MsgRing {
     fn about(&self) -> &'static str {
@@ -85,7 +85,7 @@ impl Mechanism for MsgRing {
 const ID_SHIFT: u32 = 48;
 const SEQ_MASK: u64 = (1 << ID_SHIFT) - 1;
 
-pub struct MsgRingWaker {
+pub(crate) struct MsgRingWaker {
     sender: RingSender,
     targets: Targets<RemoteFd>,
     /// Carried as the CQE result, so a subscriber can tell the run's messages from strangers'.
@@ -124,7 +124,7 @@ impl Waker for MsgRingWaker {
 }
 
 /// Nothing to arm: MSG_RING completions simply appear in the ring.
-pub struct MsgRingWaiter {
+pub(crate) struct MsgRingWaiter {
     token: i32,
     /// The RT subscriber: the id whose completions are the RT publisher's own wakes.
     rt_publisher: Option<u32>,

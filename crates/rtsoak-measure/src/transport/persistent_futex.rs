@@ -26,7 +26,7 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::uring::{OpcodeSupport, build};
 
 /// The `persistent-futex` transport.
-pub struct PersistentFutex;
+pub(super) struct PersistentFutex;
 
 /// What the probe reports as missing.
 const FEATURE: &str = "persistent futex waits and registered wakes (unmerged RFC)";
@@ -133,7 +133,7 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
 }
 
 /// Bump the word and wake registered slot 0 from the publisher's ring.
-pub struct RegisteredWaker<'r> {
+pub(crate) struct RegisteredWaker<'r> {
     word: &'r AtomicU32,
     sender: RingSender,
     abi: Abi,
@@ -162,7 +162,7 @@ impl Waker for RegisteredWaker<'_> {
 }
 
 /// One wait, armed once; re-armed only if the kernel ends it.
-pub struct PersistentWaiter<'r> {
+pub(crate) struct PersistentWaiter<'r> {
     word: &'r AtomicU32,
     expected: u32,
     abi: Abi,

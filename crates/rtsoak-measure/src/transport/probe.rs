@@ -7,7 +7,7 @@ use rtsoak_record::Support;
 use rtsoak_sys::SysError;
 
 /// A probe step: io_uring can be set up and supports every `(opcode, name)` in `needed`.
-pub fn require_opcodes(needed: &[(u8, &str)]) -> Result<(), Support> {
+pub(crate) fn require_opcodes(needed: &[(u8, &str)]) -> Result<(), Support> {
     let ops = rtsoak_sys::uring::OpcodeSupport::query()
         .map_err(|e| missing("io_uring", "io_uring_setup", Some(e.errno)))?;
     match needed.iter().find(|(code, _)| !ops.has(*code)) {
@@ -44,7 +44,7 @@ pub fn missing(feature: &str, probe: &str, errno: Option<Errno>) -> Support {
 /// `ENOMEM` is when this process has a finite memory-lock limit and no `CAP_IPC_LOCK`, since
 /// io_uring charges registered and pinned memory to `RLIMIT_MEMLOCK` and fails with `ENOMEM`
 /// past it. `None`: the errno says the kernel lacks the feature.
-pub fn refusal(errno: Errno) -> Option<String> {
+pub(super) fn refusal(errno: Errno) -> Option<String> {
     match errno {
         Errno::EPERM | Errno::EACCES => Some(
             "a privilege is missing (run as root, or check kernel.io_uring_disabled and any \

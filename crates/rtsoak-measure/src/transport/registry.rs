@@ -5,13 +5,13 @@
 //! exhaustive `match`, so a `Name` without a mechanism here, or a mechanism without a `Name`,
 //! does not compile. `mod.rs` holds its one call.
 
-/// Declares the transports once: each one's file (`module::Type` is `pub mod module;`),
+/// Declares the transports once: each one's file (`module::Type` is `mod module;`),
 /// [`transport`] for its probe and description, [`visit`] to reach its concrete waker and
 /// waiter types with its own settings (the field of the records' `Settings` named as its file),
 /// and [`Flags`], one field per transport holding the flags that override its settings.
 macro_rules! registry {
     ($($module:ident :: $ty:ident),+ $(,)?) => {
-        $(pub mod $module;)+
+        $(mod $module;)+
 
         /// The transport called `name`, as the commands see it (its probe and description).
         pub fn transport(name: Name) -> &'static dyn Transport {
@@ -22,7 +22,7 @@ macro_rules! registry {
 
         /// Hand the transport `name` to `visitor` with its concrete type and its own field of
         /// `settings`.
-        pub fn visit<V: Visit>(name: Name, settings: &Settings, visitor: V) -> V::Output {
+        pub(crate) fn visit<V: Visit>(name: Name, settings: &Settings, visitor: V) -> V::Output {
             match name {
                 $(Name::$ty => visitor.visit(&$module::$ty, &settings.$module),)+
             }
@@ -35,7 +35,7 @@ macro_rules! registry {
             $(
                 #[allow(missing_docs, reason = "each field is the transport of its name")]
                 #[command(flatten)]
-                pub $module: <<$module::$ty as Mechanism>::Settings as OwnSettings>::Flags,
+                $module: <<$module::$ty as Mechanism>::Settings as OwnSettings>::Flags,
             )+
         }
 

@@ -6,7 +6,7 @@ use nix::errno::Errno;
 use rtsoak_sys::SysError;
 
 /// user_data of the subscriber's own wait SQEs (MSG_RING completions carry the sender's data).
-pub const ARM_USER_DATA: u64 = u64::MAX;
+pub(crate) const ARM_USER_DATA: u64 = u64::MAX;
 
 /// Push one SQE, reporting a full submission queue as `EBUSY`.
 pub fn push(ring: &mut IoUring, entry: &io_uring::squeue::Entry) -> Result<(), SysError> {

@@ -10,7 +10,7 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::uring::build;
 
 /// A ring that sends and counts what is still to be reaped.
-pub struct RingSender {
+pub(crate) struct RingSender {
     ring: IoUring,
     in_flight: usize,
 }
@@ -21,7 +21,7 @@ fn errno_of(error: &std::io::Error) -> Errno {
 
 impl RingSender {
     /// A sending ring with `setup` flags (falling back as the subscriber's ring does).
-    pub fn new(setup: RingSetup) -> Result<Self, SysError> {
+    pub(super) fn new(setup: RingSetup) -> Result<Self, SysError> {
         Ok(RingSender {
             ring: build(setup.into())?.0,
             in_flight: 0,
@@ -29,7 +29,7 @@ impl RingSender {
     }
 
     /// The ring, for registrations made before the first send.
-    pub fn ring(&self) -> &IoUring {
+    pub(super) fn ring(&self) -> &IoUring {
         &self.ring
     }
 
@@ -38,7 +38,7 @@ impl RingSender {
     /// # Safety
     /// Everything `entry` points to must stay valid until [`RingSender::settle`] has reaped it.
     #[inline]
-    pub unsafe fn send(&mut self, entry: &squeue::Entry) -> Result<(), Errno> {
+    pub(super) unsafe fn send(&mut self, entry: &squeue::Entry) -> Result<(), Errno> {
         // SAFETY: the caller keeps what the entry points to alive until it is reaped.
         unsafe { self.ring.submission().push(entry) }.map_err(|_| Errno::EBUSY)?;
         self.in_flight += 1;
@@ -48,7 +48,7 @@ impl RingSender {
     /// After the timed section: wait for every completion of the sends (they complete inline;
     /// with `DEFER_TASKRUN` the CQEs are only flushed on entering the kernel, so this enters it
     /// without sleeping) and report the last failed one.
-    pub fn settle(&mut self) -> Result<(), Errno> {
+    pub(super) fn settle(&mut self) -> Result<(), Errno> {
         if self.in_flight == 0 {
             return Ok(());
         }

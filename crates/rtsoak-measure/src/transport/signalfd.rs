@@ -37,10 +37,10 @@ use rtsoak_sys::SysError;
 use rtsoak_sys::pidfd::{self, SignalSender};
 
 /// The `signalfd` transport.
-pub struct Signalfd;
+pub(super) struct Signalfd;
 
 /// The signal used: the second real-time signal past glibc's reserved ones.
-pub fn wake_signal() -> i32 {
+pub(super) fn wake_signal() -> i32 {
     libc::SIGRTMIN() + 1
 }
 
@@ -145,7 +145,7 @@ fn zeroed_siginfo() -> libc::signalfd_siginfo {
     unsafe { std::mem::zeroed() }
 }
 
-pub struct SignalWaker {
+pub(crate) struct SignalWaker {
     targets: Targets<OwnedFd>,
     sender: SignalSender,
 }
@@ -170,7 +170,7 @@ impl Waker for SignalWaker {
     }
 }
 
-pub struct SignalWaiter {
+pub(crate) struct SignalWaiter {
     signalfd: SignalFd,
     /// The wait and the buffer the siginfos land in.
     read: ReadWait<[libc::signalfd_siginfo; BATCH]>,

@@ -12,7 +12,7 @@ use rtsoak_sys::{SysError, pidfd};
 
 /// Which subscribers a publisher wakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reach {
+pub(crate) enum Reach {
     /// Every member of the queue.
     Everyone,
     /// Every member but the RT subscriber (`noise.queue.wake_rt_subscriber = false`).
@@ -22,7 +22,7 @@ pub enum Reach {
 impl Reach {
     /// Whom the publisher of `env` wakes: noise publishers spare the RT subscriber when the
     /// profile says so; the RT publisher wakes everyone.
-    pub fn of<S>(env: &Env<'_, S>) -> Self {
+    pub(crate) fn of<S>(env: &Env<'_, S>) -> Self {
         if env.role == Role::NoisePublisher && !env.noise_wakes_rt_subscriber {
             Reach::AllButRtSubscriber
         } else {
@@ -33,7 +33,7 @@ impl Reach {
 
 /// A subscriber's fd (its ring or eventfd) duplicated into this process with `pidfd_getfd`,
 /// with the pidfd that reached it.
-pub struct RemoteFd {
+pub(crate) struct RemoteFd {
     _process: OwnedFd,
     /// The duplicate.
     pub fd: OwnedFd,
@@ -42,13 +42,13 @@ pub struct RemoteFd {
 impl RemoteFd {
     /// Duplicate one of our own fds through a pidfd: proves both `pidfd_open` and
     /// `pidfd_getfd` exist and are allowed (the probe of every transport that uses this).
-    pub fn trial() -> Result<(), SysError> {
+    pub(super) fn trial() -> Result<(), SysError> {
         let me = pidfd::open(std::process::id() as i32)?;
         pidfd::getfd(&me, me.as_raw_fd()).map(drop)
     }
 
     /// Duplicate `remote_fd` of process `pid`.
-    pub fn open(pid: i32, remote_fd: i32) -> Result<Self, SysError> {
+    pub(super) fn open(pid: i32, remote_fd: i32) -> Result<Self, SysError> {
         let process = pidfd::open(pid)?;
         let fd = pidfd::getfd(&process, remote_fd)?;
         Ok(RemoteFd {
@@ -59,7 +59,7 @@ impl RemoteFd {
 }
 
 /// Wake targets of type `T`, in membership order (slot 0, the RT subscriber, first).
-pub struct Targets<T> {
+pub(crate) struct Targets<T> {
     slots: [Option<(u32, T)>; MAX_MEMBERS],
     order: [u8; MAX_MEMBERS],
     count: usize,
@@ -69,7 +69,7 @@ pub struct Targets<T> {
 
 impl<T> Targets<T> {
     /// No targets yet; [`Targets::refresh`] finds the members `reach` covers.
-    pub fn new(reach: Reach) -> Self {
+    pub(crate) fn new(reach: Reach) -> Self {
         Targets {
             slots: std::array::from_fn(|_| None),
             order: [0; MAX_MEMBERS],
@@ -82,7 +82,7 @@ impl<T> Targets<T> {
     /// Re-read membership; `open(pid, wake_fd)` makes the target for a new member.
     /// A member that cannot be opened (it left in the meantime) is skipped, not fatal, unless
     /// it is the RT subscriber (slot 0).
-    pub fn refresh(
+    pub(crate) fn refresh(
         &mut self,
         region: &Region,
         mut open: impl FnMut(i32, i32) -> Result<T, SysError>,
@@ -122,17 +122,12 @@ impl<T> Targets<T> {
 
     /// Number of targets.
     #[inline]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.count
     }
 
-    /// True when there is nobody to wake.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// True if the member behind target `index` has left (or been replaced) since the refresh.
-    pub fn departed(&self, region: &Region, index: usize) -> bool {
+    pub(crate) fn departed(&self, region: &Region, index: usize) -> bool {
         let slot = self.order[index] as usize;
         let member = &region.members[slot];
         let generation = self.slots[slot].as_ref().map(|(g, _)| *g);
@@ -142,7 +137,7 @@ impl<T> Targets<T> {
 
     /// Target number `index` in wake order.
     #[inline]
-    pub fn get_mut(&mut self, index: usize) -> &mut T {
+    pub(crate) fn get_mut(&mut self, index: usize) -> &mut T {
         let slot = self.order[index] as usize;
         &mut self.slots[slot]
             .as_mut()

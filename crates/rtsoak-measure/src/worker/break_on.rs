@@ -19,7 +19,7 @@ use rtsoak_sys::trace::Trace;
 const MARKER_BYTES: usize = 128;
 
 /// The break-on state of one worker.
-pub struct BreakOn {
+pub(super) struct BreakOn {
     /// `u64::MAX` when `--break-on` is off: no sample crosses it.
     limit_ns: u64,
     series: Series,
@@ -33,7 +33,7 @@ pub struct BreakOn {
 impl BreakOn {
     /// Prepare for `spec` (`None`: `--break-on` is off, or this worker does not watch it), opening
     /// the tracefs files if there are any.
-    pub fn new(
+    pub(super) fn new(
         spec: Option<&BreakOnSpec>,
         series: Series,
         region: &'static Region,
@@ -54,7 +54,7 @@ impl BreakOn {
 
     /// Look at one sample (after the timed section). `at_ns`: since the measured phase began.
     #[inline]
-    pub fn check(&mut self, value_ns: u64, seq: u64, at_ns: u64) {
+    pub(super) fn check(&mut self, value_ns: u64, seq: u64, at_ns: u64) {
         if value_ns > self.limit_ns && self.event.is_none() {
             self.fire(value_ns, seq, at_ns);
         }

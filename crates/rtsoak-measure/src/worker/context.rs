@@ -9,7 +9,7 @@ use rtsoak_sys::region::{Region, WorkerSlot, worker_state};
 
 /// What a running worker has: its spec, the shared region, where its frames and report go, and
 /// the report it is filling in.
-pub struct WorkerContext {
+pub(crate) struct WorkerContext {
     /// The spec it was started with.
     pub spec: WorkerSpec,
     pub(super) region: &'static Region,
@@ -21,18 +21,18 @@ pub struct WorkerContext {
 
 impl WorkerContext {
     /// The shared region (mapped for the life of the process).
-    pub fn region(&self) -> &'static Region {
+    pub(crate) fn region(&self) -> &'static Region {
         self.region
     }
 
     /// This worker's progress slot.
-    pub fn slot(&self) -> &'static WorkerSlot {
+    pub(crate) fn slot(&self) -> &'static WorkerSlot {
         &self.region.workers[self.spec.slot]
     }
 
     /// Setup is over: lock the memory the measuring loop touches (where the spec asks for it),
     /// then tell the coordinator this worker is ready.
-    pub fn ready(&mut self) {
+    pub(crate) fn ready(&mut self) {
         if self.spec.lock_memory {
             realtime::lock_memory(&mut self.report.setup);
         }

@@ -10,7 +10,7 @@ use crate::protocol::ReportWriter;
 use rtsoak_analysis::stats::Recorder;
 
 /// The interval clock of one worker.
-pub struct Intervals {
+pub(crate) struct Intervals {
     interval_ns: u64,
     /// Start of the measured phase, `CLOCK_MONOTONIC` ns.
     pub measure_start_ns: u64,
@@ -24,7 +24,7 @@ pub struct Intervals {
 
 impl Intervals {
     /// Intervals of `interval_ns` from `measure_start_ns` up to `measure_end_ns`.
-    pub fn new(measure_start_ns: u64, measure_end_ns: u64, interval_ns: u64) -> Self {
+    pub(super) fn new(measure_start_ns: u64, measure_end_ns: u64, interval_ns: u64) -> Self {
         Intervals {
             interval_ns,
             measure_start_ns,
@@ -39,13 +39,13 @@ impl Intervals {
     /// interval length of 0 means one interval for the whole run (queue noise ships one frame
     /// when it exits).
     #[inline]
-    pub fn due(&self, now_ns: u64) -> bool {
+    pub(crate) fn due(&self, now_ns: u64) -> bool {
         let boundary_ns = self.measure_start_ns + (u64::from(self.current) + 1) * self.interval_ns;
         self.interval_ns != 0 && now_ns >= boundary_ns && boundary_ns < self.measure_end_ns
     }
 
     /// Ship the current interval of every recorder and move to the interval holding `now_ns`.
-    pub fn advance(
+    pub(super) fn advance(
         &mut self,
         now_ns: u64,
         stream: &mut ReportWriter,
@@ -60,7 +60,7 @@ impl Intervals {
 
     /// Ship the last, partial interval ending at `end_ns`, or where the measured phase was
     /// planned to end if that came first (a run stopped early ends early).
-    pub fn finish(
+    pub(super) fn finish(
         &mut self,
         end_ns: u64,
         stream: &mut ReportWriter,

@@ -9,14 +9,14 @@
 
 #![forbid(unsafe_code)]
 
-pub mod break_on;
+mod break_on;
 mod context;
 pub mod floor;
-pub mod intervals;
-pub mod own_wake;
-pub mod publisher;
+mod intervals;
+mod own_wake;
+mod publisher;
 pub mod realtime;
-pub mod subscriber;
+mod subscriber;
 
 use std::fs::File;
 use std::io::Read;
@@ -37,7 +37,7 @@ use rtsoak_sys::region::{Region, SharedRegion, worker_state};
 use rtsoak_sys::shm::SharedMemory;
 use rtsoak_sys::{inherited, signals};
 
-pub use context::WorkerContext;
+pub(crate) use context::WorkerContext;
 
 /// Entry point of `rtsoak-worker`. Returns the process exit code.
 pub fn main() -> i32 {

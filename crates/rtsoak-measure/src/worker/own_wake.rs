@@ -28,7 +28,7 @@ struct Pending {
 }
 
 /// The own-wake bookkeeping of one RT subscriber.
-pub struct OwnWakes {
+pub(crate) struct OwnWakes {
     attribution: Attribution,
     /// Own wakes received, warm-up included.
     pub wakes: u64,
@@ -45,7 +45,7 @@ pub struct OwnWakes {
 
 impl OwnWakes {
     /// Bookkeeping for a waiter that attributes as `attribution`.
-    pub fn new(attribution: Attribution) -> Self {
+    pub(super) fn new(attribution: Attribution) -> Self {
         OwnWakes {
             attribution,
             wakes: 0,
@@ -59,19 +59,19 @@ impl OwnWakes {
     }
 
     /// How own wakes are told apart.
-    pub fn attribution(&self) -> Attribution {
+    pub(super) fn attribution(&self) -> Attribution {
         self.attribution
     }
 
     /// A new wakeup of the loop begins.
     #[inline]
-    pub fn begin(&mut self) {
+    pub(super) fn begin(&mut self) {
         self.covering_now = false;
     }
 
     /// A completion of this wakeup said whose wake it was.
     #[inline]
-    pub fn completion(&mut self, own: Own) {
+    pub(super) fn completion(&mut self, own: Own) {
         match own {
             Own::No => {}
             Own::Through { seq, wakes } => {
@@ -88,7 +88,7 @@ impl OwnWakes {
     /// A measured RT message, sent at `send_ns`, seen for the first time in the wakeup that
     /// began at `woke_ns`. Returns its `own_wake` sample if its own wake carried it.
     #[inline]
-    pub fn first_seen(&mut self, seq: u64, send_ns: u64, woke_ns: u64) -> Option<u64> {
+    pub(crate) fn first_seen(&mut self, seq: u64, send_ns: u64, woke_ns: u64) -> Option<u64> {
         let carried = match self.attribution {
             Attribution::None => return None,
             Attribution::Exact => self.through.is_some_and(|t| t >= seq),
@@ -107,7 +107,7 @@ impl OwnWakes {
     /// After the drain: every message seen earlier whose own wake arrived by now, as
     /// `(send_ns, own_wake_ns)`, oldest first.
     #[inline]
-    pub fn arrived(&mut self, woke_ns: u64, mut sample: impl FnMut(u64, u64)) {
+    pub(super) fn arrived(&mut self, woke_ns: u64, mut sample: impl FnMut(u64, u64)) {
         let Some(through) = self.through else {
             return;
         };

@@ -28,7 +28,7 @@ use rtsoak_sys::region::{Region, WorkerSlot, phase, worker_state};
 use rtsoak_sys::{io_wq, sched};
 
 /// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
-pub fn run<W: Waker>(
+pub(super) fn run<W: Waker>(
     context: &mut WorkerContext,
     spec: &QueueSpec,
     waker: W,
@@ -405,7 +405,11 @@ impl<'a, W: Waker> Publisher<'a, W> {
 
 /// Resource use between two readings (the peak RSS is the later reading's), and the io-wq
 /// workers seen over the same phase ([`io_wq::most`]).
-pub fn hygiene(before: sched::Usage, after: sched::Usage, io_wq_workers: Option<u64>) -> Hygiene {
+pub(super) fn hygiene(
+    before: sched::Usage,
+    after: sched::Usage,
+    io_wq_workers: Option<u64>,
+) -> Hygiene {
     Hygiene {
         minor_faults: after.minor_faults - before.minor_faults,
         major_faults: after.major_faults - before.major_faults,

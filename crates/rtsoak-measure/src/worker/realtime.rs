@@ -30,7 +30,7 @@ pub fn take_cpus_and_policy(cpus: &[usize], policy: Policy, priority: u8, prefau
 
 /// Pin, take the policy, pre-fault the stack, and (subscribers) let the run's other workers
 /// duplicate our fds. Returns what was achieved.
-pub fn become_realtime(spec: &WorkerSpec) -> RtSetup {
+pub(crate) fn become_realtime(spec: &WorkerSpec) -> RtSetup {
     let mut setup = RtSetup {
         cpus_requested: spec.cpus.clone(),
         policy_requested: spec.policy.name().to_string(),

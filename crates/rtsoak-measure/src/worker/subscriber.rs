@@ -64,7 +64,7 @@ impl Recorders {
 }
 
 /// Run the subscriber with waiter `W` until the run stops and everything in flight is accounted.
-pub fn run<W: Waiter>(
+pub(super) fn run<W: Waiter>(
     context: &mut WorkerContext,
     spec: &QueueSpec,
     waiter: W,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// unexplained one with its reason takes about 480 bytes). A run keeps an equal share of them
 /// ([`chains_per_run`]), its longest spikes': the default comparison's 8 transports list up
 /// to 400 each, an 8-hour nightly of 40 planned runs 80.
-pub const MAX_DOCUMENT_CHAINS: usize = 3_200;
+pub(crate) const MAX_DOCUMENT_CHAINS: usize = 3_200;
 
 /// The chains each run of a plan of `planned_runs` lists (at least one).
 pub fn chains_per_run(planned_runs: usize) -> usize {
@@ -271,7 +271,7 @@ pub enum TaskRole {
 
 impl TaskRole {
     /// The role in words, with an article, for cause sentences.
-    pub fn phrase(self) -> &'static str {
+    pub(crate) fn phrase(self) -> &'static str {
         match self {
             TaskRole::RtPublisher => "the RT publisher",
             TaskRole::RtSubscriber => "the RT subscriber",
@@ -290,7 +290,7 @@ impl TaskRole {
 
 impl TaskRef {
     /// `a burst thread (FIFO 50)`; a task outside rtsoak is named by its comm.
-    pub fn phrase(&self) -> String {
+    pub(crate) fn phrase(&self) -> String {
         match self.role {
             TaskRole::KernelThread
             | TaskRole::InterruptThread

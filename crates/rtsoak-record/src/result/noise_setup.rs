@@ -211,7 +211,7 @@ pub fn failure(kind: NoiseKind, setup: &RtSetup, reason: &str) -> String {
 /// Why `setup` is not what it asked for (`None`: it got all of it): the error it recorded,
 /// else the policy or priority the kernel reported, else CPUs outside the ones it asked for. An
 /// empty affinity mask means it could not be read, which says nothing against the worker.
-pub fn shortfall(setup: &RtSetup) -> Option<String> {
+pub(crate) fn shortfall(setup: &RtSetup) -> Option<String> {
     if let Some(error) = &setup.policy_error {
         return Some(error.clone());
     }
@@ -249,7 +249,7 @@ pub fn shortfall(setup: &RtSetup) -> Option<String> {
 }
 
 /// `fifo 20`, or `other` (whose priority means nothing).
-pub fn policy_text(policy: &str, priority: u8) -> String {
+pub(crate) fn policy_text(policy: &str, priority: u8) -> String {
     if takes_priority(policy) {
         format!("{policy} {priority}")
     } else {

@@ -31,7 +31,7 @@ const MAX_ERRORS: usize = 10;
 
 /// What the profile asked of the kind of noise `spec` starts, as the spec carries it: a burst
 /// worker's threads each take the burst policy and priority on one of its CPUs.
-pub fn asked(spec: &WorkerSpec) -> Option<(NoiseKind, NoiseSetup)> {
+pub(super) fn asked(spec: &WorkerSpec) -> Option<(NoiseKind, NoiseSetup)> {
     let kind = NoiseKind::of(spec.role)?;
     let asked = match &spec.work {
         Work::Burst(bursts) => NoiseSetup::asking(burst::POLICY, bursts.priority, &spec.cpus),
@@ -44,7 +44,7 @@ pub fn asked(spec: &WorkerSpec) -> Option<(NoiseKind, NoiseSetup)> {
 /// and counters of its series, if that series is reported: decoded straight into the run's
 /// histogram. A frame whose histogram holds a different number of samples than its exact count
 /// is an error (after it was added).
-pub fn fold_frame(
+pub(crate) fn fold_frame(
     payload: &[u8],
     keys: &[SeriesKey],
     series: &mut BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
@@ -71,7 +71,7 @@ pub fn fold_frame(
 
 /// Fold the final report of the noise worker started with `spec` (process `pid`), its absence
 /// or the error reading it, into `outcome`.
-pub fn fold_report(
+pub(crate) fn fold_report(
     outcome: &mut NoiseOutcome,
     spec: &WorkerSpec,
     pid: u32,
@@ -155,7 +155,7 @@ fn record_setups(activity: &mut NoiseActivity, role: Role, setups: &[RtSetup]) {
 /// The noise `plan` asked for that did no work in a run, one sentence each: queue noise that
 /// started no process or moved no message, bursts that never ran, load generators without a
 /// single operation. A quiet run must never pass for a noisy one.
-pub fn idle(plan: &RunPlan, activity: &NoiseActivity) -> Vec<String> {
+pub(super) fn idle(plan: &RunPlan, activity: &NoiseActivity) -> Vec<String> {
     let noise = &plan.noise;
     let queue = &activity.queue;
     let mut idle = Vec::new();
@@ -195,7 +195,7 @@ pub fn idle(plan: &RunPlan, activity: &NoiseActivity) -> Vec<String> {
 }
 
 /// Count a noise failure, keeping the first few distinct messages.
-pub fn failed(activity: &mut NoiseActivity, message: String) {
+pub(super) fn failed(activity: &mut NoiseActivity, message: String) {
     activity.failures += 1;
     if activity.errors.len() < MAX_ERRORS && !activity.errors.contains(&message) {
         activity.errors.push(message);

@@ -56,7 +56,7 @@ struct Seat {
 }
 
 /// The noise of one run.
-pub struct NoiseManager<'a> {
+pub(crate) struct NoiseManager<'a> {
     plan: &'a RunPlan,
     transport: Name,
     region: &'a SharedRegion,
@@ -72,7 +72,7 @@ pub struct NoiseManager<'a> {
 
 impl<'a> NoiseManager<'a> {
     /// Noise for `plan` (nothing happens until [`NoiseManager::start`]).
-    pub fn new(
+    pub(crate) fn new(
         plan: &'a RunPlan,
         transport: Name,
         region: &'a SharedRegion,
@@ -119,7 +119,7 @@ impl<'a> NoiseManager<'a> {
     }
 
     /// Start every noise source.
-    pub fn start(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn start(&mut self) -> anyhow::Result<()> {
         let noise = &self.plan.noise;
         if !noise.enabled {
             return Ok(());
@@ -171,7 +171,7 @@ impl<'a> NoiseManager<'a> {
 
     /// Reap queue noise that has lived its life, fold what it did, and replace it. `ended`:
     /// a child may have ended since the last tick (else no running worker is asked after).
-    pub fn tick(&mut self, ended: bool) {
+    pub(crate) fn tick(&mut self, ended: bool) {
         for i in 0..self.seats.len() {
             let exited = match &mut self.seats[i].worker {
                 Some(worker) => ended && matches!(worker.child.try_wait(), Ok(Some(_))),
@@ -193,7 +193,7 @@ impl<'a> NoiseManager<'a> {
     }
 
     /// Stop everything, reap everything, and return what the noise did.
-    pub fn finish(mut self) -> NoiseOutcome {
+    pub(crate) fn finish(mut self) -> NoiseOutcome {
         self.spawning = false;
         let deadline = Instant::now() + GRACE;
         let mut seats = std::mem::take(&mut self.seats);

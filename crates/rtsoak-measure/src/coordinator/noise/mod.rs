@@ -2,7 +2,9 @@
 //! processes of one run, and [`fold`] adds up what each left behind into the run's noise
 //! outcome. What runs inside the noise processes is the worker side, `crate::noise`.
 
-pub mod fold;
-pub mod manager;
+mod fold;
+mod manager;
 
-pub use manager::{NoiseManager, find_program};
+pub use manager::find_program;
+
+pub(crate) use manager::NoiseManager;

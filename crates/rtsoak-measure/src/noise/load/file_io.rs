@@ -12,7 +12,7 @@ const CHUNK: usize = 64 * 1024;
 const WRAP_BYTES: u64 = 16 << 20;
 
 /// One writer; returns bytes written and synced.
-pub fn run(region: &Region, scratch: &Path, _index: usize) -> u64 {
+pub(super) fn run(region: &Region, scratch: &Path, _index: usize) -> u64 {
     let Ok(mut file) =
         rtsoak_sys::safe_dir::SafeDir::open(scratch).and_then(|dir| Ok(dir.tmpfile()?))
     else {

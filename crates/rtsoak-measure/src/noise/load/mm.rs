@@ -10,7 +10,7 @@ const SIZE: usize = 2 << 20;
 const PAGE: usize = 4096;
 
 /// One thread; returns map-touch-unmap cycles.
-pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
+pub(super) fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     let size = NonZeroUsize::new(SIZE).expect("non-zero");
     let mut cycles = 0;
     while !region.stopping() && rtsoak_sys::mm::map_touch_unmap(size, PAGE) {

@@ -24,7 +24,7 @@ use rtsoak_sys::sched;
 
 /// One generator: its name, what one operation is, how many threads the plan gives it, and
 /// the body each of its threads runs (returning the operations it did).
-pub struct Generator {
+pub(crate) struct Generator {
     /// Name in results (`load.<name>`).
     pub name: &'static str,
     /// What one operation is.
@@ -35,7 +35,7 @@ pub struct Generator {
 }
 
 /// Every load generator, in the order results list them. Adding one: a file here and a line.
-pub static GENERATORS: &[Generator] = &[
+pub(crate) static GENERATORS: &[Generator] = &[
     Generator {
         name: "sched",
         unit: "pipe/socket round trips",
@@ -69,7 +69,7 @@ pub static GENERATORS: &[Generator] = &[
 ];
 
 /// Run every enabled generator until the run stops.
-pub fn run(
+pub(crate) fn run(
     plan: &LoadPlan,
     scratch: &Path,
     slot: &WorkerSlot,

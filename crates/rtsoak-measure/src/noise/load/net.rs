@@ -16,7 +16,7 @@ const CHUNK: usize = 64 * 1024;
 const TIMEOUT: Duration = Duration::from_millis(100);
 
 /// One stream; returns bytes received.
-pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
+pub(super) fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)) else {
         return 0;
     };

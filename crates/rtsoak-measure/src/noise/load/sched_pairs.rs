@@ -12,7 +12,7 @@ const MESSAGE: [u8; 100] = [0x5a; 100];
 const TIMEOUT: Duration = Duration::from_millis(100);
 
 /// One pair; returns round trips.
-pub fn run(region: &Region, _scratch: &Path, index: usize) -> u64 {
+pub(super) fn run(region: &Region, _scratch: &Path, index: usize) -> u64 {
     let (there, back) = if index.is_multiple_of(2) {
         match (pipe_pair(), pipe_pair()) {
             (Some(a), Some(b)) => (a, b),

@@ -9,7 +9,7 @@ use rtsoak_sys::region::Region;
 const PERIOD_NS: u64 = 50_000;
 
 /// One timer; returns expirations.
-pub fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
+pub(super) fn run(region: &Region, _scratch: &Path, _index: usize) -> u64 {
     let mut expirations = 0;
     while !region.stopping() {
         sleep_until_ns(now_ns() + PERIOD_NS);

@@ -8,8 +8,8 @@
 //! after the loop. What the harness adds on top of this is its overhead
 //! (`docs/floor.md`).
 
-pub mod publisher;
-pub mod subscriber;
+pub(crate) mod publisher;
+pub(crate) mod subscriber;
 
 use anyhow::bail;
 
@@ -71,7 +71,12 @@ impl Samples {
     /// The samples as the harness records its own (after the loop, where it may allocate):
     /// sample `i` is placed at the `i`th period of the measured phase, which is where it was
     /// taken unless periods were missed before it.
-    pub fn into_recorder(self, threshold_ns: u64, outliers_max: usize, period_ns: u64) -> Recorder {
+    pub(crate) fn into_recorder(
+        self,
+        threshold_ns: u64,
+        outliers_max: usize,
+        period_ns: u64,
+    ) -> Recorder {
         let mut recorder = Recorder::new(threshold_ns, outliers_max);
         for (index, value_ns) in self.values_ns[..self.taken].iter().enumerate() {
             recorder.record(index as u64 * period_ns, u64::from(*value_ns));

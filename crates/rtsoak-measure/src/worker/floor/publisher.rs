@@ -21,7 +21,7 @@ use rtsoak_sys::region::{Region, phase, worker_state};
 use rtsoak_sys::sched;
 
 /// Run the floor publisher with waker `W` for the run's periods.
-pub fn run<W: Waker>(
+pub(crate) fn run<W: Waker>(
     context: &mut WorkerContext,
     spec: &QueueSpec,
     mut waker: W,

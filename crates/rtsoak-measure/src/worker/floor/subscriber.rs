@@ -28,7 +28,7 @@ use rtsoak_sys::{sched, uring};
 
 /// Run the floor subscriber with waiter `W` until the run stops and the last send is seen (or
 /// the delivery timeout has passed since the stop).
-pub fn run<W: Waiter>(
+pub(crate) fn run<W: Waiter>(
     context: &mut WorkerContext,
     spec: &QueueSpec,
     mut waiter: W,
