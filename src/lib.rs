@@ -23,8 +23,8 @@ pub mod exit;
 
 pub mod profile;
 
-pub mod sysinfo;
+mod sysinfo;
 
-pub mod preflight;
+mod preflight;
 
 pub mod store;

@@ -1,12 +1,12 @@
 //! `rtsoak probe` on the live machine, and the system check and `/dev/cpu_dma_latency` record
-//! that every result carries. Expectations come from the host facts read here, so the tests
+//! that every result carries. Expectations come from the host facts probe reports, so the tests
 //! hold on any machine; on the development VM they see a non-RT kernel, no isolated CPU, RT
 //! throttling on, no cpufreq and all four transports.
 
 mod common;
 
 use common::{is_root, load, rtsoak};
-use rtsoak::sysinfo::{SysRoot, host_facts};
+use rtsoak_record::HostFacts;
 
 fn probe_text(args: &[&str]) -> String {
     let output = rtsoak().arg("probe").args(args).output().unwrap();
@@ -16,7 +16,8 @@ fn probe_text(args: &[&str]) -> String {
 
 #[test]
 fn probe_names_the_kernel_isolation_throttling_governor_and_every_transport() {
-    let host = host_facts(&SysRoot::system());
+    let report: serde_json::Value = serde_json::from_str(&probe_text(&["--json"])).unwrap();
+    let host: HostFacts = serde_json::from_value(report["host"].clone()).unwrap();
     let text = probe_text(&[]);
     if host.preempt_rt {
         assert!(text.contains("ok       kernel: "), "{text}");

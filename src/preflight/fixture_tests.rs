@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use rtsoak::preflight::check;
+use super::check;
 use rtsoak_record::{Privileges, RtCpus, SystemCheck, Trial};
 use rtsoak_report::probe as render;
 
-use rtsoak::profile::{self, CpuTopology, Overrides};
-use rtsoak::sysinfo::{SysRoot, host_facts};
+use crate::profile::{self, CpuTopology, Overrides};
+use crate::sysinfo::{SysRoot, host_facts};
 use rtsoak_record::Level;
 use rtsoak_record::Support;
 use rtsoak_record::TransportSupport;

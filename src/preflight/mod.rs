@@ -33,7 +33,7 @@ use rtsoak_record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, Sys
 
 /// Judge the machine under `root` for a run on `cpus`, with `privileges` found by trying and
 /// the transport `support` matrix. Pure: reads only `root`; never fails (missing files are facts).
-pub fn check(
+pub(crate) fn check(
     root: &SysRoot,
     cpus: &RtCpus,
     privileges: &Privileges,
@@ -96,3 +96,5 @@ fn worth(findings: &[Finding]) -> Vec<String> {
 
 #[cfg(test)]
 mod caveats_tests;
+#[cfg(test)]
+mod fixture_tests;

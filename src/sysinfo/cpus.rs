@@ -71,7 +71,7 @@ fn state_numbers(root: &SysRoot, idle_dir: &str) -> Vec<usize> {
 
 /// Every cpuidle state of `cpu` with its exit latency and whether it is disabled, in state
 /// order; empty without cpuidle.
-pub fn idle_state_details(root: &SysRoot, cpu: usize) -> Vec<IdleState> {
+pub(crate) fn idle_state_details(root: &SysRoot, cpu: usize) -> Vec<IdleState> {
     let idle_dir = format!("{CPU_DIR}/cpu{cpu}/cpuidle");
     state_numbers(root, &idle_dir)
         .into_iter()
@@ -95,7 +95,7 @@ const CPUINFO_MODEL_KEYS: [&str; 3] = ["model name", "CPU part", "Hardware"];
 
 /// The CPU model: the first of [`CPUINFO_MODEL_KEYS`] found in `/proc/cpuinfo`, else the
 /// device-tree board model (`/proc/device-tree/model`, NUL-terminated).
-pub fn cpu_model(root: &SysRoot) -> Option<String> {
+pub(crate) fn cpu_model(root: &SysRoot) -> Option<String> {
     let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
     CPUINFO_MODEL_KEYS
         .iter()

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use rtsoak::sysinfo::{SysRoot, host_facts, kernel};
+use super::{SysRoot, host_facts, kernel};
 use rtsoak_record::{BootIsolation, CpuFacts, HostFacts};
 
 fn fixture(name: &str) -> HostFacts {
@@ -265,7 +265,7 @@ fn root(name: &str) -> SysRoot {
 
 #[test]
 fn interrupts_allowed_on_given_cpus_are_found_with_their_names() {
-    use rtsoak::sysinfo::irqs::irqs_allowed_on;
+    use super::irqs::irqs_allowed_on;
     use rtsoak_record::Irq;
     let old = root("old-kernel-6cpu");
     assert_eq!(
@@ -283,7 +283,7 @@ fn interrupts_allowed_on_given_cpus_are_found_with_their_names() {
 
 #[test]
 fn tasks_allowed_on_given_cpus_are_found_and_kernel_threads_told_apart() {
-    use rtsoak::sysinfo::tasks::tasks_allowed_on;
+    use super::tasks::tasks_allowed_on;
     let tasks = tasks_allowed_on(&root("old-kernel-6cpu"), &[4, 5], None);
     let seen: Vec<(i32, &str, bool)> = tasks
         .iter()
@@ -306,7 +306,7 @@ fn tasks_allowed_on_given_cpus_are_found_and_kernel_threads_told_apart() {
 
 #[test]
 fn irqbalance_is_found_by_its_comm() {
-    use rtsoak::sysinfo::tasks::irqbalance_pids;
+    use super::tasks::irqbalance_pids;
     assert_eq!(irqbalance_pids(&root("old-kernel-6cpu")), vec![812]);
     assert!(irqbalance_pids(&root("rt-board-6cpu")).is_empty());
 }
@@ -320,7 +320,7 @@ fn timer_migration_is_read_and_absent_where_the_kernel_lacks_it() {
 
 #[test]
 fn idle_states_carry_whether_they_were_disabled() {
-    use rtsoak::sysinfo::cpus::idle_state_details;
+    use super::cpus::idle_state_details;
     let states = idle_state_details(&root("rt-board-6cpu"), 4);
     let seen: Vec<(&str, bool)> = states
         .iter()

@@ -11,7 +11,7 @@ use rtsoak_record::Irq;
 use rtsoak_record::cpulist;
 
 /// Every numbered interrupt whose `smp_affinity_list` includes one of `cpus`, by number.
-pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
+pub(crate) fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
     let names = irq_names(&root.read("/proc/interrupts").unwrap_or_default());
     let mut irqs: Vec<Irq> = root
         .list_dir("/proc/irq")

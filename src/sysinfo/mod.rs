@@ -11,19 +11,19 @@
 
 #![forbid(unsafe_code)]
 
-pub mod cpus;
+pub(crate) mod cpus;
 
-pub mod irqs;
-pub mod kernel;
+pub(crate) mod irqs;
+pub(crate) mod kernel;
 mod root;
-pub mod tasks;
+pub(crate) mod tasks;
 
-pub use root::SysRoot;
+pub(crate) use root::SysRoot;
 
 use rtsoak_record::HostFacts;
 
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
-pub fn host_facts(root: &SysRoot) -> HostFacts {
+pub(crate) fn host_facts(root: &SysRoot) -> HostFacts {
     let kernel_version = root.read_trimmed("/proc/sys/kernel/version");
     let (preempt_rt, preempt_rt_source) = kernel::preempt_rt(root, kernel_version.as_deref());
     let cmdline = root.read_trimmed("/proc/cmdline");
@@ -54,6 +54,9 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
         io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
     }
 }
+
+#[cfg(test)]
+mod fixture_tests;
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,11 @@ fn pids(root: &SysRoot, dir: &str) -> Vec<i32> {
 
 /// Every thread allowed on at least one of `cpus`, except those of `exclude_pid` (rtsoak
 /// itself), in pid then tid order.
-pub fn tasks_allowed_on(root: &SysRoot, cpus: &[usize], exclude_pid: Option<i32>) -> Vec<Task> {
+pub(crate) fn tasks_allowed_on(
+    root: &SysRoot,
+    cpus: &[usize],
+    exclude_pid: Option<i32>,
+) -> Vec<Task> {
     let mut tasks = Vec::new();
     for pid in pids(root, "/proc") {
         if Some(pid) == exclude_pid {
@@ -78,7 +82,7 @@ pub(crate) fn parse_stat(stat: &str) -> Option<(String, u64)> {
 }
 
 /// Pids of running `irqbalance` processes (it moves interrupts around, onto RT CPUs too).
-pub fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
+pub(crate) fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
     pids(root, "/proc")
         .into_iter()
         .filter(|pid| {
