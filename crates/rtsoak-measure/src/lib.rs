@@ -11,9 +11,7 @@
 //! resolved plan), judges a result or words one for a reader; a measuring loop never
 //! allocates, logs or calls through a `dyn`.
 
-// The one crate besides the kernel layer with `unsafe`: pushing SQEs that point into buffers the
-// waiters own, in `transport` only, whose soundness rests on each waiter's lifetimes.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 // A function a reader can hold in their head: at most 100 lines (clippy.toml), product code
 // only. The few still longer carry an `allow` naming why, and only shrink.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]

@@ -2,8 +2,9 @@
 //! message queue), scheduling, memory locking, io_uring setup. Of rtsoak it depends only on the
 //! records (the policies and ring setups it turns into kernel values, the text escaping).
 //!
-//! This crate holds every `unsafe` block of rtsoak except the transports' SQE handling; the main
-//! crate forbids `unsafe` everywhere else. Rules: every `unsafe` block carries a `// SAFETY:`
+//! This crate holds every `unsafe` block of rtsoak; every other crate forbids `unsafe`. What
+//! the transports and benches submit to io_uring is an `uring::Sqe`, which only names memory
+//! that outlives the request or that the kernel merely reads, so pushing one is safe. Rules: every `unsafe` block carries a `// SAFETY:`
 //! note saying why it is sound; syscall numbers come from `libc`; a failed call becomes a
 //! [`SysError`] naming the call and the errno, never a panic.
 
@@ -19,6 +20,7 @@ pub mod mm;
 pub mod pidfd;
 pub mod queue;
 pub mod random;
+pub mod read_buffer;
 pub mod region;
 pub mod safe_dir;
 pub mod sched;

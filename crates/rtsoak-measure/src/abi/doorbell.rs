@@ -11,8 +11,7 @@
 //! - **Drain** (target): one CQE per drain of the doorbell, `user_data` as registered, `res` =
 //!   the low 32 bits that were set.
 
-use super::sqe::{self, sqe_bytes, sqe_from_bytes};
-use rtsoak_sys::uring::register_one;
+use rtsoak_sys::uring::{Sqe, register_one};
 
 pub(crate) use rtsoak_record::abi::doorbell::Abi;
 
@@ -43,37 +42,23 @@ pub(crate) fn register_doorbell(
 }
 
 /// The SQE that ORs `bits` into the doorbell of `target_ring_fd`.
-pub(crate) fn ring_sqe(
-    abi: &Abi,
-    target_ring_fd: i32,
-    bits: u64,
-    user_data: u64,
-) -> io_uring::squeue::Entry {
-    // Start from a MSG_RING data message (right opcode and fd) and set the command and bits,
-    // which the io-uring crate has no builder for.
-    let base =
-        io_uring::opcode::MsgRingData::new(io_uring::types::Fd(target_ring_fd), 0, bits, None)
-            .build()
-            .user_data(user_data);
-    let mut bytes = sqe_bytes(&base);
-    bytes[sqe::ADDR..sqe::ADDR + 8].copy_from_slice(&abi.msg_command.to_ne_bytes());
-    bytes[sqe::OFF..sqe::OFF + 8].copy_from_slice(&bits.to_ne_bytes());
-    sqe_from_bytes(bytes)
+pub(crate) fn ring_sqe(abi: &Abi, target_ring_fd: i32, bits: u64, user_data: u64) -> Sqe {
+    Sqe::msg_ring_command(target_ring_fd, abi.msg_command, bits).user_data(user_data)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::sqe::{field_u32, field_u64};
+    use crate::abi::sqe::{self, field_u32, field_u64};
 
     /// The command word of an SQE.
-    fn command_of(entry: &io_uring::squeue::Entry) -> u64 {
-        field_u64(&sqe_bytes(entry), sqe::ADDR)
+    fn command_of(sqe: &Sqe) -> u64 {
+        field_u64(&sqe.bytes(), sqe::ADDR)
     }
 
     #[test]
     fn a_doorbell_ring_is_a_msg_ring_with_the_doorbell_command_and_the_bits() {
-        let bytes = sqe_bytes(&ring_sqe(&Abi::default(), 9, 0b1010, 77));
+        let bytes = ring_sqe(&Abi::default(), 9, 0b1010, 77).bytes();
         assert_eq!(bytes[sqe::OPCODE], io_uring::opcode::MsgRingData::CODE);
         assert_eq!(field_u32(&bytes, sqe::FD), 9, "fd = the target ring");
         assert_eq!(

@@ -6,4 +6,5 @@
 
 pub(crate) mod doorbell;
 pub(crate) mod persistent_futex;
+#[cfg(test)]
 mod sqe;

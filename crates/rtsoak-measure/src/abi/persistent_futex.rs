@@ -14,8 +14,10 @@
 //!   `addr` = the registered slot instead of an address, `addr2` = how many to wake, `fd` =
 //!   futex2 flags, `addr3` = mask; `res` = number woken.
 
+use std::sync::atomic::AtomicU32;
+
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32};
-use rtsoak_sys::uring::register_one;
+use rtsoak_sys::uring::{Sqe, register_one};
 
 pub(crate) use rtsoak_record::abi::persistent_futex::Abi;
 
@@ -46,33 +48,26 @@ pub(crate) fn register_word(
 }
 
 /// The persistent wait SQE.
-pub(crate) fn wait_sqe(
-    abi: &Abi,
-    word: *const u32,
-    expected: u32,
-    user_data: u64,
-) -> io_uring::squeue::Entry {
-    io_uring::opcode::FutexWait::new(
+pub(crate) fn wait_sqe(abi: &Abi, word: &AtomicU32, expected: u32, user_data: u64) -> Sqe {
+    Sqe::futex_wait_flagged(
         word,
         u64::from(expected),
         FUTEX_BITSET_MATCH_ANY,
         FUTEX2_SIZE_U32,
+        abi.wait_flag,
     )
-    .flags(abi.wait_flag)
-    .build()
     .user_data(user_data)
 }
 
 /// The registered wake SQE: wake every waiter of slot `slot`.
-pub(crate) fn wake_sqe(abi: &Abi, slot: u32, user_data: u64) -> io_uring::squeue::Entry {
-    io_uring::opcode::FutexWake::new(
-        slot as usize as *const u32,
+pub(crate) fn wake_sqe(abi: &Abi, slot: u32, user_data: u64) -> Sqe {
+    Sqe::futex_wake_slot(
+        slot,
         i32::MAX as u64,
         FUTEX_BITSET_MATCH_ANY,
         FUTEX2_SIZE_U32,
+        abi.wake_flag,
     )
-    .flags(abi.wake_flag)
-    .build()
     .user_data(user_data)
 }
 
@@ -84,15 +79,19 @@ pub(crate) fn still_armed(cqe_flags: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::sqe::{self, field_u32, field_u64, sqe_bytes};
+    use crate::abi::sqe::{self, field_u32, field_u64};
 
     #[test]
     fn the_persistent_wait_is_a_futex_wait_with_the_wait_flag() {
         let abi = Abi::default();
-        let word = 0x7000_1234usize as *const u32;
-        let bytes = sqe_bytes(&wait_sqe(&abi, word, 41, 0xdead));
+        let word = AtomicU32::new(0);
+        let bytes = wait_sqe(&abi, &word, 41, 0xdead).bytes();
         assert_eq!(bytes[sqe::OPCODE], io_uring::opcode::FutexWait::CODE);
-        assert_eq!(field_u64(&bytes, sqe::ADDR), 0x7000_1234, "addr = the word");
+        assert_eq!(
+            field_u64(&bytes, sqe::ADDR),
+            word.as_ptr() as u64,
+            "addr = the word"
+        );
         assert_eq!(
             field_u32(&bytes, sqe::FD),
             FUTEX2_SIZE_U32,
@@ -122,7 +121,7 @@ mod tests {
             wake_flag: 1 << 5,
             ..Abi::default()
         };
-        let bytes = sqe_bytes(&wake_sqe(&abi, 3, 7));
+        let bytes = wake_sqe(&abi, 3, 7).bytes();
         assert_eq!(bytes[sqe::OPCODE], io_uring::opcode::FutexWake::CODE);
         assert_eq!(field_u64(&bytes, sqe::ADDR), 3, "addr = slot");
         assert_eq!(

@@ -131,8 +131,7 @@ impl Waker for DoorbellWaker {
     fn wake(&mut self, index: usize, _message: &Message) -> Result<(), Errno> {
         let target = self.targets.get_mut(index).fd.as_raw_fd();
         let ring = ring_sqe(&self.abi, target, self.bits, index as u64);
-        // SAFETY: a doorbell ring reads nothing from our memory beyond the SQE itself.
-        unsafe { self.sender.send(&ring) }
+        self.sender.send(&ring)
     }
 
     fn settle(&mut self) -> Result<(), Errno> {

@@ -90,7 +90,7 @@ impl Mechanism for Eventfd {
         let wait = super::fd_wait::find_fd_wait(nonblocking_eventfd()?.as_fd())?;
         let waiter = EventfdWaiter {
             eventfd,
-            read: ReadWait::new(wait, 0),
+            read: ReadWait::new(wait),
             decoder: CountDecoder::new(env),
         };
         Ok(waiter)
@@ -192,7 +192,7 @@ impl Waker for EventfdWaker {
 pub(crate) struct EventfdWaiter {
     eventfd: EventFd,
     /// The wait and the count it reads.
-    read: ReadWait<u64>,
+    read: ReadWait<u64, 1>,
     decoder: CountDecoder,
 }
 
@@ -217,7 +217,7 @@ impl Waiter for EventfdWaiter {
         match self.read.take(self.eventfd.as_fd(), cqe) {
             Taken::Bytes(8) => Completion::Woken {
                 rearm: true,
-                own: self.decoder.own(*self.read.buffer()),
+                own: self.decoder.own(self.read.get(0)),
             },
             // Readable, yet no count to read: no wake of the run's.
             Taken::Nothing => Completion::Foreign { rearm: true },
@@ -236,7 +236,7 @@ mod tests {
     fn rt_waiter(how: FdWait) -> EventfdWaiter {
         EventfdWaiter {
             eventfd: nonblocking_eventfd().unwrap(),
-            read: ReadWait::new(how, 0),
+            read: ReadWait::new(how),
             decoder: CountDecoder {
                 rt_subscriber: true,
                 rt_wakes: 0,
@@ -249,10 +249,8 @@ mod tests {
         if before > 0 {
             waiter.eventfd.write(before).unwrap();
         }
-        let eventfd = waiter.eventfd.as_fd().as_raw_fd();
-        // SAFETY: the waiter owns the eventfd and outlives the completion.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(eventfd) };
-        let cqe = first_completion(&mut waiter.read, fd, || {
+        let fd = waiter.eventfd.as_fd().try_clone_to_owned().unwrap();
+        let cqe = first_completion(&mut waiter.read, fd.as_fd(), || {
             if after > 0 {
                 waiter.eventfd.write(after).unwrap();
             }

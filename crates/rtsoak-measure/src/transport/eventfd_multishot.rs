@@ -9,18 +9,18 @@
 
 use std::os::fd::{AsFd, AsRawFd};
 
-use io_uring::{IoUring, cqueue, opcode, types};
+use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::eventfd::{CountDecoder, EventfdWaker};
 use super::{
-    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, push, require_opcodes,
+    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, require_opcodes,
 };
 use rtsoak_record::Support;
 use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
-use rtsoak_sys::uring::build;
+use rtsoak_sys::uring::{Sqe, build, push};
 
 /// The `eventfd-multishot` transport.
 pub(super) struct EventfdMultishot;
@@ -78,11 +78,8 @@ fn trial() -> Result<(), SysError> {
     let (mut ring, _) = build(rtsoak_sys::uring::SetupFlags::None)?;
     let eventfd = EventFd::from_value_and_flags(1, EfdFlags::EFD_CLOEXEC)
         .map_err(|e| SysError::new("eventfd2", e))?;
-    let poll = opcode::PollAdd::new(types::Fd(eventfd.as_fd().as_raw_fd()), libc::POLLIN as u32)
-        .multi(true)
-        .build()
-        .user_data(1);
-    push(&mut ring, &poll)?;
+    let poll = Sqe::poll_add(eventfd.as_fd().as_raw_fd(), libc::POLLIN as u32, true);
+    push(&mut ring, &poll.user_data(1))?;
     ring.submit_and_wait(1)
         .map_err(|e| SysError::from_io("io_uring_enter", &e))?;
     let cqe = ring
@@ -119,14 +116,8 @@ impl Waiter for MultishotWaiter {
     }
 
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
-        let poll = opcode::PollAdd::new(
-            types::Fd(self.eventfd.as_fd().as_raw_fd()),
-            libc::POLLIN as u32,
-        )
-        .multi(true)
-        .build()
-        .user_data(ARM_USER_DATA);
-        push(ring, &poll)
+        let poll = Sqe::poll_add(self.eventfd.as_fd().as_raw_fd(), libc::POLLIN as u32, true);
+        push(ring, &poll.user_data(ARM_USER_DATA))
     }
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {

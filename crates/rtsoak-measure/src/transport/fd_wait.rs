@@ -9,7 +9,7 @@
 //! every signalfd wakeup went through one. A non-blocking fd's read it may still poll (that
 //! kernel does, for a signalfd) or, on older kernels, fail with `EAGAIN` at once. So the
 //! subscriber's fd is always non-blocking, and which wait it gets is found by trying
-//! ([`FdWait::find`]), never from the kernel's version:
+//! ([`find_fd_wait`]), never from the kernel's version:
 //! - [`FdWait::Read`]: a trial read on an empty non-blocking fd of the same kind stayed pending.
 //!   A non-blocking read never sleeps, so io_uring is polling the fd itself: keep the read.
 //! - [`FdWait::PollRead`]: the trial read completed at once. Arm a one-shot
@@ -23,17 +23,18 @@
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 use io_uring::types::{SubmitArgs, Timespec};
-use io_uring::{IoUring, cqueue, opcode, types};
+use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
-use super::{ARM_USER_DATA, push};
+use super::ARM_USER_DATA;
 use rtsoak_record::FdWait;
 use rtsoak_sys::SysError;
-use rtsoak_sys::uring;
+use rtsoak_sys::read_buffer::{AnyBytes, ReadBuffer};
+use rtsoak_sys::uring::{self, Sqe, push};
 
 /// The trial read's buffer: room for one `signalfd_siginfo` (a signalfd refuses a read of
 /// less with `EINVAL`), which is more than an eventfd's 8 bytes.
-const TRIAL_BYTES: usize = std::mem::size_of::<libc::signalfd_siginfo>();
+type TrialBuffer = ReadBuffer<libc::signalfd_siginfo, 1>;
 /// How long the trial read is given to complete: one that io_uring cannot hold fails inside the
 /// submitting `io_uring_enter`, so this only guards against a completion posted a little later.
 const TRIAL_SETTLE_NS: u64 = 1_000_000;
@@ -47,25 +48,21 @@ const TRIAL_CANCEL: u64 = 2;
 /// is taken back before this returns.
 pub(crate) fn find_fd_wait(trial_fd: BorrowedFd<'_>) -> Result<FdWait, SysError> {
     let (mut ring, _) = uring::build(uring::SetupFlags::None)?;
-    // Leaked on purpose (once per subscriber process): should a step below fail, the read
-    // could still be in flight, and its buffer must outlive it.
-    let buffer = Box::leak(Box::new([0u64; TRIAL_BYTES / 8]));
-    let read = opcode::Read::new(
-        types::Fd(trial_fd.as_raw_fd()),
-        buffer.as_mut_ptr().cast(),
-        TRIAL_BYTES as u32,
-    )
-    .build()
-    .user_data(TRIAL_READ);
-    push(&mut ring, &read)?;
+    // Once per subscriber process; should a step below fail, the read could still be in flight,
+    // and its buffer outlives it.
+    let buffer = TrialBuffer::zeroed();
+    push(
+        &mut ring,
+        &Sqe::read(trial_fd.as_raw_fd(), &buffer).user_data(TRIAL_READ),
+    )?;
     if next_completion(&mut ring, TRIAL_SETTLE_NS)?.is_some() {
         // Completed at once (EAGAIN, where io_uring cannot poll this file for a read).
         return Ok(FdWait::PollRead);
     }
-    let cancel = opcode::AsyncCancel::new(TRIAL_READ)
-        .build()
-        .user_data(TRIAL_CANCEL);
-    push(&mut ring, &cancel)?;
+    push(
+        &mut ring,
+        &Sqe::async_cancel(TRIAL_READ).user_data(TRIAL_CANCEL),
+    )?;
     let deadline_ns = rtsoak_sys::clock::now_ns() + TRIAL_CANCEL_NS;
     loop {
         let left_ns = deadline_ns.saturating_sub(rtsoak_sys::clock::now_ns());
@@ -99,19 +96,6 @@ fn next_completion(ring: &mut IoUring, timeout_ns: u64) -> Result<Option<u64>, S
     Ok(ring.completion().next().map(|cqe| cqe.user_data()))
 }
 
-/// A buffer the kernel may fill with any bytes.
-///
-/// # Safety
-///
-/// Every bit pattern of `size_of::<Self>()` bytes must be a valid value of the type (plain
-/// integers, arrays and structs of them).
-pub(crate) unsafe trait AnyBytes: Copy + 'static {}
-
-// SAFETY: an integer.
-unsafe impl AnyBytes for u64 {}
-// SAFETY: `signalfd_siginfo` is a C struct of integers and padding.
-unsafe impl<const N: usize> AnyBytes for [libc::signalfd_siginfo; N] {}
-
 /// What one completion of a [`ReadWait`] read into the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Taken {
@@ -124,19 +108,20 @@ pub(crate) enum Taken {
     Failed(i32),
 }
 
-/// A subscriber's wait on one non-blocking fd, reading into a buffer it owns.
-pub(crate) struct ReadWait<B: AnyBytes> {
+/// A subscriber's wait on one non-blocking fd, reading `N` values of `T` into a buffer of its
+/// own.
+pub(crate) struct ReadWait<T: AnyBytes, const N: usize> {
     how: FdWait,
-    /// Where the read lands; boxed so its address is stable while a read is in flight.
-    buffer: Box<B>,
+    /// Where the read lands (it outlives any read still in flight).
+    buffer: ReadBuffer<T, N>,
 }
 
-impl<B: AnyBytes> ReadWait<B> {
-    /// A wait of kind `how` reading into a buffer that starts as `empty`.
-    pub(super) fn new(how: FdWait, empty: B) -> Self {
+impl<T: AnyBytes, const N: usize> ReadWait<T, N> {
+    /// A wait of kind `how` reading into a buffer of zeroes.
+    pub(super) fn new(how: FdWait) -> Self {
         ReadWait {
             how,
-            buffer: Box::new(empty),
+            buffer: ReadBuffer::zeroed(),
         }
     }
 
@@ -145,23 +130,19 @@ impl<B: AnyBytes> ReadWait<B> {
         self.how
     }
 
-    /// What the last completion read ([`Taken::Bytes`] says how much of it is new).
-    pub(super) fn buffer(&self) -> &B {
-        &self.buffer
+    /// Value `index` of what the last completion read ([`Taken::Bytes`] says how much of it is
+    /// new).
+    pub(super) fn get(&self, index: usize) -> T {
+        self.buffer.get(index)
     }
 
     /// Push the wait's SQE for `fd` (non-blocking).
     pub(crate) fn arm(&mut self, ring: &mut IoUring, fd: RawFd) -> Result<(), SysError> {
-        let entry = match self.how {
-            FdWait::Read => opcode::Read::new(
-                types::Fd(fd),
-                (&mut *self.buffer as *mut B).cast(),
-                std::mem::size_of::<B>() as u32,
-            )
-            .build(),
-            FdWait::PollRead => opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32).build(),
+        let sqe = match self.how {
+            FdWait::Read => Sqe::read(fd, &self.buffer),
+            FdWait::PollRead => Sqe::poll_add(fd, libc::POLLIN as u32, false),
         };
-        push(ring, &entry.user_data(ARM_USER_DATA))
+        push(ring, &sqe.user_data(ARM_USER_DATA))
     }
 
     /// The completion of the armed wait on `fd`: what it read into the buffer.
@@ -173,24 +154,11 @@ impl<B: AnyBytes> ReadWait<B> {
         }
         match self.how {
             FdWait::Read => Taken::Bytes(result as usize),
-            FdWait::PollRead => {
-                // SAFETY: the buffer is ours and `size_of::<B>()` bytes long; any bytes the
-                // kernel writes are a valid `B` (`AnyBytes`); the fd is open for the call.
-                let read = unsafe {
-                    libc::read(
-                        fd.as_raw_fd(),
-                        (&mut *self.buffer as *mut B).cast(),
-                        std::mem::size_of::<B>(),
-                    )
-                };
-                match read {
-                    n if n >= 0 => Taken::Bytes(n as usize),
-                    _ => match Errno::last() {
-                        Errno::EAGAIN => Taken::Nothing,
-                        errno => Taken::Failed(errno as i32),
-                    },
-                }
-            }
+            FdWait::PollRead => match self.buffer.read_from(fd) {
+                Ok(bytes) => Taken::Bytes(bytes),
+                Err(Errno::EAGAIN) => Taken::Nothing,
+                Err(errno) => Taken::Failed(errno as i32),
+            },
         }
     }
 }
@@ -238,8 +206,8 @@ pub(super) mod tests {
     }
 
     /// Arm `wait` on `fd` in a fresh ring, then run `after_arming`; the first completion.
-    pub(crate) fn first_completion<B: AnyBytes>(
-        wait: &mut ReadWait<B>,
+    pub(crate) fn first_completion<T: AnyBytes, const N: usize>(
+        wait: &mut ReadWait<T, N>,
         fd: BorrowedFd<'_>,
         after_arming: impl FnOnce(),
     ) -> cqueue::Entry {
@@ -258,12 +226,12 @@ pub(super) mod tests {
     fn both_waits_read_what_was_written_after_arming_into_the_buffer() {
         for how in [FdWait::Read, FdWait::PollRead] {
             let eventfd = empty_eventfd();
-            let mut wait = ReadWait::new(how, 0u64);
+            let mut wait = ReadWait::<u64, 1>::new(how);
             let cqe = first_completion(&mut wait, eventfd.as_fd(), || {
                 eventfd.write(3).unwrap();
             });
             let taken = wait.take(eventfd.as_fd(), &cqe);
-            assert_eq!((taken, *wait.buffer()), (Taken::Bytes(8), 3), "{how:?}");
+            assert_eq!((taken, wait.get(0)), (Taken::Bytes(8), 3), "{how:?}");
             assert_eq!(eventfd.read(), Err(Errno::EAGAIN), "{how:?}: drained");
         }
     }
@@ -271,7 +239,7 @@ pub(super) mod tests {
     #[test]
     fn a_poll_whose_fd_was_drained_before_the_read_takes_nothing() {
         let eventfd = empty_eventfd();
-        let mut wait = ReadWait::new(FdWait::PollRead, 0u64);
+        let mut wait = ReadWait::<u64, 1>::new(FdWait::PollRead);
         let cqe = first_completion(&mut wait, eventfd.as_fd(), || {
             eventfd.write(1).unwrap();
         });
@@ -282,7 +250,7 @@ pub(super) mod tests {
     #[test]
     fn a_failed_wait_gives_its_errno() {
         for how in [FdWait::Read, FdWait::PollRead] {
-            let mut wait = ReadWait::new(how, 0u64);
+            let mut wait = ReadWait::<u64, 1>::new(how);
             let (mut ring, _) = uring::build(uring::SetupFlags::None).unwrap();
             wait.arm(&mut ring, -1).unwrap();
             ring.submit_and_wait(1).unwrap();

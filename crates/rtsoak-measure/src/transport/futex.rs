@@ -20,7 +20,7 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use super::sender::RingSender;
 use super::{
-    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push, require_opcodes,
+    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, require_opcodes,
 };
 use rtsoak_sys::queue::Message;
 use rtsoak_record::transport::futex::{FutexSettings, FutexWake};
@@ -29,7 +29,8 @@ use rtsoak_record::Support;
 use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
-use rtsoak_sys::{SysError, uring};
+use rtsoak_sys::uring::{self, Sqe, push};
+use rtsoak_sys::SysError;
 
 /// The `futex` transport.
 pub(super) struct Futex;
@@ -131,9 +132,7 @@ impl Mechanism for Futex {
 fn trial() -> Result<(), SysError> {
     let (mut ring, _) = uring::build(rtsoak_sys::uring::SetupFlags::None)?;
     let word = AtomicU32::new(1);
-    let wait = opcode::FutexWait::new(word.as_ptr(), 0, FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32)
-        .build()
-        .user_data(1);
+    let wait = Sqe::futex_wait(&word, 0, FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32).user_data(1);
     push(&mut ring, &wait)?;
     ring.submit_and_wait(1)
         .map_err(|e| SysError::from_io("io_uring_enter", &e))?;
@@ -188,16 +187,14 @@ impl Waker for FutexWaker<'_> {
         match &mut self.sender {
             None => wake_shared_bitset(self.word, i32::MAX, self.bitset).map(drop),
             Some(sender) => {
-                let wake = opcode::FutexWake::new(
-                    self.word.as_ptr(),
+                let wake = Sqe::futex_wake(
+                    self.word,
                     i32::MAX as u64,
                     u64::from(self.bitset),
                     FUTEX2_SIZE_U32,
                 )
-                .build()
                 .user_data(0);
-                // SAFETY: the word lives in the shared region, mapped for the worker's life.
-                unsafe { sender.send(&wake) }
+                sender.send(&wake)
             }
         }
     }
@@ -254,13 +251,12 @@ impl Waiter for FutexWaiter<'_> {
 
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
         for wait in self.waits.iter_mut().filter(|w| !w.armed) {
-            let sqe = opcode::FutexWait::new(
-                self.word.as_ptr(),
+            let sqe = Sqe::futex_wait(
+                self.word,
                 u64::from(self.expected),
                 u64::from(wait.bitset),
                 FUTEX2_SIZE_U32,
             )
-            .build()
             .user_data(wait.user_data);
             push(ring, &sqe)?;
             wait.armed = true;

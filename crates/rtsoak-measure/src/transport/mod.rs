@@ -8,16 +8,15 @@
 //! once ([`visit`]) and gets its concrete waker and waiter types back, so the loops are
 //! monomorphised for them (no dynamic dispatch inside a measured loop).
 //!
-//! Adding a transport: one file here plus one line in the `registry!` call below, which
-//! declares the file's module too (a test in `tests/architecture.rs` checks that every
-//! transport file is registered). A transport with settings of its own defines them in its
-//! file too ([`OwnSettings`]); the registry gathers them into [`Settings`] and [`Flags`]. This
-//! file is the registry only: the macro is in `registry.rs`, the traits in `mechanism.rs`, the
-//! probe steps in `probe.rs`, settings in `settings.rs`, SQE pushing in `ring.rs`.
-
-// The one place of the main crate with `unsafe`: pushing SQEs that point into buffers the
-// waiters own, whose soundness rests on each waiter's lifetimes.
-#![allow(unsafe_code)]
+//! Adding a transport: its id (and its settings type, if it has one) on one line of the records'
+//! `transport` list, then one file here plus one line in the `registry!` call below, which
+//! declares the file's module too. The registry maps every records' [`Name`] to its mechanism
+//! by an exhaustive `match`, so a transport missing from either list does not compile
+//! (`tests/registry.rs` checks that every file here is registered). The flags that override a
+//! transport's settings are its own too ([`OwnSettings`]); the registry gathers them into
+//! [`Flags`]. This file is the registry only: the macro is in `registry.rs`, the traits in
+//! `mechanism.rs`, the probe steps in `probe.rs`, the flags in `settings.rs`. What a transport
+//! submits to io_uring is the kernel layer's `Sqe`, sound to push by construction.
 
 // What the transports share; each transport's own file is declared by the registry below.
 mod fd_wait;
@@ -38,7 +37,6 @@ pub(crate) use mechanism::{Completion, Own, Visit};
 pub(crate) use probe::require_opcodes;
 pub use probe::{missing, trial};
 pub(crate) use ring::ARM_USER_DATA;
-pub use ring::push;
 pub use settings::OwnSettings;
 pub(crate) use targets::{Reach, Targets};
 

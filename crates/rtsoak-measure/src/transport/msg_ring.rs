@@ -9,7 +9,7 @@
 
 use std::os::fd::AsRawFd;
 
-use io_uring::{IoUring, cqueue, opcode, types};
+use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
@@ -24,6 +24,7 @@ use rtsoak_record::Support;
 use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
+use rtsoak_sys::uring::Sqe;
 
 /// The `msg-ring` transport.
 pub(super) struct MsgRing;
@@ -111,11 +112,8 @@ impl Waker for MsgRingWaker {
     fn wake(&mut self, index: usize, message: &Message) -> Result<(), Errno> {
         let target = self.targets.get_mut(index).fd.as_raw_fd();
         let data = (u64::from(self.publisher_id) << ID_SHIFT) | (message.seq & SEQ_MASK);
-        let send = opcode::MsgRingData::new(types::Fd(target), self.token, data, None)
-            .build()
-            .user_data(index as u64);
-        // SAFETY: MSG_RING with data reads nothing from our memory beyond the SQE itself.
-        unsafe { self.sender.send(&send) }
+        let send = Sqe::msg_ring_data(target, self.token, data).user_data(index as u64);
+        self.sender.send(&send)
     }
 
     fn settle(&mut self) -> Result<(), Errno> {

@@ -15,7 +15,7 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, push};
+use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker};
 use rtsoak_record::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use rtsoak_sys::queue::Message;
@@ -23,7 +23,7 @@ use rtsoak_record::Support;
 use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
-use rtsoak_sys::uring::{OpcodeSupport, build};
+use rtsoak_sys::uring::{OpcodeSupport, build, push};
 
 /// The `persistent-futex` transport.
 pub(super) struct PersistentFutex;
@@ -113,7 +113,7 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
         "persistent IORING_OP_FUTEX_WAIT (futex_flags = {:#x}, assumed)",
         abi.wait_flag
     );
-    push(&mut ring, &wait_sqe(abi, word.as_ptr(), 0, 1))
+    push(&mut ring, &wait_sqe(abi, &word, 0, 1))
         .map_err(|e| (wait_call.clone(), e.errno))?;
     ring.submit_and_wait(1).map_err(|e| {
         (
@@ -151,9 +151,7 @@ impl Waker for RegisteredWaker<'_> {
     #[inline]
     fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
         self.word.fetch_add(1, Ordering::SeqCst);
-        let wake = wake_sqe(&self.abi, 0, 0);
-        // SAFETY: a registered wake reads no user memory; the slot was registered at setup.
-        unsafe { self.sender.send(&wake) }
+        self.sender.send(&wake_sqe(&self.abi, 0, 0))
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
@@ -185,7 +183,7 @@ impl Waiter for PersistentWaiter<'_> {
     fn arm(&mut self, ring: &mut IoUring) -> Result<(), SysError> {
         push(
             ring,
-            &wait_sqe(&self.abi, self.word.as_ptr(), self.expected, ARM_USER_DATA),
+            &wait_sqe(&self.abi, self.word, self.expected, ARM_USER_DATA),
         )
     }
 

@@ -2,12 +2,12 @@
 //! (`msg-ring`, `doorbell`, `persistent-futex`, `futex` with `IORING_OP_FUTEX_WAKE`): submit one
 //! SQE per timed call, then reap and check the completions after the timed section.
 
-use io_uring::{IoUring, squeue};
+use io_uring::IoUring;
 use nix::errno::Errno;
 
 use rtsoak_record::RingSetup;
 use rtsoak_sys::SysError;
-use rtsoak_sys::uring::build;
+use rtsoak_sys::uring::{Sqe, build, push_all};
 
 /// A ring that sends and counts what is still to be reaped.
 pub(crate) struct RingSender {
@@ -33,14 +33,10 @@ impl RingSender {
         &self.ring
     }
 
-    /// The timed call: push `entry` and submit it (`io_uring_enter`).
-    ///
-    /// # Safety
-    /// Everything `entry` points to must stay valid until [`RingSender::settle`] has reaped it.
+    /// The timed call: push `sqe` and submit it (`io_uring_enter`).
     #[inline]
-    pub(super) unsafe fn send(&mut self, entry: &squeue::Entry) -> Result<(), Errno> {
-        // SAFETY: the caller keeps what the entry points to alive until it is reaped.
-        unsafe { self.ring.submission().push(entry) }.map_err(|_| Errno::EBUSY)?;
+    pub(super) fn send(&mut self, sqe: &Sqe) -> Result<(), Errno> {
+        push_all(&mut self.ring, std::slice::from_ref(sqe))?;
         self.in_flight += 1;
         self.ring.submit().map(drop).map_err(|e| errno_of(&e))
     }

@@ -97,7 +97,7 @@ impl Mechanism for Signalfd {
         let wait = super::fd_wait::find_fd_wait(trial_signalfd()?.as_fd())?;
         let waiter = SignalWaiter {
             signalfd,
-            read: ReadWait::new(wait, [zeroed_siginfo(); BATCH]),
+            read: ReadWait::new(wait),
             region: env.region,
             rt_subscriber: env.role == Role::Subscriber,
         };
@@ -105,16 +105,9 @@ impl Mechanism for Signalfd {
     }
 }
 
-/// The set holding just the wake signal. nix's `Signal` has no real-time signals, so the set
-/// is built with libc and handed to nix.
+/// The set holding just the wake signal.
 fn wake_sigset() -> SigSet {
-    // SAFETY: sigemptyset/sigaddset initialise and fill a local sigset_t with a valid signal.
-    unsafe {
-        let mut raw: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut raw);
-        libc::sigaddset(&mut raw, wake_signal());
-        SigSet::from_sigset_t_unchecked(raw)
-    }
+    rtsoak_sys::signals::set_of(wake_signal())
 }
 
 /// Block the wake signal for this (single-threaded) process and open a non-blocking signalfd
@@ -138,11 +131,6 @@ fn trial_signalfd() -> Result<SignalFd, SysError> {
 /// `pidfd_send_signal(self, 0)`: proves the call exists and is permitted, delivering nothing.
 fn signal_trial() -> Result<(), SysError> {
     pidfd::may_signal(&pidfd::open(std::process::id() as i32)?)
-}
-
-fn zeroed_siginfo() -> libc::signalfd_siginfo {
-    // SAFETY: signalfd_siginfo is plain integers, for which zero is valid.
-    unsafe { std::mem::zeroed() }
 }
 
 pub(crate) struct SignalWaker {
@@ -173,7 +161,7 @@ impl Waker for SignalWaker {
 pub(crate) struct SignalWaiter {
     signalfd: SignalFd,
     /// The wait and the buffer the siginfos land in.
-    read: ReadWait<[libc::signalfd_siginfo; BATCH]>,
+    read: ReadWait<libc::signalfd_siginfo, BATCH>,
     /// To check that a signal came from one of the run's workers.
     region: &'static Region,
     /// The RT subscriber: signals from the RT publisher are its own wakes.
@@ -195,7 +183,7 @@ impl SignalWaiter {
             .pid
             .load(Ordering::Relaxed) as u32;
         let (mut ours, mut own_wakes, mut own_through) = (false, 0, 0);
-        for info in &self.read.buffer()[..count.min(BATCH)] {
+        for info in (0..count.min(BATCH)).map(|index| self.read.get(index)) {
             if info.ssi_signo == wake_signal() as u32
                 && info.ssi_code == libc::SI_QUEUE
                 && self.sent_by_run(info.ssi_pid)
@@ -287,7 +275,7 @@ mod tests {
         .unwrap();
         SignalWaiter {
             signalfd,
-            read: ReadWait::new(how, [zeroed_siginfo(); BATCH]),
+            read: ReadWait::new(how),
             region,
             rt_subscriber: true,
         }
@@ -307,10 +295,8 @@ mod tests {
             }
         };
         queue(before);
-        let signalfd = waiter.signalfd.as_fd().as_raw_fd();
-        // SAFETY: the waiter owns the signalfd and outlives the completion.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(signalfd) };
-        let cqe = first_completion(&mut waiter.read, fd, || queue(after));
+        let fd = waiter.signalfd.as_fd().try_clone_to_owned().unwrap();
+        let cqe = first_completion(&mut waiter.read, fd.as_fd(), || queue(after));
         waiter.complete(&cqe)
     }
 
