@@ -4,10 +4,11 @@
 //!   its `Cargo.toml` does not declare, but a declared edge upwards would compile;
 //! - every crate but the kernel layer forbids `unsafe`, so the compiler keeps it there;
 //! - every bench file is in its registry, so adding a bench is one file and one line (the
-//!   transports' registry is an exhaustive `match`, and `tests/registry.rs` checks their files).
+//!   transports' registry is an exhaustive `match`, and `tests/registry.rs` checks their files);
+//! - no `allow` lets a function off clippy's length limit, which every crate root denies.
 //!
-//! Which modules import which within a crate, dead public items and the length of functions
-//! are the compiler's and clippy's (`unreachable_pub`, `dead_code`, `clippy::too_many_lines`).
+//! Imports across layers, dead and needlessly public items and `unsafe` are the compiler's
+//! (the crate graph, `dead_code`, `unreachable_pub`, `forbid(unsafe_code)`).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -120,4 +121,32 @@ fn every_bench_file_is_in_the_registry() {
         benches, registered,
         "every `impl Bench` is one line of registry![...] in the benches' mod.rs"
     );
+}
+
+#[test]
+fn no_function_is_let_off_the_length_limit() {
+    // Each crate root denies clippy::too_many_lines (clippy.toml sets the limit) for product
+    // code; an `allow` would let a function through unseen.
+    let mut dirs = vec![Path::new(ROOT).join("src")];
+    for (dir, _) in &LAYERS[1..] {
+        dirs.push(Path::new(ROOT).join(dir).join("src"));
+    }
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = fs::read_to_string(&path).unwrap();
+                let lets_off = text
+                    .lines()
+                    .any(|line| line.contains("allow(") && line.contains("too_many_lines"));
+                assert!(
+                    !lets_off,
+                    "{} lets a function off clippy::too_many_lines: split it into named steps",
+                    path.display()
+                );
+            }
+        }
+    }
 }

@@ -15,6 +15,9 @@
 //! (host facts, the system check), and the documents that hold it all ([`result`], [`bench`]).
 
 #![forbid(unsafe_code)]
+// A function a reader can hold in their head: at most 100 lines (clippy.toml), product code
+// only (`tests/architecture.rs` refuses an `allow` that would let one through).
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod plan;
 

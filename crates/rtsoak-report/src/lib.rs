@@ -10,6 +10,9 @@
 //! terminal view in [`terminal`]. Nothing in this module reads files, the clock or the system.
 
 #![forbid(unsafe_code)]
+// A function a reader can hold in their head: at most 100 lines (clippy.toml), product code
+// only (`tests/architecture.rs` refuses an `allow` that would let one through).
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod bench;
 mod causes;
