@@ -6,8 +6,10 @@
 //! the transports and benches submit to io_uring is an `uring::Sqe`, which only names memory
 //! that outlives the request or that the kernel merely reads, so pushing one is safe.
 //!
-//! Rules: every `unsafe` block carries a `// SAFETY:` note saying why it is sound; syscall
-//! numbers come from `libc`; a failed call becomes a [`SysError`] naming the call and the errno,
+//! Rules: every `unsafe` block carries a `// SAFETY:` note saying why it is sound; one way to
+//! make each system call: `nix` where it wraps the call, else a raw `libc` call here (pidfds,
+//! `sched_setscheduler`, io_uring registrations), with `libc` giving the kernel's constants and
+//! C types to every crate; a failed call becomes a [`SysError`] naming the call and the errno,
 //! never a panic. Never formats a result or words a sentence for the user.
 
 // A function a reader can hold in their head: at most 100 lines (clippy.toml), product code

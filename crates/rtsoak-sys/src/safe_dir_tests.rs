@@ -2,7 +2,7 @@ use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
+    nix::unistd::geteuid().is_root()
 }
 
 #[test]
