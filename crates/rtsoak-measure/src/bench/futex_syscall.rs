@@ -15,8 +15,8 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 use super::checks::Tally;
 use super::words::Words;
 use super::{Bench, RawRound, RoundPlan, Shape, Workload, describe_rounds, run_round};
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_record::HostFacts;
+use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
 use rtsoak_sys::futex::wake;
 use rtsoak_sys::sched::{pin_to, set_policy};
 

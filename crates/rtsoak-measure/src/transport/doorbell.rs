@@ -16,14 +16,14 @@ use nix::errno::Errno;
 use super::sender::RingSender;
 use super::targets::RemoteFd;
 use super::{Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker};
-use rtsoak_record::abi::PatchedAbi;
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
-use rtsoak_sys::queue::Message;
+use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use rtsoak_sys::region::Region;
-use rtsoak_record::Attribution;
+use rtsoak_record::abi::PatchedAbi;
 use rtsoak_sys::SysError;
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::Region;
 use rtsoak_sys::uring::{OpcodeSupport, build};
 
 /// The `doorbell` transport.

@@ -25,13 +25,13 @@ use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
     trial,
 };
-use rtsoak_sys::queue::Message;
+use rtsoak_record::Attribution;
 use rtsoak_record::FdWait;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use rtsoak_sys::region::Region;
-use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::Region;
 
 /// The `eventfd` transport.
 pub(super) struct Eventfd;

@@ -14,11 +14,9 @@ use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::eventfd::{CountDecoder, EventfdWaker};
-use super::{
-    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, require_opcodes,
-};
-use rtsoak_record::Support;
+use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, require_opcodes};
 use rtsoak_record::Attribution;
+use rtsoak_record::Support;
 use rtsoak_sys::SysError;
 use rtsoak_sys::uring::{Sqe, build, push};
 

@@ -16,21 +16,21 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use io_uring::{IoUring, cqueue, opcode};
-use nix::errno::Errno;
 use super::sender::RingSender;
 use super::{
     ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, require_opcodes,
 };
-use rtsoak_sys::queue::Message;
-use rtsoak_record::transport::futex::{FutexSettings, FutexWake};
+use io_uring::{IoUring, cqueue, opcode};
+use nix::errno::Errno;
+use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use rtsoak_sys::region::Region;
-use rtsoak_record::Attribution;
-use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
-use rtsoak_sys::uring::{self, Sqe, push};
+use rtsoak_record::transport::futex::{FutexSettings, FutexWake};
 use rtsoak_sys::SysError;
+use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32, wake_shared_bitset};
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::Region;
+use rtsoak_sys::uring::{self, Sqe, push};
 
 /// The `futex` transport.
 pub(super) struct Futex;

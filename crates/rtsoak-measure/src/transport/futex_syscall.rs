@@ -13,9 +13,9 @@ use nix::errno::Errno;
 
 use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
 use super::{Completion, Env, Mechanism, Own, Transport, Waiter};
+use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
 use rtsoak_sys::futex::{wait_shared, wait_shared_bitset};
 

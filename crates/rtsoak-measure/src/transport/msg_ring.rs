@@ -18,12 +18,12 @@ use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
     trial,
 };
-use rtsoak_sys::queue::Message;
+use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use rtsoak_sys::region::Region;
-use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::Region;
 use rtsoak_sys::uring::Sqe;
 
 /// The `msg-ring` transport.

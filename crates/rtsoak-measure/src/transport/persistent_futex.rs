@@ -16,13 +16,13 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker};
-use rtsoak_record::abi::PatchedAbi;
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
-use rtsoak_sys::queue::Message;
-use rtsoak_record::Support;
-use rtsoak_sys::region::Region;
 use rtsoak_record::Attribution;
+use rtsoak_record::Support;
+use rtsoak_record::abi::PatchedAbi;
 use rtsoak_sys::SysError;
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::Region;
 use rtsoak_sys::uring::{OpcodeSupport, build, push};
 
 /// The `persistent-futex` transport.
@@ -113,8 +113,7 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
         "persistent IORING_OP_FUTEX_WAIT (futex_flags = {:#x}, assumed)",
         abi.wait_flag
     );
-    push(&mut ring, &wait_sqe(abi, &word, 0, 1))
-        .map_err(|e| (wait_call.clone(), e.errno))?;
+    push(&mut ring, &wait_sqe(abi, &word, 0, 1)).map_err(|e| (wait_call.clone(), e.errno))?;
     ring.submit_and_wait(1).map_err(|e| {
         (
             wait_call.clone(),

@@ -27,14 +27,14 @@ use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
     trial,
 };
-use rtsoak_sys::queue::Message;
+use rtsoak_record::Attribution;
 use rtsoak_record::FdWait;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
-use rtsoak_sys::region::{RT_PUBLISHER_SLOT, Region};
-use rtsoak_record::Attribution;
 use rtsoak_sys::SysError;
 use rtsoak_sys::pidfd::{self, SignalSender};
+use rtsoak_sys::queue::Message;
+use rtsoak_sys::region::{RT_PUBLISHER_SLOT, Region};
 
 /// The `signalfd` transport.
 pub(super) struct Signalfd;
@@ -248,8 +248,8 @@ mod tests {
     use nix::sys::signal::pthread_sigmask;
 
     use super::*;
-    use rtsoak_sys::region::SharedRegion;
     use crate::transport::fd_wait::tests::first_completion;
+    use rtsoak_sys::region::SharedRegion;
 
     /// Pids the run's workers seem to have, and one from outside the run.
     const RT_PUBLISHER: i32 = 4001;
