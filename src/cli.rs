@@ -1,7 +1,5 @@
 //! The command line (clap derive). Doc comments here are the `--help` text.
 
-#![forbid(unsafe_code)]
-
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};

@@ -1,7 +1,5 @@
 //! Exit codes: the only place they are numbered. Documented in the README and `--help`.
 
-#![forbid(unsafe_code)]
-
 /// How an invocation ended, as its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -5,8 +5,6 @@
 //! errors a user sees for a bad profile. Validation and CPU layout live in `resolve`. Never reads
 //! `/proc` or `/sys`: the machine arrives as a [`CpuTopology`] filled by `sysinfo`.
 
-#![forbid(unsafe_code)]
-
 mod builtin;
 mod error;
 mod installed;

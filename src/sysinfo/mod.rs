@@ -9,8 +9,6 @@
 //! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`], interrupts in
 //! [`irqs`], processes and threads in [`tasks`].
 
-#![forbid(unsafe_code)]
-
 pub(crate) mod cpus;
 
 pub(crate) mod irqs;

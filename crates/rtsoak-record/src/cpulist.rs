@@ -3,8 +3,6 @@
 //!
 //! Owns nothing but the notation; whether a CPU exists or is online is the caller's business.
 
-#![forbid(unsafe_code)]
-
 use std::fmt;
 
 /// Highest CPU number accepted: far beyond any real machine, low enough that a typo such as

@@ -8,8 +8,6 @@
 //! result gives the same figures. Never reads files, measures, judges or formats; the values it
 //! fits come from the exact outlier list, never from histogram buckets.
 
-#![forbid(unsafe_code)]
-
 mod decluster;
 mod fit_test;
 pub mod gpd;

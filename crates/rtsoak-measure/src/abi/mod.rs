@@ -2,8 +2,6 @@
 //! `persistent-futex` and `doorbell`. The constants themselves, and why they are assumptions,
 //! are the records' (`rtsoak_record::abi`), overridable from a profile's `[abi.*]` sections.
 
-#![forbid(unsafe_code)]
-
 pub(crate) mod doorbell;
 pub(crate) mod persistent_futex;
 #[cfg(test)]

@@ -15,8 +15,6 @@
 //! Must never: allocate, log or format between the two clock reads of a round (a cycle records
 //! into a [`Tally`] of plain counters); judge a comparison (that is [`compare`]); print.
 
-#![forbid(unsafe_code)]
-
 // What the benches share; each bench's own file is declared by the registry below.
 pub mod args;
 mod benchmark;

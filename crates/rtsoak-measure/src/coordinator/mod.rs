@@ -5,8 +5,6 @@
 //! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
 //! workers die with it if it dies.
 
-#![forbid(unsafe_code)]
-
 mod cpustat;
 mod exits;
 pub mod noise;

@@ -3,8 +3,6 @@
 //! beside this one ([`worker_binary`]). Shared by the coordinator (the RT pair) and the noise
 //! wing (every noise process).
 
-#![forbid(unsafe_code)]
-
 mod spawn;
 mod specs;
 pub mod worker_binary;

@@ -8,7 +8,5 @@
 //! type: the coordinator's side (starting, replacing and folding the noise processes) is
 //! `coordinator::noise`.
 
-#![forbid(unsafe_code)]
-
 pub(crate) mod burst;
 pub(crate) mod load;
