@@ -1,7 +1,5 @@
 //! The command line (clap derive). Doc comments here are the `--help` text.
 
-#![forbid(unsafe_code)]
-
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -65,7 +63,7 @@ pub enum Command {
         results: Vec<PathBuf>,
         /// Output format.
         #[arg(short, long, default_value = "table",
-            value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+            value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
         format: String,
         /// Write to this file (one result) or directory (one file per result) instead of stdout.
         #[arg(short, long)]
@@ -105,7 +103,7 @@ pub enum Command {
     /// Per-operation microbenchmarks (ns per futex wait/wake pair, ...) and their A/B/A comparison.
     Bench {
         #[command(subcommand)]
-        bench: crate::bench::args::BenchCommand,
+        bench: rtsoak_measure::bench::args::BenchCommand,
     },
     /// Kernel A/B/A with a fresh boot per point: a plan's points booted in order (kexec on
     /// this machine, or qemu guests from a host), the same rtsoak command on every boot, the
@@ -227,7 +225,7 @@ impl clap::builder::TypedValueParser for Named {
 }
 
 fn transport_names() -> Vec<&'static str> {
-    crate::transport::names()
+    rtsoak_record::transport::Name::ids()
 }
 
 fn profile_names() -> Vec<&'static str> {
@@ -264,7 +262,7 @@ pub struct SoakArgs {
     pub details: bool,
     /// Also write these formats into the result directory (comma-separated).
     #[arg(long, value_delimiter = ',',
-        value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+        value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
     pub export: Vec<String>,
     /// Beside every run, run the floor pair: the same two processes, CPUs, priorities, memory
     /// locking and wake calls, without the harness (no queue, no attribution, no interval

@@ -12,12 +12,14 @@ use std::path::{Path, PathBuf};
 use common::rtsoak;
 use rtsoak::campaign::advance::{self, Decision, NewCampaign, Target};
 use rtsoak::campaign::doc::{self, CAMPAIGN_FILE};
-use rtsoak::campaign::fingerprint::Fingerprint;
-use rtsoak::campaign::identity::BootFacts;
 use rtsoak::campaign::plan::parse;
-use rtsoak::campaign::state::{BootTarget, Driver, Measurement, Outcome, Settled, StartBoot};
-use rtsoak::sys::safe_dir::SafeDir;
-use rtsoak::sysinfo::SysRoot;
+use rtsoak_analysis::campaign::fingerprint::Fingerprint;
+use rtsoak_analysis::campaign::identity::BootFacts;
+use rtsoak_analysis::campaign::sequence::Role;
+use rtsoak_analysis::campaign::state::{
+    BootTarget, Driver, Measurement, Outcome, Settled, StartBoot,
+};
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// One real bench result, its measured rounds replaced by `ns_per_op`.
 fn bench_result(template: &serde_json::Value, ns_per_op: &[f64]) -> serde_json::Value {
@@ -66,6 +68,23 @@ fn target(kernel: &str) -> BootTarget {
     .unwrap()
 }
 
+/// The host fingerprint every boot recorded: the same on each.
+fn fingerprint() -> Fingerprint {
+    Fingerprint {
+        cpu_model: Some("Intel(R) Xeon(R) CPU @ 2.20GHz".into()),
+        microcode: Some("0-1=0xffffffff".into()),
+        governors: None,
+        no_turbo: None,
+        boost: None,
+        smt: Some("notsupported".into()),
+        online: Some("0-1".into()),
+        rt_throttling: Some("950000/1000000".into()),
+        isolated: Some(String::new()),
+        nohz_full: Some(String::new()),
+        cmdline: "root=/dev/vda ro".into(),
+    }
+}
+
 /// A finished kexec campaign in `dir` whose three boots measured `means` ns/op each.
 fn campaign(dir: &Path, means: [f64; 3]) {
     let plan_text = "command = [\"bench\", \"eventfd\"]\n\
@@ -79,14 +98,8 @@ fn campaign(dir: &Path, means: [f64; 3]) {
         cmdline: "root=/dev/vda ro".into(),
     };
     let mut targets = BTreeMap::new();
-    targets.insert(
-        rtsoak::campaign::sequence::Role::Parent,
-        target("/boot/vmlinuz-a"),
-    );
-    targets.insert(
-        rtsoak::campaign::sequence::Role::Child,
-        target("/boot/vmlinuz-b"),
-    );
+    targets.insert(Role::Parent, target("/boot/vmlinuz-a"));
+    targets.insert(Role::Child, target("/boot/vmlinuz-b"));
     let mut state = advance::create(
         NewCampaign {
             campaign_id: "0123456789abcdef".into(),
@@ -102,7 +115,7 @@ fn campaign(dir: &Path, means: [f64; 3]) {
         &plan,
     );
     let template = template();
-    let fingerprint = Fingerprint::read(&SysRoot::system());
+    let fingerprint = fingerprint();
     let mut decision = advance::begin(&mut state);
     let mut now = 1000;
     while let Decision::Boot(Target::Slot { seq }) = decision {

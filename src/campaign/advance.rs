@@ -15,11 +15,11 @@ use std::collections::BTreeMap;
 
 use super::identity::{BootFacts, missing_words};
 use super::plan::{End, OnFailure, Plan};
-use super::sequence::{Role, slots};
 use super::state::{
     Attempt, BootTarget, Driver, EndReason, Fact, LeftIn, LoadFailure, Measurement, Mismatch,
     Outcome, Phase, Reached, STATE_SCHEMA_VERSION, SlotState, StartBoot, State,
 };
+use rtsoak_analysis::campaign::sequence::{Role, slots};
 
 /// What to load next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

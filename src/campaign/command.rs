@@ -20,9 +20,9 @@ use anyhow::Context;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::coordinator::stop::StopFlag;
-use crate::launch::worker_binary::refusal;
-use crate::sys::safe_dir::{Kind, SafeDir};
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_measure::launch::worker_binary::refusal;
+use rtsoak_sys::safe_dir::{Kind, SafeDir};
 
 /// How long a stopped command has to save its result before it is killed.
 const GRACE: Duration = Duration::from_secs(30);
@@ -32,7 +32,7 @@ const POLL: Duration = Duration::from_millis(200);
 /// `path`, if it may be run (see the module's comment); a binary replaced while it runs
 /// (`/proc/self/exe` reads `PATH (deleted)`) is checked at its path, which now holds the new
 /// one.
-pub fn checked_program(path: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn checked_program(path: &Path) -> anyhow::Result<PathBuf> {
     let shown = path.display().to_string();
     let path = PathBuf::from(shown.strip_suffix(" (deleted)").unwrap_or(&shown));
     anyhow::ensure!(
@@ -58,13 +58,13 @@ pub fn checked_program(path: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The rtsoak binary running now, checked to be one root may run again.
-pub fn this_rtsoak() -> anyhow::Result<PathBuf> {
+pub(crate) fn this_rtsoak() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding the running rtsoak binary")?;
     checked_program(&exe)
 }
 
 /// The first of `candidates` that exists, checked.
-pub fn first_program(candidates: &[&str]) -> anyhow::Result<PathBuf> {
+pub(crate) fn first_program(candidates: &[&str]) -> anyhow::Result<PathBuf> {
     let found = candidates
         .iter()
         .find(|c| Path::new(c).exists())
@@ -74,7 +74,7 @@ pub fn first_program(candidates: &[&str]) -> anyhow::Result<PathBuf> {
 
 /// How a program ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finished {
+pub(crate) enum Finished {
     /// It exited (or was killed by a signal: `code` none).
     Exited {
         /// Its exit code.
@@ -87,7 +87,11 @@ pub enum Finished {
 }
 
 /// Run `program` with `args`, its stdout captured and stderr ours, killing it at `until`.
-pub fn run_program(program: &Path, args: &[&str], until: Instant) -> anyhow::Result<Finished> {
+pub(crate) fn run_program(
+    program: &Path,
+    args: &[&str],
+    until: Instant,
+) -> anyhow::Result<Finished> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -116,7 +120,7 @@ pub fn run_program(program: &Path, args: &[&str], until: Instant) -> anyhow::Res
 
 /// How the boot's command ended.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommandRun {
+pub(crate) struct CommandRun {
     /// Its exit code, if it exited.
     pub exit_code: Option<i32>,
     /// The signal that ended it, if one did.
@@ -131,7 +135,7 @@ pub struct CommandRun {
 
 /// Run rtsoak (`exe`, checked) with the plan's `args`, `--quiet` and `--output output_dir`,
 /// its output appended to `log`; stop it at `until` or when `stop` is set.
-pub fn run_rtsoak(
+pub(crate) fn run_rtsoak(
     exe: &Path,
     args: &[String],
     output_dir: &Path,
@@ -151,7 +155,7 @@ pub fn run_rtsoak(
 /// Start `command` (its stdout and stderr into `log`) in a process group of its own that dies
 /// with this process, and wait for it; at `until`, or when `stop` is set, SIGTERM to the group,
 /// and SIGKILL after a grace period.
-pub fn supervise(
+pub(crate) fn supervise(
     mut command: Command,
     log: std::fs::File,
     until: Instant,
@@ -162,7 +166,7 @@ pub fn supervise(
         .stdout(log.try_clone()?)
         .stderr(log);
     let cpus = nix::sched::sched_getaffinity(Pid::from_raw(0))?;
-    crate::sys::spawn::own_group_pinned(&mut command, cpus);
+    rtsoak_sys::spawn::own_group_pinned(&mut command, cpus);
     let started = Instant::now();
     let mut child = command
         .spawn()
@@ -200,7 +204,7 @@ pub fn supervise(
 }
 
 /// The name of a boot's directory: `03-child-0` (planned boot 3, the child, try 0).
-pub fn boot_dir_name(seq: usize, role: &str, attempt: u32) -> String {
+pub(crate) fn boot_dir_name(seq: usize, role: &str, attempt: u32) -> String {
     format!("{seq:02}-{role}-{attempt}")
 }
 

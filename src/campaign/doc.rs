@@ -4,93 +4,34 @@
 //! (the whole `bench.json` or `result.json`), and the judgement. Documented field by field in
 //! `docs/campaign.md`.
 //!
-//! Owns: the document's shape, building it from a campaign's state and the results in its
-//! directory, and reading it back. Never measures; the judgement is `judge`'s.
+//! Owns: building the document from a campaign's state and the results in its directory, and
+//! reading it back; its shape is `rtsoak-analysis`'s (`campaign::doc`), re-exported here. Never
+//! measures; the judgement is `rtsoak-analysis`'s (`campaign::judge`).
 
-use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Component, Path};
 
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
+use rtsoak_analysis::campaign::judge::{BootResult, Context as JudgeContext, MeasuredBoot, judge};
+use rtsoak_analysis::campaign::sequence::{Role, Slot};
+use rtsoak_record::bench::{BENCH_COMMAND, BENCH_SCHEMA_VERSION};
+use rtsoak_record::result::Tool;
+use rtsoak_sys::safe_dir::SafeDir;
 
 use super::identity::varied_parameters;
-use super::judge::{BootResult, Context as JudgeContext, Judgement, MeasuredBoot, judge};
-use super::plan::{Accel, CommandKind, Plan};
-use super::sequence::{Role, Slot};
-use super::state::{Attempt, BootTarget, Driver, Phase, StartBoot, State};
-use crate::bench::doc::{BENCH_COMMAND, BENCH_SCHEMA_VERSION};
-use crate::result::Tool;
-use crate::sys::safe_dir::SafeDir;
+use super::plan::{Accel, Plan};
+use super::state::{Phase, State};
 
-/// Bumped on any incompatible change of the document's shape.
-pub const CAMPAIGN_SCHEMA_VERSION: u32 = 1;
-/// The `command` field of every campaign document.
-pub const CAMPAIGN_COMMAND: &str = "campaign";
+pub use rtsoak_analysis::campaign::doc::{
+    Boot, CAMPAIGN_COMMAND, CAMPAIGN_SCHEMA_VERSION, CampaignDoc,
+};
+
 /// The document's file name in a campaign directory.
 pub const CAMPAIGN_FILE: &str = "campaign.json";
 /// The largest boot result read back (a soak result of an 8-hour nightly is under 10 MB).
 const MAX_RESULT_BYTES: u64 = 64 << 20;
 /// The largest campaign document read back.
 const MAX_DOC_BYTES: u64 = 1 << 30;
-
-/// One planned boot in the document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Boot {
-    /// Which, of which point, where it counts.
-    pub slot: Slot,
-    /// Every try at it, in order.
-    pub attempts: Vec<Attempt>,
-    /// The result the last try saved, if it measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<BootResult>,
-}
-
-/// The campaign document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CampaignDoc {
-    /// [`CAMPAIGN_SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// Tool name and version.
-    pub tool: Tool,
-    /// Always `campaign`.
-    pub command: String,
-    /// The campaign's id, as its tokens carry it.
-    pub campaign_id: String,
-    /// How it booted.
-    pub driver: Driver,
-    /// The qemu driver's accelerator (`kvm` or `tcg`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accel: Option<Accel>,
-    /// The plan, every default filled in.
-    pub plan: Plan,
-    /// SHA-256 of the plan's text.
-    pub plan_sha256: String,
-    /// `bench` or `soak`.
-    pub kind: CommandKind,
-    /// When it started (RFC 3339 UTC).
-    pub started_at: String,
-    /// When it ended, if it has.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<String>,
-    /// The boot it started in, and where it returns.
-    pub start: StartBoot,
-    /// What each point boots.
-    pub targets: BTreeMap<Role, BootTarget>,
-    /// Where it is (finished: why, and where the machine was left).
-    pub phase: Phase,
-    /// Every planned boot.
-    pub boots: Vec<Boot>,
-    /// The judgement of what was measured so far.
-    pub judgement: Judgement,
-}
-
-impl CampaignDoc {
-    /// Whether the campaign has ended.
-    pub fn finished(&self) -> bool {
-        matches!(self.phase, Phase::Finished { .. })
-    }
-}
 
 /// The document of `state`, the results read from `dir` (the campaign directory).
 pub fn build(state: &State, plan: &Plan, accel: Option<Accel>, dir: &SafeDir) -> CampaignDoc {
@@ -195,9 +136,7 @@ fn parse_result(bytes: &[u8]) -> anyhow::Result<BootResult> {
         );
         return Ok(BootResult::Bench(Box::new(serde_json::from_value(value)?)));
     }
-    Ok(BootResult::Soak(Box::new(
-        crate::result::store::from_bytes(bytes)?,
-    )))
+    Ok(BootResult::Soak(Box::new(crate::store::from_bytes(bytes)?)))
 }
 
 /// Read a campaign document back (a `campaign.json`, or its directory).
@@ -207,7 +146,7 @@ pub fn load(path: &Path) -> anyhow::Result<CampaignDoc> {
     } else {
         path.to_path_buf()
     };
-    let bytes = crate::sys::checked_input::read(&file, "campaign document", MAX_DOC_BYTES)?;
+    let bytes = rtsoak_sys::checked_input::read(&file, "campaign document", MAX_DOC_BYTES)?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not JSON", file.display()))?;
     anyhow::ensure!(
@@ -242,7 +181,7 @@ mod tests {
     fn a_soak_result_is_read_back_as_one_and_anything_else_refused() {
         let (temp, dir) = dir();
         std::fs::create_dir_all(temp.path().join("boots/00/result")).unwrap();
-        let soak = crate::result::store::to_json(&crate::testing::fixture::one_run_doc());
+        let soak = rtsoak_report::json::render(&rtsoak_testing::fixture::one_run_doc());
         std::fs::write(temp.path().join("boots/00/result/result.json"), soak).unwrap();
         let read = read_result(&dir, Path::new("boots/00/result/result.json")).unwrap();
         assert!(matches!(read, BootResult::Soak(_)));

@@ -22,20 +22,20 @@ use super::identity::BootFacts;
 use super::measure::{Measured, Step, measure};
 use super::plan::{CommandKind, SettleSection};
 use super::state::{Measurement, Outcome, now_s};
-use crate::coordinator::stop::StopFlag;
-use crate::sys::safe_dir::SafeDir;
 use crate::sysinfo::SysRoot;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// The order's file in the share.
-pub const ORDER_FILE: &str = "boot.json";
+pub(crate) const ORDER_FILE: &str = "boot.json";
 /// The report's file in the share.
-pub const REPORT_FILE: &str = "report.json";
+pub(crate) const REPORT_FILE: &str = "report.json";
 /// Larger than any order or report (a report holds a fingerprint and a measurement).
-pub const MAX_EXCHANGE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_EXCHANGE_BYTES: u64 = 1 << 20;
 
 /// What the host asks of one boot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GuestOrder {
+pub(crate) struct GuestOrder {
     /// The token the boot's command line must carry.
     pub token: String,
     /// The rtsoak command's words.
@@ -50,7 +50,7 @@ pub struct GuestOrder {
 
 /// What the guest reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GuestReport {
+pub(crate) struct GuestReport {
     /// The boot's facts.
     pub facts: BootFacts,
     /// What became of it; none when it did not carry the order's token (not measured).
@@ -62,7 +62,7 @@ pub struct GuestReport {
 }
 
 /// Run the boot's order from `share`.
-pub fn run(share: &Path, stop: &StopFlag) -> anyhow::Result<()> {
+pub(crate) fn run(share: &Path, stop: &StopFlag) -> anyhow::Result<()> {
     let dir = SafeDir::open(share)?;
     let order: GuestOrder = serde_json::from_slice(
         &dir.read_own_file(OsStr::new(ORDER_FILE), MAX_EXCHANGE_BYTES)
@@ -70,7 +70,7 @@ pub fn run(share: &Path, stop: &StopFlag) -> anyhow::Result<()> {
     )
     .with_context(|| format!("{ORDER_FILE} is not a boot order of this rtsoak"))?;
     let root = SysRoot::system();
-    let facts = BootFacts::read(&root);
+    let facts = super::identity::read(&root);
     let mut report = GuestReport {
         facts,
         outcome: None,

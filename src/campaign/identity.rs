@@ -7,48 +7,27 @@
 //! carries a token (`rtsoak.campaign=<campaign>.<boot>.<attempt>`), which a boot through the
 //! firmware (a panic with `panic=N`, a watchdog, a person) never has.
 //!
-//! Owns: reading those facts (through [`SysRoot`]) and comparing command lines by their words.
-//! Never judges a boot: that is `advance`.
+//! Owns: reading those facts (through [`SysRoot`]); their record and the comparison of
+//! command lines are `rtsoak-analysis`'s (`campaign::identity`), re-exported here. Never judges
+//! a boot: that is `advance`.
 
-use serde::{Deserialize, Serialize};
+pub(crate) use rtsoak_analysis::campaign::identity::{
+    BootFacts, meaningful_words, missing_words, varied_parameters,
+};
 
-use super::plan::TOKEN_KEY;
 use crate::sysinfo::SysRoot;
 
-/// The facts of the running boot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BootFacts {
-    /// `/proc/sys/kernel/random/boot_id`.
-    pub boot_id: String,
-    /// `uname -r`.
-    pub release: String,
-    /// The GNU build id of the running kernel, hex; absent where the kernel exports none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build_id: Option<String>,
-    /// `/proc/cmdline`.
-    pub cmdline: String,
-}
-
-impl BootFacts {
-    /// Read the running boot's facts under `root`; `None` for a fact `/proc` does not have.
-    pub fn read(root: &SysRoot) -> BootFacts {
-        let text = |path: &str| root.read_trimmed(path).unwrap_or_default();
-        BootFacts {
-            boot_id: text("/proc/sys/kernel/random/boot_id"),
-            release: text("/proc/sys/kernel/osrelease"),
-            build_id: root
-                .read_bytes("/sys/kernel/notes")
-                .ok()
-                .and_then(|notes| build_id(&notes)),
-            cmdline: text("/proc/cmdline"),
-        }
-    }
-
-    /// The token of the boot rtsoak loaded this one as, if it is one.
-    pub fn token(&self) -> Option<&str> {
-        self.cmdline
-            .split_whitespace()
-            .find_map(|word| word.strip_prefix(TOKEN_KEY))
+/// Read the running boot's facts under `root`; an empty fact where `/proc` does not have it.
+pub(crate) fn read(root: &SysRoot) -> BootFacts {
+    let text = |path: &str| root.read_trimmed(path).unwrap_or_default();
+    BootFacts {
+        boot_id: text("/proc/sys/kernel/random/boot_id"),
+        release: text("/proc/sys/kernel/osrelease"),
+        build_id: root
+            .read_bytes("/sys/kernel/notes")
+            .ok()
+            .and_then(|notes| build_id(&notes)),
+        cmdline: text("/proc/cmdline"),
     }
 }
 
@@ -77,53 +56,6 @@ fn build_id(notes: &[u8]) -> Option<String> {
         at = end;
     }
     None
-}
-
-/// The words of a command line that say what to boot, for comparing two: every word but the
-/// boot loader's bookkeeping (`BOOT_IMAGE=`, `initrd=`) and rtsoak's token.
-pub fn meaningful_words(cmdline: &str) -> Vec<&str> {
-    cmdline
-        .split_whitespace()
-        .filter(|word| {
-            !word.starts_with("BOOT_IMAGE=")
-                && !word.starts_with("initrd=")
-                && !word.starts_with(TOKEN_KEY)
-        })
-        .collect()
-}
-
-/// The words `expected` has that `found` lacks (each counted as often as it appears), in order.
-pub fn missing_words<'a>(expected: &'a str, found: &str) -> Vec<&'a str> {
-    let mut left = meaningful_words(found);
-    let mut missing = Vec::new();
-    for word in meaningful_words(expected) {
-        match left.iter().position(|w| *w == word) {
-            Some(at) => {
-                left.remove(at);
-            }
-            None => missing.push(word),
-        }
-    }
-    missing
-}
-
-/// The parameter names (`nohz_full` of `nohz_full=2,3`, or a flag's whole word) on which two
-/// command lines differ: a campaign that varies them compares the rest of the command line
-/// only.
-pub fn varied_parameters(a: &str, b: &str) -> Vec<String> {
-    let mut names: Vec<String> = missing_words(a, b)
-        .into_iter()
-        .chain(missing_words(b, a))
-        .map(|word| parameter_name(word).to_string())
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// `nohz_full` of `nohz_full=2,3`; the word itself for a flag.
-pub fn parameter_name(word: &str) -> &str {
-    word.split('=').next().unwrap_or(word)
 }
 
 #[cfg(test)]
@@ -162,7 +94,7 @@ mod tests {
 
     #[test]
     fn the_live_kernel_exports_a_build_id_where_it_has_notes() {
-        let facts = BootFacts::read(&SysRoot::system());
+        let facts = read(&SysRoot::system());
         assert!(!facts.release.is_empty());
         assert_eq!(facts.boot_id.len(), 36, "{}", facts.boot_id);
         if let Some(id) = facts.build_id {
@@ -171,42 +103,5 @@ mod tests {
                 "{id}"
             );
         }
-    }
-
-    #[test]
-    fn bookkeeping_and_the_token_are_not_what_a_boot_means() {
-        let found = "BOOT_IMAGE=/boot/vmlinuz root=/dev/vda ro quiet rtsoak.campaign=ab.1.0";
-        assert_eq!(
-            missing_words("root=/dev/vda quiet ro", found),
-            Vec::<&str>::new()
-        );
-        assert_eq!(
-            missing_words("root=/dev/vda nohz_full=2", found),
-            ["nohz_full=2"]
-        );
-    }
-
-    #[test]
-    fn the_varied_parameters_are_named_once_by_their_key() {
-        let a = "root=/dev/vda isolcpus=2 quiet";
-        let b = "root=/dev/vda isolcpus=2,3 nohz_full=2,3 quiet mitigations=off";
-        assert_eq!(
-            varied_parameters(a, b),
-            ["isolcpus", "mitigations", "nohz_full"]
-        );
-        assert!(varied_parameters(a, a).is_empty());
-    }
-
-    #[test]
-    fn the_token_is_read_from_the_command_line() {
-        let mut facts = BootFacts {
-            boot_id: "x".into(),
-            release: "6.12".into(),
-            build_id: None,
-            cmdline: "ro rtsoak.campaign=0123abcd.2.0 quiet".into(),
-        };
-        assert_eq!(facts.token(), Some("0123abcd.2.0"));
-        facts.cmdline = "ro quiet".into();
-        assert_eq!(facts.token(), None);
     }
 }

@@ -6,38 +6,15 @@
 //! banner `Linux version <release> (...)` in its read-only data. A compressed arm64 image names
 //! none; the plan's `release` and the first boot then decide.
 //!
-//! Owns: hashing and those two readings. Never opens a path (the caller hands it the checked
+//! Owns: hashing and those two readings; the record is `rtsoak-analysis`'s
+//! (`campaign::image`), re-exported here. Never opens a path (the caller hands it the checked
 //! file) and never loads anything.
 
 use std::io::{Read, Seek, SeekFrom};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Where an image's release was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReleaseSource {
-    /// The x86 boot protocol's setup header.
-    SetupHeader,
-    /// The `Linux version` banner of an uncompressed image.
-    Banner,
-}
-
-/// What was read of one image.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImageFacts {
-    /// SHA-256 of the whole file, hex.
-    pub sha256: String,
-    /// Its size, bytes.
-    pub size_bytes: u64,
-    /// The release it names, and where; absent where it names none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub release: Option<String>,
-    /// Where `release` was read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub release_source: Option<ReleaseSource>,
-}
+pub(crate) use rtsoak_analysis::campaign::image::{ImageFacts, ReleaseSource};
 
 /// Chunk read at a time.
 const CHUNK_BYTES: usize = 1 << 20;
@@ -50,7 +27,7 @@ const HEAD_BYTES: usize = 0x10000;
 const OVERLAP_BYTES: usize = 256;
 
 /// SHA-256 of `bytes`, hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
@@ -59,7 +36,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Hash `file` from its start and read its release (`kernel`: look for one at all).
-pub fn inspect(file: &mut std::fs::File, kernel: bool) -> std::io::Result<ImageFacts> {
+pub(crate) fn inspect(file: &mut std::fs::File, kernel: bool) -> std::io::Result<ImageFacts> {
     file.seek(SeekFrom::Start(0))?;
     let mut hasher = Sha256::new();
     let mut chunk = vec![0u8; CHUNK_BYTES];

@@ -25,18 +25,18 @@ use super::identity::{BootFacts, meaningful_words};
 use super::image::sha256_hex;
 use super::measure::{Measured, Step, measure};
 use super::plan::{End, Plan};
-use super::sequence::Role;
 use super::state::{BootTarget, Driver, LoadFailure, PLAN_FILE, StartBoot, State, StateDir, now_s};
 use super::targets;
-use crate::coordinator::stop::StopFlag;
-use crate::sys::kexec::{self as sys_kexec, KexecError};
-use crate::sys::safe_dir::SafeDir;
 use crate::sysinfo::SysRoot;
+use rtsoak_analysis::campaign::sequence::Role;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_sys::kexec::{self as sys_kexec, KexecError};
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// Where a kexec campaign keeps its state.
-pub const STATE_DIR: &str = "/var/lib/rtsoak/campaign";
+pub(crate) const STATE_DIR: &str = "/var/lib/rtsoak/campaign";
 /// The unit that resumes it after every boot.
-pub const UNIT: &str = "rtsoak-campaign.service";
+pub(crate) const UNIT: &str = "rtsoak-campaign.service";
 /// How long `systemctl kexec` may take to stop this process before the kexec counts as failed.
 const KEXEC_WAIT: Duration = Duration::from_secs(300);
 /// How long a `systemctl kexec` that reported a failure may still turn out to have begun the
@@ -47,7 +47,7 @@ const SYSTEMCTL: &[&str] = &["/usr/bin/systemctl", "/bin/systemctl"];
 
 /// What a kexec campaign runs with: its state directory (locked), how its document is
 /// rendered for people (`table.txt`, the journal), and the stop signals.
-pub struct Session<'a> {
+pub(crate) struct Session<'a> {
     /// The state directory.
     pub dir: &'a StateDir,
     /// The terminal rendering of the document.
@@ -57,7 +57,7 @@ pub struct Session<'a> {
 }
 
 /// What a campaign starts from: the plan and what it boots, checked.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The plan's text, as read.
     pub plan_text: String,
     /// The plan.
@@ -70,9 +70,9 @@ pub struct Prepared {
 
 /// Read and check `plan_text` (from `name`) for this machine: every image opened, checked and
 /// hashed, the start kernel found where the plan returns to it.
-pub fn prepare(name: &str, plan_text: String, root: &SysRoot) -> anyhow::Result<Prepared> {
+pub(crate) fn prepare(name: &str, plan_text: String, root: &SysRoot) -> anyhow::Result<Prepared> {
     let plan = super::plan::parse(name, &plan_text)?;
-    let facts = BootFacts::read(root);
+    let facts = super::identity::read(root);
     let running_cmdline = meaningful_words(&facts.cmdline).join(" ");
     let mut targets = std::collections::BTreeMap::new();
     for role in [Role::Parent, Role::Child] {
@@ -128,7 +128,7 @@ fn start_target(facts: &BootFacts, cmdline: String) -> anyhow::Result<BootTarget
 
 /// Load every target once and unload it again: what would refuse it at a reboot refuses it
 /// now.
-pub fn trial_load(prepared: &Prepared) -> anyhow::Result<()> {
+pub(crate) fn trial_load(prepared: &Prepared) -> anyhow::Result<()> {
     let mut all: Vec<(String, &BootTarget)> = prepared
         .targets
         .iter()
@@ -202,7 +202,7 @@ fn explain(error: KexecError) -> String {
 }
 
 /// `systemctl ARGS`, checked, within a minute; an error names what it said.
-pub fn systemctl(args: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn systemctl(args: &[&str]) -> anyhow::Result<()> {
     let program = first_program(SYSTEMCTL)?;
     match run_program(&program, args, Instant::now() + Duration::from_secs(60))? {
         Finished::Exited { code: Some(0), .. } => Ok(()),
@@ -217,7 +217,7 @@ pub fn systemctl(args: &[&str]) -> anyhow::Result<()> {
 
 /// Start a kexec campaign of `prepared` in `dir` (new, locked): state saved, unit enabled,
 /// first point loaded, the machine kexec'd.
-pub fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
+pub(crate) fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
     let dir = session.dir;
     if dir.has_state() {
         let finished = dir.load().is_ok_and(|s| s.finished());
@@ -242,10 +242,10 @@ pub fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
         .context("saving the plan in the state directory")?;
     let mut state = advance::create(
         NewCampaign {
-            campaign_id: crate::sys::random::hex_token(),
+            campaign_id: rtsoak_sys::random::hex_token(),
             driver: Driver::Kexec,
             plan_sha256: sha256_hex(prepared.plan_text.as_bytes()),
-            started_at: crate::result::timestamp(),
+            started_at: rtsoak_sys::clock::timestamp(),
             start: prepared.start,
             targets: prepared.targets,
         },
@@ -260,7 +260,7 @@ pub fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
 }
 
 /// After a boot: carry the campaign on from its state in `dir`.
-pub fn resume(session: &Session<'_>) -> anyhow::Result<()> {
+pub(crate) fn resume(session: &Session<'_>) -> anyhow::Result<()> {
     let dir = session.dir;
     if !dir.has_state() {
         eprintln!(
@@ -276,7 +276,7 @@ pub fn resume(session: &Session<'_>) -> anyhow::Result<()> {
         "the saved plan is not the one the campaign started with: abort the campaign"
     );
     let plan = super::plan::parse(PLAN_FILE, &text)?;
-    let boot = BootFacts::read(&SysRoot::system());
+    let boot = super::identity::read(&SysRoot::system());
     let decision = advance::on_boot(&mut state, &plan, &boot, now_s());
     dir.save(&state)?;
     drive(session, &plan, &mut state, decision)
@@ -290,7 +290,7 @@ fn drive(
     mut decision: Decision,
 ) -> anyhow::Result<()> {
     let stop = session.stop;
-    let boot = BootFacts::read(&SysRoot::system());
+    let boot = super::identity::read(&SysRoot::system());
     loop {
         decision = match decision {
             Decision::Measure { seq } => match measure_boot(session, plan, state, seq, &boot)? {
@@ -418,7 +418,7 @@ fn kexec_into(
 }
 
 /// Save the state and the document so far.
-pub fn save(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
+pub(crate) fn save(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
     session.dir.save(state)?;
     let doc = doc::build(state, plan, None, session.dir.dir());
     write_doc(session, &doc)
@@ -426,10 +426,12 @@ pub fn save(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result
 
 fn write_doc(session: &Session<'_>, doc: &CampaignDoc) -> anyhow::Result<()> {
     let dir = session.dir;
-    let mut bytes = serde_json::to_vec_pretty(doc)?;
-    bytes.push(b'\n');
     dir.dir()
-        .write(OsStr::new(CAMPAIGN_FILE), &bytes, 0o644)
+        .write(
+            OsStr::new(CAMPAIGN_FILE),
+            &rtsoak_report::campaign::render_json(doc),
+            0o644,
+        )
         .context("saving campaign.json")?;
     dir.dir()
         .write(

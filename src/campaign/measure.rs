@@ -11,18 +11,17 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::command::run_rtsoak;
-use super::fingerprint::Fingerprint;
 use super::plan::{CommandKind, SettleSection};
 use super::settle::{NotSettled, settle};
 use super::state::{Measurement, Outcome};
-use crate::bench::doc::BENCH_FILE;
-use crate::coordinator::stop::StopFlag;
-use crate::result::store::RESULT_FILE;
-use crate::sys::safe_dir::SafeDir;
+use crate::store::RESULT_FILE;
 use crate::sysinfo::SysRoot;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_record::bench::BENCH_FILE;
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// What one boot's measuring step came to.
-pub enum Measured {
+pub(crate) enum Measured {
     /// The campaign was stopped: nothing is recorded.
     Stopped,
     /// It ended with this outcome (after this measurement, if it got that far).
@@ -30,7 +29,7 @@ pub enum Measured {
 }
 
 /// What the step needs.
-pub struct Step<'a> {
+pub(crate) struct Step<'a> {
     /// The settle conditions.
     pub settle: &'a SettleSection,
     /// The rtsoak command's words.
@@ -52,7 +51,11 @@ pub struct Step<'a> {
 }
 
 /// Settle, fingerprint, run the command.
-pub fn measure(step: &Step<'_>, root: &SysRoot, stop: &StopFlag) -> anyhow::Result<Measured> {
+pub(crate) fn measure(
+    step: &Step<'_>,
+    root: &SysRoot,
+    stop: &StopFlag,
+) -> anyhow::Result<Measured> {
     let after_s = || super::state::now_s().saturating_sub(step.loaded_at_s);
     let settled = match settle(step.settle, root, step.systemctl, step.until, stop) {
         Ok(settled) => settled,
@@ -67,7 +70,7 @@ pub fn measure(step: &Step<'_>, root: &SysRoot, stop: &StopFlag) -> anyhow::Resu
             return Ok(Measured::Done(outcome, None));
         }
     };
-    let fingerprint = Fingerprint::read(root);
+    let fingerprint = super::fingerprint::read(root);
     let log = step
         .boot_dir
         .create_file(OsStr::new("command.log"), 0o644)?;

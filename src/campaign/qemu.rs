@@ -22,15 +22,14 @@ use super::advance::{self, Decision, NewCampaign, Target};
 use super::command::{boot_dir_name, checked_program, supervise};
 use super::doc::{self, CAMPAIGN_FILE, CampaignDoc};
 use super::guest::{GuestOrder, GuestReport, MAX_EXCHANGE_BYTES, ORDER_FILE, REPORT_FILE};
-use super::identity::BootFacts;
 use super::image::sha256_hex;
 use super::plan::{Accel, Plan, QemuSection};
-use super::sequence::Role;
 use super::state::{BootTarget, Driver, Outcome, PLAN_FILE, StartBoot, State, now_s};
 use super::targets;
-use crate::coordinator::stop::StopFlag;
-use crate::sys::safe_dir::SafeDir;
 use crate::sysinfo::SysRoot;
+use rtsoak_analysis::campaign::sequence::Role;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// How long a paused qemu must stay up for KVM to count as working.
 const KVM_PROBE: Duration = Duration::from_secs(2);
@@ -43,14 +42,14 @@ struct Machine {
 }
 
 /// Run the campaign of `plan_text` (from `name`) in qemu guests, into `output`.
-pub fn run(
+pub(crate) fn run(
     name: &str,
     plan_text: &str,
     output: &Path,
     stop: &StopFlag,
 ) -> anyhow::Result<CampaignDoc> {
     anyhow::ensure!(
-        crate::sys::safe_dir::euid() == 0,
+        rtsoak_sys::safe_dir::euid() == 0,
         "run `rtsoak campaign run` as root: the guests run rtsoak as root, which accepts only a \
          9p share that root owns"
     );
@@ -79,12 +78,12 @@ pub fn run(
     dir.write(OsStr::new(PLAN_FILE), plan_text.as_bytes(), 0o644)?;
     let mut state = advance::create(
         NewCampaign {
-            campaign_id: crate::sys::random::hex_token(),
+            campaign_id: rtsoak_sys::random::hex_token(),
             driver: Driver::Qemu,
             plan_sha256: sha256_hex(plan_text.as_bytes()),
-            started_at: crate::result::timestamp(),
+            started_at: rtsoak_sys::clock::timestamp(),
             start: StartBoot {
-                facts: BootFacts::read(&SysRoot::system()),
+                facts: super::identity::read(&SysRoot::system()),
                 return_to: None,
             },
             targets: targets_of,
@@ -111,8 +110,7 @@ pub fn run(
 
 fn save(dir: &SafeDir, plan: &Plan, state: &State, accel: Accel) -> anyhow::Result<CampaignDoc> {
     let doc = doc::build(state, plan, Some(accel), dir);
-    let mut bytes = serde_json::to_vec_pretty(&doc)?;
-    bytes.push(b'\n');
+    let bytes = rtsoak_report::campaign::render_json(&doc);
     dir.write(OsStr::new(CAMPAIGN_FILE), &bytes, 0o644)
         .context("saving campaign.json")?;
     Ok(doc)
@@ -183,7 +181,7 @@ fn kvm_works(qemu: &Path, arch: &str) -> Result<(), String> {
                 .next()
                 .unwrap_or("qemu exited at once")
                 .to_string();
-            return Err(crate::sys::text::quote(&first));
+            return Err(rtsoak_record::text::quote(&first));
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 use super::command::{Finished, run_program};
 use super::plan::SettleSection;
 use super::state::Settled;
-use crate::coordinator::stop::StopFlag;
-use crate::sysinfo::{SysRoot, cpustat};
+use rtsoak_measure::coordinator::cpustat;
+use rtsoak_measure::coordinator::stop::StopFlag;
+
+use crate::sysinfo::SysRoot;
 
 /// Why a boot did not settle.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum NotSettled {
+pub(crate) enum NotSettled {
     /// The time ran out.
     #[error(
         "not settled within {waited_s:.0} s (systemd: {}; the most idle span: {best_idle_percent:.1} % idle)",
@@ -77,7 +79,7 @@ impl IdleWindow {
 }
 
 /// Wait until the boot has settled as `section` says, or `until`.
-pub fn settle(
+pub(crate) fn settle(
     section: &SettleSection,
     root: &SysRoot,
     systemctl: Option<&Path>,
@@ -97,7 +99,7 @@ pub fn settle(
         if stop.is_set() {
             return Err(NotSettled::Stopped(stop.signal_name()));
         }
-        let (busy, total) = cpustat::read(root)
+        let (busy, total) = cpustat::read(root.path(cpustat::PROC_STAT))
             .values()
             .fold((0, 0), |(b, t), cpu| (b + cpu.busy, t + cpu.total));
         if let Some(idle) = window.push(busy, total) {

@@ -12,9 +12,9 @@ use anyhow::Context;
 
 use super::image::{ImageFacts, inspect};
 use super::plan::{Plan, TOKEN_KEY};
-use super::sequence::Role;
 use super::state::{BootTarget, LoadFailure};
-use crate::sys::checked_input;
+use rtsoak_analysis::campaign::sequence::Role;
+use rtsoak_sys::checked_input;
 
 /// A kernel image larger than this is no kernel (arm64's uncompressed `Image` is ~50 MB).
 const MAX_KERNEL_BYTES: u64 = 1 << 30;
@@ -24,7 +24,11 @@ const MAX_INITRD_BYTES: u64 = 4 << 30;
 /// `point`'s target: its images checked and read, its command line (`default_cmdline` where
 /// the plan gives none, then its `append`), its release (the plan's, checked against the
 /// image's where the image names one).
-pub fn resolve(plan: &Plan, role: Role, default_cmdline: &str) -> anyhow::Result<BootTarget> {
+pub(crate) fn resolve(
+    plan: &Plan,
+    role: Role,
+    default_cmdline: &str,
+) -> anyhow::Result<BootTarget> {
     let point = plan.point(role);
     let key = role.name();
     let kernel_image = read(&point.kernel, "kernel image", MAX_KERNEL_BYTES, true)
@@ -67,7 +71,7 @@ pub fn resolve(plan: &Plan, role: Role, default_cmdline: &str) -> anyhow::Result
 }
 
 /// The target of an image already known (the kernel a campaign returns to).
-pub fn of_files(
+pub(crate) fn of_files(
     kernel: &Path,
     initrd: Option<&Path>,
     cmdline: String,
@@ -91,7 +95,7 @@ fn read(path: &Path, what: &'static str, max: u64, kernel: bool) -> anyhow::Resu
 }
 
 /// A target's files, opened again and checked to be the ones the campaign started with.
-pub struct Opened {
+pub(crate) struct Opened {
     /// The kernel image, at its start.
     pub kernel: File,
     /// The initramfs, if any.
@@ -99,7 +103,7 @@ pub struct Opened {
 }
 
 /// Open `target`'s files again, checked, and compare their hashes with the recorded ones.
-pub fn reopen(target: &BootTarget) -> Result<Opened, (LoadFailure, String)> {
+pub(crate) fn reopen(target: &BootTarget) -> Result<Opened, (LoadFailure, String)> {
     let open = |path: &Path, what, max, recorded: &ImageFacts, kernel| {
         let mut checked = checked_input::open(path, what, max)
             .map_err(|e| (LoadFailure::ImageUnreadable, e.to_string()))?;
@@ -139,7 +143,7 @@ pub fn reopen(target: &BootTarget) -> Result<Opened, (LoadFailure, String)> {
 }
 
 /// `target`'s command line with rtsoak's token added (none: as it is).
-pub fn cmdline(target: &BootTarget, token: Option<&str>) -> String {
+pub(crate) fn cmdline(target: &BootTarget, token: Option<&str>) -> String {
     match token {
         Some(token) => format!("{} {TOKEN_KEY}{token}", target.cmdline),
         None => target.cmdline.clone(),

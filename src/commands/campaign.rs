@@ -11,23 +11,23 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::bench::compare::Verdict;
 use crate::campaign::args::CampaignCommand;
 use crate::campaign::doc::{self, CampaignDoc};
 use crate::campaign::plan::{Plan, PlanError};
-use crate::campaign::sequence::slots;
 use crate::campaign::state::{BootTarget, StateDir};
 use crate::campaign::{advance, guest, kexec, qemu, targets};
-use crate::coordinator::stop::StopFlag;
 use crate::exit::Outcome;
-use crate::sys::checked_input::{self, InputRefused};
 use crate::sysinfo::SysRoot;
+use rtsoak_analysis::bench::compare::Verdict;
+use rtsoak_analysis::campaign::sequence::slots;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_sys::checked_input::{self, InputRefused};
 
 /// The largest plan read.
 const MAX_PLAN_BYTES: u64 = 1 << 20;
 
 /// Run one `campaign` sub-command.
-pub fn campaign(command: CampaignCommand) -> anyhow::Result<Outcome> {
+pub(super) fn campaign(command: CampaignCommand) -> anyhow::Result<Outcome> {
     let bisect = matches!(
         command,
         CampaignCommand::Wait { bisect: true, .. }
@@ -76,7 +76,7 @@ pub fn campaign(command: CampaignCommand) -> anyhow::Result<Outcome> {
 fn session<'a>(dir: &'a StateDir, stop: &'a StopFlag) -> kexec::Session<'a> {
     kexec::Session {
         dir,
-        render: crate::export::campaign::render,
+        render: rtsoak_report::campaign::render,
         stop,
     }
 }
@@ -155,8 +155,8 @@ fn check(path: &Path, for_qemu: bool) -> anyhow::Result<Outcome> {
             "console=ttyS0 panic=-1"
         };
         for role in [
-            crate::campaign::sequence::Role::Parent,
-            crate::campaign::sequence::Role::Child,
+            rtsoak_analysis::campaign::sequence::Role::Parent,
+            rtsoak_analysis::campaign::sequence::Role::Child,
         ] {
             shown.push((
                 plan.label(role).to_string(),
@@ -165,7 +165,7 @@ fn check(path: &Path, for_qemu: bool) -> anyhow::Result<Outcome> {
         }
     } else {
         let prepared = kexec::prepare(&name, text, &SysRoot::system())?;
-        if crate::sys::safe_dir::euid() == 0 {
+        if rtsoak_sys::safe_dir::euid() == 0 {
             kexec::trial_load(&prepared)?;
             println!("every kernel loads with kexec_file_load (each was loaded and unloaded)");
         } else {
@@ -210,7 +210,7 @@ fn check(path: &Path, for_qemu: bool) -> anyhow::Result<Outcome> {
 
 fn start(path: &Path, state_dir: &Path) -> anyhow::Result<Outcome> {
     anyhow::ensure!(
-        crate::sys::safe_dir::euid() == 0,
+        rtsoak_sys::safe_dir::euid() == 0,
         "a kexec campaign needs root (it loads kernels and reboots): run it with sudo"
     );
     let (name, text, _) = read_plan(path)?;
@@ -244,7 +244,7 @@ fn resume(state_dir: &Path) -> anyhow::Result<Outcome> {
 fn status(state_dir: &Path) -> anyhow::Result<Outcome> {
     let doc = doc::load(state_dir)
         .with_context(|| format!("no campaign document in {}", state_dir.display()))?;
-    print!("{}", crate::export::campaign::render(&doc));
+    print!("{}", rtsoak_report::campaign::render(&doc));
     Ok(Outcome::Pass)
 }
 
@@ -258,7 +258,7 @@ fn wait(state_dir: &Path, bisect: bool) -> anyhow::Result<Outcome> {
         if let Ok(doc) = doc::load(state_dir)
             && doc.finished()
         {
-            print!("{}", crate::export::campaign::render(&doc));
+            print!("{}", rtsoak_report::campaign::render(&doc));
             return Ok(outcome(verdict_of(&doc), bisect));
         }
         std::thread::sleep(Duration::from_secs(10));
@@ -269,10 +269,10 @@ fn abort(state_dir: &Path) -> anyhow::Result<Outcome> {
     let dir = StateDir::open(state_dir, false)?;
     let mut state = dir.load()?;
     let plan = crate::campaign::plan::parse("plan.toml", &dir.plan_text()?)?;
-    let boot = crate::campaign::identity::BootFacts::read(&SysRoot::system());
+    let boot = crate::campaign::identity::read(&SysRoot::system());
     advance::abort(&mut state, &boot, crate::campaign::state::now_s());
     kexec::save(&session(&dir, &StopFlag::default()), &plan, &state)?;
-    let _ = crate::sys::kexec::unload();
+    let _ = rtsoak_sys::kexec::unload();
     kexec::systemctl(&["disable", kexec::UNIT])?;
     eprintln!("rtsoak campaign: aborted; {} is disabled", kexec::UNIT);
     Ok(Outcome::Pass)
@@ -281,10 +281,10 @@ fn abort(state_dir: &Path) -> anyhow::Result<Outcome> {
 fn run(path: &Path, output: Option<&Path>, bisect: bool) -> anyhow::Result<Outcome> {
     let (name, text, _) = read_plan(path)?;
     let dir: PathBuf =
-        crate::result::store::new_result_dir(output, Path::new("rtsoak-results"), "campaign")?;
+        crate::store::new_result_dir(output, Path::new("rtsoak-results"), "campaign")?;
     let stop = StopFlag::install()?;
     let doc = qemu::run(&name, &text, &dir, &stop)?;
-    print!("{}", crate::export::campaign::render(&doc));
+    print!("{}", rtsoak_report::campaign::render(&doc));
     eprintln!(
         "Campaign saved to {}",
         dir.join(doc::CAMPAIGN_FILE).display()
@@ -300,18 +300,14 @@ fn report(
 ) -> anyhow::Result<Outcome> {
     let doc = doc::load(path)?;
     let bytes = match format {
-        "markdown" => crate::export::campaign::render_markdown(&doc).into_bytes(),
-        "json" => {
-            let mut bytes = serde_json::to_vec_pretty(&doc)?;
-            bytes.push(b'\n');
-            bytes
-        }
-        "junit" => crate::export::campaign::render_junit(&doc).into_bytes(),
-        _ => crate::export::campaign::render(&doc).into_bytes(),
+        "markdown" => rtsoak_report::campaign::render_markdown(&doc).into_bytes(),
+        "json" => rtsoak_report::campaign::render_json(&doc),
+        "junit" => rtsoak_report::campaign::render_junit(&doc).into_bytes(),
+        _ => rtsoak_report::campaign::render(&doc).into_bytes(),
     };
     match output {
         Some(file) => {
-            crate::result::store::write_atomic(file, &bytes)?;
+            crate::store::write_atomic(file, &bytes)?;
             eprintln!("Wrote {}", file.display());
         }
         None => {
