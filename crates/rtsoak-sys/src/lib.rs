@@ -13,6 +13,7 @@ pub mod cpu_dma_latency;
 pub mod cpu_lock;
 pub mod futex;
 pub mod inherited;
+pub mod input;
 pub mod io_wq;
 pub mod memlock;
 pub mod mm;
