@@ -35,8 +35,8 @@ fn main() {
 }
 
 /// Usage errors (profile, flags, CPU lists, a refused environment variable, a
-/// directory root must not write into) and busy RT CPUs are told apart from system errors
-/// by type.
+/// directory root must not write into, an input that is not a regular file of bounded size or
+/// not a result) and busy RT CPUs are told apart from system errors by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     if error
         .downcast_ref::<rtsoak::profile::ProfileError>()
@@ -46,6 +46,12 @@ fn error_outcome(error: &anyhow::Error) -> Outcome {
             .is_some()
         || error
             .downcast_ref::<rtsoak::sys::safe_dir::Untrusted>()
+            .is_some()
+        || error
+            .downcast_ref::<rtsoak::sys::input::InputError>()
+            .is_some()
+        || error
+            .downcast_ref::<rtsoak::result::store::NotAResult>()
             .is_some()
     {
         Outcome::Usage

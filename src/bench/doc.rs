@@ -2,7 +2,7 @@
 //! schema version (it is not a soak result), saved atomically. Documented in
 //! `docs/result-schema.md`, section "Bench results".
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -168,20 +168,19 @@ pub const BENCH_FILE: &str = "bench.json";
 /// Load a bench result (a `bench.json`, or a directory holding one). Refuses soak results and
 /// other schema versions with a message saying what was found.
 pub fn load(path: &Path) -> anyhow::Result<BenchDoc> {
-    let file: PathBuf = if path.is_dir() {
-        path.join(BENCH_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).with_context(|| {
-        format!(
-            "reading bench result {}: give the bench.json (or its directory) that \
-             `rtsoak bench` wrote",
-            file.display()
-        )
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    // Read once, bounded, never through another user's symlink as root (`sys::input`).
+    let input = crate::sys::input::read_file_or_in_dir(
+        path,
+        Some(std::ffi::OsStr::new(BENCH_FILE)),
+        crate::result::store::MAX_RESULT_BYTES,
+    )
+    .context(
+        "reading a bench result: give the bench.json (or its directory) that `rtsoak bench` \
+         wrote",
+    )?;
+    let file = input.path;
+    let value: serde_json::Value = serde_json::from_slice(&input.bytes)
+        .with_context(|| format!("{} is not JSON", file.display()))?;
     anyhow::ensure!(
         value.get("command").and_then(|v| v.as_str()) == Some(BENCH_COMMAND),
         "{} is not an rtsoak bench result (soak results are compared with `rtsoak compare`)",

@@ -3,7 +3,7 @@
 //! nothing it should have; promote copies a result into the baseline directory atomically,
 //! and refuses (unless forced) a result whose own figures could not stand for a baseline.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 
@@ -12,7 +12,7 @@ use crate::export::diff::render;
 use crate::judge::diff as compare;
 use crate::result::ResultDoc;
 use crate::result::diff::DiffRules;
-use crate::result::store::{RESULT_FILE, load, write_atomic};
+use crate::result::store::{RESULT_FILE, load, read};
 use crate::result::verdict::Status;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
@@ -40,15 +40,6 @@ pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::
     })
 }
 
-/// The result file of a result path (a `result.json` or its directory).
-fn result_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join(RESULT_FILE)
-    } else {
-        path.to_path_buf()
-    }
-}
-
 /// Why `doc` cannot be a baseline: every later night would be compared with figures that do
 /// not stand for the system (an interrupted, failed, lossy, empty or inconclusive result).
 pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
@@ -73,9 +64,11 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
 }
 
 /// Copy `result`'s `result.json` into `to/result.json` atomically, after checking it loads and
-/// can stand for a baseline (`force`: even if it cannot).
+/// can stand for a baseline (`force`: even if it cannot). What is written is the very bytes that
+/// were checked: the result is read once, from one open file (`store::read`), never again by
+/// name, so a file swapped after the check is never what is promoted.
 pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
-    let doc = load(result).context("promoting a result to the baseline")?;
+    let (doc, input) = read(result).context("promoting a result to the baseline")?;
     let unfit = unfit_as_baseline(&doc);
     if !unfit.is_empty() {
         let reasons = unfit.join("; ");
@@ -94,22 +87,21 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
             result.display()
         );
     }
-    let source = result_file(result);
-    let bytes = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
-    crate::sys::safe_dir::SafeDir::create(to).with_context(|| {
+    let dir = crate::sys::safe_dir::SafeDir::create(to).with_context(|| {
         format!(
             "creating the baseline directory {}: choose another with --to",
             to.display()
         )
     })?;
     let target = to.join(RESULT_FILE);
-    write_atomic(&target, &bytes)?;
+    dir.write(RESULT_FILE.as_ref(), &input.bytes, 0o644)
+        .with_context(|| format!("writing {}: choose another place with --to", target.display()))?;
     println!(
         "Baseline {} is now the {} result started at {} (copied from {})",
         target.display(),
         doc.plan.profile,
         doc.started_at,
-        source.display()
+        input.path.display()
     );
     Ok(Outcome::Pass)
 }

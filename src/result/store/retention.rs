@@ -70,7 +70,7 @@ fn is_own_result(parent: &SafeDir, name: &OsStr, now: SystemTime) -> bool {
     let Ok(dir) = parent.open_entry(name) else {
         return false;
     };
-    dir.read_own_file(OsStr::new(RESULT_FILE), 64 << 20)
+    dir.read_own_file(OsStr::new(RESULT_FILE), super::MAX_RESULT_BYTES)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .is_some_and(|v| v["tool"]["name"] == "rtsoak")
