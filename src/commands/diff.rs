@@ -95,7 +95,12 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
     })?;
     let target = to.join(RESULT_FILE);
     dir.write(RESULT_FILE.as_ref(), &input.bytes, 0o644)
-        .with_context(|| format!("writing {}: choose another place with --to", target.display()))?;
+        .with_context(|| {
+            format!(
+                "writing {}: choose another place with --to",
+                target.display()
+            )
+        })?;
     println!(
         "Baseline {} is now the {} result started at {} (copied from {})",
         target.display(),

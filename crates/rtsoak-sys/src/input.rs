@@ -130,8 +130,13 @@ pub fn read_file_or_in_dir(
         | OFlag::O_NONBLOCK
         | OFlag::O_NOCTTY
         | OFlag::O_CLOEXEC;
-    let fd = openat(found.parent.as_fd(), found.name.as_os_str(), flags, Mode::empty())
-        .map_err(|errno| fail(opened(errno, "open")))?;
+    let fd = openat(
+        found.parent.as_fd(),
+        found.name.as_os_str(),
+        flags,
+        Mode::empty(),
+    )
+    .map_err(|errno| fail(opened(errno, "open")))?;
     let stat = fstat(&fd).map_err(|errno| fail(SysError::new("fstat", errno).into()))?;
     if (stat.st_dev, stat.st_ino) != (found.stat.st_dev, found.stat.st_ino) {
         return Err(fail(Problem::Replaced));

@@ -13,8 +13,7 @@ fn a_regular_file_is_read_whole_and_a_directory_gives_the_file_named_in_it() {
     let input = read(&dir.path().join("result.json"), LIMIT).unwrap();
     assert_eq!(input.bytes, b"{}\n");
     assert_eq!(input.path, dir.path().join("result.json"));
-    let inside =
-        read_file_or_in_dir(dir.path(), Some(OsStr::new("result.json")), LIMIT).unwrap();
+    let inside = read_file_or_in_dir(dir.path(), Some(OsStr::new("result.json")), LIMIT).unwrap();
     assert_eq!(inside.bytes, b"{}\n");
     assert_eq!(inside.path, dir.path().join("result.json"));
     assert!(matches!(
@@ -132,5 +131,8 @@ fn as_root_a_symlink_another_user_owns_is_never_followed() {
     );
     // Root's own symlink is followed.
     std::os::unix::fs::lchown(dir.path().join("file"), Some(0), Some(0)).unwrap();
-    assert_eq!(read(&dir.path().join("file"), LIMIT).unwrap().bytes, b"root's");
+    assert_eq!(
+        read(&dir.path().join("file"), LIMIT).unwrap().bytes,
+        b"root's"
+    );
 }

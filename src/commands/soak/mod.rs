@@ -45,6 +45,11 @@ pub fn soak(
     // The worker binary beside this one, found and checked before anything runs: a missing or
     // untrusted one is refused here, naming what to install.
     crate::launch::worker_binary::worker_executable()?;
+    // Every path argument is refused here, if it is refused at all, before anything is locked,
+    // mounted, removed or measured: the baseline (read once, now), the textfile directory
+    // (held open until the metrics are written) and where the result directory will be made.
+    let scheduled = nightly::prepare(&args.nightly)?;
+    check_output(command, args)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
@@ -53,7 +58,6 @@ pub fn soak(
     crate::explain::tracefs::remove_stale();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
-    let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -96,13 +100,13 @@ pub fn soak(
     run_rounds(&mut doc, &mut saver, &rounds)?;
     judge_and_save(
         &mut doc,
-        baseline.as_ref(),
+        scheduled.baseline.as_ref(),
         &stop,
         &mut saver,
         &result_dir,
         &args.export,
     );
-    report(&doc, &saver, &result_dir, args)
+    report(&doc, &saver, &result_dir, args, &scheduled)
 }
 
 /// What this kernel carries of each transport, and the system check, with a warning for
@@ -165,6 +169,7 @@ fn report(
     saver: &Saver,
     result_dir: &Path,
     args: &SoakArgs,
+    scheduled: &nightly::Scheduled,
 ) -> anyhow::Result<Outcome> {
     lava_shell::report(doc);
     if args.json {
@@ -178,7 +183,7 @@ fn report(
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());
-    nightly::finish(doc, result_dir, &args.nightly, !args.json);
+    nightly::finish(doc, result_dir, &args.nightly, scheduled, !args.json);
     Ok(nightly::outcome(doc))
 }
 
@@ -277,6 +282,22 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
         &nightly::results_parent(&args.nightly),
         command,
     )
+}
+
+/// Refuse the place the result directory will be made (`-o`, or in `--results-dir`) as
+/// [`prepare_output`] would, making nothing yet: that waits until the RT CPUs are locked, so a
+/// run refused for busy CPUs leaves no empty directory behind.
+fn check_output(command: &str, args: &SoakArgs) -> anyhow::Result<()> {
+    let dir = args.output.clone().unwrap_or_else(|| {
+        let stamp = timestamp().replace([':', '-'], "");
+        nightly::results_parent(&args.nightly).join(format!("{stamp}-{command}"))
+    });
+    crate::sys::safe_dir::SafeDir::check_creatable(&dir).with_context(|| {
+        format!(
+            "creating the result directory {}: choose another with --output or --results-dir",
+            dir.display()
+        )
+    })
 }
 
 /// Keep the coordinator (its progress display and the explainer's trace reader) off the RT

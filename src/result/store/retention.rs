@@ -111,9 +111,11 @@ pub fn prune(
     let dir = SafeDir::open(parent)
         .with_context(|| format!("opening {} to prune old results", parent.display()))?;
     let names = own_results(&dir, now)?;
+    // Saturating: `--keep-days` takes any u64, and a count of days past 2^64 seconds means
+    // "keep them all", never a product wrapped round to hours.
     let max_age = retention
         .keep_days
-        .map(|days| Duration::from_secs(days * 86_400));
+        .map(|days| Duration::from_secs(days.saturating_mul(86_400)));
     let mut removed = Vec::new();
     for (index, name) in names.iter().enumerate() {
         if Some(name.as_os_str()) == current.file_name() {
