@@ -1,10 +1,13 @@
 //! Launching workers: the spec each worker of a run gets from the plan ([`specs`]) and the
 //! worker process started with its memfds and frame ring ([`spawn`]), from the worker binary
 //! beside this one ([`worker_binary`]). Shared by the coordinator (the RT pair) and the noise
-//! wing (every noise process).
+//! wing (every noise process). The external noise command is started through its own init
+//! ([`external`]), from the program found and checked once ([`program`]).
 
 #![forbid(unsafe_code)]
 
+pub mod external;
+pub mod program;
 pub mod spawn;
 pub mod specs;
 pub mod worker_binary;

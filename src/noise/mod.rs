@@ -11,4 +11,5 @@
 #![forbid(unsafe_code)]
 
 pub mod burst;
+pub mod external_init;
 pub mod load;

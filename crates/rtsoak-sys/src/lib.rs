@@ -9,6 +9,7 @@
 
 pub mod alloc;
 pub mod clock;
+pub mod confine;
 pub mod cpu_dma_latency;
 pub mod cpu_lock;
 pub mod futex;

@@ -56,6 +56,9 @@ pub fn soak(
     // A trace instance a killed rtsoak left behind still traces into its buffer: every run
     // removes those, explaining or not.
     crate::explain::tracefs::remove_stale();
+    // Likewise the processes of an external noise command whose rtsoak and init were both
+    // killed (only possible where the kernel gave it no PID namespace).
+    crate::coordinator::noise::leftovers::end();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
     let result_dir = prepare_output(command, args)?;
@@ -308,19 +311,18 @@ fn place_coordinator(plan: &RunPlan) {
     }
 }
 
-/// Refuse a missing external noise command before anything runs.
+/// Find and check the external noise command's program before anything runs
+/// (`launch::program`): a missing one, or as root one another user could have planted, is
+/// refused here, as a bad profile value.
 fn check_external_command(plan: &RunPlan) -> anyhow::Result<()> {
     let Some(program) = plan.noise.external.first().filter(|_| plan.noise.enabled) else {
         return Ok(());
     };
-    if crate::coordinator::noise::find_program(program).is_none() {
+    if let Err(why) = crate::launch::program::external_program(program) {
         return Err(profile::ProfileError::Invalid {
             key: "noise.load.external".into(),
             value: format!("{:?}", plan.noise.external),
-            allowed: format!(
-                "a program that exists: `{program}` is not in PATH; install it, give its full \
-                 path, or set external = []"
-            ),
+            allowed: format!("a program that exists and may be run: {why}, or set external = []"),
         }
         .into());
     }
