@@ -7,8 +7,19 @@
 //! These tests need root and `setpriv`-free uid switching; a missing precondition is a failure,
 //! never a silent pass. Run serialised with the other soak tests:
 //! `flock /tmp/rtsoak-soak-tests.lock cargo test --test security`.
+//!
+//! The second round's tests are in `security/` (inputs read once, programs executed, processes
+//! confined, refusals before the run), sharing these helpers.
 
 mod common;
+#[path = "security/confined.rs"]
+mod confined;
+#[path = "security/executed.rs"]
+mod executed;
+#[path = "security/inputs.rs"]
+mod inputs;
+#[path = "security/refusals.rs"]
+mod refusals;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -188,7 +199,9 @@ fn plant_link(target: &Path, link: &Path) {
     as_nobody("ln", &["-s".as_ref(), target.as_os_str(), link.as_os_str()]);
 }
 
-/// A short real run as root: `run -t eventfd --profile ci --duration 1s -q` plus `extra`.
+/// A short real run as root: `run -t eventfd --profile ci --duration 1s -q` plus `extra`,
+/// queueing behind another rtsoak on the same CPUs (another test binary's) rather than
+/// failing.
 fn root_run(extra: &[&OsStr]) -> Output {
     Command::new(rtsoak_path())
         .args([
@@ -200,6 +213,8 @@ fn root_run(extra: &[&OsStr]) -> Output {
             "--duration",
             "1s",
             "-q",
+            "--wait-for-cpus",
+            "30m",
         ])
         .args(extra)
         .output()

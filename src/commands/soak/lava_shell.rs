@@ -49,18 +49,20 @@ pub fn report(doc: &ResultDoc) {
     }
 }
 
-/// Each signal as one kernel log record, `<0>` in front as the helper writes it.
+/// Each signal as one kernel log record, `<0>` in front, written as the helper writes it: one
+/// open of /dev/kmsg per signal, since the kernel rate-limits writes per open file (10 in 5 s
+/// under the default `kernel.printk_devkmsg=ratelimit`) and would drop the rest of a run's.
 fn to_kmsg(signals: &[String]) -> std::io::Result<()> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut kmsg = std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
-        .open(KMSG)?;
-    if !kmsg.metadata()?.file_type().is_char_device() {
-        return Err(std::io::Error::other("not the kernel's character device"));
-    }
     for signal in signals {
-        // One write per record: /dev/kmsg takes each write as one message.
+        let mut kmsg = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(KMSG)?;
+        if !kmsg.metadata()?.file_type().is_char_device() {
+            return Err(std::io::Error::other("not the kernel's character device"));
+        }
+        // One write, one record.
         kmsg.write_all(format!("<0>{signal}\n").as_bytes())?;
     }
     Ok(())
