@@ -199,23 +199,27 @@ fn plant_link(target: &Path, link: &Path) {
     as_nobody("ln", &["-s".as_ref(), target.as_os_str(), link.as_os_str()]);
 }
 
-/// A short real run as root: `run -t eventfd --profile ci --duration 1s -q` plus `extra`,
-/// queueing behind another rtsoak on the same CPUs (another test binary's) rather than
-/// failing.
+/// `rtsoak run -t eventfd --profile ci --duration 1s -q`, as root.
+fn root_command() -> Command {
+    let mut command = Command::new(rtsoak_path());
+    command.args([
+        "run",
+        "-t",
+        "eventfd",
+        "--profile",
+        "ci",
+        "--duration",
+        "1s",
+        "-q",
+    ]);
+    command
+}
+
+/// A short real run as root ([`root_command`]) plus `extra`, queueing behind another rtsoak on
+/// the same CPUs (another test binary's) rather than failing.
 fn root_run(extra: &[&OsStr]) -> Output {
-    Command::new(rtsoak_path())
-        .args([
-            "run",
-            "-t",
-            "eventfd",
-            "--profile",
-            "ci",
-            "--duration",
-            "1s",
-            "-q",
-            "--wait-for-cpus",
-            "30m",
-        ])
+    root_command()
+        .args(["--wait-for-cpus", "30m"])
         .args(extra)
         .output()
         .unwrap()
@@ -488,11 +492,11 @@ fn an_escape_sequence_in_the_lock_holders_command_line_is_shown_escaped() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let output = root_run(&[
-        "--no-noise".as_ref(),
-        "-o".as_ref(),
-        s.path("out").as_os_str(),
-    ]);
+    let output = root_command()
+        .args(["--no-noise", "-o"])
+        .arg(s.path("out"))
+        .output()
+        .unwrap();
     let _ = holder.kill();
     let _ = holder.wait();
     let text = stderr(&output);
