@@ -192,7 +192,11 @@ fn resolve(path: &Path, mut name: Option<&OsStr>) -> Result<Resolved, InputError
             OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|errno| fail(&at, opened(errno, "open")))?;
+        .map_err(|errno| {
+            // A missing directory on the way: the path given is what the user knows.
+            let named = if todo.is_empty() { &at } else { path };
+            fail(named, opened(errno, "open"))
+        })?;
         let stat = fstat(&fd).map_err(|e| fail(&at, SysError::new("fstat", e).into()))?;
         let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
         if kind == SFlag::S_IFLNK {
