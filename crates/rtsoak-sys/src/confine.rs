@@ -20,6 +20,10 @@
 //! handler of this process runs in the child; the child resets every caught signal to its default
 //! and unblocks them all just before `execve`.
 //!
+//! The death signal follows the thread that made the clone (the kernel sends it when that
+//! thread exits): call [`spawn_confined`] from a thread that lives as long as the process (the
+//! coordinator's main thread does), as the workers' `posix_spawn` is.
+//!
 //! In the child: fd 0 is `/dev/null`, 1 and 2 the output given, [`CHANNEL_FD`] its end of a unix
 //! stream socket whose other end is [`Confined::channel`] (every other fd of this process is
 //! close-on-exec); it is the leader of a process group of its own and pinned to the CPUs given.
