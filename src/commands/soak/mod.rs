@@ -53,12 +53,7 @@ pub fn soak(
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
-    // A trace instance a killed rtsoak left behind still traces into its buffer: every run
-    // removes those, explaining or not.
-    crate::explain::tracefs::remove_stale();
-    // Likewise the processes of an external noise command whose rtsoak and init were both
-    // killed (only possible where the kernel gave it no PID namespace).
-    crate::coordinator::noise::leftovers::end();
+    end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
     let result_dir = prepare_output(command, args)?;
@@ -110,6 +105,15 @@ pub fn soak(
         &args.export,
     );
     report(&doc, &saver, &result_dir, args, &scheduled)
+}
+
+/// What a killed rtsoak left behind, ended before this run starts, explaining or not: trace
+/// instances still tracing into their buffers, and the processes of an external noise command
+/// whose rtsoak and noise init were both killed (only possible where the kernel gave it no PID
+/// namespace).
+fn end_leftovers() {
+    crate::explain::tracefs::remove_stale();
+    crate::coordinator::noise::leftovers::end();
 }
 
 /// What this kernel carries of each transport, and the system check, with a warning for
