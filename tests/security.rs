@@ -655,9 +655,10 @@ fn comm(pid: u32) -> String {
         .to_string()
 }
 
-/// The first process below `pid` named `name`, waited for.
+/// The first process below `pid` named `name`, waited for (the run may first queue behind
+/// another rtsoak's for its CPUs).
 fn wait_for_process(pid: u32, name: &str) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         if let Some(found) = descendants(pid).into_iter().find(|&p| comm(p) == name) {
             return found;
@@ -735,7 +736,7 @@ fn a_killed_coordinator_leaves_nothing_the_next_run_does_not_clean() {
             "30s",
             "-q",
         ])
-        .args(["--explain", "-o"])
+        .args(["--explain", "--wait-for-cpus", "30m", "-o"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -782,7 +783,7 @@ fn a_killed_load_worker_leaves_no_scratch_file() {
             "4s",
             "-q",
         ])
-        .args(["--no-explain", "-o"])
+        .args(["--no-explain", "--wait-for-cpus", "30m", "-o"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
