@@ -8,15 +8,20 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::export::diff::render;
-use crate::judge::diff as compare;
-use crate::result::ResultDoc;
-use crate::result::diff::DiffRules;
-use crate::result::store::{RESULT_FILE, load, read};
-use crate::result::verdict::Status;
+use crate::store::{RESULT_FILE, load, read};
+use rtsoak_analysis::judge::diff as compare;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::diff::DiffRules;
+use rtsoak_record::result::verdict::Status;
+use rtsoak_report::diff::render;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
-pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::Result<Outcome> {
+pub(super) fn diff(
+    baseline: &Path,
+    new: &Path,
+    json: bool,
+    markdown: bool,
+) -> anyhow::Result<Outcome> {
     let hint = "give a result.json or the result directory holding one";
     let old = load(baseline).with_context(|| format!("loading the baseline ({hint})"))?;
     let doc = load(new).with_context(|| format!("loading the new result ({hint})"))?;
@@ -29,7 +34,7 @@ pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else if markdown {
-        print!("{}", crate::export::diff::markdown(&result));
+        print!("{}", rtsoak_report::diff::markdown(&result));
     } else {
         print!("{}", render(&result));
     }
@@ -42,7 +47,7 @@ pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::
 
 /// Why `doc` cannot be a baseline: every later night would be compared with figures that do
 /// not stand for the system (an interrupted, failed, lossy, empty or inconclusive result).
-pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
+pub(crate) fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     let mut reasons = Vec::new();
     if doc.finished_at.is_none() {
         reasons.push("it is unfinished (saved while its invocation was still running)".into());
@@ -51,7 +56,7 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::judge::verdict(doc);
+            judged = rtsoak_analysis::judge::verdict(doc);
             &judged
         }
     };
@@ -67,7 +72,7 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
 /// can stand for a baseline (`force`: even if it cannot). What is written is the very bytes that
 /// were checked: the result is read once, from one open file (`store::read`), never again by
 /// name, so a file swapped after the check is never what is promoted.
-pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
+pub(super) fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
     let (doc, input) = read(result).context("promoting a result to the baseline")?;
     let unfit = unfit_as_baseline(&doc);
     if !unfit.is_empty() {
@@ -87,7 +92,7 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
             result.display()
         );
     }
-    let dir = crate::sys::safe_dir::SafeDir::create(to).with_context(|| {
+    let dir = rtsoak_sys::safe_dir::SafeDir::create(to).with_context(|| {
         format!(
             "creating the baseline directory {}: choose another with --to",
             to.display()

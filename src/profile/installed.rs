@@ -18,16 +18,16 @@ use std::path::{Path, PathBuf};
 use super::error::ProfileError;
 
 /// Where installed profiles live.
-pub const DIR: &str = "/etc/rtsoak/profiles";
+pub(crate) const DIR: &str = "/etc/rtsoak/profiles";
 
 /// The most rtsoak reads of a profile, installed or given by path: larger than any profile a
 /// person writes (the built-in ones are under 10 KiB), and a bound on what a wrong file makes
 /// rtsoak read.
-pub const MAX_BYTES: u64 = 1 << 20;
+pub(super) const MAX_BYTES: u64 = 1 << 20;
 
 /// The path and text of the installed profile `name` in `dir`, or `None` when there is none
 /// (no such directory or no such file).
-pub fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, ProfileError> {
+pub(super) fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, ProfileError> {
     let path = dir.join(format!("{name}.toml"));
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -43,7 +43,7 @@ pub fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, Profile
     }
     // Read once from one open file (a regular file of at most MAX_BYTES, `sys::input`), and
     // judged by the owner and mode of the file the bytes came from.
-    let input = crate::sys::input::read(&canonical, MAX_BYTES)?;
+    let input = rtsoak_sys::input::read(&canonical, MAX_BYTES)?;
     trusted_owner_and_mode(&path, input.stat.st_uid, input.stat.st_mode, false)?;
     let text = String::from_utf8(input.bytes).map_err(|_| ProfileError::Io {
         path: path.clone(),
@@ -53,7 +53,7 @@ pub fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, Profile
 }
 
 /// Names of the installed profiles in `dir` (`*.toml`, sorted); none when it does not exist.
-pub fn names(dir: &Path) -> Vec<String> {
+pub(super) fn names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -86,7 +86,7 @@ fn trusted_owner_and_mode(
     mode: u32,
     is_dir: bool,
 ) -> Result<(), ProfileError> {
-    let me = crate::sys::safe_dir::euid();
+    let me = rtsoak_sys::safe_dir::euid();
     if uid != 0 && uid != me {
         return Err(untrusted(path, format!("it is owned by uid {uid}")));
     }

@@ -38,7 +38,7 @@ fn names_with(installed_dir: &Path) -> Vec<String> {
 
 /// Where the profile `name` comes from (`installed` or `built-in`) and its text, or `None`
 /// when there is no profile of that name.
-pub fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
+pub(crate) fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
     if let Some((_, text)) = installed::find(Path::new(installed::DIR), name)? {
         return Ok(Some(("installed", text)));
     }
@@ -48,7 +48,7 @@ pub fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileE
 /// [`load`], with installed profiles looked up in `installed_dir`.
 fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profile), ProfileError> {
     if is_path(name_or_path) {
-        let input = crate::sys::input::read(Path::new(name_or_path), MAX_BYTES)?;
+        let input = rtsoak_sys::input::read(Path::new(name_or_path), MAX_BYTES)?;
         let text = String::from_utf8(input.bytes).map_err(|_| ProfileError::Io {
             path: PathBuf::from(name_or_path),
             source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
@@ -79,7 +79,7 @@ pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
             .to_string()
             .trim_end()
             .lines()
-            .map(crate::sys::text::quote)
+            .map(rtsoak_record::text::quote)
             .collect::<Vec<_>>()
             .join("\n"),
     })

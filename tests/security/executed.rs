@@ -25,7 +25,7 @@ fn plant_program(dir: &Path, name: &str, marker: &Path) -> PathBuf {
 }
 
 /// The `ci` profile with `external` set to `argv` (TOML array text), as a file of root's.
-pub fn external_profile(s: &Setup, name: &str, argv: &str) -> PathBuf {
+pub(crate) fn external_profile(s: &Setup, name: &str, argv: &str) -> PathBuf {
     let profile = s.path(name);
     let ci = Command::new(rtsoak_path())
         .args(["profiles", "--show", "ci"])

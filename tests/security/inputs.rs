@@ -15,7 +15,7 @@ use super::common::rtsoak_path;
 use super::{NOBODY, as_nobody, plant_link, setup, stderr};
 
 /// A saved real result (a comparison on a 2-CPU VM), as bytes another user could copy.
-pub fn a_result() -> Vec<u8> {
+pub(crate) fn a_result() -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/compare-vm-2cpu.json"),
     )
@@ -29,10 +29,10 @@ fn nobodys_file(path: &Path, bytes: &[u8]) {
 }
 
 /// uid 65534 running `script` in the background, in a process group of its own.
-pub struct Trap(std::process::Child);
+pub(crate) struct Trap(std::process::Child);
 
 impl Trap {
-    pub fn start(script: &str) -> Trap {
+    pub(crate) fn start(script: &str) -> Trap {
         Trap(
             Command::new("sh")
                 .arg("-c")
@@ -70,7 +70,7 @@ fn promote(result: &Path, to: &Path) -> Output {
 }
 
 /// Run `command` and give it `limit` to end, failing (after killing it) if it does not.
-pub fn output_within(command: &mut Command, limit: Duration) -> Output {
+pub(crate) fn output_within(command: &mut Command, limit: Duration) -> Output {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -23,7 +23,7 @@ fn a_refused_path_argument_stops_the_invocation_before_anything_runs() {
     // Every RT CPU held, as another rtsoak would hold them (bound here, or by another run).
     let cpus = std::thread::available_parallelism().unwrap().get();
     let _held: Vec<_> = (0..cpus)
-        .filter_map(|cpu| rtsoak::sys::cpu_lock::bind_abstract(&format!("rtsoak-cpu{cpu}")).ok())
+        .filter_map(|cpu| rtsoak_sys::cpu_lock::bind_abstract(&format!("rtsoak-cpu{cpu}")).ok())
         .collect();
     let out = s.path("out");
     let run_with = |profile: OsString, extra: &[OsString]| -> Vec<OsString> {

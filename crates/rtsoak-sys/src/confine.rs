@@ -149,7 +149,7 @@ pub fn spawn_confined(
 ) -> Result<Confined, SysError> {
     let (ours, theirs) = UnixStream::pair().map_err(|e| SysError::from_io("socketpair", &e))?;
     let prepared = prepare(program, argv, output.as_raw_fd(), theirs.as_raw_fd(), cpus)?;
-    let euid = rustix::process::geteuid().as_raw();
+    let euid = nix::unistd::geteuid().as_raw();
     let namespace = if euid == 0 {
         (libc::CLONE_NEWPID, Confinement::PidNamespace)
     } else {
@@ -225,8 +225,8 @@ fn prepare(
         // SAFETY: `cpu` is below CPU_SETSIZE, checked above, so the bit is inside the set.
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
-    let uid = rustix::process::geteuid().as_raw();
-    let gid = rustix::process::getegid().as_raw();
+    let uid = nix::unistd::geteuid().as_raw();
+    let gid = nix::unistd::getegid().as_raw();
     Ok(Prepared {
         path,
         _strings: strings,

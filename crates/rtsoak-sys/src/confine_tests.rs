@@ -55,7 +55,7 @@ fn the_program_runs_as_its_namespaces_init_pinned_with_its_output_where_asked() 
         "{text}"
     );
     match confined.confinement {
-        Confinement::None(errno) => crate::testing::skip(&format!(
+        Confinement::None(errno) => rtsoak_testing::skip(&format!(
             "this kernel gave no PID namespace ({errno}): checked the rest only"
         )),
         _ => assert!(text.starts_with("pid 1\n"), "{text}"),
@@ -69,7 +69,7 @@ fn everything_the_program_started_dies_with_it() {
     let mut confined = sh("setsid sleep 1000 & setsid sleep 1001 & wait", &output);
     if let Confinement::None(errno) = confined.confinement {
         confined.process.kill().unwrap();
-        crate::testing::skip(&format!("this kernel gave no PID namespace ({errno})"));
+        rtsoak_testing::skip(&format!("this kernel gave no PID namespace ({errno})"));
         return;
     }
     let init = confined.process.id();

@@ -106,7 +106,7 @@ fn symlinks_of_this_user_are_followed_relative_to_their_directory() {
 #[test]
 fn as_root_a_symlink_another_user_owns_is_never_followed() {
     if euid() != 0 {
-        crate::testing::skip("lchown to another user needs root");
+        rtsoak_testing::skip("lchown to another user needs root");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -15,8 +15,8 @@
 
 use std::io::Write;
 
-use crate::export::lava;
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_report::lava;
 
 /// Set by LAVA's `lava-test-shell` for the test run it starts.
 const IN_TEST_SHELL: &str = "LAVA_RESULT_DIR";
@@ -26,7 +26,7 @@ const THROUGH_KMSG: &str = "KMSG";
 const KMSG: &str = "/dev/kmsg";
 
 /// Signal `doc`'s test cases, if this runs inside a LAVA test shell.
-pub fn report(doc: &ResultDoc) {
+pub(super) fn report(doc: &ResultDoc) {
     if std::env::var_os(IN_TEST_SHELL).is_none_or(|dir| dir.is_empty()) {
         return;
     }
