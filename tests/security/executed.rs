@@ -1,7 +1,8 @@
 //! Programs rtsoak executes: none found by a search of `PATH` as root. Inside a LAVA test shell
 //! it prints LAVA's signals itself and runs no `lava-test-case`; a bare external noise command
-//! is looked up in the system's directories only, and a program another user could have
-//! planted is refused before anything runs.
+//! is looked up in the system's directories only, a program another user could have planted is
+//! refused before anything runs, and what the command itself runs by name is found in the
+//! system's directories too.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
@@ -196,4 +197,22 @@ fn root_runs_no_external_program_another_user_could_have_planted() {
         external.exit
     );
     assert!(!marker.exists(), "a planted program ran as root");
+
+    // What the command itself runs by name (`sh -c "sleep 60"`): the shell's search of PATH
+    // finds the system's `sleep`, never the one planted first on root's PATH.
+    let profile = external_profile(&s, "shell.toml", "[\"sh\", \"-c\", \"sleep 60\"]");
+    let out_dir = s.path("out-shell");
+    let out = run(&profile, &out_dir);
+    assert_measured(&out);
+    let doc = super::common::load(&out_dir);
+    let external = doc.runs[0].noise.external.clone().expect("the command ran");
+    assert!(
+        external.exit.contains("stopped by rtsoak"),
+        "the system's sleep ran until the stop: {}",
+        external.exit
+    );
+    assert!(
+        !marker.exists(),
+        "the external command ran a program planted on root's PATH"
+    );
 }

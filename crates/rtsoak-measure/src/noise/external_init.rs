@@ -14,8 +14,10 @@
 //! What it does:
 //! 1. starts PROGRAM (resolved and checked by the coordinator: never a `PATH` search, never a
 //!    shell) with ARGV, its stdout and stderr (the run's `external-noise.log`) and its
-//!    environment plus `RTSOAK_NOISE_OWNER=TOKEN`, listening on `@rtsoak-noise-TOKEN` for as long
-//!    as it lives, and tells the coordinator the command's pid ([`Report::Started`]);
+//!    environment plus `RTSOAK_NOISE_OWNER=TOKEN` (and, as root, `PATH` set to the system's
+//!    directories, so that what the command itself runs by name is never found where another
+//!    user could plant it), listening on `@rtsoak-noise-TOKEN` for as long as it lives, and
+//!    tells the coordinator the command's pid ([`Report::Started`]);
 //! 2. reaps whatever ends;
 //! 3. on SIGTERM, SIGINT or SIGHUP (the coordinator's stop) sends SIGTERM on to every process it
 //!    started, waits for the command, kills whatever is left, and tells the coordinator how the
@@ -96,11 +98,16 @@ pub(crate) fn main(args: &[OsString]) -> i32 {
     let token = rtsoak_sys::random::hex_token();
     let _owner = rtsoak_sys::cpu_lock::bind_abstract(&format!("{OWNER_SOCKET_PREFIX}{token}"));
     let argv: Vec<&OsStr> = argv.iter().map(OsString::as_os_str).collect();
-    let command = match spawn::spawn_command(
-        Path::new(program),
-        &argv,
-        &[(OsStr::new(OWNER_VARIABLE), OsStr::new(&token))],
-    ) {
+    let system_path = crate::launch::program::SYSTEM_DIRS.join(":");
+    let mut environment = vec![(OsStr::new(OWNER_VARIABLE), OsStr::new(&token))];
+    if nix::unistd::geteuid().is_root() {
+        // What the command runs by a bare name (`sh -c "stress-ng ..."`) is looked up where
+        // root's own external program is (`launch::program`), never in the `PATH` root was
+        // started with: a directory there that another user can write, or an empty entry (the
+        // working directory), would let that user choose what runs as root.
+        environment.push((OsStr::new("PATH"), OsStr::new(&system_path)));
+    }
+    let command = match spawn::spawn_command(Path::new(program), &argv, &environment) {
         Ok(command) => command,
         Err(error) => {
             send(&mut channel, Report::NotStarted(error.errno as i32));
