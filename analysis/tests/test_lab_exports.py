@@ -18,12 +18,12 @@ SCHEMAS = Path(__file__).resolve().parent / "schemas"
 CHECKS = ("run", "lost-messages", "transport-errors", "verdict")
 
 
-def require(module: str):
+def require(module: str, install: str = "pip install -r analysis/requirements.txt"):
     """Import `module`, or skip (fail in CI) saying what to install."""
     try:
         return importlib.import_module(module)
     except ImportError:
-        message = f"{module} is not installed: pip install -r analysis/requirements.txt"
+        message = f"{module} is not installed: {install}"
         if os.environ.get("RTSOAK_CI") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -129,7 +129,7 @@ def lava_testdef_schema():
     except ImportError:
         if str(LAVA_DIST) not in sys.path and (LAVA_DIST / "lava_common").is_dir():
             sys.path.append(str(LAVA_DIST))
-        testdef = require("lava_common.schemas.test.testdef")
+        testdef = require("lava_common.schemas.test.testdef", "apt-get install lava-common (.ci/run does)")
     return testdef
 
 
