@@ -10,6 +10,7 @@
 
 mod break_event;
 mod caveat;
+mod coordinator;
 mod counters;
 mod cpu_dma_latency;
 mod finding;
@@ -25,6 +26,7 @@ mod tail;
 
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
+pub use coordinator::CoordinatorActivity;
 pub use counters::{BurstReport, Counters, LoadCount};
 pub use cpu_dma_latency::CpuDmaLatency;
 pub use finding::{Finding, Level};
