@@ -2,21 +2,21 @@
 
 /// How to run the pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Args {
-    pub mechanism: Mechanism,
-    pub period_ns: u64,
-    pub duration_ns: u64,
-    pub warmup_ns: u64,
-    pub publisher_cpu: usize,
-    pub subscriber_cpu: usize,
-    pub priority: i32,
+pub(crate) struct Args {
+    pub(crate) mechanism: Mechanism,
+    pub(crate) period_ns: u64,
+    pub(crate) duration_ns: u64,
+    pub(crate) warmup_ns: u64,
+    pub(crate) publisher_cpu: usize,
+    pub(crate) subscriber_cpu: usize,
+    pub(crate) priority: i32,
     /// Hold `/dev/cpu_dma_latency` at 0 for the run, as rtsoak and cyclictest do by default.
-    pub hold_cpu_dma_latency: bool,
+    pub(crate) hold_cpu_dma_latency: bool,
 }
 
 /// The wake mechanism, as rtsoak's transport of the same name uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mechanism {
+pub(crate) enum Mechanism {
     /// `write(2)` to an eventfd; the subscriber's ring holds an `IORING_OP_READ` on it.
     Eventfd,
     /// Bump a shared (non-private) futex word and `FUTEX_WAKE` it; the subscriber's ring holds
@@ -25,7 +25,7 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mechanism::Eventfd => "eventfd",
             Mechanism::Futex => "futex",
@@ -33,7 +33,7 @@ impl Mechanism {
     }
 }
 
-pub const USAGE: &str = "\
+pub(crate) const USAGE: &str = "\
 usage: minimal-pair eventfd|futex [--period-us N] [--duration-s N] [--warmup-ms N]
                     [--cpus PUBLISHER,SUBSCRIBER] [--priority N] [--no-cpu-dma-latency]
 
@@ -42,7 +42,7 @@ defaults: --period-us 500 --duration-s 10 --warmup-ms 500 --cpus 0,1 --priority 
 
 impl Args {
     /// Parse the arguments after the program name.
-    pub fn parse(mut words: impl Iterator<Item = String>) -> Result<Args, String> {
+    pub(crate) fn parse(mut words: impl Iterator<Item = String>) -> Result<Args, String> {
         let mechanism = match words.next().as_deref() {
             Some("eventfd") => Mechanism::Eventfd,
             Some("futex") => Mechanism::Futex,
@@ -91,7 +91,7 @@ impl Args {
     }
 
     /// Periods of the warm-up, then of the measured phase.
-    pub fn periods(&self) -> (u64, u64) {
+    pub(crate) fn periods(&self) -> (u64, u64) {
         (
             self.warmup_ns / self.period_ns,
             self.duration_ns / self.period_ns,

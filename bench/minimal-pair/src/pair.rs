@@ -18,7 +18,7 @@ const POLL_NS: u32 = 100_000_000;
 const FUTEX2_SIZE_U32: u32 = 0x02;
 
 /// What the pair measured.
-pub struct Outcome {
+pub(crate) struct Outcome {
     mechanism: Mechanism,
     period_ns: u64,
     ring: &'static str,
@@ -31,7 +31,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         format!(
             "{{\"mechanism\":\"{}\",\"period_ns\":{},\"ring\":\"{}\",\"cpu_dma_latency\":{},\
              \"missed\":{},\"overrun\":{},\"timer\":{},\"send_call\":{},\"delivery\":{}}}",
@@ -65,7 +65,7 @@ struct Shared {
 }
 
 /// Run the pair as `args` says.
-pub fn run(args: &Args) -> Result<Outcome, String> {
+pub(crate) fn run(args: &Args) -> Result<Outcome, String> {
     lock_memory()?;
     let dma = if args.hold_cpu_dma_latency {
         hold_cpu_dma_latency()

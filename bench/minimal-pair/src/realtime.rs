@@ -6,7 +6,7 @@ use std::io::Write;
 
 /// `CLOCK_MONOTONIC` now, ns (the vDSO: no system call).
 #[inline]
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -18,7 +18,7 @@ pub fn now_ns() -> u64 {
 
 /// Sleep until `deadline_ns` of `CLOCK_MONOTONIC` (absolute, so lateness never accumulates).
 #[inline]
-pub fn sleep_until(deadline_ns: u64) {
+pub(crate) fn sleep_until(deadline_ns: u64) {
     let ts = libc::timespec {
         tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
@@ -36,7 +36,7 @@ pub fn sleep_until(deadline_ns: u64) {
 }
 
 /// Lock every page of the process, now and later (each thread's stack included).
-pub fn lock_memory() -> Result<(), String> {
+pub(crate) fn lock_memory() -> Result<(), String> {
     // SAFETY: plain system call with constant flags.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
         return Err(format!(
@@ -48,7 +48,7 @@ pub fn lock_memory() -> Result<(), String> {
 }
 
 /// Pin the calling thread to `cpu` and make it SCHED_FIFO at `priority`.
-pub fn become_realtime(cpu: usize, priority: i32) -> Result<(), String> {
+pub(crate) fn become_realtime(cpu: usize, priority: i32) -> Result<(), String> {
     // SAFETY: `set` is a zeroed cpu_set_t, which CPU_SET fills in bounds (cpu < 4096 is
     // checked by the caller's parser, under CPU_SETSIZE's 1024 only where asked for).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -79,7 +79,7 @@ pub fn become_realtime(cpu: usize, priority: i32) -> Result<(), String> {
 
 /// Hold `/dev/cpu_dma_latency` at 0 while the returned file is open (no deep idle states, as
 /// rtsoak and cyclictest do by default); `None` where the device cannot be opened.
-pub fn hold_cpu_dma_latency() -> Option<File> {
+pub(crate) fn hold_cpu_dma_latency() -> Option<File> {
     let mut file = File::options()
         .write(true)
         .open("/dev/cpu_dma_latency")

@@ -2,14 +2,14 @@
 //! and the figures read from them after it: exact order statistics, no histogram.
 
 /// A preallocated list of nanosecond samples.
-pub struct Samples {
+pub(crate) struct Samples {
     values_ns: Vec<u32>,
     len: usize,
 }
 
 impl Samples {
     /// Room for `capacity` samples, every page touched now so the loop never faults.
-    pub fn with_capacity(capacity: usize) -> Samples {
+    pub(crate) fn with_capacity(capacity: usize) -> Samples {
         Samples {
             values_ns: vec![u32::MAX; capacity],
             len: 0,
@@ -18,7 +18,7 @@ impl Samples {
 
     /// Keep one sample (clamped to 4.29 s); a sample beyond the capacity is dropped.
     #[inline]
-    pub fn push(&mut self, value_ns: u64) {
+    pub(crate) fn push(&mut self, value_ns: u64) {
         if let Some(slot) = self.values_ns.get_mut(self.len) {
             *slot = value_ns.min(u64::from(u32::MAX)) as u32;
             self.len += 1;
@@ -26,7 +26,7 @@ impl Samples {
     }
 
     /// The figures of the samples kept.
-    pub fn figures(mut self) -> Figures {
+    pub(crate) fn figures(mut self) -> Figures {
         let values = &mut self.values_ns[..self.len];
         values.sort_unstable();
         Figures {
@@ -52,17 +52,17 @@ fn quantile(sorted: &[u32], q: f64) -> u32 {
 
 /// One series' figures, ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Figures {
-    pub count: usize,
-    pub min_ns: u32,
+pub(crate) struct Figures {
+    pub(crate) count: usize,
+    pub(crate) min_ns: u32,
     pub p50_ns: u32,
     pub p99_ns: u32,
     pub p99_9_ns: u32,
-    pub max_ns: u32,
+    pub(crate) max_ns: u32,
 }
 
 impl Figures {
-    pub fn to_json(self) -> String {
+    pub(crate) fn to_json(self) -> String {
         format!(
             "{{\"count\":{},\"min_ns\":{},\"p50_ns\":{},\"p99_ns\":{},\"p99_9_ns\":{},\"max_ns\":{}}}",
             self.count, self.min_ns, self.p50_ns, self.p99_ns, self.p99_9_ns, self.max_ns
