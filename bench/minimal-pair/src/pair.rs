@@ -21,6 +21,8 @@ const FUTEX2_SIZE_U32: u32 = 0x02;
 pub(crate) struct Outcome {
     mechanism: Mechanism,
     period_ns: u64,
+    /// The measured phase's periods: each one sent (a `timer` sample) or counted `missed`.
+    planned_periods: u64,
     ring: &'static str,
     cpu_dma_latency: bool,
     missed: u64,
@@ -33,10 +35,11 @@ pub(crate) struct Outcome {
 impl Outcome {
     pub(crate) fn to_json(&self) -> String {
         format!(
-            "{{\"mechanism\":\"{}\",\"period_ns\":{},\"ring\":\"{}\",\"cpu_dma_latency\":{},\
+            "{{\"mechanism\":\"{}\",\"period_ns\":{},\"planned_periods\":{},\"ring\":\"{}\",\"cpu_dma_latency\":{},\
              \"missed\":{},\"overrun\":{},\"timer\":{},\"send_call\":{},\"delivery\":{}}}",
             self.mechanism.name(),
             self.period_ns,
+            self.planned_periods,
             self.ring,
             self.cpu_dma_latency,
             self.missed,
@@ -94,6 +97,7 @@ pub(crate) fn run(args: &Args) -> Result<Outcome, String> {
     Ok(Outcome {
         mechanism: args.mechanism,
         period_ns: args.period_ns,
+        planned_periods: measured,
         ring: subscriber.ring,
         cpu_dma_latency: dma.is_some(),
         missed: publisher.missed,
@@ -149,7 +153,9 @@ fn publish(args: &Args, shared: &Shared, warmup: u64, measured: u64) -> Result<P
         // Deadlines that passed before the publisher could send again are skipped, and
         // counted: a missed period is a sample no histogram holds.
         let next = (period + 1).max((returned_ns - start_ns) / args.period_ns + 1);
-        out.missed += (period + 1..next).filter(|p| *p >= warmup).count() as u64;
+        out.missed += (period + 1..next.min(total))
+            .filter(|p| *p >= warmup)
+            .count() as u64;
         period = next;
     }
     Ok(out)
@@ -256,12 +262,15 @@ fn subscribe(args: &Args, shared: &Shared, capacity: usize) -> Result<Subscribed
 #[inline]
 fn account(shared: &Shared, mut next: u64, seen_ns: u64, out: &mut Subscribed) -> u64 {
     let published = shared.published.load(Ordering::Acquire);
+    // Stored before `published` was: as current as it.
+    let first_measured = shared.first_measured.load(Ordering::Acquire);
     if published >= next + STAMPS as u64 {
         let skipped = published + 1 - STAMPS as u64;
-        out.overrun += skipped - next;
+        // Only measured sends are counted, as only they are samples: every measured send is
+        // then a `delivery` sample or an `overrun`.
+        out.overrun += skipped.saturating_sub(next.max(first_measured));
         next = skipped;
     }
-    let first_measured = shared.first_measured.load(Ordering::Acquire);
     while next <= published {
         let sent_ns = shared.sent_ns[next as usize % STAMPS].load(Ordering::Acquire);
         if sent_ns > seen_ns {
