@@ -35,8 +35,8 @@ fn main() {
 }
 
 /// Usage errors (profile, flags, CPU lists, a refused environment variable, a
-/// directory root must not write into) and busy RT CPUs are told apart from system errors
-/// by type.
+/// directory root must not write into, an input that is not a regular file of bounded size or
+/// not a result) and busy RT CPUs are told apart from system errors by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     if error
         .downcast_ref::<rtsoak::profile::ProfileError>()
@@ -47,6 +47,10 @@ fn error_outcome(error: &anyhow::Error) -> Outcome {
         || error
             .downcast_ref::<rtsoak_sys::safe_dir::Untrusted>()
             .is_some()
+        || error
+            .downcast_ref::<rtsoak_sys::input::InputError>()
+            .is_some()
+        || error.downcast_ref::<rtsoak::store::NotAResult>().is_some()
     {
         Outcome::Usage
     } else if error

@@ -7,10 +7,12 @@
 mod dir;
 pub(crate) mod retention;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use rtsoak_sys::input::Input;
 use rtsoak_sys::safe_dir::SafeDir;
 
 pub(crate) use dir::{Saver, new_result_dir};
@@ -60,16 +62,42 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     })
 }
 
+/// The most rtsoak reads of a saved result (a `result.json`, a baseline, a bench result). The
+/// largest results are built to stay under 10 MB (an 8-hour nightly of every transport whose
+/// every list fills is about 9.5 MB, `size_tests`), and older versions wrote them indented, at
+/// about twice the size: 64 MiB holds those with room to spare, and bounds what a wrong file (a
+/// 4 GB log, `/proc/kcore`) makes rtsoak read and decode.
+pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+
+/// Context of an error that says a file given as a result is not one (not JSON, another
+/// schema, not rtsoak's): a bad argument, exit 2, as a file of the wrong kind is.
+#[derive(Debug)]
+pub struct NotAResult(pub PathBuf);
+
+impl std::fmt::Display for NotAResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "loading {}", self.0.display())
+    }
+}
+
 /// Load a result document (a `result.json`, or a result directory holding one).
 pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
-    let file: PathBuf = if path.is_dir() {
-        path.join(RESULT_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    let bytes =
-        std::fs::read(&file).with_context(|| format!("reading result {}", file.display()))?;
-    from_bytes(&bytes).with_context(|| format!("loading {}", file.display()))
+    Ok(read(path)?.0)
+}
+
+/// Read a result (a `result.json`, or a result directory holding one) once, from one open
+/// file (`sys::input`: a regular file, at most [`MAX_RESULT_BYTES`], as root never through
+/// another user's symlink), and decode it: the document, and the very bytes it was decoded
+/// from, for a caller that copies them.
+pub fn read(path: &Path) -> anyhow::Result<(ResultDoc, Input)> {
+    let input = rtsoak_sys::input::read_file_or_in_dir(
+        path,
+        Some(OsStr::new(RESULT_FILE)),
+        MAX_RESULT_BYTES,
+    )
+    .context("reading the result")?;
+    let doc = from_bytes(&input.bytes).context(NotAResult(input.path.clone()))?;
+    Ok((doc, input))
 }
 
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or

@@ -111,7 +111,7 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "lava",
         file_name: "lava-test-cases.sh",
-        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; run where `lava-test-case` is on PATH",
+        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; replay in a LAVA test shell (inside one, rtsoak prints the signals itself)",
         render: |doc| lava::render(doc).into_bytes(),
     },
     Format {

@@ -156,20 +156,19 @@ fn config_without_cpu(config: &BenchConfig) -> serde_json::Map<String, serde_jso
 /// Load a bench result (a `bench.json`, or a directory holding one). Refuses soak results and
 /// other schema versions with a message saying what was found.
 fn load(path: &Path) -> anyhow::Result<BenchDoc> {
-    let file: PathBuf = if path.is_dir() {
-        path.join(BENCH_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).with_context(|| {
-        format!(
-            "reading bench result {}: give the bench.json (or its directory) that \
-             `rtsoak bench` wrote",
-            file.display()
-        )
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    // Read once, bounded, never through another user's symlink as root (`sys::input`).
+    let input = rtsoak_sys::input::read_file_or_in_dir(
+        path,
+        Some(std::ffi::OsStr::new(BENCH_FILE)),
+        crate::store::MAX_RESULT_BYTES,
+    )
+    .context(
+        "reading a bench result: give the bench.json (or its directory) that `rtsoak bench` \
+         wrote",
+    )?;
+    let file = input.path;
+    let value: serde_json::Value = serde_json::from_slice(&input.bytes)
+        .with_context(|| format!("{} is not JSON", file.display()))?;
     anyhow::ensure!(
         value.get("command").and_then(|v| v.as_str()) == Some(BENCH_COMMAND),
         "{} is not an rtsoak bench result (soak results are compared with `rtsoak compare`)",
