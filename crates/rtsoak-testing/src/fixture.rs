@@ -134,6 +134,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
         } else {
             Default::default()
         },
+        coordinator: None,
     }
 }
 

@@ -150,6 +150,10 @@ pub struct RunResult {
     /// Busy share of each CPU from the first period to the end of the run, percent (from
     /// `/proc/stat`): where the load actually went.
     pub cpu_busy_percent: BTreeMap<usize, f64>,
+    /// The coordinator's own wakeups on the RT CPUs while the run measured (absent in older
+    /// results and in runs that never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<crate::CoordinatorActivity>,
     /// Why each send-call and delivery spike happened (absent when the explainer was off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explanation: Option<explain::Explanation>,
