@@ -27,7 +27,10 @@ fn main() {
     let code = match rtsoak::commands::dispatch(cli) {
         Ok(outcome) => outcome.code(),
         Err(error) => {
-            eprintln!("Error: {error:#}");
+            // Errors quote paths, profile names and text read from files: escaped, so none of
+            // it reaches the terminal as an escape sequence.
+            let message = format!("{error:#}");
+            eprintln!("Error: {}", rtsoak::sys::text::visible_lines(&message));
             error_outcome(&error).code()
         }
     };

@@ -9,6 +9,7 @@ use anyhow::Context;
 
 use crate::exit::Outcome;
 use crate::export::diff::render;
+use crate::export::escape::terminal;
 use crate::judge::diff as compare;
 use crate::result::ResultDoc;
 use crate::result::diff::DiffRules;
@@ -27,7 +28,8 @@ pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::
         &DiffRules::default(),
     );
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        let text = serde_json::to_string_pretty(&result)?;
+        println!("{}", crate::export::escape::json(text));
     } else if markdown {
         print!("{}", crate::export::diff::markdown(&result));
     } else {
@@ -81,18 +83,20 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
         let reasons = unfit.join("; ");
         if !force {
             // A refused input, like a bad flag: exit 2, and nothing is written.
-            eprintln!(
+            let message = format!(
                 "Error: {} cannot be a baseline: {reasons}. Every later comparison would rest on \
                  figures that do not stand for the system; promote a complete result with no \
                  failure that measured what it was asked, or give --force to promote it anyway",
                 result.display()
             );
+            eprintln!("{}", terminal(&message));
             return Ok(Outcome::Usage);
         }
-        eprintln!(
+        let message = format!(
             "Warning: promoting {} although it cannot stand for a baseline (--force): {reasons}",
             result.display()
         );
+        eprintln!("{}", terminal(&message));
     }
     let source = result_file(result);
     let bytes = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
@@ -104,12 +108,13 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
     })?;
     let target = to.join(RESULT_FILE);
     write_atomic(&target, &bytes)?;
-    println!(
+    let message = format!(
         "Baseline {} is now the {} result started at {} (copied from {})",
         target.display(),
         doc.plan.profile,
         doc.started_at,
         source.display()
     );
+    println!("{}", terminal(&message));
     Ok(Outcome::Pass)
 }

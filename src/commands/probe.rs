@@ -56,7 +56,8 @@ pub fn probe(
             system_check: &check,
             support: &support,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let text = serde_json::to_string_pretty(&report)?;
+        println!("{}", crate::export::escape::json(text));
     } else {
         print!(
             "{}",

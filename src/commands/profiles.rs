@@ -1,13 +1,15 @@
 //! `rtsoak profiles`: list the profiles a name can give (installed in /etc/rtsoak/profiles, then
-//! built-in) or print one.
+//! built-in) or print one. A profile's text, name and description are shown escaped: a file
+//! in the profile directory need not be root's work.
 
 use crate::exit::Outcome;
 use crate::profile;
+use crate::sys::text::{visible, visible_lines};
 
 /// List or show.
 pub fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
     match show {
-        Some(name) => print!("{}", text_of(name)?),
+        Some(name) => print!("{}", visible_lines(&text_of(name)?)),
         None => {
             for name in profile::names() {
                 let (source, text) = profile::named_text(&name)?.unwrap_or_default();
@@ -15,7 +17,8 @@ pub fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
                     .ok()
                     .and_then(|p| p.description)
                     .unwrap_or_default();
-                println!("{name:<18} {source:<10} {description}");
+                let line = format!("{name:<18} {source:<10} {description}");
+                println!("{}", visible(&line));
             }
         }
     }

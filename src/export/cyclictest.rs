@@ -44,8 +44,7 @@ pub fn render(doc: &ResultDoc) -> String {
         .unwrap_or(1)
         .min(MAX_BUCKETS);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let comment = format!(
         "# rtsoak {} {}: rt-tests 2.4 cyclictest -h layout, 1 us buckets; columns: {}",
         doc.tool.version,
         doc.command,
@@ -55,6 +54,8 @@ pub fn render(doc: &ResultDoc) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    // The one line that quotes the result (its version, command and tags): escaped.
+    let _ = writeln!(out, "{}", super::escape::terminal(&comment));
     let _ = writeln!(out, "# Histogram");
     let counts: Vec<Vec<u64>> = columns.iter().map(|c| per_us(c, buckets)).collect();
     for bucket in 0..buckets as usize {

@@ -3,18 +3,20 @@
 //! causes, the per-round table when there were several rounds, the tail estimates, the legend
 //! and every caveat,
 //! each block after a blank line. What `--details` prints after the headline
-//! ([`super::headline`]), and `rtsoak report --format details` alone.
+//! ([`super::headline`]), and `rtsoak report --format details` alone. Every line and cell is
+//! escaped for the terminal where it is written ([`lines`], [`lay_out`]).
 
 use std::fmt::Write;
 
 use super::comparison::{TEXT_COLUMNS, Table, comparison};
+use super::escape::terminal;
 use crate::result::ResultDoc;
 
 /// Render `doc` as the terminal comparison table.
 pub fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
     let mut out = String::new();
-    let _ = writeln!(out, "{}", c.title);
+    let _ = writeln!(out, "{}", terminal(&c.title));
     lay_out(&mut out, &c.integrity);
     lines(&mut out, &c.problems);
     for table in &c.series {
@@ -48,20 +50,21 @@ fn lines(out: &mut String, lines: &[String]) {
     }
     let _ = writeln!(out);
     for line in lines {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", terminal(line));
     }
 }
 
 /// A blank line, the table's heading, then its header and rows in aligned columns: text
-/// columns to the left, figures to the right.
+/// columns to the left, figures to the right. Cells are escaped before they are measured.
 fn lay_out(out: &mut String, table: &Table) {
     let _ = writeln!(out);
-    let _ = writeln!(out, "{}", table.heading);
-    let all: Vec<&[String]> = std::iter::once(table.header.as_slice())
-        .chain(table.rows.iter().map(Vec::as_slice))
+    let _ = writeln!(out, "{}", terminal(&table.heading));
+    let all: Vec<Vec<String>> = std::iter::once(&table.header)
+        .chain(&table.rows)
+        .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
         .collect();
     let widths: Vec<usize> = (0..table.header.len())
-        .map(|c| all.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     for row in all {
         let cells: Vec<String> = row

@@ -7,6 +7,7 @@
 
 use std::fmt::Write;
 
+use super::escape::terminal;
 use super::text::us;
 use crate::judge::floor::{FigureOverhead, FloorRow, overhead};
 use crate::result::ResultDoc;
@@ -47,14 +48,17 @@ pub fn render(doc: &ResultDoc) -> String {
     for row in &rows {
         for (index, figure) in row.figures.iter().enumerate() {
             let label = if index == 0 { row.label.as_str() } else { "" };
-            let _ = writeln!(out, "{}", figure_line(label, figure));
+            let _ = writeln!(out, "{}", terminal(&figure_line(label, figure)));
         }
         if row.figures.is_empty() {
-            let _ = writeln!(out, "{:<16} no round where both sides completed", row.label);
+            let line = format!("{:<16} no round where both sides completed", row.label);
+            let _ = writeln!(out, "{}", terminal(&line));
         }
     }
     for row in &rows {
-        let _ = writeln!(out, "{}", verdict_line(row));
+        for line in verdict_lines(row) {
+            let _ = writeln!(out, "{}", terminal(&line));
+        }
     }
     out
 }
@@ -79,7 +83,7 @@ fn figure_line(label: &str, f: &FigureOverhead) -> String {
 /// "eventfd: harness delivery p99 1.04x its floor (+4 %; 5 round(s))" and, below it, whether
 /// that difference is outside the floor's own spread over the rounds (else it is not told apart
 /// from this machine's noise, and the line says so); or why there is no figure.
-fn verdict_line(row: &FloorRow) -> String {
+fn verdict_lines(row: &FloorRow) -> Vec<String> {
     let unpaired = match row.unpaired {
         0 => String::new(),
         n => format!("; {n} round(s) unpaired, a side did not complete"),
@@ -88,22 +92,23 @@ fn verdict_line(row: &FloorRow) -> String {
         .delivery()
         .and_then(|figure| Some((figure, figure.p99_ratio()?)))
     else {
-        return format!(
+        return vec![format!(
             "  {}: no delivery figure on both sides{unpaired}",
             row.label
-        );
+        )];
     };
     let how_far = if ratio <= 1.0 {
         "at or below it".to_string()
     } else {
         format!("+{:.0} %", (ratio - 1.0) * 100.0)
     };
-    format!(
-        "  {}: harness delivery p99 {ratio:.2}x its floor ({how_far}; {} round(s){unpaired})\n    {}",
-        row.label,
-        row.rounds,
-        spread_line(row.rounds, delivery)
-    )
+    vec![
+        format!(
+            "  {}: harness delivery p99 {ratio:.2}x its floor ({how_far}; {} round(s){unpaired})",
+            row.label, row.rounds,
+        ),
+        format!("    {}", spread_line(row.rounds, delivery)),
+    ]
 }
 
 /// What the floor's own round-to-round spread says of the difference: a difference inside it

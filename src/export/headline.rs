@@ -7,11 +7,14 @@
 //! with `--floor`, the harness against its floor ([`super::floor`]). `--details` adds every
 //! other table.
 //!
-//! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown.
+//! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown. The
+//! text is built from the result as it is; the two writers ([`wrap`] and [`table`] for the
+//! terminal, the caller's Markdown escape) escape every line and cell they write.
 
 use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
+use super::escape::terminal;
 use super::journal::verdict_lines;
 use super::text::us;
 use crate::judge::decision::{decide, per_million};
@@ -378,10 +381,11 @@ pub fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
 const GAPS: [usize; COLUMNS] = [0, 2, 1, 1, 2, 1, 2, 1, 2];
 
 /// The table: group labels over the figure columns, the header, the rows; the transport left,
-/// figures right.
+/// figures right. Every cell is escaped for the terminal before the columns are measured.
 fn table(out: &mut String, h: &Headline) {
-    let all: Vec<&[String]> = std::iter::once(h.header.as_slice())
-        .chain(h.rows.iter().map(Vec::as_slice))
+    let all: Vec<Vec<String>> = std::iter::once(&h.header)
+        .chain(&h.rows)
+        .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
         .collect();
     let widths: Vec<usize> = (0..COLUMNS)
         .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -414,11 +418,12 @@ fn table(out: &mut String, h: &Headline) {
     }
 }
 
-/// `text` wrapped at [`WIDTH`] columns on spaces, continuation lines indented by `indent` and
-/// two more spaces; `p < 0.01` is never split.
+/// `text`, escaped for the terminal, wrapped at [`WIDTH`] columns on spaces, continuation lines
+/// indented by `indent` and two more spaces; `p < 0.01` is never split.
 fn wrap(out: &mut String, text: &str, indent: &str) {
+    // A control character: none is left in the escaped text to be mistaken for it.
     const GLUE: char = '\u{1}';
-    let glued = text.replace("p < ", &format!("p{GLUE}<{GLUE}"));
+    let glued = terminal(text).replace("p < ", &format!("p{GLUE}<{GLUE}"));
     let mut line = String::from(indent);
     let continuation = format!("{indent}  ");
     for word in glued.split(' ').map(|w| w.replace(GLUE, " ")) {

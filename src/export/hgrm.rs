@@ -28,13 +28,14 @@ pub fn render(doc: &ResultDoc) -> String {
             if series.histogram.is_empty() || !series.percentiles_known() {
                 continue;
             }
-            let _ = writeln!(
-                out,
+            let comment = format!(
                 "# rtsoak {}: transport {}, series {name}, {} runs, values in us",
                 doc.command,
                 transport.label,
                 transport.measured_runs()
             );
+            // The comment names what the result holds: one line, escaped.
+            let _ = writeln!(out, "{}", super::escape::terminal(&comment));
             distribution(&mut out, &series.histogram);
         }
     }

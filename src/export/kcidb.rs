@@ -103,9 +103,9 @@ pub fn render(doc: &ResultDoc) -> Vec<u8> {
                     "architecture": doc.host.arch, "comment": format!("the running kernel of {hostname}")}],
         "tests": tests,
     });
-    let mut out = serde_json::to_vec_pretty(&document).unwrap_or_default();
-    out.push(b'\n');
-    out
+    let mut out = super::escape::json(serde_json::to_string_pretty(&document).unwrap_or_default());
+    out.push('\n');
+    out.into_bytes()
 }
 
 /// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.

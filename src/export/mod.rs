@@ -17,6 +17,7 @@ mod comparison;
 pub mod cyclictest;
 pub mod details;
 pub mod diff;
+pub mod escape;
 pub mod floor;
 pub mod hdr_log;
 pub mod headline;

@@ -47,7 +47,10 @@ pub fn compare_results(paths: &[PathBuf], gates: &Gates, json: bool) -> anyhow::
             "series": rows.iter().map(|(name, c)| serde_json::json!({"series": name, "comparison": c})).collect::<Vec<_>>(),
             "verdict": verdict,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!(
+            "{}",
+            crate::export::escape::json(serde_json::to_string_pretty(&value)?)
+        );
     } else {
         let labels: Vec<String> = docs
             .iter()

@@ -142,7 +142,10 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
     };
     save_json(&doc, &result_path)?;
     if common.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!(
+            "{}",
+            crate::export::escape::json(serde_json::to_string_pretty(&doc)?)
+        );
     } else {
         print!("{}", report::render_doc(&doc));
     }

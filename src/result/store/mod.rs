@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::sys::safe_dir::SafeDir;
+use crate::sys::text::visible_json;
 
 pub use dir::{Saver, create_result_dir, new_result_dir};
 
@@ -28,16 +29,19 @@ pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
 /// `doc` as compact JSON (one line) with a trailing newline: exactly what `result.json` holds.
 /// Compact because indentation was half of the file: a default comparison's outlier lists
 /// alone took 1.0 MB pretty and 0.5 MB compact. `jq .` shows it indented; any JSON reader,
-/// `report` and `diff` included, reads pretty files from earlier versions the same.
+/// `report` and `diff` included, reads pretty files from earlier versions the same. Nothing a
+/// terminal acts on stands raw in it ([`visible_json`]), so printing it is safe.
 pub fn to_json(doc: &ResultDoc) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(doc).expect("a result document always serializes to JSON");
+    let text = serde_json::to_string(doc).expect("a result document always serializes to JSON");
+    let mut bytes = visible_json(text).into_bytes();
     bytes.push(b'\n');
     bytes
 }
 
-/// Write any document to `path` as pretty JSON, atomically (the bench results use it).
+/// Write any document to `path` as pretty JSON, atomically (the bench results use it), with
+/// nothing a terminal acts on raw in it.
 pub fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(doc)?;
+    let mut bytes = visible_json(serde_json::to_string_pretty(doc)?).into_bytes();
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }
