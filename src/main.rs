@@ -38,8 +38,8 @@ fn main() {
 }
 
 /// Usage errors (profile, flags, CPU lists, a refused environment variable, a
-/// directory root must not write into) and busy RT CPUs are told apart from system errors
-/// by type.
+/// directory root must not write into, a result whose counts cannot be added) and busy RT CPUs
+/// are told apart from system errors by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     if error
         .downcast_ref::<rtsoak::profile::ProfileError>()
@@ -49,6 +49,9 @@ fn error_outcome(error: &anyhow::Error) -> Outcome {
             .is_some()
         || error
             .downcast_ref::<rtsoak::sys::safe_dir::Untrusted>()
+            .is_some()
+        || error
+            .downcast_ref::<rtsoak::result::store::Refused>()
             .is_some()
     {
         Outcome::Usage

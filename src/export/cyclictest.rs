@@ -108,7 +108,8 @@ fn per_us(column: &Column, buckets: u64) -> Vec<u64> {
     for step in column.histogram.iter_recorded() {
         let ns = column.histogram.median_equivalent(step.value_iterated_to());
         let us = ns.clamp(column.min_ns, column.max_ns) / 1_000;
-        counts[us.min(buckets) as usize] += step.count_at_value();
+        let count = &mut counts[us.min(buckets) as usize];
+        *count = count.saturating_add(step.count_at_value());
     }
     counts
 }
@@ -126,7 +127,9 @@ fn footer(out: &mut String, columns: &[Column], counts: &[Vec<u64>], buckets: u6
         let _ = write!(
             out,
             " {:09}",
-            column[..buckets as usize].iter().sum::<u64>()
+            column[..buckets as usize]
+                .iter()
+                .fold(0u64, |total, &n| total.saturating_add(n))
         );
     }
     let _ = writeln!(out);

@@ -92,7 +92,9 @@ fn why(changes: &CauseChanges) -> String {
         ring_setup: changes.ring_setup,
     }
     .label();
-    let total = changes.new_over_threshold as i64 - changes.baseline_over_threshold as i64;
+    // In 128 bits: two counts read from files, whose difference an i64 may not hold.
+    let total =
+        i128::from(changes.new_over_threshold) - i128::from(changes.baseline_over_threshold);
     let mut parts: Vec<String> = changes
         .changes
         .iter()

@@ -53,7 +53,7 @@ fn distribution(out: &mut String, histogram: &Histogram<u64>) {
     );
     let mut total = 0u64;
     for step in histogram.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
-        total += step.count_since_last_iteration();
+        total = total.saturating_add(step.count_since_last_iteration());
         let quantile = step.quantile_iterated_to();
         let value = scaled(histogram.highest_equivalent(step.value_iterated_to()));
         if quantile < 1.0 {

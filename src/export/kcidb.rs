@@ -71,7 +71,7 @@ pub fn render(doc: &ResultDoc) -> Vec<u8> {
             Some((i.sent as f64, "messages")),
             json!({"lost": i.lost, "missed_periods": i.missed_periods,
                    "transport_failures": i.transport_failures(),
-                   "measured_s": t.runs.iter().map(|r| r.measured_ns).sum::<u64>() as f64 / 1e9}),
+                   "measured_s": t.measured_ns() as f64 / 1e9}),
         ));
         for judged in SERIES {
             let Some(series) = t.series.get(&SeriesKey::Rt(judged)) else {

@@ -4,6 +4,7 @@
 //! file in the same directory, then rename), so a reader or a crash never sees half a document;
 //! a comparison re-saves after every run, so a late failure loses only the run in progress.
 
+mod check;
 pub mod dir;
 pub mod retention;
 
@@ -14,6 +15,7 @@ use anyhow::Context;
 use crate::sys::safe_dir::SafeDir;
 use crate::sys::text::visible_json;
 
+pub use check::Refused;
 pub use dir::{Saver, create_result_dir, new_result_dir};
 
 use super::{ResultDoc, SCHEMA_VERSION};
@@ -87,7 +89,8 @@ pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
 
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or
 /// an error, never a panic (a fuzz target holds it to that). Version 1 documents are read too
-/// ([`upgrade_from_v1`]).
+/// ([`upgrade_from_v1`]). A document that parses but whose counts cannot be added, or whose
+/// runs name transports its plan did not run, is refused with [`Refused`] ([`check`]).
 pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
     let mut value: serde_json::Value =
         serde_json::from_slice(bytes).context("the file is not JSON")?;
@@ -100,7 +103,9 @@ pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
              {SCHEMA_VERSION}"
         ),
     }
-    serde_json::from_value(value).context("it is not an rtsoak result")
+    let doc: ResultDoc = serde_json::from_value(value).context("it is not an rtsoak result")?;
+    check::check(&doc)?;
+    Ok(doc)
 }
 
 /// Version 1 wrote a ring-setup comparison's run as `"transport": "futex (defer-taskrun)"`
