@@ -64,7 +64,12 @@ fn lay_out(out: &mut String, table: &Table) {
         .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
         .collect();
     let widths: Vec<usize> = (0..table.header.len())
-        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            all.iter()
+                .filter_map(|r| Some(r.get(c)?.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in all {
         let cells: Vec<String> = row
@@ -139,6 +144,54 @@ mod tests {
         let text = render(&doc);
         assert!(text.contains("Tail estimates"), "{text}");
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn a_tail_whose_figures_contradict_each_other_is_shown_as_dashes_with_the_reasons() {
+        let mut doc = one_run_doc();
+        let mut broken_fit = synthetic_tail();
+        let crate::record::TailEstimate::Estimated(model) = &mut broken_fit else {
+            panic!("the synthetic tail is estimated: {broken_fit:?}");
+        };
+        model.fit_test.p_value = 2.5;
+        let mut broken_level = synthetic_tail();
+        let crate::record::TailEstimate::Estimated(model) = &mut broken_level else {
+            unreachable!()
+        };
+        let day = model.return_levels.iter_mut().find(|l| l.span == "day");
+        let day = day.expect("a day level");
+        (day.level_ns, day.low_ns, day.high_ns) = (Some(-5000.0), Some(9e12), Some(0.0));
+        doc.runs[0].tail = [
+            (SeriesKey::Rt(Series::Timer), broken_fit),
+            (SeriesKey::Rt(Series::Delivery), broken_level),
+        ]
+        .into();
+        let text = render(&doc);
+        assert!(!text.contains("2.50") && !text.contains("-5.0"), "{text}");
+        let row = |series: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("eventfd {series}")))
+                .unwrap_or_else(|| panic!("no {series} row: {text}"))
+                .to_string()
+        };
+        let timer = row("timer");
+        assert_eq!(
+            timer.split_whitespace().filter(|c| *c == "-").count(),
+            7,
+            "{timer}"
+        );
+        let delivery = row("delivery");
+        assert_eq!(
+            delivery.split_whitespace().filter(|c| *c == "-").count(),
+            1,
+            "{delivery}"
+        );
+        for reason in [
+            "eventfd timer: the fit p-value 2.5 is not a probability (outside 0 to 1): shown as -",
+            "eventfd delivery day: the return level (ns) -5000 is below its threshold",
+        ] {
+            assert!(text.contains(reason), "{reason}: {text}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod build;
 pub mod coarsen;
+pub mod consistent;
 pub mod decision;
 pub mod diff;
 mod doc;

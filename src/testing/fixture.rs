@@ -430,3 +430,30 @@ pub fn one_run_doc() -> ResultDoc {
     );
     doc("run", plan(&["eventfd"], 1), vec![eventfd])
 }
+
+/// `summary` with its p99 at `p99_ns` and the rest moved only as far as keeps it consistent
+/// (percentiles in order between the shortest and the longest sample), as a real run's would be.
+pub fn set_p99(summary: &mut Summary, p99_ns: u64) {
+    summary.p99_ns = p99_ns;
+    summary.p90_ns = summary.p90_ns.min(p99_ns);
+    summary.p50_ns = summary.p50_ns.min(summary.p90_ns);
+    summary.min_ns = summary.min_ns.min(summary.p50_ns);
+    summary.p99_9_ns = summary.p99_9_ns.max(p99_ns);
+    summary.p99_99_ns = summary.p99_99_ns.max(summary.p99_9_ns);
+    summary.max_ns = summary.max_ns.max(summary.p99_99_ns);
+}
+
+/// `summary` with every latency at `share` of what it was: a faster run of the same shape.
+pub fn scale(summary: &mut Summary, share: f64) {
+    for ns in [
+        &mut summary.min_ns,
+        &mut summary.p50_ns,
+        &mut summary.p90_ns,
+        &mut summary.p99_ns,
+        &mut summary.p99_9_ns,
+        &mut summary.p99_99_ns,
+        &mut summary.max_ns,
+    ] {
+        *ns = (*ns as f64 * share) as u64;
+    }
+}
