@@ -11,6 +11,7 @@
 //! text is built from the result as it is; the two writers ([`wrap`] and [`table`] for the
 //! terminal, the caller's Markdown escape) escape every line and cell they write.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
@@ -119,14 +120,16 @@ pub fn headline(doc: &ResultDoc) -> Headline {
 /// the same thing take one line, not six.
 fn cause_lines(causes: &[MainCause]) -> Vec<String> {
     let mut groups: Vec<(&str, &str, Vec<&MainCause>)> = Vec::new();
+    // Each group found by its key in a map: a decision read from a file may hold any number.
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
     for cause in causes {
-        match groups
-            .iter_mut()
-            .find(|(series, name, _)| *series == cause.series && *name == cause.cause)
-        {
-            Some((_, _, members)) => members.push(cause),
-            None => groups.push((&cause.series, &cause.cause, vec![cause])),
-        }
+        let at = *index
+            .entry((&cause.series, &cause.cause))
+            .or_insert_with(|| {
+                groups.push((&cause.series, &cause.cause, Vec::new()));
+                groups.len() - 1
+            });
+        groups[at].2.push(cause);
     }
     groups
         .into_iter()
@@ -255,10 +258,14 @@ fn compact(value: f64) -> String {
 /// how many are left.
 fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
     let mut folded: Vec<(&Caveat, usize)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for caveat in caveats {
-        match folded.iter_mut().find(|(c, _)| c.kind == caveat.kind) {
-            Some((_, more)) => *more += 1,
-            None => folded.push((caveat, 0)),
+        match index.get(caveat.kind.as_str()) {
+            Some(&at) => folded[at].1 += 1,
+            None => {
+                index.insert(&caveat.kind, folded.len());
+                folded.push((caveat, 0));
+            }
         }
     }
     folded.sort_by_key(|(c, _)| c.severity);
