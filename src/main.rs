@@ -28,9 +28,19 @@ fn main() {
         Ok(outcome) => outcome.code(),
         Err(error) => {
             // Errors quote paths, profile names and text read from files: escaped, so none of
-            // it reaches the terminal as an escape sequence.
+            // it reaches the terminal as an escape sequence or a line of its own. A profile's
+            // parse error alone spans lines (its quoted lines escaped where they were read).
             let message = format!("{error:#}");
-            eprintln!("Error: {}", rtsoak::sys::text::visible_lines(&message));
+            let multi_line = matches!(
+                error.downcast_ref::<rtsoak::profile::ProfileError>(),
+                Some(rtsoak::profile::ProfileError::Toml { .. })
+            );
+            let shown = if multi_line {
+                rtsoak::sys::text::visible_lines(&message)
+            } else {
+                rtsoak::sys::text::visible(&message)
+            };
+            eprintln!("Error: {shown}");
             error_outcome(&error).code()
         }
     };

@@ -457,3 +457,54 @@ pub fn scale(summary: &mut Summary, share: f64) {
         *ns = (*ns as f64 * share) as u64;
     }
 }
+
+/// `doc` with `text` appended to every text it holds that may hold any text (names, reasons,
+/// messages, the host's strings, the command line; not the histograms, and not what is an
+/// enum or a number written as text): each field, found by its path with the array indices
+/// left out, is kept where the document still reads back with it.
+pub fn with_foreign_text(doc: &ResultDoc, text: &str) -> ResultDoc {
+    use serde_json::Value;
+    fn paths(value: &Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+        match value {
+            Value::String(_) => {
+                out.insert(path.to_string());
+            }
+            Value::Array(items) => items
+                .iter()
+                .for_each(|v| paths(v, &format!("{path}/*"), out)),
+            Value::Object(map) => {
+                for (key, v) in map.iter().filter(|(key, _)| *key != "histogram") {
+                    paths(v, &format!("{path}/{key}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn append(value: &mut Value, path: &[&str], text: &str) {
+        match (value, path.split_first()) {
+            (Value::String(s), None) => s.push_str(text),
+            (Value::Array(items), Some((&"*", rest))) => {
+                items.iter_mut().for_each(|v| append(v, rest, text));
+            }
+            (Value::Object(map), Some((key, rest))) => {
+                if let Some(v) = map.get_mut(*key) {
+                    append(v, rest, text);
+                }
+            }
+            _ => {}
+        }
+    }
+    let original = serde_json::to_value(doc).unwrap();
+    let mut all = std::collections::BTreeSet::new();
+    paths(&original, "", &mut all);
+    let mut hostile = original.clone();
+    for path in all {
+        let parts: Vec<&str> = path.split('/').skip(1).collect();
+        let mut trial = hostile.clone();
+        append(&mut trial, &parts, text);
+        if serde_json::from_value::<ResultDoc>(trial.clone()).is_ok() {
+            hostile = trial;
+        }
+    }
+    serde_json::from_value(hostile).unwrap()
+}

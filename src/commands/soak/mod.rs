@@ -178,7 +178,7 @@ fn report(
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
         let message = format!("{error:#}");
-        eprintln!("Error: {}", crate::sys::text::visible_lines(&message));
+        eprintln!("Error: {}", crate::sys::text::visible(&message));
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());
