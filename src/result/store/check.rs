@@ -293,6 +293,18 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_surrogate_written_as_an_escape_is_no_text_and_the_file_no_json() {
+        let json = String::from_utf8(to_json(&two_round_doc())).unwrap();
+        let broken = json.replacen("\"ci\"", "\"ci\\ud800\"", 1);
+        assert_ne!(broken, json);
+        let error = from_bytes(broken.as_bytes()).unwrap_err();
+        assert!(
+            format!("{error:#}").contains("the file is not JSON"),
+            "{error:#}"
+        );
+    }
+
+    #[test]
     fn a_series_with_more_spikes_than_samples_is_refused() {
         let mut doc = two_round_doc();
         let delivery = SeriesKey::Rt(Series::Delivery);

@@ -106,13 +106,20 @@ pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
     };
     let doc: ResultDoc = match version {
         Some(1) => {
-            let mut value: serde_json::Value = serde_json::from_slice(bytes)?;
+            let mut value: serde_json::Value =
+                serde_json::from_slice(bytes).context("the file is not JSON")?;
             upgrade_from_v1(&mut value);
             serde_json::from_value(value).context("it is not an rtsoak result")?
         }
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {
-            serde_json::from_slice(bytes).context("it is not an rtsoak result")?
-        }
+        Some(v) if v == u64::from(SCHEMA_VERSION) => match serde_json::from_slice(bytes) {
+            Ok(doc) => doc,
+            // The version read skips strings unchecked: a lone surrogate (`"\ud800"`) is
+            // found only here, and it makes the file no JSON, not a result of the wrong shape.
+            Err(error) if error.is_syntax() => {
+                return Err(error).context("the file is not JSON");
+            }
+            Err(error) => return Err(error).context("it is not an rtsoak result"),
+        },
         _ => anyhow::bail!(
             "it has result schema version {version:?}; this rtsoak reads versions 1 to \
              {SCHEMA_VERSION}"
