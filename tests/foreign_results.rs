@@ -76,7 +76,7 @@ fn hostile_result() -> (Vec<u8>, Vec<String>) {
         let parts: Vec<&str> = path.split('/').skip(1).collect();
         let mut trial = doc.clone();
         append(&mut trial, &parts, HOSTILE);
-        if rtsoak::result::store::from_bytes(&serde_json::to_vec(&trial).unwrap()).is_ok() {
+        if rtsoak::store::from_bytes(&serde_json::to_vec(&trial).unwrap()).is_ok() {
             doc = trial;
             taken.push(path);
         }
@@ -99,7 +99,7 @@ fn assert_inert(what: &str, output: &Output) {
         let text = String::from_utf8(bytes.clone()).unwrap();
         let active: Vec<char> = text
             .chars()
-            .filter(|&c| rtsoak::sys::text::acts_on(c) && c != '\n' && c != '\t')
+            .filter(|&c| rtsoak_record::text::acts_on(c) && c != '\n' && c != '\t')
             .collect();
         assert!(
             active.is_empty(),
@@ -130,7 +130,7 @@ fn escape_sequences_in_every_text_of_a_result_reach_no_terminal_from_report_diff
         assert!(taken.iter().any(|t| t == field), "{field} not in {taken:?}");
     }
     let (_dir, result) = saved(&bytes);
-    for format in rtsoak::export::names() {
+    for format in rtsoak_report::names() {
         let output = rtsoak()
             .args(["report", "--format", format])
             .arg(&result)
@@ -195,7 +195,7 @@ fn the_junit_of_a_result_full_of_what_xml_1_0_forbids_is_read_by_pythons_xml_par
             "{}",
             String::from_utf8_lossy(&parsed.stderr)
         ),
-        Err(error) => rtsoak::sys::testing::skip(&format!(
+        Err(error) => rtsoak_testing::skip(&format!(
             "python3 is not available ({error}); .ci/run installs it"
         )),
     }

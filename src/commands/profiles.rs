@@ -4,10 +4,10 @@
 
 use crate::exit::Outcome;
 use crate::profile;
-use crate::sys::text::{visible, visible_lines};
+use rtsoak_record::text::{visible, visible_lines};
 
 /// List or show.
-pub fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
+pub(super) fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
     match show {
         Some(name) => print!("{}", visible_lines(&text_of(name)?)),
         None => {

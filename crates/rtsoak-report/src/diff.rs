@@ -1,0 +1,162 @@
+//! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown. The
+//! findings name what the two results hold (transports, the baseline's path, their reasons):
+//! every line is escaped for the terminal, every Markdown cell and line for Markdown, where it
+//! is written ([`line`], [`markdown_line`]).
+
+use std::fmt::Write;
+
+use crate::escape::{markdown as md, terminal};
+use rtsoak_record::result::RunKey;
+use rtsoak_record::result::diff::{CauseChanges, Diff};
+
+/// Causes named per series in "why the spikes changed"; the rest are counted.
+const CAUSES_NAMED: usize = 3;
+
+/// One line per finding (`REGRESSION` or `ok`), one per reason the comparison is
+/// inconclusive, why the spikes changed where both sides were explained, then the one-line
+/// verdict (`verdict: PASS|FAIL|INCONCLUSIVE`).
+pub fn render(diff: &Diff) -> String {
+    let mut out = String::new();
+    for finding in &diff.findings {
+        let mark = if finding.regression {
+            "REGRESSION"
+        } else {
+            "ok"
+        };
+        let text = format!("{mark:<10}  {}: {}", finding.label(), finding.reason);
+        line(&mut out, &text);
+    }
+    for reason in &diff.inconclusive {
+        line(&mut out, &format!("{:<10}  {reason}", "NOT JUDGED"));
+    }
+    if !diff.causes.is_empty() {
+        line(&mut out, WHY_HEADING);
+        for changes in &diff.causes {
+            line(&mut out, &format!("  {}", why(changes)));
+        }
+    }
+    let verdict = format!("verdict: {}: {}", diff.status().word(), diff.summary_line());
+    line(&mut out, &verdict);
+    out
+}
+
+/// One line of the terminal view, escaped.
+fn line(out: &mut String, text: &str) {
+    let _ = writeln!(out, "{}", terminal(text));
+}
+
+/// One line of the Markdown view: `before`, then `text` escaped, then `after`.
+fn markdown_line(out: &mut String, before: &str, text: &str, after: &str) {
+    let _ = writeln!(out, "{before}{}{after}", md(text));
+}
+
+const WHY_HEADING: &str = "Why the spikes changed (both sides explained; a cause's count is its \
+                           share of the kept spikes times all spikes over the threshold):";
+
+/// The comparison as GitHub Markdown: the verdict, the regressions, why it is inconclusive,
+/// why the spikes changed, then every finding in a table.
+pub fn markdown(diff: &Diff) -> String {
+    let mut out = String::new();
+    let verdict = format!("**verdict: {}**: ", diff.status().word());
+    markdown_line(&mut out, &verdict, &diff.summary_line(), "\n");
+    for reason in &diff.inconclusive {
+        markdown_line(&mut out, "- not judged: ", reason, "");
+    }
+    if !diff.causes.is_empty() {
+        let _ = writeln!(out, "\n{WHY_HEADING}\n");
+        for changes in &diff.causes {
+            markdown_line(&mut out, "- ", &why(changes), "");
+        }
+    }
+    out.push_str(
+        "\n| finding | regression | baseline | new | why |\n| --- | --- | ---: | ---: | --- |\n",
+    );
+    for f in &diff.findings {
+        let cells = [
+            md(&f.label()),
+            if f.regression { "**yes**" } else { "no" }.to_string(),
+            f.baseline.to_string(),
+            f.new.to_string(),
+            md(&f.reason),
+        ];
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+/// `futex send_call: +2800 spikes over the threshold (97 → 2897): +2650 blocked on ... (12 % →
+/// 91 %); ...`, the largest changes first.
+fn why(changes: &CauseChanges) -> String {
+    let row = RunKey {
+        transport: &changes.transport,
+        ring_setup: changes.ring_setup,
+    }
+    .label();
+    // In 128 bits: two counts read from files, whose difference an i64 may not hold.
+    let total =
+        i128::from(changes.new_over_threshold) - i128::from(changes.baseline_over_threshold);
+    let mut parts: Vec<String> = changes
+        .changes
+        .iter()
+        .take(CAUSES_NAMED)
+        .map(|c| {
+            format!(
+                "{:+.0} {} ({:.0} % → {:.0} % of the kept spikes)",
+                c.new_count - c.baseline_count,
+                c.cause,
+                c.baseline_share_percent,
+                c.new_share_percent
+            )
+        })
+        .collect();
+    let rest = changes.changes.len().saturating_sub(CAUSES_NAMED);
+    if rest > 0 {
+        parts.push(format!("{rest} more causes changed less"));
+    }
+    format!(
+        "{row} {}: {total:+} spikes over the threshold ({} → {}): {}",
+        changes.series,
+        changes.baseline_over_threshold,
+        changes.new_over_threshold,
+        parts.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff, DiffRules};
+
+    #[test]
+    fn a_cause_that_changed_is_said_with_its_counts_and_shares() {
+        let diff = Diff {
+            baseline: "base".into(),
+            baseline_started_at: String::new(),
+            rules: DiffRules::default(),
+            regression: true,
+            inconclusive: Vec::new(),
+            findings: Vec::new(),
+            causes: vec![CauseChanges {
+                transport: "eventfd".into(),
+                ring_setup: None,
+                series: "delivery".into(),
+                baseline_over_threshold: 200,
+                new_over_threshold: 3000,
+                changes: vec![CauseChange {
+                    cause: "blocked on a lock".into(),
+                    baseline_count: 20.0,
+                    new_count: 2700.0,
+                    baseline_share_percent: 10.0,
+                    new_share_percent: 90.0,
+                }],
+            }],
+        };
+        let text = super::render(&diff);
+        assert!(
+            text.contains(
+                "  eventfd delivery: +2800 spikes over the threshold (200 → 3000): +2680 blocked \
+                 on a lock (10 % → 90 % of the kept spikes)"
+            ),
+            "{text}"
+        );
+    }
+}
