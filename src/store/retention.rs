@@ -111,9 +111,11 @@ pub(crate) fn prune(
     let dir = SafeDir::open(parent)
         .with_context(|| format!("opening {} to prune old results", parent.display()))?;
     let names = own_results(&dir, now)?;
+    // Saturating: a number of days past what seconds can count keeps everything, where a
+    // product that wrapped would be a few hours and remove yesterday's results.
     let max_age = retention
         .keep_days
-        .map(|days| Duration::from_secs(days * 86_400));
+        .map(|days| Duration::from_secs(days.saturating_mul(86_400)));
     let mut removed = Vec::new();
     for (index, name) in names.iter().enumerate() {
         if Some(name.as_os_str()) == current.file_name() {

@@ -92,6 +92,28 @@ fn keep_days_removes_older_results_but_never_the_current_one() {
 }
 
 #[test]
+fn keep_days_too_large_for_seconds_keeps_everything() {
+    let parent = tempfile::tempdir().unwrap();
+    let p = parent.path();
+    let yesterday = result(p, "20261109T000000Z-run");
+    let current = result(p, "20261110T000000Z-run");
+    let now = stamp_of("20261110T000000Z-run").unwrap();
+    // Days whose seconds wrap past 2^64 to 61,184 s (17 hours), and the largest number.
+    let wraps_to_17_hours = u64::MAX / 86_400 + 1;
+    for keep_days in [wraps_to_17_hours, u64::MAX] {
+        let retention = Retention {
+            keep: None,
+            keep_days: Some(keep_days),
+        };
+        assert!(
+            prune(p, &current, &retention, now).unwrap().is_empty(),
+            "{keep_days}"
+        );
+    }
+    assert!(yesterday.exists());
+}
+
+#[test]
 fn latest_points_at_the_newest_and_is_replaced_not_duplicated() {
     let parent = tempfile::tempdir().unwrap();
     let p = parent.path();
