@@ -139,8 +139,8 @@ struct Reader {
     read: Read,
 }
 
-/// Every format, the details, a comparison with itself (judged and rendered both ways), the
-/// verdict, and reading the file.
+/// Every format, the terminal with `--details`, a comparison with itself (judged and rendered
+/// both ways), the verdict, and reading the file.
 fn readers() -> Vec<Reader> {
     let mut readers: Vec<Reader> = FORMATS
         .iter()
@@ -152,7 +152,7 @@ fn readers() -> Vec<Reader> {
         })
         .collect();
     readers.push(Reader {
-        name: "details",
+        name: "--details",
         read: Box::new(|doc, _| {
             std::hint::black_box(rtsoak_report::terminal::render(doc, true));
         }),
