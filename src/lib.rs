@@ -29,5 +29,8 @@ mod preflight;
 
 pub mod store;
 
+#[cfg(test)]
+mod cost_tests;
+
 // A fresh boot per point: kernels (or command lines) compared A/B/A across reboots.
 pub mod campaign;

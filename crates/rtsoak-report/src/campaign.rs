@@ -17,6 +17,7 @@ use rtsoak_analysis::campaign::sequence::{Column, Role};
 use rtsoak_analysis::campaign::state::{Fact, LeftIn, Measurement, Outcome, Phase};
 
 use super::comparison::Table;
+use super::escape::terminal;
 
 /// The document as `campaign.json` holds it: indented JSON with a trailing newline (every
 /// boot's whole result is inside; `campaign report --format json` prints the same bytes).
@@ -31,21 +32,21 @@ pub fn render_json(doc: &CampaignDoc) -> Vec<u8> {
 pub fn render(doc: &CampaignDoc) -> String {
     let mut out = String::new();
     for line in title(doc) {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", terminal(&line));
     }
     super::details::lay_out(&mut out, &boots_table(doc));
     let notes = notes(doc);
     if !notes.is_empty() {
         let _ = writeln!(out);
         for line in &notes {
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", terminal(line));
         }
     }
     let _ = writeln!(out);
     if doc.judgement.bench.is_empty() {
         super::details::lay_out(&mut out, &soak_table(doc));
         for (row, reason) in soak_reasons(doc) {
-            let _ = writeln!(out, "  {row}: {reason}");
+            let _ = writeln!(out, "  {}: {}", terminal(&row), terminal(&reason));
         }
         let _ = writeln!(out, "verdict: {}", doc.judgement.verdict.name());
     } else {
@@ -65,7 +66,7 @@ pub fn render(doc: &CampaignDoc) -> String {
         ));
     }
     for reason in reasons(doc) {
-        let _ = writeln!(out, "  {reason}");
+        let _ = writeln!(out, "  {}", terminal(&reason));
     }
     for row in doc
         .judgement
@@ -74,7 +75,7 @@ pub fn render(doc: &CampaignDoc) -> String {
         .filter(|r| r.comparison.is_none())
     {
         for reason in bench_reasons(row) {
-            let _ = writeln!(out, "  {}: {reason}", row.series);
+            let _ = writeln!(out, "  {}: {}", terminal(&row.series), terminal(&reason));
         }
     }
     out
@@ -82,7 +83,8 @@ pub fn render(doc: &CampaignDoc) -> String {
 
 /// The same as GitHub Markdown.
 pub fn render_markdown(doc: &CampaignDoc) -> String {
-    use super::markdown::{bullets, escape, table};
+    use super::escape::markdown as escape;
+    use super::markdown::{bullets, table};
     let mut out = String::new();
     let title = title(doc);
     let _ = writeln!(out, "## {}", escape(&title[0]));
@@ -119,7 +121,7 @@ pub fn render_markdown(doc: &CampaignDoc) -> String {
 /// JUnit XML: one test case per row (failure on a regression, skipped when inconclusive) and
 /// one for the campaign itself (skipped, with why, when it cannot make a claim).
 pub fn render_junit(doc: &CampaignDoc) -> String {
-    use super::junit::{attr, text};
+    use super::escape::{xml_attr as attr, xml_text as text};
     let mut cases: Vec<(String, Verdict, Vec<String>)> = Vec::new();
     cases.push(("campaign".into(), campaign_case_verdict(doc), reasons(doc)));
     for row in &doc.judgement.bench {

@@ -324,7 +324,8 @@ impl NoiseActivity {
     /// True when the noise did something: a process started, a burst ran, a load operation
     /// completed, or the external command ran.
     pub fn ran(&self) -> bool {
-        self.queue.publishers_started + self.queue.subscribers_started > 0
+        self.queue.publishers_started > 0
+            || self.queue.subscribers_started > 0
             || self.bursts.is_some_and(|b| b.bursts > 0)
             || self.load.values().any(|l| l.operations > 0)
             || self.external.is_some()
