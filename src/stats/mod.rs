@@ -11,6 +11,7 @@ mod confidence;
 mod encode;
 mod histogram;
 mod integrity;
+mod kept;
 
 mod summary;
 
@@ -23,4 +24,5 @@ pub use histogram::{
     coarse_copy, new_coarse_histogram, new_histogram, new_interval_histogram,
 };
 pub use integrity::{Attribution, Integrity, SeqTracker};
+pub use kept::Kept;
 pub use summary::Summary;
