@@ -113,10 +113,11 @@ mod tests {
                 .record_n(bucket.value_iterated_to(), count)
                 .unwrap();
         }
-        let (outliers, dropped) = recorder.outliers();
+        let kept = recorder.outliers();
         crate::tail::estimate(&crate::tail::TailInput {
-            outliers,
-            outliers_dropped: dropped,
+            outliers: &kept.outliers,
+            outliers_dropped: kept.dropped,
+            outliers_complete_over_ns: Some(kept.complete_over_ns),
             histogram: &histogram,
             measured_ns: 40_000 * 500_000,
             period_ns: 500_000,

@@ -404,6 +404,7 @@ mod tests {
             decision: None,
             verdict: None,
             floor_runs: Vec::new(),
+            tail_pooled: Vec::new(),
         }
     }
 
