@@ -1,6 +1,7 @@
-//! The "Tail estimates" block of `--details` and `report`: per run and series, the worst
-//! latency to expect in an hour, a day and a year with their 95 % intervals, or why there is
-//! no estimate. Pure: from a result to a table and lines.
+//! The "Tail estimates" block of `--details` and `report`: per run and series (and per
+//! transport over its rounds pooled, where it ran several), the worst latency to expect in an
+//! hour, a day and a year with their 95 % intervals beside the held-out check each passed, or
+//! why there is no estimate. Pure: from a result to a table and lines.
 
 use super::comparison::Table;
 use crate::record::{ReturnLevel, TailEstimate, TailModel};
@@ -13,15 +14,29 @@ use crate::tail::EXTRAPOLATION_MARK;
 pub fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
     let mut rows = Vec::new();
     let mut refusals = Vec::new();
-    for run in &doc.runs {
-        for (series, estimate) in &run.tail {
-            let label = format!("{} {series}", RunKey::of(run).label());
+    let runs = doc.runs.iter().map(|run| {
+        // A result written before the list kept the largest samples may fit a prefix.
+        let span = (run.measured_ns / 1_000_000_000).max(1);
+        let label = RunKey::of(run).label();
+        (label, Some(span), &run.tail)
+    });
+    let pooled = doc.tail_pooled.iter().map(|pool| {
+        let key = RunKey {
+            transport: &pool.transport,
+            ring_setup: pool.ring_setup,
+        };
+        let label = format!("{} ({} rounds)", key.label(), pool.rounds);
+        (label, None, &pool.tail)
+    });
+    for (label, run_s, tail) in runs.chain(pooled) {
+        for (series, estimate) in tail {
+            let label = format!("{label} {series}");
             match estimate {
-                TailEstimate::Estimated(model) => rows.push(row(label, model)),
+                TailEstimate::Estimated(model) => rows.push(row(label, model, run_s)),
                 TailEstimate::HeavyTail { reason, .. } => {
                     refusals.push(format!("  {label}: heavy tail: {reason}"));
                 }
-                TailEstimate::NotEstimable { reason } => {
+                TailEstimate::NotEstimable { reason, .. } => {
                     refusals.push(format!("  {label}: not estimable: {reason}"));
                 }
             }
@@ -40,6 +55,7 @@ pub fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
             "clusters",
             "xi [95 %]",
             "fit p",
+            "held out",
             "1 hour",
             "1 day",
             "1 year",
@@ -59,12 +75,21 @@ pub fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
     }
     lines.push(format!(
         "* extrapolates more than {EXTRAPOLATION_MARK:.0}x beyond the span measured: the figure \
-         rests on the model, not on samples. docs/tail.md explains the method and when it refuses."
+         rests on the model, not on samples. held out: the run's second half's largest sample \
+         and the 99 % range the fit on its first half predicted for it. docs/tail.md explains \
+         the method and when it refuses."
     ));
     Some((Some(table), lines))
 }
 
-fn row(label: String, model: &TailModel) -> Vec<String> {
+/// A row; `run_s` is the run's measured time, s, when the row is one run's (a fit that covers
+/// less of it says so).
+fn row(label: String, model: &TailModel, run_s: Option<u64>) -> Vec<String> {
+    let span_s = model.span_ns / 1_000_000_000;
+    let label = match run_s {
+        Some(run_s) if span_s < run_s => format!("{label} (first {span_s} s)"),
+        _ => label,
+    };
     let mut cells = vec![
         label,
         format!("{:.1}", model.threshold_ns as f64 / 1000.0),
@@ -78,9 +103,25 @@ fn row(label: String, model: &TailModel) -> Vec<String> {
                 .map_or("open".to_string(), |h| format!("{h:.2}"))
         ),
         format!("{:.2}", model.fit_test.p_value),
+        held_out(model),
     ];
     cells.extend(model.return_levels.iter().map(level));
     cells
+}
+
+/// `182 in [95, 241]`: the second half's largest sample in the range the first half's fit
+/// predicted (us, rounded: the check, not a figure); `-` in results written before.
+fn held_out(model: &TailModel) -> String {
+    let Some(check) = &model.held_out else {
+        return "-".to_string();
+    };
+    let us = |ns: f64| format!("{:.0}", ns / 1000.0);
+    format!(
+        "{} in [{}, {}]",
+        check.max_ns.map_or("none".to_string(), |m| us(m as f64)),
+        check.max_low_ns.map_or("-".to_string(), us),
+        check.max_high_ns.map_or("open".to_string(), us)
+    )
 }
 
 /// `182.3 [160.1, 240.9]*`, or `below threshold` when fewer than one cluster is expected.
