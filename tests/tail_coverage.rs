@@ -13,6 +13,8 @@
 
 use rtsoak::record::{TailEstimate, TailModel, TailRefusal};
 use rtsoak::stats::{Recorder, new_histogram};
+use rtsoak::tail::decluster::{Exceedance, decluster};
+use rtsoak::tail::held_out::predict_model;
 use rtsoak::tail::{TailInput, estimate};
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -172,6 +174,32 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // A load that comes and goes: spikes at 0.3 % of samples, and at 0.9 % in spells
+            // (every sample starts or ends one with a chance of 1 in 6000: spells and calm
+            // of 3 s on average). An hour averages both: 0.6 %.
+            name: "load in spells",
+            threshold_ns: 40_000,
+            truth_ns: 60_000.0 + 10_000.0 * (0.006 * HOUR_SAMPLES).ln(),
+            samples: SAMPLES,
+            episode_rate: None,
+            draw: |rng, n| {
+                let mut busy = rng.bool();
+                let mut out = Vec::with_capacity(n as usize);
+                for _ in 0..n {
+                    if rng.f64() < 1.0 / 6000.0 {
+                        busy = !busy;
+                    }
+                    let rate = if busy { 0.009 } else { 0.003 };
+                    out.push(if rng.f64() < rate {
+                        (60_000.0 + exponential(rng, 10_000.0)) as u64
+                    } else {
+                        body(rng)
+                    });
+                }
+                out
+            },
+        },
+        Case {
             // A lock holder delays a few messages in a row: 0.1 % of samples start an episode
             // of one spike of 100 us plus an exponential 10 us and a geometric number (mean 2)
             // of smaller ones, each 2 to 20 samples after the one before. 80 s of samples: the
@@ -277,6 +305,29 @@ fn estimate_recorded(samples: &[u64], threshold_ns: u64) -> TailEstimate {
     })
 }
 
+/// The check `tests/tail_prediction.rs` makes of real runs, on a synthetic one: the estimate
+/// from the first half alone, where it printed a number, and whether the second half's clusters
+/// over its threshold and largest sample were within its 95 % prediction.
+fn first_half_holds(samples: &[u64], threshold_ns: u64) -> Option<bool> {
+    let half = samples.len() / 2;
+    let TailEstimate::Estimated(model) = estimate_recorded(&samples[..half], threshold_ns) else {
+        return None;
+    };
+    let rest_ns = (samples.len() - half) as u64 * PERIOD_NS;
+    let prediction = predict_model(&model, rest_ns, 0.95)?;
+    let over: Vec<Exceedance> = samples[half..]
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v > model.threshold_ns)
+        .map(|(i, &v)| Exceedance {
+            index: i as u64,
+            value: v as f64,
+        })
+        .collect();
+    let max = over.iter().map(|e| e.value).reduce(f64::max);
+    Some(prediction.holds(decluster(&over).maxima.len() as u64, max))
+}
+
 /// What one trial gave.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Outcome {
@@ -314,10 +365,8 @@ impl Outcome {
     }
 }
 
-fn outcome(case: &Case, seed: u64) -> Outcome {
-    let mut rng = fastrand::Rng::with_seed(1000 + seed);
-    let samples = (case.draw)(&mut rng, case.samples);
-    match estimate_recorded(&samples, case.threshold_ns) {
+fn outcome(case: &Case, samples: &[u64], seed: u64) -> Outcome {
+    match estimate_recorded(samples, case.threshold_ns) {
         TailEstimate::Estimated(model) => {
             let hour = &model.return_levels[0];
             let low = hour.low_ns.unwrap_or(f64::INFINITY);
@@ -330,10 +379,20 @@ fn outcome(case: &Case, seed: u64) -> Outcome {
         }
         TailEstimate::HeavyTail { .. } => Outcome::Heavy,
         TailEstimate::NotEstimable {
-            refusal, reason, ..
+            refusal,
+            reason,
+            model,
         } => {
             if std::env::var_os("TAIL_VERBOSE").is_some() {
                 println!("{} seed {seed}: {reason}", case.name);
+                if let Some(model) = model {
+                    for t in &model.stationarity {
+                        println!(
+                            "  {:?} over {} ({} clusters): p {:.4}",
+                            t.test, t.threshold_ns, t.clusters, t.p_value
+                        );
+                    }
+                }
             }
             Outcome::Refused(refusal)
         }
@@ -349,29 +408,54 @@ fn clean_chance(model: &TailModel, rate: f64) -> f64 {
     (samples * (1.0 - rate).ln()).exp()
 }
 
+/// A trial's outcome, and (where asked) the first-half check's.
+fn trial(case: &Case, seed: u64, halves: bool) -> (Outcome, Option<bool>) {
+    let mut rng = fastrand::Rng::with_seed(1000 + seed);
+    let samples = (case.draw)(&mut rng, case.samples);
+    let half = if halves {
+        first_half_holds(&samples, case.threshold_ns)
+    } else {
+        None
+    };
+    (outcome(case, &samples, seed), half)
+}
+
 /// The outcomes of `seeds`, two threads.
 fn outcomes(case: &Case, seeds: std::ops::Range<u64>) -> Vec<Outcome> {
+    trials(case, seeds, false)
+        .into_iter()
+        .map(|t| t.0)
+        .collect()
+}
+
+/// The trials of `seeds`, two threads.
+fn trials(case: &Case, seeds: std::ops::Range<u64>, halves: bool) -> Vec<(Outcome, Option<bool>)> {
     std::thread::scope(|scope| {
-        let halves: Vec<_> = (0..2u64)
+        let threads: Vec<_> = (0..2u64)
             .map(|half| {
                 let seeds = seeds.clone();
                 scope.spawn(move || {
                     seeds
                         .filter(|s| s % 2 == half)
-                        .map(|seed| (seed, outcome(case, seed)))
+                        .map(|seed| (seed, trial(case, seed, halves)))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        let mut all: Vec<(u64, Outcome)> =
-            halves.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        let mut all: Vec<(u64, (Outcome, Option<bool>))> = threads
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
         all.sort_by_key(|(seed, _)| *seed);
         all.into_iter().map(|(_, o)| o).collect()
     })
 }
 
 /// One case's line of the table, and whether it meets the bar.
-fn summary(case: &Case, outcomes: &[Outcome]) -> (String, bool) {
+fn summary(case: &Case, results: &[(Outcome, Option<bool>)]) -> (String, bool) {
+    let outcomes: Vec<Outcome> = results.iter().map(|r| r.0).collect();
+    let halves: Vec<bool> = results.iter().filter_map(|r| r.1).collect();
+    let held = halves.iter().filter(|&&h| h).count();
     let trials = outcomes.len();
     let estimated: Vec<(f64, bool, Option<f64>)> = outcomes
         .iter()
@@ -411,7 +495,7 @@ fn summary(case: &Case, outcomes: &[Outcome]) -> (String, bool) {
     let share = |k: usize, n: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
     let good = share(covered, estimated.len()) >= 0.9 || share(refused, trials) >= 0.9;
     let line = format!(
-        "| {} | {:.1} | {}/{} | {} | {}/{} ({}) | {} | {} |",
+        "| {} | {:.1} | {}/{} | {} | {}/{} ({}) | {} | {} | {held}/{} |",
         case.name,
         case.truth_ns / 1e3,
         estimated.len(),
@@ -426,24 +510,26 @@ fn summary(case: &Case, outcomes: &[Outcome]) -> (String, bool) {
         reasons.trim(),
         median,
         soak,
+        halves.len(),
     );
     (line, good)
 }
 
 const HEADER: &str = "| case | true hour level, us | estimated | covered (of estimated) | refused \
-                      (why) | median hour estimate, us | soak_to_rule_out over 5 % |";
+                      (why) | median hour estimate, us | soak_to_rule_out over 5 % | first half \
+                      predicts second |";
 
 #[test]
 #[ignore = "the 200-trial table: run optimised with --ignored --nocapture"]
 fn two_hundred_trials_per_case_cover_or_refuse_in_at_least_90_percent() {
     let only = std::env::var("TAIL_CASE").ok();
     let mut failures = Vec::new();
-    println!("{HEADER}\n| --- | --- | --- | --- | --- | --- | --- |");
+    println!("{HEADER}\n| --- | --- | --- | --- | --- | --- | --- | --- |");
     for case in cases() {
         if only.as_deref().is_some_and(|o| !case.name.contains(o)) {
             continue;
         }
-        let (line, good) = summary(&case, &outcomes(&case, 0..200));
+        let (line, good) = summary(&case, &trials(&case, 0..200, true));
         println!("{line}");
         if !good {
             failures.push(case.name);
@@ -455,16 +541,19 @@ fn two_hundred_trials_per_case_cover_or_refuse_in_at_least_90_percent() {
     );
 }
 
-/// The outcomes of seeds 0 to 5 of every case, one letter each (`Outcome::letter`).
-const EXPECTED: [(&str, &str); 10] = [
+/// The outcomes of seeds 0 to 5 of every case, one letter each (`Outcome::letter`): a pin on
+/// the whole path, not a rate (a stable case's `T` or `H` is one of the checks' few per cent of
+/// false alarms; the 200-trial table gives the rates).
+const EXPECTED: [(&str, &str); 11] = [
     ("exponential", "cccccc"),
-    ("pareto (xi 0.25)", "cccccc"),
-    ("body + rare spike mode", "cccccc"),
+    ("pareto (xi 0.25)", "cccHcc"),
+    ("body + rare spike mode", "cTcccc"),
     ("clustered bursts", "cccccc"),
     ("trend (rate x4)", "TTTTTT"),
-    ("regime change", "TTTTTT"),
-    ("multi-spike episodes", "cccccc"),
-    ("bounded tail (xi -0.3)", "cccccc"),
+    ("regime change", "TTTTcT"),
+    ("load in spells", "TcccTT"),
+    ("multi-spike episodes", "Tccccc"),
+    ("bounded tail (xi -0.3)", "cTcccc"),
     ("lognormal", "cccccc"),
     ("threshold in the body", "BBBBBB"),
 ];
@@ -512,7 +601,10 @@ fn a_threshold_in_the_body_is_refused_with_advice_to_raise_it() {
         panic!("estimated over the median: {estimate:?}");
     };
     assert_eq!(refusal, Some(TailRefusal::ThresholdInBody));
-    assert!(reason.starts_with("50 % of the samples"), "{reason}");
+    // About half the samples (the histogram's bucket holding the median decides which side
+    // of it they count on).
+    let share: u32 = reason.split(' ').next().unwrap().parse().unwrap();
+    assert!((45..=55).contains(&share), "{reason}");
     assert!(reason.contains("raise run.threshold_us"), "{reason}");
 }
 

@@ -76,8 +76,9 @@ pub fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
     lines.push(format!(
         "* extrapolates more than {EXTRAPOLATION_MARK:.0}x beyond the span measured: the figure \
          rests on the model, not on samples. held out: the run's second half's largest sample \
-         and the 99 % range the fit on its first half predicted for it. docs/tail.md explains \
-         the method and when it refuses."
+         and the range a fit on its first half alone predicted for it, then the first half's \
+         from a fit on the second (99 % with the half's count of clusters). docs/tail.md \
+         explains the method and when it refuses."
     ));
     Some((Some(table), lines))
 }
@@ -109,19 +110,27 @@ fn row(label: String, model: &TailModel, run_s: Option<u64>) -> Vec<String> {
     cells
 }
 
-/// `182 in [95, 241]`: the second half's largest sample in the range the first half's fit
-/// predicted (us, rounded: the check, not a figure); `-` in results written before.
+/// `182 in [95, 241], 170 in [90, 236]`: each half's largest sample in the range a fit on the
+/// other half predicted (us, rounded: the check, not a figure), the second half's first; `-`
+/// in results written before.
 fn held_out(model: &TailModel) -> String {
-    let Some(check) = &model.held_out else {
+    if model.held_out.is_empty() {
         return "-".to_string();
-    };
+    }
     let us = |ns: f64| format!("{:.0}", ns / 1000.0);
-    format!(
-        "{} in [{}, {}]",
-        check.max_ns.map_or("none".to_string(), |m| us(m as f64)),
-        check.max_low_ns.map_or("-".to_string(), us),
-        check.max_high_ns.map_or("open".to_string(), us)
-    )
+    let checks: Vec<String> = model
+        .held_out
+        .iter()
+        .map(|check| {
+            format!(
+                "{} in [{}, {}]",
+                check.max_ns.map_or("none".to_string(), |m| us(m as f64)),
+                check.max_low_ns.map_or("-".to_string(), us),
+                check.max_high_ns.map_or("open".to_string(), us)
+            )
+        })
+        .collect();
+    checks.join(", ")
 }
 
 /// `182.3 [160.1, 240.9]*`, or `below threshold` when fewer than one cluster is expected.

@@ -139,8 +139,9 @@ mod tests {
                 resamples: 99,
             },
             stationarity: Vec::new(),
-            held_out: None,
+            held_out: Vec::new(),
             return_levels: Vec::new(),
+            dispersion: 1.0,
             over_threshold: crate::record::OverThreshold {
                 threshold_ns: 20_000,
                 clusters: 50,

@@ -37,6 +37,6 @@ pub use status::Status;
 pub use support::{Support, TransportSupport};
 pub use system_check::{CheckFacts, CpuIdle, IdleState, Irq, RtCpus, SystemCheck, Task};
 pub use tail::{
-    FitTestRecord, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, StationarityKind,
+    FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, StationarityKind,
     StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
 };

@@ -62,7 +62,7 @@ pub enum TailRefusal {
     TailChanged,
     /// The clusters came in spells: they are not independent.
     ClustersClumped,
-    /// The fit on the run's first half did not predict its second.
+    /// The fit on one half of the run did not predict the other.
     HeldOutFailed,
 }
 
@@ -105,19 +105,30 @@ pub struct TailModel {
     pub period_ns: u64,
     /// Anderson-Darling test of the fit.
     pub fit_test: FitTestRecord,
-    /// The tests of a stable tail on the clusters over the threshold, each passed or not.
+    /// The tests of a stable tail on the clusters over the threshold (and over the lowest
+    /// candidate threshold), each passed or not.
     #[serde(default)]
     pub stationarity: Vec<StationarityTest>,
-    /// The fit on the first half checked against the second (absent in results written
-    /// before).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_out: Option<HeldOutRecord>,
+    /// The fit on each half of the span checked against the other half, the first half's
+    /// first (empty in results written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out: Vec<HeldOutRecord>,
     /// Return levels for an hour, a day and a year of operation.
     pub return_levels: Vec<ReturnLevel>,
+    /// How much more the clusters' counts per stretch of the span varied than Poisson counts
+    /// would (the index of dispersion per degree of freedom, at least 1): the rate's interval,
+    /// the held-out prediction and `soak_to_rule_out_s` count `clusters / dispersion` (1 in
+    /// results written before).
+    #[serde(default = "one")]
+    pub dispersion: f64,
     /// The run's own threshold: how likely one cluster over it is in an hour.
     pub over_threshold: OverThreshold,
     /// The cluster maxima the fit used, ns, in time order.
     pub cluster_maxima_ns: Vec<u64>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// A candidate threshold and the fit over it.
@@ -150,6 +161,11 @@ pub struct FitTestRecord {
 pub struct StationarityTest {
     /// Which.
     pub test: StationarityKind,
+    /// The threshold whose clusters it tested, ns: the fit's, and the lowest candidate's (the
+    /// most clusters, so the most power to see a change) where that is another.
+    pub threshold_ns: u64,
+    /// Clusters over it.
+    pub clusters: u64,
     /// Its statistic (a standard normal for the trends, the dispersion index for clumping).
     pub statistic: f64,
     /// Its p-value.
@@ -170,30 +186,43 @@ pub enum StationarityKind {
     Clumping,
 }
 
-/// The fit on the span's first half, checked against its second half.
+/// The fit on one half of the span, checked against the other half.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeldOutRecord {
+    /// The half fitted: `first` (it predicts the second) or `second` (it predicts the first).
+    pub fitted_half: Half,
     /// Where the halves split, ns from the start of the span.
     pub split_ns: u64,
-    /// Clusters over the threshold in the first half (the check's fit).
+    /// Clusters over the threshold in the fitted half.
     pub fit_clusters: u64,
-    /// Clusters over the threshold in the second half.
+    /// Clusters over the threshold in the other half.
     pub clusters: u64,
-    /// 99 % interval of the second half's clusters predicted by the first half's fit (the
-    /// bootstrap predictive distribution: the fit's uncertainty and the second half's chance).
+    /// Interval of the other half's clusters predicted by the fit (the bootstrap predictive
+    /// distribution: the fit's uncertainty and the other half's chance; with the largest
+    /// sample's, 99 % together).
     pub clusters_low: u64,
     /// ...
     pub clusters_high: u64,
-    /// The second half's largest sample over the threshold, ns (absent: none was over it).
+    /// The other half's largest sample over the threshold, ns (absent: none was over it).
     pub max_ns: Option<u64>,
-    /// 99 % interval of the second half's largest sample predicted by the first half's fit,
-    /// ns (`max_low_ns` absent: the prediction allows no cluster at all). Absent both, with
-    /// `passed` false, when the first half held too few clusters to fit.
+    /// Interval of the other half's largest sample predicted by the fit, ns (`max_low_ns`
+    /// absent: the prediction allows no cluster at all). Absent both, with `passed` false,
+    /// when the fitted half held too few clusters to fit.
     pub max_low_ns: Option<f64>,
     /// ...
     pub max_high_ns: Option<f64>,
-    /// Whether the second half's clusters and largest sample are both within the prediction.
+    /// Whether the other half's clusters and largest sample are both within the prediction.
     pub passed: bool,
+}
+
+/// A half of a span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Half {
+    /// From the start to the middle.
+    First,
+    /// From the middle to the end.
+    Second,
 }
 
 /// The level one cluster exceeds on average once per span.

@@ -117,12 +117,13 @@ fn estimate_over(
         candidate,
         test,
         tried,
+        lowest,
     } = match choose(timeline, histogram, threshold_ns) {
         Ok(chosen) => chosen,
         Err(refused) => return refused,
     };
     let floor = decluster(&timeline.exceedances);
-    let check = held_out::check(
+    let checks = held_out::check(
         &candidate.clusters,
         candidate.threshold_ns as f64,
         timeline.periods,
@@ -132,19 +133,44 @@ fn estimate_over(
         test,
         tried,
         timeline,
-        clusters_over_floor: floor.maxima.len() as u64,
+        floor: &floor,
         period_ns,
-        stationarity: model::stationarity(&candidate.clusters, timeline.periods),
-        held_out: model::held_out(&check, period_ns),
+        stationarity: stationarity(&candidate, lowest.as_ref(), timeline.periods),
+        held_out: checks
+            .iter()
+            .map(|c| model::held_out(c, period_ns))
+            .collect(),
     });
     judge(model)
 }
 
-/// The chosen candidate, its fit test, and every candidate fitted.
+/// The chosen candidate, its fit test, every candidate fitted, and the lowest of them where it
+/// is not the chosen one.
 struct Chosen {
     candidate: Candidate,
     test: fit_test::FitTest,
     tried: Vec<crate::record::ThresholdTried>,
+    lowest: Option<Candidate>,
+}
+
+/// The stationarity tests over the chosen threshold and over the lowest candidate: a change in
+/// the run shows best where the most clusters are, and a tail whose lower part changed during
+/// the run is no safer to extrapolate from its upper part, which holds too few clusters to
+/// show the change.
+fn stationarity(
+    chosen: &Candidate,
+    lowest: Option<&Candidate>,
+    periods: u64,
+) -> Vec<crate::record::StationarityTest> {
+    let mut tests = model::stationarity(&chosen.clusters, chosen.threshold_ns, periods);
+    if let Some(lowest) = lowest {
+        tests.extend(model::stationarity(
+            &lowest.clusters,
+            lowest.threshold_ns,
+            periods,
+        ));
+    }
+    tests
 }
 
 /// Decluster and fit at every candidate threshold; choose the lowest the fit test accepts
@@ -171,10 +197,14 @@ fn choose(
     }
     let tried: Vec<_> = fitted.iter().map(Candidate::tried).collect();
     let mut last_test = None;
-    for candidate in fitted {
+    let mut lowest = None;
+    for (rank, candidate) in fitted.into_iter().enumerate() {
         let test = fit_test::test(&candidate.excesses, &candidate.fit, SEED);
         if test.p_value < THRESHOLD_ACCEPTED_AT {
             last_test = Some(test);
+            if rank == 0 {
+                lowest = Some(candidate);
+            }
             continue;
         }
         // Anderson-Darling, dominated by the many samples of a first mode, can accept a tail
@@ -186,6 +216,7 @@ fn choose(
             candidate,
             test,
             tried,
+            lowest,
         });
     }
     Err(refusal::fit_rejected(

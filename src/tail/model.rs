@@ -6,13 +6,13 @@
 //! estimate stands.
 
 use super::decluster::Clusters;
-use super::held_out::HeldOut;
+use super::held_out::{Direction, HeldOut};
 use super::stationarity::{self, Outcome};
 use super::timeline::Timeline;
 use super::{SPANS_S, fit_test, gpd, return_level};
 use crate::record::{
-    FitTestRecord, HeldOutRecord, OverThreshold, ReturnLevel, StationarityKind, StationarityTest,
-    TailModel, ThresholdTried,
+    FitTestRecord, Half, HeldOutRecord, OverThreshold, ReturnLevel, StationarityKind,
+    StationarityTest, TailModel, ThresholdTried,
 };
 use crate::stats::clopper_pearson_95;
 
@@ -43,8 +43,9 @@ impl Candidate {
         }
     }
 
-    /// The fit in the form the extrapolation needs, its rate per sample of a span of `samples`.
-    pub fn tail_fit(&self, samples: u64) -> return_level::TailFit<'_> {
+    /// The fit in the form the extrapolation needs, its rate per sample of a span of `samples`
+    /// (`periods` long).
+    pub fn tail_fit(&self, samples: u64, periods: u64) -> return_level::TailFit<'_> {
         let clusters = self.clusters.maxima.len() as u64;
         return_level::TailFit {
             excesses: &self.excesses,
@@ -53,14 +54,17 @@ impl Candidate {
             threshold: self.threshold_ns as f64,
             cluster_rate: clusters as f64 / samples.max(1) as f64,
             clusters,
+            dispersion: stationarity::dispersion_factor(&self.clusters.starts, periods),
         }
     }
 }
 
-/// The stationarity tests of `clusters` over a span of `periods`.
-pub fn stationarity(clusters: &Clusters, periods: u64) -> Vec<StationarityTest> {
+/// The stationarity tests of `clusters` over `threshold_ns` in a span of `periods`.
+pub fn stationarity(clusters: &Clusters, threshold_ns: u64, periods: u64) -> Vec<StationarityTest> {
     let record = |test, outcome: Outcome| StationarityTest {
         test,
+        threshold_ns,
+        clusters: clusters.maxima.len() as u64,
         statistic: outcome.statistic,
         p_value: outcome.p_value,
         passed: outcome.p_value >= stationarity::REJECT_BELOW,
@@ -85,6 +89,10 @@ pub fn stationarity(clusters: &Clusters, periods: u64) -> Vec<StationarityTest> 
 pub fn held_out(check: &HeldOut, period_ns: u64) -> HeldOutRecord {
     let prediction = check.prediction;
     HeldOutRecord {
+        fitted_half: match check.direction {
+            Direction::Forward => Half::First,
+            Direction::Backward => Half::Second,
+        },
         split_ns: check.split * period_ns,
         fit_clusters: check.fit_clusters,
         clusters: check.rest_clusters,
@@ -107,14 +115,14 @@ pub struct Parts<'a> {
     pub tried: Vec<ThresholdTried>,
     /// The span.
     pub timeline: &'a Timeline,
-    /// Clusters over the level the span is complete over.
-    pub clusters_over_floor: u64,
+    /// The clusters over the level the span is complete over.
+    pub floor: &'a Clusters,
     /// The run's period, ns.
     pub period_ns: u64,
     /// The stationarity tests.
     pub stationarity: Vec<StationarityTest>,
-    /// The held-out check.
-    pub held_out: HeldOutRecord,
+    /// The held-out checks, the first half's first.
+    pub held_out: Vec<HeldOutRecord>,
 }
 
 /// The model record.
@@ -126,7 +134,7 @@ pub fn build(parts: Parts) -> TailModel {
         ..
     } = parts;
     let samples = timeline.samples;
-    let tail = candidate.tail_fit(samples);
+    let tail = candidate.tail_fit(samples, timeline.periods);
     let spans: Vec<f64> = SPANS_S
         .iter()
         .map(|&(_, s)| s as f64 * 1e9 / period_ns as f64)
@@ -171,14 +179,10 @@ pub fn build(parts: Parts) -> TailModel {
             resamples: fit_test::RESAMPLES as u32,
         },
         stationarity: parts.stationarity,
-        held_out: Some(parts.held_out),
+        held_out: parts.held_out,
         return_levels,
-        over_threshold: over_threshold(
-            parts.clusters_over_floor,
-            samples,
-            timeline.complete_over_ns,
-            period_ns,
-        ),
+        dispersion: tail.dispersion,
+        over_threshold: over_threshold(parts.floor, timeline, period_ns),
         cluster_maxima_ns: candidate
             .clusters
             .maxima
@@ -188,37 +192,43 @@ pub fn build(parts: Parts) -> TailModel {
     }
 }
 
-/// Clusters over `level_ns`, and the probability of one in an hour.
-fn over_threshold(clusters: u64, samples: u64, level_ns: u64, period_ns: u64) -> OverThreshold {
+/// The clusters over the level `timeline` is complete over, and the probability of one in an
+/// hour.
+fn over_threshold(floor: &Clusters, timeline: &Timeline, period_ns: u64) -> OverThreshold {
     let per_hour = 3600e9 / period_ns as f64;
     let probability = |rate: f64| 1.0 - (-rate * per_hour).exp();
-    let samples = samples.max(1);
+    let samples = timeline.samples.max(1);
+    let clusters = floor.maxima.len() as u64;
     let rate = clusters as f64 / samples as f64;
     let interval = clopper_pearson_95(clusters, samples).expect("samples > 0");
+    let dispersion = stationarity::dispersion_factor(&floor.starts, timeline.periods);
+    let rule_out = rate_to_rule_out(clusters, dispersion, samples);
     OverThreshold {
-        threshold_ns: level_ns,
+        threshold_ns: timeline.complete_over_ns,
         clusters,
         probability_per_hour: probability(rate),
         low: probability(interval.low),
         high: probability(interval.high),
-        soak_to_rule_out_s: 3.0 / rate_to_rule_out(clusters, samples) * period_ns as f64 / 1e9,
+        soak_to_rule_out_s: 3.0 / rule_out * period_ns as f64 / 1e9,
     }
 }
 
 /// The cluster rate per sample a clean soak must rule out. A clean soak of `3 / rate` has a
 /// chance of e^-3 = 5 % at that rate, but the run's own rate is an estimate, and where the
 /// true one is lower the chance is higher (with the rate itself, a median 8 % of such windows
-/// were clean on seeded series). Two things make the count uncertain: Poisson counting, which
-/// the exact 95 % interval covers, and declustering, since the number of clusters is the
-/// extremal index estimate times the exceedances, an estimate about as uncertain as the count
-/// (its standard error is of the order of its square root; Ferro and Segers' estimator also
-/// splits a few episodes of several spikes). The rate is the exact interval's lower bound of a
-/// count one standard error under the one counted: the 5 % then held on every seeded case
+/// were clean on seeded series). Three things make the count uncertain: Poisson counting, which
+/// the exact 95 % interval covers; overdispersion, which makes `clusters` worth `clusters /
+/// dispersion` Poisson ones; and declustering, since the number of clusters is the extremal
+/// index estimate times the exceedances, an estimate about as uncertain as the count (its
+/// standard error is of the order of its square root; Ferro and Segers' estimator also splits
+/// a few episodes of several spikes). The rate is the exact interval's lower bound of the
+/// effective count less one standard error: the 5 % then held on every seeded case
 /// (`docs/tail.md`). Zero clusters: the run's own upper bound.
-fn rate_to_rule_out(clusters: u64, samples: u64) -> f64 {
-    let declustered = clusters as f64 - (clusters as f64).sqrt();
-    let count = (declustered.floor().max(0.0) as u64).min(clusters);
-    match clopper_pearson_95(count, samples) {
+fn rate_to_rule_out(clusters: u64, dispersion: f64, samples: u64) -> f64 {
+    let effective = clusters as f64 / dispersion.max(1.0);
+    let exposure = ((samples as f64 / dispersion.max(1.0)).round() as u64).max(1);
+    let count = ((effective - effective.sqrt()).floor().max(0.0) as u64).min(exposure);
+    match clopper_pearson_95(count, exposure) {
         Some(interval) if interval.low > 0.0 => interval.low,
         _ => clopper_pearson_95(clusters, samples).map_or(1.0, |i| i.high),
     }

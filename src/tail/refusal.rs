@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::timeline::Timeline;
 use super::{BODY_SHARE, MIN_CLUSTERS, fit_test, us};
-use crate::record::{StationarityKind, TailEstimate, TailModel, TailRefusal};
+use crate::record::{Half, StationarityKind, TailEstimate, TailModel, TailRefusal};
 
 /// Refused when more than [`BODY_SHARE`] of the samples are over the recording threshold.
 pub fn threshold_in_body(histogram: &Histogram<u64>, threshold_ns: u64) -> Option<TailEstimate> {
@@ -81,12 +81,10 @@ pub fn fit_rejected(last: &fit_test::FitTest) -> TailEstimate {
 /// Refused when a stationarity test or the held-out check failed: the first failure, in the
 /// order trend, clumping, held out.
 pub fn unstable(model: &TailModel) -> Option<TailEstimate> {
-    let over = us(model.threshold_ns);
-    let clusters = model.clusters;
     let failed = model.stationarity.iter().find(|t| !t.passed);
     let (refusal, reason) = match failed {
         Some(test) => {
-            let p = test.p_value;
+            let (p, clusters, over) = (test.p_value, test.clusters, us(test.threshold_ns));
             let (refusal, what) = match test.test {
                 StationarityKind::RateTrend => (
                     TailRefusal::TailChanged,
@@ -127,14 +125,19 @@ pub fn unstable(model: &TailModel) -> Option<TailEstimate> {
             )
         }
         None => {
-            let held_out = model.held_out.as_ref().filter(|h| !h.passed)?;
+            let over = us(model.threshold_ns);
+            let held_out = model.held_out.iter().find(|h| !h.passed)?;
+            let (fitted, other) = match held_out.fitted_half {
+                Half::First => ("first", "second"),
+                Half::Second => ("second", "first"),
+            };
             (
                 TailRefusal::HeldOutFailed,
                 format!(
-                    "the fit on the run's first half did not predict its second: {}; the tail \
-                     changed during the run or the fit does not describe it: soak longer, and \
-                     look for what changed",
-                    held_out_miss(held_out, &over)
+                    "the fit on the run's {fitted} half did not predict its {other}: {}; the \
+                     tail changed during the run or the fit does not describe it: soak longer, \
+                     and look for what changed",
+                    held_out_miss(held_out, &over, other)
                 ),
             )
         }
@@ -146,20 +149,20 @@ pub fn unstable(model: &TailModel) -> Option<TailEstimate> {
     })
 }
 
-/// What the second half showed against the first half's prediction.
-fn held_out_miss(held_out: &crate::record::HeldOutRecord, over: &str) -> String {
+/// What the `other` half showed against the fitted half's prediction.
+fn held_out_miss(held_out: &crate::record::HeldOutRecord, over: &str, other: &str) -> String {
     let fmt = |ns: f64| format!("{:.1} us", ns / 1000.0);
     let (low, high) = (held_out.max_low_ns, held_out.max_high_ns);
     if low.is_none() && high.is_none() && held_out.clusters_high == 0 {
         return format!(
-            "its first half held only {} clusters over {over}, too few to fit",
+            "the fitted half held only {} clusters over {over}, too few to fit",
             held_out.fit_clusters
         );
     }
     let count = (held_out.clusters_low..=held_out.clusters_high).contains(&held_out.clusters);
     if !count {
         return format!(
-            "the second half held {} clusters over {over} where {} to {} were predicted",
+            "the {other} half held {} clusters over {over} where {} to {} were predicted",
             held_out.clusters, held_out.clusters_low, held_out.clusters_high
         );
     }
@@ -170,9 +173,9 @@ fn held_out_miss(held_out: &crate::record::HeldOutRecord, over: &str) -> String 
     );
     match held_out.max_ns {
         Some(max) => format!(
-            "the second half's largest, {}, is outside the predicted 99 % range {range}",
+            "the {other} half's largest, {}, is outside the predicted range {range}",
             fmt(max as f64)
         ),
-        None => format!("the second half held nothing over {over}, the prediction {range}"),
+        None => format!("the {other} half held nothing over {over}, the prediction {range}"),
     }
 }

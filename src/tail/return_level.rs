@@ -36,6 +36,16 @@ pub struct TailFit<'a> {
     pub cluster_rate: f64,
     /// Clusters the rate was counted from.
     pub clusters: u64,
+    /// How overdispersed their counts are ([`super::stationarity::dispersion_factor`], 1 for
+    /// Poisson): the rate is as uncertain as from `clusters / dispersion` Poisson clusters.
+    pub dispersion: f64,
+}
+
+impl TailFit<'_> {
+    /// The clusters the rate's uncertainty is worth.
+    pub fn effective_clusters(&self) -> f64 {
+        (self.clusters.max(1) as f64 / self.dispersion.max(1.0)).max(1.0)
+    }
 }
 
 /// A figure with its 95 % interval (`high` may be infinite: open above).
@@ -84,10 +94,10 @@ pub struct Region {
 
 impl Region {
     /// The rate factors `exp(-spread)` and `exp(spread)` the cluster rate may move by at
-    /// `point`, from `clusters` counted: its Poisson log-likelihood, in log rate, takes up the
-    /// slack the shape and scale left.
-    pub fn rate_spread(point: &Point, clusters: u64) -> f64 {
-        (2.0 * point.slack / clusters.max(1) as f64).sqrt()
+    /// `point`, from `clusters` counted (effectively): its Poisson log-likelihood, in log rate,
+    /// takes up the slack the shape and scale left.
+    pub fn rate_spread(point: &Point, clusters: f64) -> f64 {
+        (2.0 * point.slack / clusters.max(1.0)).sqrt()
     }
 }
 
@@ -263,7 +273,7 @@ impl TailFit<'_> {
         let estimate = level(self.threshold, fit.0, fit.1, expected);
         let (mut low, mut high) = (estimate, estimate);
         for point in points {
-            let spread = Region::rate_spread(point, self.clusters);
+            let spread = Region::rate_spread(point, self.effective_clusters());
             let at = |factor: f64| level(self.threshold, point.sigma, point.xi, expected * factor);
             low = low.min(at((-spread).exp()));
             high = high.max(at(spread.exp()));
@@ -350,6 +360,7 @@ mod tests {
             threshold: 10.0,
             cluster_rate: 0.01,
             clusters: 400,
+            dispersion: 1.0,
         };
         let result = extrapolate(&tail, &[1e6, 10.0]);
         let level = result.levels[0].unwrap().level;
