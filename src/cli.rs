@@ -1,7 +1,5 @@
 //! The command line (clap derive). Doc comments here are the `--help` text.
 
-#![forbid(unsafe_code)]
-
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -65,7 +63,7 @@ pub enum Command {
         results: Vec<PathBuf>,
         /// Output format.
         #[arg(short, long, default_value = "table",
-            value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+            value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
         format: String,
         /// Write to this file (one result) or directory (one file per result) instead of stdout.
         #[arg(short, long)]
@@ -105,7 +103,7 @@ pub enum Command {
     /// Per-operation microbenchmarks (ns per futex wait/wake pair, ...) and their A/B/A comparison.
     Bench {
         #[command(subcommand)]
-        bench: crate::bench::args::BenchCommand,
+        bench: rtsoak_measure::bench::args::BenchCommand,
     },
     /// Check the spike explainer on a priority inversion with a known answer: a noise
     /// publisher (FIFO 10) holds a PI futex, a burst thread (FIFO 50) keeps it off its CPU, and
@@ -220,7 +218,7 @@ impl clap::builder::TypedValueParser for Named {
 }
 
 fn transport_names() -> Vec<&'static str> {
-    crate::transport::names()
+    rtsoak_record::transport::Name::ids()
 }
 
 fn profile_names() -> Vec<&'static str> {
@@ -257,7 +255,7 @@ pub struct SoakArgs {
     pub details: bool,
     /// Also write these formats into the result directory (comma-separated).
     #[arg(long, value_delimiter = ',',
-        value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+        value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
     pub export: Vec<String>,
     /// Beside every run, run the floor pair: the same two processes, CPUs, priorities, memory
     /// locking and wake calls, without the harness (no queue, no attribution, no interval
@@ -277,7 +275,8 @@ pub struct SoakArgs {
 #[derive(Debug, Args)]
 pub struct NightlyArgs {
     /// Compare the result with this baseline (a result.json or its directory, e.g. one made by
-    /// `rtsoak baseline promote`); a regression exits 3. A missing baseline is a warning.
+    /// `rtsoak baseline promote`), read before anything runs; a regression exits 3. A missing
+    /// baseline is a warning; one that is not a result exits 2.
     #[arg(long, value_name = "PATH")]
     pub baseline: Option<PathBuf>,
     /// Put the timestamped result directory in DIR (default `rtsoak-results`), and point
@@ -287,11 +286,14 @@ pub struct NightlyArgs {
     /// Keep only the newest N result directories beside this one (rtsoak's own only).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub keep: Option<u64>,
-    /// Remove result directories beside this one started more than D days ago.
+    /// Remove result directories beside this one started more than D days ago (any count; one
+    /// too large to count in seconds keeps them all).
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_days: Option<u64>,
     /// Write the metrics and the verdict, in Prometheus text format, to
-    /// `DIR/rtsoak-<profile>.prom` atomically (the node_exporter textfile directory).
+    /// `DIR/rtsoak-<profile>.prom` atomically (the node_exporter textfile directory). DIR is
+    /// opened before anything runs: one rtsoak must not write into exits 2 then, a missing one
+    /// is a warning.
     #[arg(long, value_name = "DIR")]
     pub textfile_dir: Option<PathBuf>,
 }

@@ -1,7 +1,5 @@
 //! Exit codes: the only place they are numbered. Documented in the README and `--help`.
 
-#![forbid(unsafe_code)]
-
 /// How an invocation ended, as its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -10,8 +8,9 @@ pub enum Outcome {
     Pass = 0,
     /// 1: a pass/fail threshold was breached, or `--break-on` fired.
     ThresholdBreach = 1,
-    /// 2: bad command line or profile; a refused `RTSOAK_LOCK_DIR`; as root, a directory to
-    /// write into that another user controls.
+    /// 2: bad command line or profile; an input that is not a regular file of bounded size, or
+    /// not a result; a refused `RTSOAK_LOCK_DIR`; as root, a directory to write into or a
+    /// program to run that another user controls.
     Usage = 2,
     /// 3: worse than the baseline (`diff`, `--baseline`).
     Regression = 3,
@@ -38,11 +37,12 @@ impl Outcome {
 }
 
 /// The table printed by `--help`.
-pub const EXIT_CODES_HELP: &str = "\
+pub(crate) const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    PASS: measured what was asked, every run completed and delivered every message
   1    a profile threshold was breached, or --break-on fired
-  2    usage error: bad flag, profile or CPU list
+  2    usage error, before anything runs: bad flag, profile or CPU list, an input that is not
+       a regular result or profile file of bounded size, a path root must not use
   3    regression against the baseline
   4    messages were lost, or a transport failed (wake or completion errors, fallback deliveries)
   5    a run failed, or the system refused something rtsoak needs

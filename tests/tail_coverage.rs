@@ -11,11 +11,11 @@
 //! `cargo test --release --test tail_coverage -- --ignored --nocapture` (`TAIL_CASE=name` for
 //! one case).
 
-use rtsoak::record::{TailEstimate, TailModel, TailRefusal};
-use rtsoak::stats::{Recorder, new_histogram};
-use rtsoak::tail::decluster::{Exceedance, decluster};
-use rtsoak::tail::held_out::predict_model;
-use rtsoak::tail::{TailInput, estimate};
+use rtsoak_analysis::stats::{Recorder, new_histogram};
+use rtsoak_analysis::tail::decluster::{Exceedance, decluster};
+use rtsoak_analysis::tail::held_out::predict_model;
+use rtsoak_analysis::tail::{TailInput, estimate};
+use rtsoak_record::{TailEstimate, TailModel, TailRefusal};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 const PERIOD_NS: u64 = 500_000;

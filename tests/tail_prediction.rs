@@ -3,7 +3,7 @@
 //! first half alone, as rtsoak would have printed it had the run stopped there; where that
 //! gives a number, the model it printed predicts the second half (95 % intervals of its
 //! clusters over the model's threshold and of its largest sample from the bootstrap predictive
-//! distribution, which carries the fit's own uncertainty: `rtsoak::tail::held_out::
+//! distribution, which carries the fit's own uncertainty: `rtsoak_analysis::tail::held_out::
 //! predict_model`), and the second half is held against them. Run it on 2-minute results:
 //! `TAIL_RESULTS=a/result.json,b/result.json cargo test --release --test tail_prediction --
 //! --ignored --nocapture` (a directory is searched for `result.json` files). It prints one line
@@ -13,13 +13,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use rtsoak::record::{SeriesKey, TailEstimate, TailRefusal};
-use rtsoak::result::tail::TAIL_SERIES;
-use rtsoak::result::{ResultDoc, RunResult, SeriesResult, store};
-use rtsoak::stats::{Outlier, decode_histogram, new_histogram};
-use rtsoak::tail::decluster::{Exceedance, decluster};
-use rtsoak::tail::held_out::predict_model;
-use rtsoak::tail::{TailInput, estimate};
+use rtsoak::store;
+use rtsoak_analysis::stats::{decode_histogram, new_histogram};
+use rtsoak_analysis::tail::decluster::{Exceedance, decluster};
+use rtsoak_analysis::tail::held_out::predict_model;
+use rtsoak_analysis::tail::run::TAIL_SERIES;
+use rtsoak_analysis::tail::{TailInput, estimate};
+use rtsoak_record::result::{ResultDoc, RunResult, SeriesResult};
+use rtsoak_record::{Outlier, SeriesKey, TailEstimate, TailRefusal};
 
 /// What the first half of one series gave.
 enum Check {

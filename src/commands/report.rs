@@ -6,28 +6,28 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::export;
-use crate::result::store::{load, write_atomic};
+use crate::store::{load, write_atomic};
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).
-pub fn report(
+pub(super) fn report(
     results: &[PathBuf],
     format: &str,
     output: Option<&Path>,
     details: bool,
 ) -> anyhow::Result<Outcome> {
-    let render = |format: &export::Format, doc: &crate::result::ResultDoc| -> Vec<u8> {
-        if details && format.name == "table" {
-            export::terminal::render(doc, true).into_bytes()
-        } else {
-            (format.render)(doc)
-        }
-    };
-    let format = export::by_name(format).with_context(|| {
+    let render =
+        |format: &rtsoak_report::Format, doc: &rtsoak_record::result::ResultDoc| -> Vec<u8> {
+            if details && format.name == "table" {
+                rtsoak_report::terminal::render(doc, true).into_bytes()
+            } else {
+                (format.render)(doc)
+            }
+        };
+    let format = rtsoak_report::by_name(format).with_context(|| {
         format!(
             "unknown format `{format}`: choose one of {}",
-            export::names().join(", ")
+            rtsoak_report::names().join(", ")
         )
     })?;
     let docs = results
@@ -50,7 +50,7 @@ pub fn report(
             eprintln!("Wrote {}", path.display());
         }
         Some(dir) => {
-            crate::sys::safe_dir::SafeDir::create(dir).with_context(|| {
+            rtsoak_sys::safe_dir::SafeDir::create(dir).with_context(|| {
                 format!(
                     "creating the output directory {}: choose another with --output",
                     dir.display()
@@ -73,8 +73,8 @@ pub fn report(
 
 /// Say which histograms of `doc` did not decode: their percentiles are `-` in every format, so
 /// a damaged file never shows a made-up figure, and the warning says why.
-fn warn_undecodable(path: &Path, doc: &crate::result::ResultDoc) {
-    for t in crate::result::merge::by_transport(doc) {
+fn warn_undecodable(path: &Path, doc: &rtsoak_record::result::ResultDoc) {
+    for t in rtsoak_analysis::merge::by_transport(doc) {
         for (series, runs) in t.undecodable() {
             eprintln!(
                 "Warning: {}: {} {series}: the histogram of {runs} run(s) does not decode; its \

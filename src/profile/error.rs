@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use super::builtin::builtin_names;
 
 /// Appended to a value that came from a flag, so the error names where it came from.
-pub const FROM_CLI: &str = " (from the command line)";
+pub(crate) const FROM_CLI: &str = " (from the command line)";
 
 /// A key whose value is out of its range.
-pub fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
+pub(super) fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
     ProfileError::Invalid {
         key: key.to_string(),
         value,
@@ -18,7 +18,7 @@ pub fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
 }
 
 /// A CPU key that cannot be satisfied on this machine.
-pub fn cpu_error(key: &str, message: String) -> ProfileError {
+pub(crate) fn cpu_error(key: &str, message: String) -> ProfileError {
     ProfileError::Cpu {
         key: key.to_string(),
         message,
@@ -34,6 +34,12 @@ pub enum ProfileError {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+    },
+    #[error("cannot read profile {error}; check the path, or give a built-in name ({})",
+        builtin_names().join(", "))]
+    Input {
+        // Not a `source`: its text is already in the message, once.
+        error: rtsoak_sys::input::InputError,
     },
     #[error("no profile named `{name}`: the built-in and installed (in {}) profiles are {}; give \
         one of them or a path to a .toml file", .installed_dir.display(), .known.join(", "))]
@@ -66,4 +72,10 @@ pub enum ProfileError {
     #[error("unknown transport `{name}`: known transports are {}; name one of them, or leave \
         `run.transports` empty to run them all", .known.join(", "))]
     UnknownTransport { name: String, known: Vec<String> },
+}
+
+impl From<rtsoak_sys::input::InputError> for ProfileError {
+    fn from(error: rtsoak_sys::input::InputError) -> Self {
+        ProfileError::Input { error }
+    }
 }

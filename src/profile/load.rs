@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::builtin::{builtin_names, builtin_text};
 use super::error::ProfileError;
-use super::installed;
+use super::installed::{self, MAX_BYTES};
 use super::sections::Profile;
 
 /// True when `name_or_path` names a file rather than a built-in profile.
@@ -38,7 +38,7 @@ fn names_with(installed_dir: &Path) -> Vec<String> {
 
 /// Where the profile `name` comes from (`installed` or `built-in`) and its text, or `None`
 /// when there is no profile of that name.
-pub fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
+pub(crate) fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
     if let Some((_, text)) = installed::find(Path::new(installed::DIR), name)? {
         return Ok(Some(("installed", text)));
     }
@@ -48,9 +48,10 @@ pub fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileE
 /// [`load`], with installed profiles looked up in `installed_dir`.
 fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profile), ProfileError> {
     if is_path(name_or_path) {
-        let text = std::fs::read_to_string(name_or_path).map_err(|source| ProfileError::Io {
+        let input = rtsoak_sys::input::read(Path::new(name_or_path), MAX_BYTES)?;
+        let text = String::from_utf8(input.bytes).map_err(|_| ProfileError::Io {
             path: PathBuf::from(name_or_path),
-            source,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
         })?;
         return Ok((name_or_path.to_string(), parse(name_or_path, &text)?));
     }
@@ -78,7 +79,7 @@ pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
             .to_string()
             .trim_end()
             .lines()
-            .map(crate::sys::text::quote)
+            .map(rtsoak_record::text::quote)
             .collect::<Vec<_>>()
             .join("\n"),
     })

@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::Irq;
+use rtsoak_record::Irq;
+use rtsoak_record::cpulist;
 
 /// Every numbered interrupt whose `smp_affinity_list` includes one of `cpus`, by number.
-pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
+pub(crate) fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
     let names = irq_names(&root.read("/proc/interrupts").unwrap_or_default());
     let mut irqs: Vec<Irq> = root
         .list_dir("/proc/irq")
@@ -36,7 +36,7 @@ pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
 /// per CPU column of the header, the chip, the hardware irq and trigger, then the handler
 /// names separated by `, `: the name is the last word together with any words before it that
 /// end in a comma.
-pub fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
+pub(crate) fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
     let mut lines = interrupts.lines();
     let cpu_columns = lines
         .next()

@@ -2,7 +2,7 @@ use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
+    nix::unistd::geteuid().is_root()
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn removing_a_tree_removes_a_symlink_inside_as_a_name_only() {
 #[test]
 fn as_root_a_symlinked_or_foreign_directory_is_refused_naming_why() {
     if !is_root() {
-        crate::testing::skip("refusals apply to root only: run the tests as root");
+        rtsoak_testing::skip("refusals apply to root only: run the tests as root");
         return;
     }
     let base = tempfile::tempdir().unwrap();
@@ -114,7 +114,7 @@ fn as_root_a_symlinked_or_foreign_directory_is_refused_naming_why() {
 #[test]
 fn as_root_a_service_dir_may_sit_below_a_service_users_directory_but_must_be_roots() {
     if !is_root() {
-        crate::testing::skip("refusals apply to root only: run the tests as root");
+        rtsoak_testing::skip("refusals apply to root only: run the tests as root");
         return;
     }
     // Debian's layout: /var/lib/prometheus belongs to `prometheus`, its node-exporter to root.
@@ -141,4 +141,23 @@ fn as_root_a_service_dir_may_sit_below_a_service_users_directory_but_must_be_roo
         .unwrap_err()
         .to_string();
     assert!(error.contains("owned by uid 65534"), "{error}");
+}
+
+#[test]
+fn checking_a_place_to_create_creates_nothing_and_refuses_what_create_would() {
+    let base = tempfile::tempdir().unwrap();
+    SafeDir::check_creatable(&base.path().join("a/b/c")).unwrap();
+    assert!(!base.path().join("a").exists(), "nothing was created");
+    std::fs::write(base.path().join("file"), "").unwrap();
+    assert!(SafeDir::check_creatable(&base.path().join("file/sub")).is_err());
+    if !is_root() {
+        rtsoak_testing::skip("another user's directory needs root to make");
+        return;
+    }
+    let foreign = base.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+    let error = SafeDir::check_creatable(&foreign.join("out")).unwrap_err();
+    assert!(error.downcast_ref::<Untrusted>().is_some(), "{error:#}");
+    assert!(!foreign.join("out").exists());
 }

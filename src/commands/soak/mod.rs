@@ -12,25 +12,26 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::SoakArgs;
-use crate::coordinator::stop::StopFlag;
 use crate::exit::Outcome;
-use crate::judge::ranked_caveats;
-use crate::plan::RunPlan;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
-use crate::result::store::{RESULT_FILE, write_atomic};
-use crate::result::store::{Saver, new_result_dir};
-use crate::result::{ResultDoc, Tool, timestamp};
-use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
-use crate::sys::{cpu_dma_latency, cpu_lock};
+use crate::store::{RESULT_FILE, write_atomic};
+use crate::store::{Saver, new_result_dir};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::{export, transport};
 use rounds::{Rounds, check_floor, run_rounds};
+use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_measure::transport;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{ResultDoc, Tool};
+use rtsoak_record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
+use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
+use rtsoak_sys::{cpu_dma_latency, cpu_lock};
 
 /// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
 /// then judge, save and report.
-pub fn soak(
+pub(super) fn soak(
     command: &str,
     transports: Option<Vec<String>>,
     args: &SoakArgs,
@@ -44,16 +45,18 @@ pub fn soak(
     }
     // The worker binary beside this one, found and checked before anything runs: a missing or
     // untrusted one is refused here, naming what to install.
-    crate::launch::worker_binary::worker_executable()?;
+    rtsoak_measure::launch::worker_binary::worker_executable()?;
+    // Every path argument is refused here, if it is refused at all, before anything is locked,
+    // mounted, removed or measured: the baseline (read once, now), the textfile directory
+    // (held open until the metrics are written) and where the result directory will be made.
+    let scheduled = nightly::prepare(&args.nightly)?;
+    check_output(command, args)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
-    // A trace instance a killed rtsoak left behind still traces into its buffer: every run
-    // removes those, explaining or not.
-    crate::explain::tracefs::remove_stale();
+    end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
-    let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -68,7 +71,7 @@ pub fn soak(
     }
 
     let mut doc = ResultDoc {
-        schema_version: crate::result::SCHEMA_VERSION,
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
         tool: Tool::current(),
         command: command.to_string(),
         argv: crate::cli::argv(),
@@ -97,13 +100,22 @@ pub fn soak(
     run_rounds(&mut doc, &mut saver, &rounds)?;
     judge_and_save(
         &mut doc,
-        baseline.as_ref(),
+        scheduled.baseline.as_ref(),
         &stop,
         &mut saver,
         &result_dir,
         &args.export,
     );
-    report(&doc, &saver, &result_dir, args)
+    report(&doc, &saver, &result_dir, args, &scheduled)
+}
+
+/// What a killed rtsoak left behind, ended before this run starts, explaining or not: trace
+/// instances still tracing into their buffers, and the processes of an external noise command
+/// whose rtsoak and noise init were both killed (only possible where the kernel gave it no PID
+/// namespace).
+fn end_leftovers() {
+    rtsoak_measure::explain::tracefs::remove_stale();
+    rtsoak_measure::coordinator::noise::leftovers::end();
 }
 
 /// What this kernel carries of each transport, and the system check, with a warning for
@@ -150,9 +162,9 @@ fn judge_and_save(
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     // After the last round, never between rounds: the fits cost CPU the runs must not share.
-    doc.tail_pooled = crate::result::tail::pool(doc);
+    doc.tail_pooled = rtsoak_analysis::tail::run::pool(doc);
     doc.caveats = ranked_caveats(doc);
-    doc.decision = Some(crate::judge::decision::decide(doc));
+    doc.decision = Some(rtsoak_analysis::judge::decision::decide(doc));
     doc.verdict = Some(nightly::judge(doc, baseline));
     if saver.save(doc)
         && let Err(error) = write_exports(doc, result_dir, formats)
@@ -168,12 +180,13 @@ fn report(
     saver: &Saver,
     result_dir: &Path,
     args: &SoakArgs,
+    scheduled: &nightly::Scheduled,
 ) -> anyhow::Result<Outcome> {
     lava_shell::report(doc);
     if args.json {
         println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", export::terminal::render(doc, args.details));
+        print!("{}", rtsoak_report::terminal::render(doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
@@ -181,7 +194,7 @@ fn report(
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());
-    nightly::finish(doc, result_dir, &args.nightly, !args.json);
+    nightly::finish(doc, result_dir, &args.nightly, scheduled, !args.json);
     Ok(nightly::outcome(doc))
 }
 
@@ -240,8 +253,8 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
 /// Write the requested exports next to the result.
 fn write_exports(doc: &ResultDoc, dir: &Path, formats: &[String]) -> anyhow::Result<()> {
     for name in formats {
-        let format =
-            export::by_name(name).with_context(|| format!("unknown export format `{name}`"))?;
+        let format = rtsoak_report::by_name(name)
+            .with_context(|| format!("unknown export format `{name}`"))?;
         if format.file_name == RESULT_FILE {
             continue; // the result itself, already saved
         }
@@ -269,7 +282,7 @@ fn resolve_plan(
         &profile,
         &overrides,
         &topology,
-        &transport::Name::all(),
+        &rtsoak_record::transport::Name::all(),
     )?)
 }
 
@@ -282,27 +295,42 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// Refuse the place the result directory will be made (`-o`, or in `--results-dir`) as
+/// [`prepare_output`] would, making nothing yet: that waits until the RT CPUs are locked, so a
+/// run refused for busy CPUs leaves no empty directory behind.
+fn check_output(command: &str, args: &SoakArgs) -> anyhow::Result<()> {
+    let dir = args.output.clone().unwrap_or_else(|| {
+        let stamp = timestamp().replace([':', '-'], "");
+        nightly::results_parent(&args.nightly).join(format!("{stamp}-{command}"))
+    });
+    rtsoak_sys::safe_dir::SafeDir::check_creatable(&dir).with_context(|| {
+        format!(
+            "creating the result directory {}: choose another with --output or --results-dir",
+            dir.display()
+        )
+    })
+}
+
 /// Keep the coordinator (its progress display and the explainer's trace reader) off the RT
 /// CPUs, and off the noise where the layout allows (`plan.housekeeping_cpus`).
 fn place_coordinator(plan: &RunPlan) {
     if !plan.housekeeping_cpus.is_empty() {
-        let _ = crate::sys::sched::pin_to(&plan.housekeeping_cpus);
+        let _ = rtsoak_sys::sched::pin_to(&plan.housekeeping_cpus);
     }
 }
 
-/// Refuse a missing external noise command before anything runs.
+/// Find and check the external noise command's program before anything runs
+/// (`launch::program`): a missing one, or as root one another user could have planted, is
+/// refused here, as a bad profile value.
 fn check_external_command(plan: &RunPlan) -> anyhow::Result<()> {
     let Some(program) = plan.noise.external.first().filter(|_| plan.noise.enabled) else {
         return Ok(());
     };
-    if crate::coordinator::noise::find_program(program).is_none() {
+    if let Err(why) = rtsoak_measure::launch::program::external_program(program) {
         return Err(profile::ProfileError::Invalid {
             key: "noise.load.external".into(),
             value: format!("{:?}", plan.noise.external),
-            allowed: format!(
-                "a program that exists: `{program}` is not in PATH; install it, give its full \
-                 path, or set external = []"
-            ),
+            allowed: format!("a program that exists and may be run: {why}, or set external = []"),
         }
         .into());
     }

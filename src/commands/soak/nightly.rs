@@ -11,28 +11,76 @@ use anyhow::Context;
 
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
-use crate::export::journal;
-use crate::judge::diff;
-use crate::judge::verdict;
-use crate::result::ResultDoc;
-use crate::result::diff::DiffRules;
-use crate::result::store::load;
-use crate::result::store::retention::{self, Retention};
-use crate::result::verdict::{FailureKind, Status, Verdict};
+use crate::store::load;
+use crate::store::retention::{self, Retention};
+use rtsoak_analysis::judge::diff;
+use rtsoak_analysis::judge::verdict;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::diff::DiffRules;
+use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
+use rtsoak_report::journal;
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// A loaded baseline and the name it is reported under.
-pub struct Baseline {
+pub(super) struct Baseline {
     name: String,
     doc: ResultDoc,
 }
 
+/// What a scheduled run takes from its flags before anything runs: the baseline, read, and the
+/// textfile directory, open.
+pub(super) struct Scheduled {
+    /// `--baseline`, loaded (none given, or none there yet).
+    pub(super) baseline: Option<Baseline>,
+    /// `--textfile-dir`, opened (and as root checked) now and written through this fd at the
+    /// end, never looked up again by name (none given, or none there).
+    textfile: Option<SafeDir>,
+}
+
+/// Load `--baseline` and open `--textfile-dir` before anything runs, so that a broken baseline
+/// or a refused directory fails the invocation at once (exit 2 for a refusal), never after the
+/// run, when a refused textfile would leave node_exporter serving the night before's verdict.
+pub(super) fn prepare(args: &NightlyArgs) -> anyhow::Result<Scheduled> {
+    Ok(Scheduled {
+        baseline: load_baseline(args)?,
+        textfile: open_textfile_dir(args)?,
+    })
+}
+
+/// `--textfile-dir`, opened as node_exporter's directory is (`SafeDir::open_service_dir`). One
+/// that does not exist is a warning, as for the systemd units, which name Debian's
+/// node_exporter directory whether node_exporter is installed or not: nothing is written.
+fn open_textfile_dir(args: &NightlyArgs) -> anyhow::Result<Option<SafeDir>> {
+    let Some(dir) = &args.textfile_dir else {
+        return Ok(None);
+    };
+    if std::fs::symlink_metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        eprintln!(
+            "Warning: --textfile-dir {} does not exist: the metrics will not be written. Create \
+             it (owned by root, writable by no one else), or drop --textfile-dir.",
+            dir.display()
+        );
+        return Ok(None);
+    }
+    // node_exporter's directory: Debian gives its parent to the `prometheus` user, which the
+    // walk by fd makes harmless (see `SafeDir::open_service_dir`).
+    SafeDir::open_service_dir(dir)
+        .with_context(|| {
+            format!(
+                "opening --textfile-dir {} for the metrics: choose another, or drop it",
+                dir.display()
+            )
+        })
+        .map(Some)
+}
+
 /// Load `--baseline` before anything runs, so a broken baseline fails fast. A baseline that
 /// does not exist yet (the first night) is a warning: the run goes on uncompared.
-pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
+fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
     let Some(path) = &args.baseline else {
         return Ok(None);
     };
-    if !path.exists() {
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         eprintln!(
             "Warning: no baseline at {} yet; this result is not compared. Make one with \
              `rtsoak baseline promote RESULT --to {}`.",
@@ -55,14 +103,14 @@ pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
 }
 
 /// Default parent of the timestamped result directories.
-pub fn results_parent(args: &NightlyArgs) -> PathBuf {
+pub(crate) fn results_parent(args: &NightlyArgs) -> PathBuf {
     args.results_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("rtsoak-results"))
 }
 
 /// The verdict of a finished document: its limits, then the baseline comparison.
-pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
+pub(super) fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
     let judged = verdict(doc);
     match baseline {
         Some(b) => judged.with_baseline(diff(&b.name, &b.doc, doc, &DiffRules::default())),
@@ -74,7 +122,13 @@ pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
 /// fails here is a warning: the result is saved and its verdict stands. The verdict's first
 /// line always goes to stderr (the line a log or a gate looks for); its reasons too under
 /// systemd, or when stdout did not get the table (`--json`), which already ends with them.
-pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
+pub(super) fn finish(
+    doc: &ResultDoc,
+    result_dir: &Path,
+    args: &NightlyArgs,
+    scheduled: &Scheduled,
+    table_printed: bool,
+) {
     let journal = std::env::var_os("JOURNAL_STREAM").is_some();
     if journal {
         for line in journal::transport_lines(doc) {
@@ -95,25 +149,18 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
             eprintln!("{line}");
         }
     }
-    if let Some(dir) = &args.textfile_dir {
-        let name = crate::export::textfile::file_name(doc);
-        let path = dir.join(&name);
-        let text = crate::export::textfile::render(doc);
-        // node_exporter's directory: Debian gives its parent to the `prometheus` user, which
-        // the walk by fd makes harmless (see `SafeDir::open_service_dir`).
-        let written = crate::sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
-            out.write(name.as_ref(), text.as_bytes(), 0o644)
-                .map_err(anyhow::Error::from)
-        });
-        if let Err(error) = written {
+    if let Some(dir) = &scheduled.textfile {
+        let name = rtsoak_report::textfile::file_name(doc);
+        let text = rtsoak_report::textfile::render(doc);
+        if let Err(error) = dir.write(name.as_ref(), text.as_bytes(), 0o644) {
             eprintln!(
-                "Warning: writing the metrics to {}: {error:#}; check --textfile-dir",
-                path.display()
+                "Warning: writing the metrics to {}: {error}; check --textfile-dir",
+                dir.path().join(&name).display()
             );
         }
     }
     let retention = Retention {
-        keep: args.keep.map(|n| n as usize),
+        keep: args.keep.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         keep_days: args.keep_days,
     };
     match retention::keep(result_dir, &retention, SystemTime::now()) {
@@ -128,12 +175,12 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
 /// regression, then a breached limit or `--break-on`, then inconclusive (nothing failed, but
 /// the run did not measure what it was asked), then pass. A document without a verdict (one
 /// saved mid-run) is judged here. Whatever is not a PASS never exits 0.
-pub fn outcome(doc: &ResultDoc) -> Outcome {
+pub(super) fn outcome(doc: &ResultDoc) -> Outcome {
     let judged;
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::judge::verdict(doc);
+            judged = rtsoak_analysis::judge::verdict(doc);
             &judged
         }
     };
@@ -159,10 +206,10 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::journal::verdict_lines;
-    use crate::result::RunStatus;
-    use crate::result::diff::{Diff, Figure, Finding};
-    use crate::testing::fixture::one_run_doc;
+    use rtsoak_record::result::RunStatus;
+    use rtsoak_record::result::diff::{Diff, Figure, Finding};
+    use rtsoak_report::journal::verdict_lines;
+    use rtsoak_testing::fixture::one_run_doc;
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
         let mut doc = one_run_doc();
