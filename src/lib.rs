@@ -28,3 +28,6 @@ mod sysinfo;
 mod preflight;
 
 pub mod store;
+
+#[cfg(test)]
+mod cost_tests;

@@ -14,6 +14,7 @@ use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::Status;
 use rtsoak_report::diff::render;
+use rtsoak_report::escape::terminal;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
 pub(super) fn diff(
@@ -32,7 +33,8 @@ pub(super) fn diff(
         &DiffRules::default(),
     );
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        let text = serde_json::to_string_pretty(&result)?;
+        println!("{}", rtsoak_report::escape::json(text));
     } else if markdown {
         print!("{}", rtsoak_report::diff::markdown(&result));
     } else {
@@ -79,18 +81,20 @@ pub(super) fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<O
         let reasons = unfit.join("; ");
         if !force {
             // A refused input, like a bad flag: exit 2, and nothing is written.
-            eprintln!(
+            let message = format!(
                 "Error: {} cannot be a baseline: {reasons}. Every later comparison would rest on \
                  figures that do not stand for the system; promote a complete result with no \
                  failure that measured what it was asked, or give --force to promote it anyway",
                 result.display()
             );
+            eprintln!("{}", terminal(&message));
             return Ok(Outcome::Usage);
         }
-        eprintln!(
+        let message = format!(
             "Warning: promoting {} although it cannot stand for a baseline (--force): {reasons}",
             result.display()
         );
+        eprintln!("{}", terminal(&message));
     }
     let dir = rtsoak_sys::safe_dir::SafeDir::create(to).with_context(|| {
         format!(
@@ -106,12 +110,13 @@ pub(super) fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<O
                 target.display()
             )
         })?;
-    println!(
+    let message = format!(
         "Baseline {} is now the {} result started at {} (copied from {})",
         target.display(),
         doc.plan.profile,
         doc.started_at,
         input.path.display()
     );
+    println!("{}", terminal(&message));
     Ok(Outcome::Pass)
 }

@@ -74,7 +74,7 @@ fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profil
 /// [`resolve`], which knows the machine.
 pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
     toml::from_str(text).map_err(|e| ProfileError::Toml {
-        name: name.to_string(),
+        name: rtsoak_record::text::quote(name),
         message: e
             .to_string()
             .trim_end()

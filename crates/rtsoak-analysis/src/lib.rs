@@ -2,7 +2,8 @@
 //! counters, [`stats`]), what lies beyond them (extreme-value tail estimates, [`tail`]), why
 //! each spike happened (the kernel trace walked into the RT tasks' waits and each outlier laid
 //! over them, [`explain`]), a transport's rounds merged and a long run's intervals thinned
-//! ([`merge`], [`coarsen`]), and what it all is worth ([`judge`]: caveats, the verdict, the
+//! ([`merge`], [`coarsen`]), whether a record's figures agree with each other enough to be shown
+//! ([`consistent`]), and what it all is worth ([`judge`]: caveats, the verdict, the
 //! decision, the baseline diff, the floor ratios), with the microbenchmarks' A/B/A arithmetic
 //! ([`bench`]).
 //!
@@ -25,6 +26,8 @@ pub mod explain;
 pub mod merge;
 
 pub mod coarsen;
+
+pub mod consistent;
 
 pub mod judge;
 

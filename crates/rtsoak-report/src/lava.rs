@@ -125,8 +125,7 @@ fn lines(
         (
             format!("{prefix}.transport-errors"),
             result(!i.transport_failures().is_empty()),
-            (i.wake_errors + i.cqe_errors + i.fallback_deliveries + i.wakes_missing.unwrap_or(0))
-                .to_string(),
+            i.transport_errors().to_string(),
             "errors",
         ),
     ];

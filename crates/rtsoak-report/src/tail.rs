@@ -1,10 +1,13 @@
 //! The "Tail estimates" block of `--details` and `report`: per run and series (and per
 //! transport over its rounds pooled, where it ran several), the worst latency to expect in an
 //! hour, a day and a year with their 95 % intervals beside the held-out check each passed, or
-//! why there is no estimate. Pure: from a result to a table and lines.
+//! why there is no estimate. A model or a level whose figures contradict each other
+//! ([`rtsoak_analysis::consistent`]) is shown as `-`, with the reason under the table. Pure: from
+//! a result to a table and lines.
 
 use super::comparison::Table;
-use rtsoak_analysis::tail::EXTRAPOLATION_MARK;
+use rtsoak_analysis::consistent;
+use rtsoak_analysis::tail::{EXTRAPOLATION_MARK, SPANS_S};
 use rtsoak_record::result::{ResultDoc, RunKey};
 use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 
@@ -14,6 +17,7 @@ use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
     let mut rows = Vec::new();
     let mut refusals = Vec::new();
+    let mut withheld = Vec::new();
     let runs = doc.runs.iter().map(|run| {
         // A result written before the list kept the largest samples may fit a prefix.
         let span = (run.measured_ns / 1_000_000_000).max(1);
@@ -32,7 +36,9 @@ pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)
         for (series, estimate) in tail {
             let label = format!("{label} {series}");
             match estimate {
-                TailEstimate::Estimated(model) => rows.push(row(label, model, run_s)),
+                TailEstimate::Estimated(model) => {
+                    rows.push(row(label, model, run_s, &mut withheld))
+                }
                 TailEstimate::HeavyTail { reason, .. } => {
                     refusals.push(format!("  {label}: heavy tail: {reason}"));
                 }
@@ -70,6 +76,12 @@ pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)
         lines.clear();
     }
     lines.extend(refusals);
+    if !withheld.is_empty() {
+        lines.push(
+            "Tail figures not shown (the result's own figures contradict each other):".into(),
+        );
+        lines.extend(withheld);
+    }
     if !estimated {
         return Some((None, lines));
     }
@@ -83,16 +95,28 @@ pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)
     Some((Some(table), lines))
 }
 
-/// A row; `run_s` is the run's measured time, s, when the row is one run's (a fit that covers
-/// less of it says so).
-fn row(label: String, model: &TailModel, run_s: Option<u64>) -> Vec<String> {
+/// The row of `model`; `run_s` is the run's measured time, s, when the row is one run's (a fit
+/// that covers less of it says so). Where its figures contradict each other, `-` in every
+/// figure (or in a level's cell) and the reason pushed on `withheld`.
+fn row(
+    label: String,
+    model: &TailModel,
+    run_s: Option<u64>,
+    withheld: &mut Vec<String>,
+) -> Vec<String> {
     let span_s = model.span_ns / 1_000_000_000;
     let label = match run_s {
         Some(run_s) if span_s < run_s => format!("{label} (first {span_s} s)"),
         _ => label,
     };
+    if let Err(reason) = consistent::tail_model(model) {
+        withheld.push(format!("  {label}: {}", reason.shown_as_dash()));
+        let mut cells = vec![label];
+        cells.extend(std::iter::repeat_n("-".to_string(), 5 + SPANS_S.len()));
+        return cells;
+    }
     let mut cells = vec![
-        label,
+        label.clone(),
         format!("{:.1}", model.threshold_ns as f64 / 1000.0),
         model.clusters.to_string(),
         format!(
@@ -106,7 +130,20 @@ fn row(label: String, model: &TailModel, run_s: Option<u64>) -> Vec<String> {
         format!("{:.2}", model.fit_test.p_value),
         held_out(model),
     ];
-    cells.extend(model.return_levels.iter().map(level));
+    // One cell per span of the header, found by name: a level a result lacks is `-`.
+    for (span, _) in SPANS_S {
+        let Some(return_level) = model.return_levels.iter().find(|l| l.span == span) else {
+            cells.push("-".to_string());
+            continue;
+        };
+        match consistent::return_level(model, return_level) {
+            Ok(()) => cells.push(level(return_level)),
+            Err(reason) => {
+                withheld.push(format!("  {label} {span}: {}", reason.shown_as_dash()));
+                cells.push("-".to_string());
+            }
+        }
+    }
     cells
 }
 

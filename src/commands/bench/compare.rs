@@ -54,7 +54,10 @@ pub(crate) fn compare_results(
             "series": rows.iter().map(|(name, c)| serde_json::json!({"series": name, "comparison": c})).collect::<Vec<_>>(),
             "verdict": verdict,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!(
+            "{}",
+            rtsoak_report::escape::json(serde_json::to_string_pretty(&value)?)
+        );
     } else {
         let labels: Vec<String> = docs
             .iter()
@@ -181,6 +184,28 @@ fn load(path: &Path) -> anyhow::Result<BenchDoc> {
          {BENCH_SCHEMA_VERSION}",
         file.display()
     );
-    serde_json::from_value(value)
-        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))
+    let doc: BenchDoc = serde_json::from_value(value)
+        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))?;
+    times_measured(&doc)
+        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))?;
+    Ok(doc)
+}
+
+/// Every round took a time: a positive, finite ns per operation. A comparison divides by the
+/// parents' means, so a zero or a negative one read from a file would make any change look
+/// like none (or like infinity).
+fn times_measured(doc: &BenchDoc) -> anyhow::Result<()> {
+    for series in &doc.series {
+        for round in &series.rounds {
+            anyhow::ensure!(
+                round.ns_per_op.is_finite() && round.ns_per_op > 0.0,
+                "round {} of series {} has ns_per_op {}, which no operation takes; give the \
+                 bench.json `rtsoak bench` wrote",
+                round.index,
+                rtsoak_record::text::quote(&series.name),
+                round.ns_per_op
+            );
+        }
+    }
+    Ok(())
 }

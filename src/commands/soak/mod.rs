@@ -184,13 +184,17 @@ fn report(
 ) -> anyhow::Result<Outcome> {
     lava_shell::report(doc);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
+        println!(
+            "{}",
+            rtsoak_report::escape::json(serde_json::to_string_pretty(doc)?)
+        );
     } else {
         print!("{}", rtsoak_report::terminal::render(doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
-        eprintln!("Error: {error:#}");
+        let message = format!("{error:#}");
+        eprintln!("Error: {}", rtsoak_record::text::visible(&message));
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());

@@ -6,6 +6,8 @@
 //!
 //! Pure: two merged transports in, their changes out.
 
+use std::collections::HashMap;
+
 use crate::merge::TransportRuns;
 use rtsoak_record::result::diff::{CauseChange, CauseChanges};
 use rtsoak_record::result::explain::SeriesBlame;
@@ -30,11 +32,12 @@ pub(super) fn changes(
     causes.sort();
     causes.dedup();
     causes.push(UNEXPLAINED.to_string());
+    let (old_counts, new_counts) = (counts(&old), counts(&new));
     let mut changes: Vec<CauseChange> = causes
         .into_iter()
         .map(|cause| {
-            let (baseline_share_percent, baseline_count) = share(&old, &cause);
-            let (new_share_percent, new_count) = share(&new, &cause);
+            let (baseline_share_percent, baseline_count) = share(&old, &old_counts, &cause);
+            let (new_share_percent, new_count) = share(&new, &new_counts, &cause);
             CauseChange {
                 cause,
                 baseline_count,
@@ -74,19 +77,24 @@ fn blame(t: &TransportRuns<'_>, series: Series) -> Option<SeriesBlame> {
     SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(series))
 }
 
+/// Each cause's count in `blame`, by name: found once each, however many causes a result holds.
+fn counts(blame: &SeriesBlame) -> HashMap<&str, u64> {
+    blame
+        .causes
+        .iter()
+        .map(|c| (c.cause.as_str(), c.count))
+        .collect()
+}
+
 /// A cause's share of the kept spikes, percent, and its count estimated over all spikes.
-fn share(blame: &SeriesBlame, cause: &str) -> (f64, f64) {
+fn share(blame: &SeriesBlame, counts: &HashMap<&str, u64>, cause: &str) -> (f64, f64) {
     if blame.kept == 0 {
         return (0.0, 0.0);
     }
     let count = if cause == UNEXPLAINED {
         blame.unexplained
     } else {
-        blame
-            .causes
-            .iter()
-            .find(|c| c.cause == cause)
-            .map_or(0, |c| c.count)
+        counts.get(cause).copied().unwrap_or(0)
     };
     let share = count as f64 / blame.kept as f64;
     (100.0 * share, share * blame.over_threshold as f64)

@@ -5,10 +5,13 @@
 //! soak's wide interval therefore fails a tight limit: soak longer to narrow it. Where a plan
 //! ran several rounds, the rounds' pooled estimate is judged (more clusters, a narrower
 //! interval, and the rounds compared with each other by its checks); with one round, the run's.
-//! Where the limit is set but the estimate was refused, the verdict is INCONCLUSIVE, never PASS.
+//! Where the limit is set but the estimate was refused, or its figures contradict each other
+//! ([`crate::consistent`], the rule the tail table shows them by), the verdict is
+//! INCONCLUSIVE, never PASS.
 //!
 //! Pure: reads merged transports and pooled estimates, returns breaches and reasons.
 
+use crate::consistent;
 use crate::merge::TransportRuns;
 use rtsoak_record::{PooledTail, Series, SeriesKey, TailEstimate};
 
@@ -44,10 +47,17 @@ pub(super) fn days(t: &TransportRuns<'_>, pooled: &[PooledTail], series: Series)
     }
 }
 
+/// What one estimate says about a day: a model whose figures contradict each other is not
+/// judged.
 fn day(estimate: Option<&TailEstimate>) -> Day {
     match estimate {
         Some(TailEstimate::Estimated(model)) => {
             let level = model.return_levels.iter().find(|l| l.span == "day");
+            let consistent = consistent::tail_model(model)
+                .and_then(|()| level.map_or(Ok(()), |l| consistent::return_level(model, l)));
+            if let Err(reason) = consistent {
+                return Day::Refused(reason.to_string());
+            }
             match level.and_then(|l| Some((l.level_ns?, l.high_ns))) {
                 Some((estimate, high)) => Day::Level {
                     estimate,
@@ -285,5 +295,33 @@ mod tests {
                     && i.message.contains("the tail changed")),
             "{v:?}"
         );
+    }
+
+    #[test]
+    fn a_day_level_that_contradicts_itself_is_judged_by_nothing_and_says_why() {
+        // Under the limit, but below its own threshold and outside its own interval: no PASS.
+        let mut tail = estimated(-5.0, 50.0);
+        if let TailEstimate::Estimated(model) = &mut tail {
+            let day = model.return_levels.iter_mut().find(|l| l.span == "day");
+            let day = day.expect("the fixture has a day level");
+            day.low_ns = Some(9e12);
+            day.high_ns = Some(0.0);
+        }
+        let doc = with_tail(one_run_doc(), Series::Delivery, &tail);
+        let v = verdict(&doc);
+        let reason = v
+            .inconclusive
+            .iter()
+            .find(|i| i.kind == InconclusiveKind::TailNotEstimable)
+            .unwrap_or_else(|| panic!("{v:?}"));
+        assert!(
+            reason
+                .message
+                .contains("-5000 is below its threshold 20000"),
+            "{}",
+            reason.message
+        );
+        assert!(!breached(&doc, "delivery"));
+        assert_ne!(v.status, Status::Pass);
     }
 }
