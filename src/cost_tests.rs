@@ -1,6 +1,6 @@
 //! What `report`, `diff` and every export cost grows with the result, no faster: a result of
-//! 16,000 runs is rendered in every format, compared with itself, judged and read back, each
-//! within a fixed multiple of the CPU time of the same on one of 4,000 (linear is 4; quadratic
+//! 8,000 runs is rendered in every format, compared with itself, judged and read back, each
+//! within a fixed multiple of the CPU time of the same on one of 2,000 (linear is 4; quadratic
 //! would be 16). Each reader is held to it on its own, so work that grows with the runs in one
 //! of them is not hidden by the linear work of the others.
 //!
@@ -196,8 +196,8 @@ fn cpu_time_of(reader: &Reader, (doc, bytes): &(ResultDoc, Vec<u8>)) -> Duration
 }
 
 #[test]
-fn a_result_of_16000_runs_costs_at_most_6_times_one_of_4000_in_every_reader() {
-    let (small_result, large_result) = (result_of(4_000), result_of(16_000));
+fn a_result_of_8000_runs_costs_at_most_6_times_one_of_2000_in_every_reader() {
+    let (small_result, large_result) = (result_of(2_000), result_of(8_000));
     let mut too_slow = Vec::new();
     for reader in readers() {
         // Each size twice, in turn, the least of each: a burst of load on the machine or a
@@ -209,7 +209,7 @@ fn a_result_of_16000_runs_costs_at_most_6_times_one_of_4000_in_every_reader() {
         }
         let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
         eprintln!(
-            "{:<11} 4000 runs {small:>10.3?}, 16000 runs {large:>10.3?}: {ratio:.2}x",
+            "{:<11} 2000 runs {small:>10.3?}, 8000 runs {large:>10.3?}: {ratio:.2}x",
             reader.name
         );
         if ratio > 6.0 {
@@ -218,7 +218,7 @@ fn a_result_of_16000_runs_costs_at_most_6_times_one_of_4000_in_every_reader() {
     }
     assert!(
         too_slow.is_empty(),
-        "16000 runs took more than 6 times the CPU time of 4000 in {too_slow:?}: something \
+        "8000 runs took more than 6 times the CPU time of 2000 in {too_slow:?}: something \
          grows faster than the runs"
     );
 }
