@@ -15,7 +15,7 @@ use nix::sys::resource::{UsageWho, getrusage};
 
 use rtsoak_record::result::explain::{CauseShare, Explanation, SeriesBlame, Tracing};
 use rtsoak_record::result::{ResultDoc, RunResult};
-use rtsoak_record::{Series, SeriesKey, TailEstimate};
+use rtsoak_record::{Series, SeriesKey, TailEstimate, TailRefusal};
 use rtsoak_report::FORMATS;
 use rtsoak_testing::fixture::two_round_doc;
 
@@ -99,9 +99,10 @@ fn doc(runs: usize) -> ResultDoc {
                 }
             }
             run.explanation = Some(explanation());
-            let refused = TailEstimate::NotEstimable {
-                reason: "too few clusters (3); run longer".to_string(),
-            };
+            let refused = TailEstimate::refused(
+                TailRefusal::TooFewClusters,
+                "too few clusters (3); run longer".to_string(),
+            );
             run.tail = [(SeriesKey::Rt(Series::Delivery), refused)].into();
             run
         })

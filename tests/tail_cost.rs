@@ -32,10 +32,12 @@ fn a_ten_minute_series_costs_under_a_second() {
             .record_n(bucket.value_iterated_to(), count)
             .unwrap();
     }
-    let (outliers, dropped) = recorder.outliers();
+    let kept = recorder.outliers();
+    let (outliers, dropped) = (&kept.outliers, kept.dropped);
     let input = TailInput {
         outliers,
         outliers_dropped: dropped,
+        outliers_complete_over_ns: Some(kept.complete_over_ns),
         histogram: &histogram,
         measured_ns: SAMPLES * PERIOD_NS,
         period_ns: PERIOD_NS,

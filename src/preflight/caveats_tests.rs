@@ -61,6 +61,7 @@ fn vm_doc(held: Option<bool>) -> ResultDoc {
         decision: None,
         verdict: None,
         floor_runs: Vec::new(),
+        tail_pooled: Vec::new(),
     }
 }
 

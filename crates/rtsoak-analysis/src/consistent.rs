@@ -234,13 +234,17 @@ mod tests {
             run_length_samples: 10,
             samples: 1_000_000,
             span_ns: 500_000_000_000,
+            complete_over_ns: 30_000,
             period_ns: 500_000,
             fit_test: FitTestRecord {
                 anderson_darling: 0.4,
                 p_value: 0.6,
                 resamples: 200,
             },
+            stationarity: Vec::new(),
+            held_out: Vec::new(),
             return_levels: Vec::new(),
+            dispersion: 1.0,
             over_threshold: OverThreshold {
                 threshold_ns: 100_000,
                 clusters: 0,
@@ -260,6 +264,7 @@ mod tests {
             level_ns: Some(level_ns),
             low_ns: Some(low_ns),
             high_ns,
+            exponential_ns: None,
             extrapolation: 172.8,
         }
     }

@@ -208,6 +208,7 @@ impl RtParts {
                     histogram: encode_stored(key, histogram),
                     outliers: extra.outliers.clone(),
                     outliers_dropped: extra.outliers_dropped,
+                    outliers_complete_over_ns: Some(extra.outliers_complete_over_ns),
                 },
             );
         }
@@ -238,6 +239,7 @@ impl RtParts {
                 histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,
+                outliers_complete_over_ns: None,
             });
         }
     }
@@ -266,6 +268,7 @@ fn add_noise_series(
                 histogram: encode_stored(key, histogram),
                 outliers: Vec::new(),
                 outliers_dropped: 0,
+                outliers_complete_over_ns: None,
             },
         );
     }

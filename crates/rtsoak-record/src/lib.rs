@@ -70,5 +70,6 @@ pub use summary::Summary;
 pub use support::{Support, TransportSupport};
 pub use system_check::{CheckFacts, CpuIdle, IdleState, Irq, RtCpus, SystemCheck, Task};
 pub use tail::{
-    FitTestRecord, OverThreshold, ReturnLevel, TailEstimate, TailModel, ThresholdTried,
+    FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, StationarityKind,
+    StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
 };

@@ -78,6 +78,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
                 histogram: encode_histogram(&histogram),
                 outliers,
                 outliers_dropped: 0,
+                outliers_complete_over_ns: Some(THRESHOLD_NS),
             },
         );
         let (first, second) = values.split_at(values.len() / 2);
@@ -344,6 +345,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         decision: None,
         verdict: None,
         floor_runs: Vec::new(),
+        tail_pooled: Vec::new(),
     }
 }
 

@@ -89,6 +89,7 @@ pub(super) fn soak(
         decision: None,
         verdict: None,
         floor_runs: Vec::new(),
+        tail_pooled: Vec::new(),
     };
     let rounds = Rounds {
         result_dir: &result_dir,
@@ -148,8 +149,8 @@ fn hold_cpu_dma_latency(plan: &RunPlan) -> (Option<cpu_dma_latency::Hold>, CpuDm
     (hold, record)
 }
 
-/// Judge the whole document (caveats, decision, verdict against any baseline) and save it
-/// with the requested exports; a failure is kept in `saver`.
+/// Judge the whole document (pooled tails, caveats, decision, verdict against any baseline) and
+/// save it with the requested exports; a failure is kept in `saver`.
 fn judge_and_save(
     doc: &mut ResultDoc,
     baseline: Option<&nightly::Baseline>,
@@ -160,6 +161,8 @@ fn judge_and_save(
 ) {
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
+    // After the last round, never between rounds: the fits cost CPU the runs must not share.
+    doc.tail_pooled = rtsoak_analysis::tail::run::pool(doc);
     doc.caveats = ranked_caveats(doc);
     doc.decision = Some(rtsoak_analysis::judge::decision::decide(doc));
     doc.verdict = Some(nightly::judge(doc, baseline));

@@ -42,7 +42,7 @@ pub(super) fn shortfalls(doc: &ResultDoc, merged: &[TransportRuns<'_>]) -> Vec<I
         };
         if doc.plan.verdict.max_expected_per_day_ns.is_some() {
             for series in super::tail_limit::SERIES {
-                if let Some(why) = super::tail_limit::not_estimable(t, series) {
+                if let Some(why) = super::tail_limit::not_estimable(t, &doc.tail_pooled, series) {
                     reason(
                         InconclusiveKind::TailNotEstimable,
                         format!(

@@ -9,10 +9,10 @@
 
 use super::measured;
 use crate::merge::{TransportRuns, by_transport};
-use rtsoak_record::Series;
 use rtsoak_record::plan::Limits;
 use rtsoak_record::result::verdict::{Breach, Failure, FailureKind, Limit, Verdict};
 use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{PooledTail, Series};
 
 /// The series the latency limits judge.
 const JUDGED_SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
@@ -36,7 +36,7 @@ pub fn verdict(doc: &ResultDoc) -> Verdict {
     for transport in &merged {
         if transport.status != RunStatus::Unsupported {
             find_failures(transport, &mut failures);
-            judge_transport(transport, limits, &mut breaches);
+            judge_transport(transport, limits, &doc.tail_pooled, &mut breaches);
             if limits.require_rt_priority {
                 judge_rt_priority(transport, &mut breaches);
             }
@@ -101,7 +101,12 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
-fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>) {
+fn judge_transport(
+    t: &TransportRuns<'_>,
+    limits: &Limits,
+    pooled: &[PooledTail],
+    out: &mut Vec<Breach>,
+) {
     let name = &t.label;
     let mut breach = |what, series: Option<&str>, figure: f64, limit: f64, unit: &str, text| {
         out.push(Breach {
@@ -137,15 +142,16 @@ fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>
     }
     if let Some(limit_ns) = limits.max_expected_per_day_ns {
         for judged in super::tail_limit::SERIES {
-            if let Some(level_ns) = super::tail_limit::breach(t, judged, limit_ns) {
-                let (level, limit) = (level_ns / 1e3, us(limit_ns));
+            if let Some(day) = super::tail_limit::breach(t, pooled, judged, limit_ns) {
+                let (high, limit) = (day.high / 1e3, us(limit_ns));
                 let series = judged.name();
                 let text = format!(
-                    "{series} expected once a day {level:.1} us (tail estimate) > {limit} us \
-                     allowed"
+                    "{series} expected once a day up to {high:.1} us (upper bound of the tail \
+                     estimate's 95 % interval; estimate {:.1} us) > {limit} us allowed",
+                    day.estimate / 1e3
                 );
                 let what = Limit::MaxExpectedPerDay;
-                breach(what, Some(series), level, limit, "us", text);
+                breach(what, Some(series), high, limit, "us", text);
             }
         }
     }

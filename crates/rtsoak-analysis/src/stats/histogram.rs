@@ -1,5 +1,6 @@
 //! One latency series as a worker records it: the current interval's HDR histogram, exact
-//! counters for that interval, and the run's bounded list of over-threshold samples.
+//! counters for that interval, and the run's bounded list of over-threshold samples (the
+//! largest of the run once it is full: [`super::kept`]).
 //!
 //! A worker's interval histogram counts in 32 bits (half the memory of 64): no bucket can fill
 //! in one interval under any plan rtsoak accepts (see [`new_interval_histogram`]). Everything
@@ -7,6 +8,8 @@
 
 use hdrhistogram::Histogram;
 use rtsoak_record::{Outlier, SampleStats};
+
+use super::kept::{Kept, KeptList};
 
 /// Highest value a histogram tracks exactly: 10 s. Larger samples are clamped to it (and still
 /// counted exactly in [`SampleStats::max_ns`]).
@@ -73,38 +76,29 @@ pub struct Recorder {
     pub interval_stats: SampleStats,
     /// Exact counters of the whole measured phase.
     pub total_stats: SampleStats,
-    outliers: Vec<Outlier>,
-    outliers_dropped: u64,
+    outliers: KeptList,
 }
 
 impl Recorder {
-    /// A recorder whose outlier list holds at most `outliers_max` samples.
+    /// A recorder whose outlier list holds at most `outliers_max` samples (the largest of the
+    /// run when more go over the threshold).
     pub fn new(threshold_ns: u64, outliers_max: usize) -> Self {
         let mut recorder = Recorder {
             threshold_ns,
             interval: new_interval_histogram(),
             interval_stats: SampleStats::default(),
             total_stats: SampleStats::default(),
-            outliers: Vec::with_capacity(outliers_max),
-            outliers_dropped: 0,
+            outliers: KeptList::new(outliers_max),
         };
         recorder.prefault();
         recorder
     }
 
-    /// Write every page the recorder will touch, so that recording never page-faults.
+    /// Write every page the recorder will touch, so that recording never page-faults (the
+    /// outlier list writes its own).
     fn prefault(&mut self) {
         self.interval.saturating_record(HIGHEST_NS);
         self.interval.reset();
-        let capacity = self.outliers.capacity();
-        self.outliers.resize(
-            capacity,
-            Outlier {
-                at_ns: 0,
-                value_ns: 0,
-            },
-        );
-        self.outliers.clear();
     }
 
     /// Record one sample taken `at_ns` after the start of the measured phase.
@@ -114,11 +108,7 @@ impl Recorder {
         self.interval_stats.add(value_ns, self.threshold_ns);
         self.total_stats.add(value_ns, self.threshold_ns);
         if value_ns > self.threshold_ns {
-            if self.outliers.len() < self.outliers.capacity() {
-                self.outliers.push(Outlier { at_ns, value_ns });
-            } else {
-                self.outliers_dropped += 1;
-            }
+            self.outliers.offer(Outlier { at_ns, value_ns });
         }
     }
 
@@ -128,9 +118,10 @@ impl Recorder {
         self.interval_stats = SampleStats::default();
     }
 
-    /// The bounded outlier list and how many did not fit.
-    pub fn outliers(&self) -> (&[Outlier], u64) {
-        (&self.outliers, self.outliers_dropped)
+    /// The bounded outlier list in time order, how many did not fit, and the level over which
+    /// it holds every sample of the run (after the loop: it allocates).
+    pub fn outliers(&self) -> Kept {
+        self.outliers.kept(self.threshold_ns)
     }
 }
 
@@ -208,16 +199,21 @@ mod tests {
             recorder.total_stats.over_threshold, 3,
             "100 us itself is not over"
         );
-        let (kept, dropped) = recorder.outliers();
-        assert_eq!(kept.len(), 2);
+        let kept = recorder.outliers();
+        assert_eq!(kept.outliers.len(), 2);
         assert_eq!(
-            kept[0],
+            kept.outliers[0],
             Outlier {
-                at_ns: 3,
-                value_ns: 100_001
-            }
+                at_ns: 4,
+                value_ns: 123_457
+            },
+            "the largest two are kept, in time order"
         );
-        assert_eq!(dropped, 1, "the third outlier did not fit and was counted");
+        assert_eq!(
+            kept.dropped, 1,
+            "the smallest outlier did not fit and was counted"
+        );
+        assert_eq!(kept.complete_over_ns, 100_001);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 mod confidence;
 mod encode;
 mod histogram;
+mod kept;
 mod seq;
 mod summarise;
 
@@ -15,5 +16,6 @@ pub use confidence::{clopper_pearson_95, rests_on_few_samples};
 pub use encode::{decode_histogram, encode_histogram};
 pub(crate) use histogram::new_coarse_histogram;
 pub use histogram::{HIGHEST_NS, Recorder, coarse_copy, new_histogram, new_interval_histogram};
+pub use kept::Kept;
 pub use seq::SeqTracker;
 pub use summarise::summarise;

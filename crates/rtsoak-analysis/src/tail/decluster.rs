@@ -1,13 +1,16 @@
 //! Spikes come in bursts (one lock holder, one interrupt storm delays several samples in a
 //! row), and a fit that took each sample of a burst as an independent draw would be too sure of
 //! itself. This module groups the samples over a threshold into clusters and keeps each
-//! cluster's largest sample.
+//! cluster's largest sample and when it began.
 //!
 //! Owns: the extremal index (Ferro and Segers' intervals estimator, which needs no tuning) and
 //! runs declustering with the run length that estimator implies: the `C - 1` longest gaps
 //! between exceedances separate clusters, `C = theta * n` (Ferro and Segers 2003, section 5),
-//! with `C` taken two standard errors high and gaps under [`MIN_RUN_LENGTH`] never separating.
-//! Never fits or extrapolates.
+//! with gaps under [`MIN_RUN_LENGTH`] never separating. It is run anew at every candidate
+//! threshold, on the exceedances of that threshold: how far apart the spikes of one episode lie
+//! depends on how high the threshold is, and a run length estimated where many samples are
+//! over it (a threshold near the body) chains separate episodes into one. Never fits or
+//! extrapolates.
 
 /// Gaps shorter than this many samples never separate clusters: spikes a period or two apart
 /// are one episode (the same lock holder, the same interrupt storm), however many clusters the
@@ -16,7 +19,7 @@ pub(crate) const MIN_RUN_LENGTH: u64 = 4;
 
 /// One sample over the threshold: its sample number (time / period) and value.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Exceedance {
+pub struct Exceedance {
     /// Sample number since the start of the measured phase.
     pub index: u64,
     /// The sample, in any unit.
@@ -25,9 +28,11 @@ pub(crate) struct Exceedance {
 
 /// The exceedances grouped into clusters.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Clusters {
+pub struct Clusters {
     /// Each cluster's largest sample, in time order.
     pub maxima: Vec<f64>,
+    /// The sample number of each cluster's first exceedance.
+    pub starts: Vec<u64>,
     /// The extremal index estimate, in (0, 1]: 1 for independent exceedances, 1/k for bursts of
     /// k on average.
     pub extremal_index: f64,
@@ -36,11 +41,12 @@ pub(crate) struct Clusters {
 }
 
 /// Cluster `exceedances` (in time order, at least two).
-pub(crate) fn decluster(exceedances: &[Exceedance]) -> Clusters {
+pub fn decluster(exceedances: &[Exceedance]) -> Clusters {
     let n = exceedances.len();
     if n < 2 {
         return Clusters {
             maxima: exceedances.iter().map(|e| e.value).collect(),
+            starts: exceedances.iter().map(|e| e.index).collect(),
             extremal_index: 1.0,
             run_length_samples: 1,
         };
@@ -50,16 +56,14 @@ pub(crate) fn decluster(exceedances: &[Exceedance]) -> Clusters {
         .map(|w| w[1].index.saturating_sub(w[0].index).max(1))
         .collect();
     let theta = intervals_estimator(&gaps);
-    // The estimate of the number of clusters, C = theta n, is noisy (about +-1/sqrt(C)
-    // relative), and a low one merges separate bursts, whose maxima then look lighter-tailed
-    // than they are. Two standard errors more clusters are allowed; splitting a burst is
-    // prevented by MIN_RUN_LENGTH instead.
-    let expected = theta * n as f64;
-    let clusters = ((expected * (1.0 + 2.0 / expected.sqrt())).round() as usize).clamp(1, n);
     // The C - 1 longest gaps separate clusters (by rank: a tie at the cut would otherwise
     // split every cluster of a run with a one-sample gap).
     let mut order: Vec<usize> = (0..gaps.len()).collect();
     order.sort_by(|&a, &b| gaps[b].cmp(&gaps[a]));
+    // C = theta n clusters, as Ferro and Segers decluster. (Allowing two standard errors more,
+    // as this once did, split episodes of several spikes a few samples apart into pieces whose
+    // smaller maxima made the tail look bounded.)
+    let clusters = ((theta * n as f64).round() as usize).clamp(1, n);
     let mut separates = vec![false; gaps.len()];
     let cut: Vec<usize> = order[..clusters - 1]
         .iter()
@@ -73,10 +77,13 @@ pub(crate) fn decluster(exceedances: &[Exceedance]) -> Clusters {
         .last()
         .map_or(gaps.iter().max().copied().unwrap_or(0) + 1, |&i| gaps[i]);
     let mut maxima = Vec::with_capacity(clusters);
+    let mut starts = Vec::with_capacity(clusters);
     let mut current = exceedances[0].value;
+    starts.push(exceedances[0].index);
     for (gap_separates, e) in separates.iter().zip(&exceedances[1..]) {
         if *gap_separates {
             maxima.push(current);
+            starts.push(e.index);
             current = e.value;
         } else {
             current = current.max(e.value);
@@ -86,6 +93,7 @@ pub(crate) fn decluster(exceedances: &[Exceedance]) -> Clusters {
     Clusters {
         extremal_index: theta,
         maxima,
+        starts,
         run_length_samples: run_length,
     }
 }

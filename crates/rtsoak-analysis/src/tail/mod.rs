@@ -1,28 +1,34 @@
 //! Have we soaked long enough? Extreme-value estimates of what lies beyond the samples a run
 //! took: a generalized Pareto fit to the cluster maxima over an automatically chosen threshold,
-//! tested for fit, extrapolated to the worst latency to expect in an hour, a day and a year,
+//! tested for fit, for a tail that stayed the same through the run, and against the run's own
+//! second half, then extrapolated to the worst latency to expect in an hour, a day and a year,
 //! each with a 95 % interval. `docs/tail.md` explains the method and its assumptions.
 //!
 //! Owns: turning one series' exact outliers (values and times) and histogram into a
-//! [`TailEstimate`], deterministically (every random draw is seeded), so re-rendering a saved
-//! result gives the same figures. Never reads files, measures, judges or formats; the values it
-//! fits come from the exact outlier list, never from histogram buckets.
+//! [`TailEstimate`] (or several rounds' into one), deterministically (every random draw is
+//! seeded), so re-rendering a saved result gives the same figures. Never reads files,
+//! measures, judges or formats; the values it fits come from the exact outlier list, never
+//! from histogram buckets.
 
-mod decluster;
+pub mod decluster;
 mod fit_test;
 pub mod gpd;
+pub mod held_out;
+mod model;
+mod refusal;
 mod return_level;
 pub mod run;
+mod stationarity;
 mod threshold;
+mod timeline;
 
 use hdrhistogram::Histogram;
 
-use crate::stats::clopper_pearson_95;
 use decluster::{Exceedance, decluster};
+use model::Candidate;
 use rtsoak_record::Outlier;
-use rtsoak_record::{
-    FitTestRecord, OverThreshold, ReturnLevel, TailEstimate, TailModel, ThresholdTried,
-};
+use rtsoak_record::{TailEstimate, TailModel, TailRefusal};
+use timeline::Timeline;
 
 /// Fewer clusters than this over every candidate and there is nothing to fit: the shape's
 /// standard error would be above 0.2 and the fit test blind.
@@ -30,7 +36,11 @@ pub(crate) const MIN_CLUSTERS: u64 = 30;
 /// Candidates with more clusters than this are skipped: a threshold that low sits in the body,
 /// and the fit test's bootstrap (99 refits) grows with the sample, so this bounds the cost with
 /// a long outlier list (`run.outliers_max` up to 100 000) to well under a second.
-pub(crate) const MAX_CLUSTERS: usize = 1000;
+pub const MAX_CLUSTERS: usize = 1000;
+/// More than this share of the samples over the recording threshold and it sits in the body
+/// of the distribution: there, spikes are not rare, runs of samples over it chain separate
+/// episodes into one cluster, and the outlier list fills with the body.
+pub const BODY_SHARE: f64 = 0.10;
 /// A shape interval reaching this far cannot rule out a tail whose mean is infinite: the
 /// "worst in a day" is then one event's luck, and no return level is claimed.
 pub(crate) const HEAVY_XI: f64 = 1.0;
@@ -51,8 +61,11 @@ pub const SPANS_S: [(&str, u64); 3] = [("hour", 3600), ("day", 86_400), ("year",
 pub struct TailInput<'a> {
     /// The exact over-threshold samples, in time order.
     pub outliers: &'a [Outlier],
-    /// Over-threshold samples that did not fit in the list (the list is then a prefix in time).
+    /// Over-threshold samples that did not fit in the list.
     pub outliers_dropped: u64,
+    /// Every sample of the run over this many ns is in `outliers`; `None` for a result written
+    /// before the list kept the largest samples (its full list is a prefix in time).
+    pub outliers_complete_over_ns: Option<u64>,
     /// The series' whole-run histogram.
     pub histogram: &'a Histogram<u64>,
     /// Measured time covered, ns.
@@ -63,220 +76,184 @@ pub struct TailInput<'a> {
     pub threshold_ns: u64,
 }
 
-/// One candidate threshold, fitted.
-struct Candidate {
-    threshold_ns: u64,
-    exceedances: u64,
-    clusters: decluster::Clusters,
-    excesses: Vec<f64>,
-    fit: gpd::Gpd,
-    log_likelihood: f64,
-}
-
 /// The tail estimate of one series.
 pub fn estimate(input: &TailInput) -> TailEstimate {
-    let not = |reason: String| TailEstimate::NotEstimable { reason };
-    let samples_run = input.histogram.len();
-    if samples_run == 0 || input.period_ns == 0 || input.measured_ns == 0 {
-        return not("no samples were measured".to_string());
+    match timeline::of_run(input) {
+        Ok(timeline) => estimate_over(
+            &timeline,
+            input.histogram,
+            input.period_ns,
+            input.threshold_ns,
+        ),
+        Err(refused) => refused,
     }
-    // A full outlier list is complete up to its last sample: fit that span, not the run's.
-    let (span_ns, samples) = match (input.outliers_dropped, input.outliers.last()) {
-        (0, _) | (_, None) => (input.measured_ns, samples_run),
-        (_, Some(last)) => {
-            let span = last.at_ns.clamp(1, input.measured_ns);
-            let share = span as f64 / input.measured_ns as f64;
-            (span, ((samples_run as f64 * share).round() as u64).max(1))
-        }
+}
+
+/// One estimate over several rounds of one series (the same period and threshold), laid end
+/// to end in the order given; `histogram` is the sum of theirs. The stationarity tests and the
+/// held-out check then compare the rounds as they compare a run's start and end.
+pub fn estimate_pooled(rounds: &[TailInput], histogram: &Histogram<u64>) -> TailEstimate {
+    let Some(first) = rounds.first() else {
+        return TailEstimate::refused(TailRefusal::NoSamples, "no rounds to pool".to_string());
     };
-    let exceedances: Vec<Exceedance> = input
-        .outliers
-        .iter()
-        .map(|o| Exceedance {
-            index: o.at_ns / input.period_ns,
-            value: o.value_ns as f64,
-        })
-        .collect();
-    let clusters = decluster(&exceedances);
-    let over_threshold = over_threshold(clusters.maxima.len() as u64, samples, input);
-    let mut fitted = Vec::new();
-    for threshold_ns in threshold::candidates(input.histogram, input.threshold_ns, MIN_CLUSTERS) {
-        let over = clusters
-            .maxima
+    match timeline::pooled(rounds) {
+        Ok(timeline) => estimate_over(&timeline, histogram, first.period_ns, first.threshold_ns),
+        Err(refused) => refused,
+    }
+}
+
+/// The estimate over `timeline`: the applicability checks first, then the fit, then its checks.
+fn estimate_over(
+    timeline: &Timeline,
+    histogram: &Histogram<u64>,
+    period_ns: u64,
+    threshold_ns: u64,
+) -> TailEstimate {
+    if let Some(refused) = refusal::threshold_in_body(histogram, threshold_ns) {
+        return refused;
+    }
+    let Chosen {
+        candidate,
+        test,
+        tried,
+        lowest,
+    } = match choose(timeline, histogram, threshold_ns) {
+        Ok(chosen) => chosen,
+        Err(refused) => return refused,
+    };
+    let floor = decluster(&timeline.exceedances);
+    let checks = held_out::check(
+        &candidate.clusters,
+        candidate.threshold_ns as f64,
+        timeline.periods,
+    );
+    let model = model::build(model::Parts {
+        candidate: &candidate,
+        test,
+        tried,
+        timeline,
+        floor: &floor,
+        period_ns,
+        stationarity: stationarity(&candidate, lowest.as_ref(), timeline.periods),
+        held_out: checks
             .iter()
-            .filter(|&&v| v > threshold_ns as f64)
-            .count();
-        if over > MAX_CLUSTERS {
-            continue;
-        }
-        match fit_over(&exceedances, &clusters, threshold_ns) {
-            Some(candidate) => fitted.push(candidate),
-            None => break,
+            .map(|c| model::held_out(c, period_ns))
+            .collect(),
+    });
+    judge(model)
+}
+
+/// The chosen candidate, its fit test, every candidate fitted, and the lowest of them where it
+/// is not the chosen one.
+struct Chosen {
+    candidate: Candidate,
+    test: fit_test::FitTest,
+    tried: Vec<rtsoak_record::ThresholdTried>,
+    lowest: Option<Candidate>,
+}
+
+/// The stationarity tests over the chosen threshold and over the lowest candidate: a change in
+/// the run shows best where the most clusters are, and a tail whose lower part changed during
+/// the run is no safer to extrapolate from its upper part, which holds too few clusters to
+/// show the change.
+fn stationarity(
+    chosen: &Candidate,
+    lowest: Option<&Candidate>,
+    periods: u64,
+) -> Vec<rtsoak_record::StationarityTest> {
+    let mut tests = model::stationarity(&chosen.clusters, chosen.threshold_ns, periods);
+    if let Some(lowest) = lowest {
+        tests.extend(model::stationarity(
+            &lowest.clusters,
+            lowest.threshold_ns,
+            periods,
+        ));
+    }
+    tests
+}
+
+/// Decluster and fit at every candidate threshold; choose the lowest the fit test accepts
+/// (Choulakian and Stephens' sequential procedure): a stable-looking shape over 30 clusters is
+/// too noisy to choose by, and a threshold under a spike mode's lower edge (where the excesses
+/// are a shifted, not a Pareto, distribution) fails the test. Every candidate's shape is
+/// recorded, so a reader can see how stable it was.
+fn choose(
+    timeline: &Timeline,
+    histogram: &Histogram<u64>,
+    threshold_ns: u64,
+) -> Result<Chosen, TailEstimate> {
+    let mut fitted = Vec::new();
+    for threshold in threshold::candidates(histogram, timeline.complete_over_ns, MIN_CLUSTERS) {
+        let Some(candidate) = fit_at(&timeline.exceedances, threshold) else {
+            break;
+        };
+        if candidate.clusters.maxima.len() <= MAX_CLUSTERS {
+            fitted.push(candidate);
         }
     }
     if fitted.is_empty() {
-        return not(format!(
-            "{} clusters of samples over {} ({} samples); at least {MIN_CLUSTERS} clusters are \
-             needed: soak longer or lower run.threshold_us",
-            clusters.maxima.len(),
-            us(input.threshold_ns),
-            exceedances.len(),
-        ));
+        return Err(refusal::too_few_clusters(timeline, threshold_ns));
     }
-    let tried: Vec<ThresholdTried> = fitted
-        .iter()
-        .map(|c| ThresholdTried {
-            threshold_ns: c.threshold_ns,
-            exceedances: c.exceedances,
-            clusters: c.clusters.maxima.len() as u64,
-            xi: c.fit.xi,
-        })
-        .collect();
-    // The stability of the shape is recorded; the choice is the lowest candidate the fit test
-    // accepts (Choulakian and Stephens' sequential procedure): a stable-looking shape over 30
-    // clusters is too noisy to choose by, and a threshold under a spike mode's lower edge
-    // (where the excesses are a shifted, not a Pareto, distribution) fails the test.
+    let tried: Vec<_> = fitted.iter().map(Candidate::tried).collect();
     let mut last_test = None;
-    for candidate in &fitted {
+    let mut lowest = None;
+    for (rank, candidate) in fitted.into_iter().enumerate() {
         let test = fit_test::test(&candidate.excesses, &candidate.fit, SEED);
         if test.p_value < THRESHOLD_ACCEPTED_AT {
             last_test = Some(test);
+            if rank == 0 {
+                lowest = Some(candidate);
+            }
             continue;
         }
         // Anderson-Darling, dominated by the many samples of a first mode, can accept a tail
         // with a second, rare mode far out: the gap between them gives it away.
         if fit_test::widest_gap_p(&candidate.excesses, &candidate.fit) < GAP_REJECTED_BELOW {
-            return not(format!(
-                "the samples over {} have two separate modes (a gap no single tail explains): \
-                 the rare mode has too few samples to fit on its own; soak longer, or find its \
-                 cause",
-                us(candidate.threshold_ns)
-            ));
+            return Err(refusal::two_modes(candidate.threshold_ns));
         }
-        let model = model(
+        return Ok(Chosen {
             candidate,
             test,
-            &tried,
-            samples,
-            span_ns,
-            input,
-            over_threshold,
-        );
-        return classify(model);
+            tried,
+            lowest,
+        });
     }
-    let test = last_test.expect("at least one candidate was tested");
-    not(format!(
-        "the generalized Pareto fit is rejected over every threshold tried (Anderson-Darling \
-         A^2 {:.2}, p {:.2} at the highest): the tail has more than one mode or changed during \
-         the run; look at the spikes' causes, or soak longer",
-        test.statistic, test.p_value
+    Err(refusal::fit_rejected(
+        &last_test.expect("at least one candidate was tested"),
     ))
 }
 
-/// Fit the clusters over `threshold_ns`; `None` with fewer than [`MIN_CLUSTERS`].
-///
-/// Clusters are formed once, over the recording threshold, where the most exceedances make the
-/// extremal index (and so the run length) best estimated; a cluster is over a higher candidate
-/// when its maximum is. Declustering anew at each candidate, from fewer exceedances, merged
-/// separate bursts whenever the estimate came out low.
-fn fit_over(
-    exceedances: &[Exceedance],
-    clusters: &decluster::Clusters,
-    threshold_ns: u64,
-) -> Option<Candidate> {
+/// Decluster the samples over `threshold_ns` anew and fit their cluster maxima; `None` with
+/// fewer than [`MIN_CLUSTERS`].
+fn fit_at(exceedances: &[Exceedance], threshold_ns: u64) -> Option<Candidate> {
     let u = threshold_ns as f64;
-    let over = exceedances.iter().filter(|e| e.value > u).count() as u64;
-    let maxima: Vec<f64> = clusters.maxima.iter().copied().filter(|&v| v > u).collect();
-    if (maxima.len() as u64) < MIN_CLUSTERS {
+    let over: Vec<Exceedance> = exceedances
+        .iter()
+        .filter(|e| e.value > u)
+        .copied()
+        .collect();
+    let clusters = decluster(&over);
+    if (clusters.maxima.len() as u64) < MIN_CLUSTERS {
         return None;
     }
-    let excesses: Vec<f64> = maxima.iter().map(|v| v - u).collect();
+    let excesses: Vec<f64> = clusters.maxima.iter().map(|v| v - u).collect();
     let (fit, log_likelihood) = gpd::fit(&excesses)?;
     Some(Candidate {
         threshold_ns,
-        exceedances: over,
-        clusters: decluster::Clusters {
-            maxima,
-            extremal_index: clusters.extremal_index,
-            run_length_samples: clusters.run_length_samples,
-        },
+        exceedances: over.len() as u64,
+        clusters,
         excesses,
         fit,
         log_likelihood,
     })
 }
 
-fn model(
-    candidate: &Candidate,
-    test: fit_test::FitTest,
-    tried: &[ThresholdTried],
-    samples: u64,
-    span_ns: u64,
-    input: &TailInput,
-    over_threshold: OverThreshold,
-) -> TailModel {
-    let clusters = candidate.clusters.maxima.len() as u64;
-    let tail = return_level::TailFit {
-        excesses: &candidate.excesses,
-        fit: candidate.fit,
-        log_likelihood: candidate.log_likelihood,
-        threshold: candidate.threshold_ns as f64,
-        cluster_rate: clusters as f64 / samples as f64,
-        clusters,
-    };
-    let spans: Vec<f64> = SPANS_S
-        .iter()
-        .map(|&(_, s)| s as f64 * 1e9 / input.period_ns as f64)
-        .collect();
-    let extrapolation = return_level::extrapolate(&tail, &spans);
-    let return_levels = SPANS_S
-        .iter()
-        .zip(&spans)
-        .zip(&extrapolation.levels)
-        .map(|((&(name, span_s), &span), level)| ReturnLevel {
-            span: name.to_string(),
-            span_s,
-            level_ns: level.map(|l| l.estimate),
-            low_ns: level.map(|l| l.low),
-            high_ns: level.and_then(|l| l.high.is_finite().then_some(l.high)),
-            extrapolation: span / samples as f64,
-        })
-        .collect();
-    TailModel {
-        threshold_ns: candidate.threshold_ns,
-        thresholds_tried: tried.to_vec(),
-        xi: candidate.fit.xi,
-        xi_low: extrapolation.xi.low,
-        xi_high: extrapolation
-            .xi
-            .high
-            .is_finite()
-            .then_some(extrapolation.xi.high),
-        sigma_ns: candidate.fit.sigma,
-        exceedances: candidate.exceedances,
-        clusters,
-        extremal_index: candidate.clusters.extremal_index,
-        run_length_samples: candidate.clusters.run_length_samples,
-        samples,
-        span_ns,
-        period_ns: input.period_ns,
-        fit_test: FitTestRecord {
-            anderson_darling: test.statistic,
-            p_value: test.p_value,
-            resamples: fit_test::RESAMPLES as u32,
-        },
-        return_levels,
-        over_threshold,
-        cluster_maxima_ns: candidate
-            .clusters
-            .maxima
-            .iter()
-            .map(|&v| v as u64)
-            .collect(),
+/// The estimate a checked model stands as: refused where the tail changed during the run or
+/// the held-out check failed, heavy where the shape's interval reaches [`HEAVY_XI`].
+fn judge(model: TailModel) -> TailEstimate {
+    if let Some(refused) = refusal::unstable(&model) {
+        return refused;
     }
-}
-
-fn classify(model: TailModel) -> TailEstimate {
     match model.xi_high {
         Some(high) if high < HEAVY_XI => TailEstimate::Estimated(Box::new(model)),
         high => TailEstimate::HeavyTail {
@@ -289,24 +266,6 @@ fn classify(model: TailModel) -> TailEstimate {
             ),
             model: Box::new(model),
         },
-    }
-}
-
-/// Clusters over the recording threshold, and the probability of one in an hour.
-fn over_threshold(clusters: u64, samples: u64, input: &TailInput) -> OverThreshold {
-    let per_hour = 3600e9 / input.period_ns as f64;
-    let probability = |rate: f64| 1.0 - (-rate * per_hour).exp();
-    let rate = clusters as f64 / samples as f64;
-    let interval = clopper_pearson_95(clusters, samples).expect("samples > 0");
-    // Zero clusters: the rate to rule out is the run's own 95 % upper bound.
-    let ruled_out = if clusters == 0 { interval.high } else { rate };
-    OverThreshold {
-        threshold_ns: input.threshold_ns,
-        clusters,
-        probability_per_hour: probability(rate),
-        low: probability(interval.low),
-        high: probability(interval.high),
-        soak_to_rule_out_s: 3.0 / ruled_out * input.period_ns as f64 / 1e9,
     }
 }
 

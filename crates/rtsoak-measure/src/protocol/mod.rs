@@ -37,20 +37,24 @@ pub(crate) const FRAMES_FD: i32 = 6;
 pub struct SeriesReport {
     /// Exact counters over the measured phase.
     pub stats: SampleStats,
-    /// Over-threshold samples, in time order, at most `outliers_max`.
+    /// Over-threshold samples, in time order, at most `outliers_max`: the largest of the run
+    /// when more went over.
     pub outliers: Vec<Outlier>,
     /// Over-threshold samples that did not fit in `outliers`.
     pub outliers_dropped: u64,
+    /// Every sample over this many ns is in `outliers`.
+    pub outliers_complete_over_ns: u64,
 }
 
 impl SeriesReport {
     /// Take the extras out of a recorder after the loop.
     pub(crate) fn from_recorder(recorder: &Recorder) -> Self {
-        let (outliers, dropped) = recorder.outliers();
+        let kept = recorder.outliers();
         SeriesReport {
             stats: recorder.total_stats,
-            outliers: outliers.to_vec(),
-            outliers_dropped: dropped,
+            outliers: kept.outliers,
+            outliers_dropped: kept.dropped,
+            outliers_complete_over_ns: kept.complete_over_ns,
         }
     }
 }

@@ -73,6 +73,11 @@ pub struct ResultDoc {
     /// harness is measured against (`docs/floor.md`). Absent without `--floor`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub floor_runs: Vec<RunResult>,
+    /// Each transport's tail estimates over all its rounds at once, where it ran several
+    /// (`verdict.max_expected_per_day_us` judges these, not each round's), written when the
+    /// invocation ends. Absent with one round, and in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tail_pooled: Vec<crate::PooledTail>,
 }
 
 /// Name and version of the tool that wrote a result.
@@ -269,10 +274,16 @@ pub struct SeriesResult {
     pub summary: Summary,
     /// The merged histogram: base64 of HdrHistogram V2 + DEFLATE, values in ns.
     pub histogram: String,
-    /// Samples over the threshold with their time, at most `plan.outliers_max`.
+    /// Samples over the threshold with their time, in time order, at most `plan.outliers_max`:
+    /// the largest of the run when more went over (results written before kept the first).
     pub outliers: Vec<Outlier>,
     /// Over-threshold samples beyond the list.
     pub outliers_dropped: u64,
+    /// Every sample of the run over this many ns is in `outliers`: the threshold while none was
+    /// dropped, else the largest one dropped. Absent in results written before (whose full list
+    /// held the run's first samples) and where the worker left no list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outliers_complete_over_ns: Option<u64>,
 }
 
 /// One interval of the measured phase.
