@@ -6,6 +6,7 @@ mod bench;
 mod diff;
 pub mod environment;
 mod explain_check;
+mod export_files;
 mod generate;
 mod probe;
 mod profiles;

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::export_files;
 use crate::exit::Outcome;
-use crate::export;
-use crate::result::store::{load, write_atomic};
+use crate::export::{self, Format, Render};
+use crate::result::store::load;
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).
@@ -17,19 +18,21 @@ pub fn report(
     output: Option<&Path>,
     details: bool,
 ) -> anyhow::Result<Outcome> {
-    let render = |format: &export::Format, doc: &crate::result::ResultDoc| -> Vec<u8> {
-        if details && format.name == "table" {
-            export::terminal::render(doc, true).into_bytes()
-        } else {
-            (format.render)(doc)
-        }
-    };
-    let format = export::by_name(format).with_context(|| {
+    let named = export::by_name(format).with_context(|| {
         format!(
             "unknown format `{format}`: choose one of {}",
             export::names().join(", ")
         )
     })?;
+    let details_table = Format {
+        render: Render::File(|doc| export::terminal::render(doc, true).into_bytes()),
+        ..*named
+    };
+    let format = if details && named.name == "table" {
+        &details_table
+    } else {
+        named
+    };
     let docs = results
         .iter()
         .map(|path| load(path).map(|doc| (path, doc)))
@@ -38,16 +41,26 @@ pub fn report(
         warn_undecodable(path, doc);
     }
     match output {
-        None => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            for (_, doc) in &docs {
-                stdout.write_all(&render(format, doc))?;
+        None => match format.render {
+            Render::File(render) => {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                for (_, doc) in &docs {
+                    stdout.write_all(&render(doc))?;
+                }
             }
-        }
+            Render::Directory(_) => {
+                eprintln!(
+                    "Error: the {} format is a directory of files (one per transport and \
+                     series), not a stream: give --output DIR",
+                    format.name
+                );
+                return Ok(Outcome::Usage);
+            }
+        },
         Some(path) if docs.len() == 1 && !path.is_dir() => {
-            write_atomic(path, &render(format, &docs[0].1))?;
-            eprintln!("Wrote {}", path.display());
+            let wrote = export_files::write(format, &docs[0].1, path)?;
+            eprintln!("Wrote {wrote}");
         }
         Some(dir) => {
             crate::sys::safe_dir::SafeDir::create(dir).with_context(|| {
@@ -62,9 +75,8 @@ pub fn report(
                     format!("{}-{}", result_name(path), format.file_name),
                     &mut used,
                 );
-                let file = dir.join(name);
-                write_atomic(&file, &render(format, doc))?;
-                eprintln!("Wrote {}", file.display());
+                let wrote = export_files::write(format, doc, &dir.join(name))?;
+                eprintln!("Wrote {wrote}");
             }
         }
     }

@@ -27,6 +27,7 @@ pub mod junit;
 pub mod kcidb;
 pub mod lava;
 pub mod markdown;
+mod output;
 pub mod probe;
 pub mod prometheus;
 mod tail;
@@ -34,18 +35,18 @@ pub mod terminal;
 pub mod text;
 pub mod textfile;
 
-use crate::result::ResultDoc;
+pub use output::{NamedFile, Render};
 
 /// One output format.
 pub struct Format {
     /// Name on the command line (`--format NAME`).
     pub name: &'static str,
-    /// File name when written into a result directory.
+    /// File name when written into a result directory (a directory's, for a directory format).
     pub file_name: &'static str,
     /// One line for `--help` and the README.
     pub about: &'static str,
-    /// The renderer.
-    pub render: fn(&ResultDoc) -> Vec<u8>,
+    /// The renderer: one file, or a directory of them.
+    pub render: Render,
 }
 
 /// Every output format, in the order the README lists them.
@@ -54,67 +55,67 @@ pub const FORMATS: &[Format] = &[
         name: "table",
         file_name: "table.txt",
         about: "the headline view for a terminal: one table, the decision, the verdict, the top caveats (what `run` and `compare` print)",
-        render: |doc| headline::render(doc).into_bytes(),
+        render: Render::File(|doc| headline::render(doc).into_bytes()),
     },
     Format {
         name: "details",
         file_name: "details.txt",
         about: "every other table for a terminal: integrity, each series, rate tests, causes, rounds, legend, every caveat (what `--details` adds)",
-        render: |doc| details::render(doc).into_bytes(),
+        render: Render::File(|doc| details::render(doc).into_bytes()),
     },
     Format {
         name: "markdown",
         file_name: "table.md",
         about: "the headline view and the details as GitHub Markdown",
-        render: |doc| markdown::render(doc).into_bytes(),
+        render: Render::File(|doc| markdown::render(doc).into_bytes()),
     },
     Format {
         name: "json",
         file_name: "result.json",
         about: "the result document itself (docs/result-schema.md)",
-        render: json::render,
+        render: Render::File(json::render),
     },
     Format {
         name: "hdr-log",
         file_name: "intervals.hlog",
         about: "HdrHistogram interval log, one tag per transport and series, for the HdrHistogram tools",
-        render: |doc| hdr_log::render(doc).into_bytes(),
+        render: Render::File(|doc| hdr_log::render(doc).into_bytes()),
     },
     Format {
         name: "hgrm",
-        file_name: "percentiles.hgrm",
-        about: "HdrHistogram percentile distribution per transport and series, values in us",
-        render: |doc| hgrm::render(doc).into_bytes(),
+        file_name: "hgrm",
+        about: "a directory of HdrHistogram percentile distributions, one `.hgrm` file per transport and series (`hgrm/eventfd.delivery.hgrm`), values in us, for HdrHistogram's plotter",
+        render: Render::Directory(hgrm::render),
     },
     Format {
         name: "cyclictest",
         file_name: "histogram.txt",
         about: "cyclictest `# Histogram` file: 1 us buckets, one column per transport and series",
-        render: |doc| cyclictest::render(doc).into_bytes(),
+        render: Render::File(|doc| cyclictest::render(doc).into_bytes()),
     },
     Format {
         name: "junit",
         file_name: "junit.xml",
         about: "JUnit XML for Jenkins and GitLab: a testcase per transport and check (run, lost messages, transport errors, verdict), figures as properties",
-        render: |doc| junit::render(doc).into_bytes(),
+        render: Render::File(|doc| junit::render(doc).into_bytes()),
     },
     Format {
         name: "kcidb",
         file_name: "kcidb.json",
         about: "KCIDB I/O v4.5 for KernelCI: a test per transport and series, path rtsoak.<transport>.<series>, the kernel and board as its environment",
-        render: kcidb::render,
+        render: Render::File(kcidb::render),
     },
     Format {
         name: "lava",
         file_name: "lava-test-cases.sh",
         about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; run where `lava-test-case` is on PATH",
-        render: |doc| lava::render(doc).into_bytes(),
+        render: Render::File(|doc| lava::render(doc).into_bytes()),
     },
     Format {
         name: "prometheus",
         file_name: "rtsoak.prom",
         about: "Prometheus text format for the node_exporter textfile collector",
-        render: |doc| prometheus::render(doc).into_bytes(),
+        render: Render::File(|doc| prometheus::render(doc).into_bytes()),
     },
 ];
 
@@ -160,7 +161,11 @@ mod tests {
     fn every_format_renders_the_fixture_to_something() {
         let doc = crate::testing::fixture::two_round_doc();
         for format in FORMATS {
-            assert!(!(format.render)(&doc).is_empty(), "{}", format.name);
+            let empty = match format.render {
+                Render::File(render) => render(&doc).is_empty(),
+                Render::Directory(render) => render(&doc).is_empty(),
+            };
+            assert!(!empty, "{}", format.name);
         }
     }
 }

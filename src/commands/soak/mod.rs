@@ -19,7 +19,7 @@ use crate::plan::RunPlan;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
-use crate::result::store::{RESULT_FILE, write_atomic};
+use crate::result::store::RESULT_FILE;
 use crate::result::store::{Saver, new_result_dir};
 use crate::result::{ResultDoc, Tool, timestamp};
 use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
@@ -242,7 +242,7 @@ fn write_exports(doc: &ResultDoc, dir: &Path, formats: &[String]) -> anyhow::Res
         if format.file_name == RESULT_FILE {
             continue; // the result itself, already saved
         }
-        write_atomic(&dir.join(format.file_name), &(format.render)(doc))?;
+        super::export_files::write(format, doc, &dir.join(format.file_name))?;
     }
     Ok(())
 }
