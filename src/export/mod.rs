@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod board;
 mod causes;
 mod comparison;
 pub mod cyclictest;

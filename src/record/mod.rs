@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod board;
 mod break_event;
 mod caveat;
 mod counters;
@@ -23,6 +24,10 @@ mod support;
 mod system_check;
 mod tail;
 
+pub use board::{
+    BoardCheck, BoardFacts, BoardFinding, BootConfig, BootEntry, BootParameter, DeviceClass,
+    DeviceIrq,
+};
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
 pub use counters::{BurstReport, Counters, LoadCount};

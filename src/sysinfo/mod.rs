@@ -7,12 +7,15 @@
 //!
 //! [`SysRoot`] is the only way in; [`host_facts`] gathers everything a result records.
 //! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`], interrupts in
-//! [`irqs`], processes and threads in [`tasks`].
+//! [`irqs`], processes and threads in [`tasks`], the board in [`board`] and its bootloader's
+//! menu in [`extlinux`].
 
 #![forbid(unsafe_code)]
 
+pub mod board;
 pub mod cpus;
 pub mod cpustat;
+pub mod extlinux;
 pub mod irqs;
 pub mod kernel;
 mod root;
@@ -24,8 +27,10 @@ use crate::record::HostFacts;
 
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
 pub fn host_facts(root: &SysRoot) -> HostFacts {
+    let kernel_release = root.read_trimmed("/proc/sys/kernel/osrelease");
     let kernel_version = root.read_trimmed("/proc/sys/kernel/version");
     let (preempt_rt, preempt_rt_source) = kernel::preempt_rt(root, kernel_version.as_deref());
+    let board = board::board_facts(root, kernel_release.as_deref(), kernel_version.as_deref());
     let cmdline = root.read_trimmed("/proc/cmdline");
     let boot_isolation = kernel::boot_isolation(cmdline.as_deref().unwrap_or(""));
     let online = cpus::cpu_list(root, "online");
@@ -35,7 +40,7 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
         .collect();
     HostFacts {
         hostname: root.read_trimmed("/proc/sys/kernel/hostname"),
-        kernel_release: root.read_trimmed("/proc/sys/kernel/osrelease"),
+        kernel_release,
         kernel_version,
         arch: std::env::consts::ARCH.to_string(),
         preempt_rt,
@@ -52,5 +57,6 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
         clocksource: root
             .read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
+        board,
     }
 }

@@ -40,6 +40,11 @@ impl SysRoot {
         )
     }
 
+    /// The file opened for reading, for what is read a part at a time (a kernel image).
+    pub fn open(&self, path: &str) -> std::io::Result<std::fs::File> {
+        std::fs::File::open(self.path(path))
+    }
+
     /// The target of a symbolic link (`/proc/self` names our pid); `None` if it is not one.
     pub fn read_link(&self, path: &str) -> Option<PathBuf> {
         std::fs::read_link(self.path(path)).ok()
