@@ -8,7 +8,7 @@ for an hour, a day and a year with its 95 % interval (a dashed line where the in
 above; `*` where the span is over 100 times the span measured), and the cluster maxima as
 empirical points (the k-th largest of n in a span S returns every S / k); the right panel plots
 the cluster maxima against the fitted distribution's quantiles (on the diagonal: the fit
-describes them). Where rtsoak refused the estimate (a heavy tail, or any status but
+describes them); the estimates come first, at most eight series. Where rtsoak refused the estimate (a heavy tail, or any status but
 `estimated`) and kept the model, only the cluster maxima are drawn, and the right panel says why
 no fit is drawn: a refused fit's return levels (10^19 us and beyond for a heavy tail) are no
 figure. Writes tail.png and tail.svg and prints one line per series: its estimate or why there
@@ -147,11 +147,11 @@ def render(results, output_dir, caveats: bool = True) -> str:
             lines.append(f"{label} {series}: hour {text}, xi {model['xi']:.2f}")
         else:
             lines.append(f"{label} {series}: {status}: {reason}")
-        if model is not None and len(panels) < MAX_PANELS:
+        if model is not None:
             shown = "estimated" if status == "estimated" else f"refused: {status}"
             panels.append((f"{label} {series} ({shown})", status, model, reason))
     # The estimates first: a run of refusals must not crowd out the figures there are.
-    panels.sort(key=lambda panel: panel[1] != "estimated")
+    panels = sorted(panels, key=lambda panel: panel[1] != "estimated")[:MAX_PANELS]
     if panels:
         fig, axes = plt.subplots(len(panels), 2, figsize=(11, 3.4 * len(panels)), squeeze=False, layout="constrained")
         for (title, status, model, reason), (ax_level, ax_qq) in zip(panels, axes):
