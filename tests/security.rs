@@ -802,6 +802,10 @@ fn run_linked_rtsoak_at(bin: &Path, dir: &Path) -> Output {
             "--no-noise",
             "--duration",
             "1s",
+            // Another rtsoak on the machine's RT CPUs (another test binary, a user's run) is
+            // waited for, not mistaken for a refusal.
+            "--wait-for-cpus",
+            "300s",
         ])
         .arg("-o")
         .arg(dir.join("out"))
