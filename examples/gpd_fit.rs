@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .split_whitespace()
         .map(str::parse::<f64>)
         .collect::<Result<Vec<f64>, _>>()?;
-    match rtsoak::tail::gpd::fit(&excesses) {
+    match rtsoak_analysis::tail::gpd::fit(&excesses) {
         Some((gpd, log_likelihood)) => println!(
             "{{\"xi\": {}, \"sigma\": {}, \"log_likelihood\": {}}}",
             gpd.xi, gpd.sigma, log_likelihood

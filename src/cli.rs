@@ -1,7 +1,5 @@
 //! The command line (clap derive). Doc comments here are the `--help` text.
 
-#![forbid(unsafe_code)]
-
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -65,7 +63,7 @@ pub enum Command {
         results: Vec<PathBuf>,
         /// Output format.
         #[arg(short, long, default_value = "table",
-            value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+            value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
         format: String,
         /// Write to this file (one result) or directory (one file per result) instead of stdout.
         #[arg(short, long)]
@@ -105,7 +103,7 @@ pub enum Command {
     /// Per-operation microbenchmarks (ns per futex wait/wake pair, ...) and their A/B/A comparison.
     Bench {
         #[command(subcommand)]
-        bench: crate::bench::args::BenchCommand,
+        bench: rtsoak_measure::bench::args::BenchCommand,
     },
     /// Check the spike explainer on a priority inversion with a known answer: a noise
     /// publisher (FIFO 10) holds a PI futex, a burst thread (FIFO 50) keeps it off its CPU, and
@@ -220,7 +218,7 @@ impl clap::builder::TypedValueParser for Named {
 }
 
 fn transport_names() -> Vec<&'static str> {
-    crate::transport::names()
+    rtsoak_record::transport::Name::ids()
 }
 
 fn profile_names() -> Vec<&'static str> {
@@ -257,7 +255,7 @@ pub struct SoakArgs {
     pub details: bool,
     /// Also write these formats into the result directory (comma-separated).
     #[arg(long, value_delimiter = ',',
-        value_parser = clap::builder::PossibleValuesParser::new(crate::export::names()))]
+        value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
     pub export: Vec<String>,
     /// Beside every run, run the floor pair: the same two processes, CPUs, priorities, memory
     /// locking and wake calls, without the harness (no queue, no attribution, no interval

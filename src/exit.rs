@@ -1,7 +1,5 @@
 //! Exit codes: the only place they are numbered. Documented in the README and `--help`.
 
-#![forbid(unsafe_code)]
-
 /// How an invocation ended, as its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -38,7 +36,7 @@ impl Outcome {
 }
 
 /// The table printed by `--help`.
-pub const EXIT_CODES_HELP: &str = "\
+pub(crate) const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    PASS: measured what was asked, every run completed and delivered every message
   1    a profile threshold was breached, or --break-on fired

@@ -1,76 +1,30 @@
-//! rtsoak: soak-test real-time wakeup latency between io_uring event loops on Linux PREEMPT_RT.
+//! rtsoak, the binaries' crate: the command line ([`cli`]), one function per sub-command
+//! ([`commands`]) and the exit code it ends with ([`exit`]); what to run, a profile with its
+//! command-line overrides resolved into a plan ([`profile`]); the machine, what it is
+//! ([`sysinfo`]) and whether a figure measured on it means what it should ([`preflight`]); and
+//! the result directory ([`store`]). `src/main.rs` and `src/bin/rtsoak-worker.rs` are
+//! the two binaries.
 //!
-//! The modules below are listed in reading order, top-down, in the order a run flows through
-//! them; `docs/architecture.md` draws the map. Imports go one way only, downwards through the
-//! layers (`tests/architecture.rs` checks it): nothing imports `commands`, and `record` and the
-//! kernel layer (`sys`, the rtsoak-sys crate) import nothing of rtsoak's.
+//! Owns: everything a user touches: flags, profiles, files, messages and exit codes. It hands a
+//! resolved plan to `rtsoak-measure`, judges what came back with `rtsoak-analysis` and has
+//! `rtsoak-report` word it; it never measures in a loop nor renders a result itself.
+//! `docs/architecture.md` draws the crates.
 
-// `unsafe` lives in the rtsoak-sys crate and in `transport` (which allows it); every other
-// module forbids it.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 // A function a reader can hold in their head: at most 100 lines (clippy.toml), product code
-// only. The few still longer carry an `allow` naming why, and only shrink.
-#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// only (`tests/architecture.rs` refuses an `allow` that would let one through).
+#![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
-// The command line: parse it, run one command, map what happened to an exit code.
 pub mod cli;
 
 pub mod commands;
 
 pub mod exit;
 
-// What to run: a profile plus command-line overrides, resolved into a complete plan.
 pub mod profile;
 
-pub mod plan;
+mod sysinfo;
 
-pub mod abi;
+mod preflight;
 
-pub mod cpulist;
-
-// The machine: what it is, and whether a figure measured on it means what it should.
-pub mod sysinfo;
-
-pub mod preflight;
-
-// The floor every layer meets on: the records that cross the process boundary and the file.
-pub mod record;
-
-// One run: the coordinator starts the workers, which measure through a transport while the
-// noise runs beside them, and report over the protocol.
-pub mod coordinator;
-
-pub mod launch;
-
-pub mod worker;
-
-pub mod transport;
-
-pub mod noise;
-
-pub mod protocol;
-
-pub mod stats;
-
-// What lies beyond the samples: extreme-value estimates of each series' tail.
-pub mod tail;
-
-// What a run leaves: the result, judged, rendered.
-pub mod result;
-
-// Why each spike happened, from a kernel trace of the run.
-pub mod explain;
-
-pub mod judge;
-
-pub mod export;
-
-// Per-operation microbenchmarks of the same kernel mechanisms (`rtsoak bench`).
-pub mod bench;
-
-// The kernel layer (system calls, shared memory, the region and queue layouts): its own crate.
-pub use rtsoak_sys as sys;
-pub use rtsoak_sys::{queue, region};
-
-#[cfg(test)]
-mod testing;
+pub mod store;

@@ -1,7 +1,7 @@
 #![forbid(unsafe_code)]
 
 use rtsoak::exit::Outcome;
-use rtsoak::sys::alloc::CountingAllocator;
+use rtsoak_sys::alloc::CountingAllocator;
 
 /// Every allocation is counted, so workers can show their measured loops allocated nothing
 /// (where this binary runs them: see below).
@@ -16,13 +16,13 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 fn main() {
     if std::env::args_os()
         .nth(1)
-        .is_some_and(|arg| arg == rtsoak::launch::worker_binary::WORKER_ARG)
+        .is_some_and(|arg| arg == rtsoak_measure::launch::worker_binary::WORKER_ARG)
     {
-        std::process::exit(rtsoak::worker::main());
+        std::process::exit(rtsoak_measure::worker::main());
     }
     // Like any Unix filter, end quietly when stdout's reader goes away (`rtsoak report | head`)
     // instead of panicking on the failed write; workers set their own dispositions.
-    rtsoak::sys::signals::restore_default(nix::sys::signal::Signal::SIGPIPE);
+    rtsoak_sys::signals::restore_default(nix::sys::signal::Signal::SIGPIPE);
     let cli = rtsoak::cli::parse();
     let code = match rtsoak::commands::dispatch(cli) {
         Ok(outcome) => outcome.code(),
@@ -45,12 +45,12 @@ fn error_outcome(error: &anyhow::Error) -> Outcome {
             .downcast_ref::<rtsoak::commands::environment::EnvironmentError>()
             .is_some()
         || error
-            .downcast_ref::<rtsoak::sys::safe_dir::Untrusted>()
+            .downcast_ref::<rtsoak_sys::safe_dir::Untrusted>()
             .is_some()
     {
         Outcome::Usage
     } else if error
-        .downcast_ref::<rtsoak::sys::cpu_lock::CpusBusy>()
+        .downcast_ref::<rtsoak_sys::cpu_lock::CpusBusy>()
         .is_some()
     {
         Outcome::CpusBusy

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::rtsoak;
 use predicates::prelude::*;
-use rtsoak::bench::BenchDoc;
+use rtsoak_record::bench::BenchDoc;
 
 /// Run one bench with 1 warm-up and 2 measured rounds of 8 cycles; return its document.
 fn run_bench(name: &str, extra: &[&str], dir: &Path) -> BenchDoc {
@@ -27,7 +27,8 @@ fn run_bench(name: &str, extra: &[&str], dir: &Path) -> BenchDoc {
         String::from_utf8_lossy(&output.stderr)
     );
     let printed: BenchDoc = serde_json::from_slice(&output.stdout).unwrap();
-    let saved = rtsoak::bench::doc::load(dir).unwrap();
+    let saved: BenchDoc =
+        serde_json::from_slice(&std::fs::read(dir.join("bench.json")).unwrap()).unwrap();
     assert_eq!(printed, saved, "the printed document is the saved one");
     saved
 }
@@ -229,7 +230,7 @@ fn an_unknown_bench_is_a_usage_error_naming_it() {
 fn bench_help_lists_every_benchmark() {
     let output = rtsoak().args(["bench", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&output.stdout);
-    for name in rtsoak::bench::BENCHES.iter().map(|b| b.name()) {
+    for name in rtsoak_measure::bench::BENCHES.iter().map(|b| b.name()) {
         assert!(help.contains(name), "{name} missing from:\n{help}");
     }
     assert!(help.contains("compare"));
@@ -239,7 +240,7 @@ fn bench_help_lists_every_benchmark() {
 fn the_bench_docs_table_lists_every_benchmark() {
     let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bench.md"))
         .unwrap();
-    for bench in rtsoak::bench::BENCHES {
+    for bench in rtsoak_measure::bench::BENCHES {
         let row = format!("| `{}` |", bench.name());
         assert!(
             page.contains(&row),

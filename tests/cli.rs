@@ -26,7 +26,7 @@ fn probe_json_lists_every_transport_with_its_support() {
         .iter()
         .map(|e| e["transport"].as_str().unwrap())
         .collect();
-    assert_eq!(names, rtsoak::transport::names());
+    assert_eq!(names, rtsoak_record::transport::Name::ids());
     assert!(names.contains(&"eventfd-multishot") && names.contains(&"futex-syscall"));
     for entry in matrix {
         let status = entry["support"]["status"].as_str().unwrap();
@@ -266,7 +266,7 @@ fn bash_offers(words: &[&str], current: &str) -> Vec<String> {
 #[test]
 fn bash_completes_transport_profile_and_format_names_and_comma_lists_of_them() {
     let transports = bash_offers(&["compare", "-t"], "");
-    for name in rtsoak::transport::names() {
+    for name in rtsoak_record::transport::Name::ids() {
         assert!(
             transports.iter().any(|w| w == name),
             "-t offers {name}: {transports:?}"
@@ -282,7 +282,7 @@ fn bash_completes_transport_profile_and_format_names_and_comma_lists_of_them() {
         );
     }
     let formats = bash_offers(&["run", "--export"], "hdr-log,");
-    for name in rtsoak::export::names() {
+    for name in rtsoak_report::names() {
         let offered = format!("hdr-log,{name}");
         assert!(
             formats.contains(&offered),

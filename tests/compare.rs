@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{alive, load, rtsoak, rtsoak_path, serial, skip};
-use rtsoak::record::RingSetup;
-use rtsoak::result::RunStatus;
-use rtsoak::result::merge::by_transport;
+use rtsoak_analysis::merge::by_transport;
+use rtsoak_record::RingSetup;
+use rtsoak_record::result::RunStatus;
 
 /// The data rows of the table whose heading line starts with `heading`, split at whitespace
 /// (the transport names here have none; the header is left out, its names do).
@@ -251,7 +251,7 @@ fn killing_the_coordinator_during_the_third_run_leaves_the_first_two_saved() {
 }
 
 fn saved_runs(path: &Path) -> usize {
-    rtsoak::result::store::load(path).map_or(0, |doc| doc.runs.len())
+    rtsoak::store::load(path).map_or(0, |doc| doc.runs.len())
 }
 
 /// True if a process whose parent was `pid` (a worker) is still alive.
@@ -307,9 +307,9 @@ fn break_on_marks_the_trace_stops_tracing_and_records_the_sample() {
     }
     // rtsoak mounts tracefs where nothing is (tests/explain.rs shows it on a run); here it is
     // mounted the same way first, to read tracing_on before the run.
-    let mount = rtsoak::sys::trace::mount_if_missing();
+    let mount = rtsoak_sys::trace::mount_if_missing();
     assert!(
-        !matches!(mount, rtsoak::sys::trace::Mount::Failed(_)),
+        !matches!(mount, rtsoak_sys::trace::Mount::Failed(_)),
         "{mount:?}"
     );
     let before = std::fs::read_to_string(&tracing_on).unwrap();

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{as_ordinary_user, is_root, load, rtsoak, saved_run, serial, skip};
-use rtsoak::result::RunStatus;
-use rtsoak::result::explain::Why;
+use rtsoak_record::result::RunStatus;
+use rtsoak_record::result::explain::Why;
 
 #[test]
 fn the_calibration_inversion_is_named_exactly() {
@@ -128,7 +128,7 @@ fn without_root_the_spikes_are_said_to_be_unexplained() {
     let doc = load(&home.path().join("results"));
     // Without RT priority the pair and the FIFO noise ran SCHED_OTHER: measured, but not what
     // the profile asked for.
-    use rtsoak::result::verdict::InconclusiveKind::{Noise, RtPriority};
+    use rtsoak_record::result::verdict::InconclusiveKind::{Noise, RtPriority};
     common::assert_inconclusive_for(&output, &doc, &[RtPriority, Noise], &[RtPriority]);
     let explanation = doc.runs[0].explanation.as_ref().expect("recorded");
     let reason = explanation.tracing.unavailable.as_deref().unwrap_or("");

@@ -13,7 +13,7 @@ use common::process::{finish, group_members, start, survivors_after, wait_for_rt
 use common::{is_root, load, rtsoak_path, serial, skip};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-use rtsoak::result::RunStatus;
+use rtsoak_record::result::RunStatus;
 
 /// A small deterministic generator (xorshift64*), so a failing seed can be replayed.
 struct Seeded(u64);

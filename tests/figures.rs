@@ -9,9 +9,10 @@ mod common;
 use std::path::Path;
 
 use common::{load, rtsoak, serial};
-use rtsoak::record::Role;
-use rtsoak::result::{ResultDoc, RunResult, RunStatus};
-use rtsoak::stats::{Attribution, decode_histogram};
+use rtsoak_analysis::stats::decode_histogram;
+use rtsoak_record::Attribution;
+use rtsoak_record::Role;
+use rtsoak_record::result::{ResultDoc, RunResult, RunStatus};
 
 /// `rtsoak ARGS -o DIR` with the `ci` profile (unless ARGS names another); the exit code, stderr
 /// and the result.
@@ -37,7 +38,7 @@ fn count(run: &RunResult, series: &str) -> u64 {
     run.series.get(series).map_or(0, |s| s.summary.count)
 }
 
-fn rt_subscriber(run: &RunResult) -> &rtsoak::result::WorkerRecord {
+fn rt_subscriber(run: &RunResult) -> &rtsoak_record::result::WorkerRecord {
     run.workers
         .iter()
         .find(|w| w.role == Role::Subscriber)
@@ -155,7 +156,7 @@ fn a_wake_path_that_reaches_nobody_fails_the_run_even_when_noise_delivers_every_
     );
     assert_eq!(
         doc.plan.inject_fault,
-        Some(rtsoak::plan::Fault::RtWakeLost),
+        Some(rtsoak_record::plan::Fault::RtWakeLost),
         "the result says the fault was injected"
     );
     for run in ran(&doc) {
@@ -208,7 +209,10 @@ fn a_message_the_fallback_poll_finds_before_its_wake_was_sent_is_no_transport_fa
         ],
         dir.path(),
     );
-    assert_eq!(doc.plan.inject_fault, Some(rtsoak::plan::Fault::RtWakeLate));
+    assert_eq!(
+        doc.plan.inject_fault,
+        Some(rtsoak_record::plan::Fault::RtWakeLate)
+    );
     assert_eq!(ran(&doc).count(), 3, "{stderr}");
     for run in ran(&doc) {
         let who = &run.transport;
@@ -233,7 +237,7 @@ fn a_message_the_fallback_poll_finds_before_its_wake_was_sent_is_no_transport_fa
         verdict
             .inconclusive
             .iter()
-            .all(|r| r.kind == rtsoak::result::verdict::InconclusiveKind::MissedPeriods),
+            .all(|r| r.kind == rtsoak_record::result::verdict::InconclusiveKind::MissedPeriods),
         "{:#?}",
         verdict.inconclusive
     );

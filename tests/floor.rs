@@ -9,10 +9,10 @@
 mod common;
 
 use common::{load, rtsoak, serial};
-use rtsoak::record::{Role, Series, SeriesKey};
-use rtsoak::result::{ResultDoc, RunResult, RunStatus};
+use rtsoak_record::result::{ResultDoc, RunResult, RunStatus};
+use rtsoak_record::{Role, Series, SeriesKey};
 
-fn counters(run: &RunResult, role: Role) -> rtsoak::record::Counters {
+fn counters(run: &RunResult, role: Role) -> rtsoak_record::Counters {
     run.workers
         .iter()
         .find(|w| w.role == role)

@@ -8,11 +8,12 @@ mod common;
 use std::path::Path;
 
 use common::rtsoak;
-use rtsoak::judge::rates::rates_differ_p_value;
-use rtsoak::record::SeriesKey;
-use rtsoak::result::decision::Decision;
-use rtsoak::result::merge::by_transport;
-use rtsoak::result::{ResultDoc, store};
+use rtsoak::store;
+use rtsoak_analysis::judge::rates::rates_differ_p_value;
+use rtsoak_analysis::merge::by_transport;
+use rtsoak_record::SeriesKey;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::decision::Decision;
 
 const SAVED: &[&str] = &[
     "compare-vm-2cpu.json",
@@ -104,7 +105,7 @@ fn a_saved_comparison_is_one_screen_that_states_the_decision() {
         }
         // The decision made again from the saved figures says what the saved one says (the
         // p-values may differ in their last digit through JSON).
-        let again = rtsoak::judge::decision::decide(&doc);
+        let again = rtsoak_analysis::judge::decision::decide(&doc);
         let said =
             |d: &Decision| -> Vec<String> { d.series.iter().map(|s| s.sentence.clone()).collect() };
         assert_eq!(said(&again), said(&decision), "{name}");
@@ -204,7 +205,7 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
         .arg("--json")
         .output()
         .unwrap();
-    let diff: rtsoak::result::diff::Diff = serde_json::from_slice(&output.stdout).unwrap();
+    let diff: rtsoak_record::result::diff::Diff = serde_json::from_slice(&output.stdout).unwrap();
     assert!(
         !diff.causes.is_empty(),
         "both sides explained: {:?}",
@@ -218,7 +219,7 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
                 .find(|t| t.transport == changes.transport)
                 .and_then(|t| {
                     let blames = t.runs.iter().filter_map(|r| r.explanation.as_ref());
-                    rtsoak::result::explain::SeriesBlame::merged(
+                    rtsoak_record::result::explain::SeriesBlame::merged(
                         blames,
                         series_key(&changes.series),
                     )
@@ -228,7 +229,8 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
         };
         assert_eq!(changes.baseline_over_threshold, over(&old_doc));
         assert_eq!(changes.new_over_threshold, over(&new_doc));
-        let delta = |c: &rtsoak::result::diff::CauseChange| (c.new_count - c.baseline_count).abs();
+        let delta =
+            |c: &rtsoak_record::result::diff::CauseChange| (c.new_count - c.baseline_count).abs();
         assert!(
             changes
                 .changes

@@ -67,7 +67,7 @@ fn limits_below_the_measured_figures_exit_1_and_name_every_breach() {
         verdict
             .inconclusive
             .iter()
-            .any(|i| i.kind == rtsoak::result::verdict::InconclusiveKind::TooFewMessages),
+            .any(|i| i.kind == rtsoak_record::result::verdict::InconclusiveKind::TooFewMessages),
         "{:?}",
         verdict.inconclusive
     );

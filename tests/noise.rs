@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use common::{
     as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, saved_run, serial, skip,
 };
-use rtsoak::result::noise_setup::Obtained;
-use rtsoak::result::{NoiseKind, ResultDoc, RunResult, RunStatus};
+use rtsoak_record::result::noise_setup::Obtained;
+use rtsoak_record::result::{NoiseKind, ResultDoc, RunResult, RunStatus};
 
 /// Every kind of noise the `ci` profile starts.
 const KINDS: [NoiseKind; 4] = [
@@ -204,7 +204,7 @@ fn an_ordinary_users_bursts_and_queue_noise_without_fifo_are_recorded_caveated_a
     let (output, home) =
         as_ordinary_user("run -q --profile ci -t eventfd --duration 1s -o results");
     let doc = load(&home.path().join("results"));
-    use rtsoak::result::verdict::InconclusiveKind::{Noise, RtPriority};
+    use rtsoak_record::result::verdict::InconclusiveKind::{Noise, RtPriority};
     common::assert_inconclusive_for(&output, &doc, &[RtPriority, Noise], &[RtPriority, Noise]);
     let run = &doc.runs[0];
     assert_eq!(run.status, RunStatus::Completed, "{:?}", run.reason);

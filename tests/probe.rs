@@ -1,12 +1,12 @@
 //! `rtsoak probe` on the live machine, and the system check and `/dev/cpu_dma_latency` record
-//! that every result carries. Expectations come from the host facts read here, so the tests
+//! that every result carries. Expectations come from the host facts probe reports, so the tests
 //! hold on any machine; on the development VM they see a non-RT kernel, no isolated CPU, RT
 //! throttling on, no cpufreq and all four transports.
 
 mod common;
 
 use common::{is_root, load, rtsoak};
-use rtsoak::sysinfo::{SysRoot, host_facts};
+use rtsoak_record::HostFacts;
 
 fn probe_text(args: &[&str]) -> String {
     let output = rtsoak().arg("probe").args(args).output().unwrap();
@@ -16,7 +16,8 @@ fn probe_text(args: &[&str]) -> String {
 
 #[test]
 fn probe_names_the_kernel_isolation_throttling_governor_and_every_transport() {
-    let host = host_facts(&SysRoot::system());
+    let report: serde_json::Value = serde_json::from_str(&probe_text(&["--json"])).unwrap();
+    let host: HostFacts = serde_json::from_value(report["host"].clone()).unwrap();
     let text = probe_text(&[]);
     if host.preempt_rt {
         assert!(text.contains("ok       kernel: "), "{text}");
@@ -39,7 +40,7 @@ fn probe_names_the_kernel_isolation_throttling_governor_and_every_transport() {
     } else {
         assert!(text.contains(" frequency: "), "{text}");
     }
-    for name in rtsoak::transport::names() {
+    for name in rtsoak_record::transport::Name::ids() {
         assert!(
             text.lines().any(|line| line.trim_start().starts_with(name)
                 && (line.contains(" supported ") || line.contains(" UNSUPPORTED "))),
@@ -81,7 +82,7 @@ fn probe_json_holds_the_whole_check_the_host_and_the_matrix() {
         .iter()
         .map(|entry| entry["transport"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, rtsoak::transport::names());
+    assert_eq!(listed, rtsoak_record::transport::Name::ids());
 }
 
 #[test]
@@ -101,7 +102,7 @@ fn probe_judges_the_rt_cpus_it_is_given() {
 }
 
 /// A one-second soak of one transport into a fresh directory, returning the result.
-fn short_run(profile: &str, extra: &[&str]) -> rtsoak::result::ResultDoc {
+fn short_run(profile: &str, extra: &[&str]) -> rtsoak_record::result::ResultDoc {
     let _serial = common::serial();
     let dir = tempfile::tempdir().unwrap();
     let run = rtsoak()

@@ -192,44 +192,6 @@ fn every_saved_version_2_result_validates_and_an_older_version_is_refused_by_its
     }
 }
 
-#[test]
-fn a_jetsons_board_and_its_board_check_match_the_schema() {
-    use rtsoak::record::{Privileges, RtCpus, Support, TransportSupport, Trial};
-    use rtsoak::sysinfo::{SysRoot, host_facts};
-
-    let board = SysRoot::at(root().join("tests/fixtures/sys/jetson-orin-nano"));
-    let granted = |what: &str| Trial::granted(what);
-    let privileges = Privileges {
-        rt_priority: granted("SCHED_FIFO priority 40 on a scratch thread"),
-        memory_lock: granted("mlock of 16 MiB"),
-        pidfd_getfd: granted("pidfd_open and pidfd_getfd on this process"),
-    };
-    let support = [TransportSupport {
-        transport: "eventfd".to_string(),
-        support: Support::Supported,
-    }];
-    let cpus = RtCpus {
-        publisher: 4,
-        subscriber: 5,
-        noise: vec![0, 1, 2, 3],
-    };
-    let check = rtsoak::preflight::check(&board, &cpus, &privileges, &support);
-    assert!(check.board.is_some(), "the fixture is a Jetson");
-    let (_, saved) = saved_results()
-        .into_iter()
-        .find(|(_, doc)| doc["schema_version"] == 2)
-        .unwrap();
-    let mut doc = saved;
-    doc["host"] = serde_json::to_value(host_facts(&board)).unwrap();
-    doc["system_check"] = serde_json::to_value(&check).unwrap();
-    assert!(doc["host"]["board"]["l4t_release"].is_string());
-    let validator = validator(&schema());
-    assert_valid(&validator, &doc, "a Jetson's result");
-    // A finding carries facts, never its text.
-    doc["system_check"]["board"]["findings"][0]["text"] = json!("the next reboot boots primary");
-    assert!(!errors(&validator, &doc).is_empty());
-}
-
 /// One change to a valid result that makes it invalid.
 enum Edit {
     /// A key the schema does not know, added at this pointer.

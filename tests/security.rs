@@ -461,7 +461,7 @@ fn an_escape_sequence_in_the_lock_holders_command_line_is_shown_escaped() {
     let held = || {
         (0..cpus).any(|cpu| {
             matches!(
-                rtsoak::sys::cpu_lock::listener_of(&format!("rtsoak-cpu{cpu}")),
+                rtsoak_sys::cpu_lock::listener_of(&format!("rtsoak-cpu{cpu}")),
                 Ok(Some((pid, _))) if pid == holder.id()
             )
         })

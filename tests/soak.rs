@@ -15,9 +15,9 @@ use common::{
     alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, saved_run, serial,
     skip,
 };
-use rtsoak::record::Role;
-use rtsoak::result::{ResultDoc, RunStatus};
-use rtsoak::stats::decode_histogram;
+use rtsoak_analysis::stats::decode_histogram;
+use rtsoak_record::Role;
+use rtsoak_record::result::{ResultDoc, RunStatus};
 
 /// Transports that need unmerged kernel patches (unsupported on this machine's kernel).
 const UNMERGED: [&str; 2] = ["persistent-futex", "doorbell"];
@@ -40,7 +40,7 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
     // Unsupported transports are recorded first, then the others run in registry order.
     let mut names: Vec<&str> = doc.runs.iter().map(|r| r.transport.as_str()).collect();
     names.sort_unstable();
-    let mut registered = rtsoak::transport::names();
+    let mut registered = rtsoak_record::transport::Name::ids();
     registered.sort_unstable();
     assert_eq!(names, registered, "one run per registered transport");
     assert!(!doc.interrupted);
@@ -162,7 +162,7 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
 }
 
 /// `rtsoak run -t eventfd` at a 1 ms period for 3 s (200 ms warm-up); the publisher's counters.
-fn publisher_counters(extra: &[&str]) -> rtsoak::record::Counters {
+fn publisher_counters(extra: &[&str]) -> rtsoak_record::Counters {
     let dir = tempfile::tempdir().unwrap();
     let run = rtsoak()
         .args(["run", "-q", "-t", "eventfd", "--profile", "ci"])
@@ -309,14 +309,17 @@ fn an_ordinary_user_with_the_default_memlock_limit_completes_every_transport() {
     let doc = load(&home.path().join("results"));
     // Every transport completes, and the verdict says what they are worth: INCONCLUSIVE, since
     // nothing ran at the priority the profile asked for (never PASS, never a failure).
-    use rtsoak::result::verdict::InconclusiveKind::{Noise, RtPriority};
+    use rtsoak_record::result::verdict::InconclusiveKind::{Noise, RtPriority};
     common::assert_inconclusive_for(&output, &doc, &[RtPriority, Noise], &[RtPriority]);
     let ran: Vec<_> = doc
         .runs
         .iter()
         .filter(|r| !UNMERGED.contains(&r.transport.as_str()))
         .collect();
-    assert_eq!(ran.len(), rtsoak::transport::names().len() - UNMERGED.len());
+    assert_eq!(
+        ran.len(),
+        rtsoak_record::transport::Name::ids().len() - UNMERGED.len()
+    );
     for run in ran {
         assert_eq!(
             run.status,

@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use rtsoak::stats::{Recorder, new_histogram};
-use rtsoak::tail::{TailInput, estimate};
+use rtsoak_analysis::stats::{Recorder, new_histogram};
+use rtsoak_analysis::tail::{TailInput, estimate};
 
 #[test]
 #[ignore = "a measurement: run optimised with --ignored"]

@@ -5,9 +5,9 @@
 //! trials per case. Pathological series must be refused. The coverage figures are printed
 //! (`cargo test --test tail_coverage -- --nocapture`).
 
-use rtsoak::record::TailEstimate;
-use rtsoak::stats::{Recorder, new_histogram};
-use rtsoak::tail::{TailInput, estimate};
+use rtsoak_analysis::stats::{Recorder, new_histogram};
+use rtsoak_analysis::tail::{TailInput, estimate};
+use rtsoak_record::TailEstimate;
 
 const PERIOD_NS: u64 = 500_000;
 /// Samples in an hour at the period: the return period checked.

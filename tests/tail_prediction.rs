@@ -6,10 +6,11 @@
 //! --nocapture`. The prediction interval is the Poisson 95 % interval of the predicted count (the
 //! fit's own uncertainty is not in it, so it is a strict check).
 
-use rtsoak::record::{TailEstimate, TailModel};
-use rtsoak::result::store;
-use rtsoak::stats::{Outlier, decode_histogram, new_histogram};
-use rtsoak::tail::{TailInput, estimate};
+use rtsoak::store;
+use rtsoak_analysis::stats::{decode_histogram, new_histogram};
+use rtsoak_analysis::tail::{TailInput, estimate};
+use rtsoak_record::Outlier;
+use rtsoak_record::{TailEstimate, TailModel};
 
 /// The smallest `k` with P(X <= k) >= `p` for X ~ Poisson(`mean`).
 fn poisson_quantile(mean: f64, p: f64) -> u64 {
@@ -62,7 +63,7 @@ fn the_first_fifth_predicts_the_rest() {
         for run in &doc.runs {
             // What the coordinator spent on this run's tails, re-measured on the same input.
             let start = std::time::Instant::now();
-            let tails = rtsoak::result::tail::estimate_run(run, period_ns, threshold_ns);
+            let tails = rtsoak_analysis::tail::run::estimate_run(run, period_ns, threshold_ns);
             let outliers: usize = run.series.values().map(|s| s.outliers.len()).sum();
             println!(
                 "{}: {} tail estimates in {:.3} s ({outliers} outliers in all series)",

@@ -13,8 +13,8 @@ use common::process::{finish, start, wait_for_rt_worker, wait_for_worker_named};
 use common::{as_ordinary_user_locking, is_root, load, rtsoak, serial, skip};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use rtsoak::result::verdict::{InconclusiveKind, Status};
-use rtsoak::result::{ResultDoc, RunStatus};
+use rtsoak_record::result::verdict::{InconclusiveKind, Status};
+use rtsoak_record::result::{ResultDoc, RunStatus};
 
 /// Run rtsoak with `args` into `dir`: exit code, stdout and stderr, and the result saved.
 fn soak(args: &[&str], dir: &Path) -> (Option<i32>, String, String, ResultDoc) {

@@ -12,7 +12,7 @@
 mod common;
 
 use common::{saved_run, serial};
-use rtsoak::record::Role;
+use rtsoak_record::Role;
 
 /// The most an RT worker may keep resident.
 const RT_WORKER_RSS_BOUND: u64 = 8 * 1024 * 1024;

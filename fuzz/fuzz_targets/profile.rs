@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(profile) = parse("fuzz", text) else {
         return;
     };
-    let transports = rtsoak::transport::Name::all();
+    let transports = rtsoak_record::transport::Name::all();
     let machines = [
         CpuTopology { online: vec![0, 1], isolated: vec![] },
         CpuTopology { online: (0..8).collect(), isolated: vec![2, 3] },

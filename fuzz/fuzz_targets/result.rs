@@ -5,8 +5,8 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(doc) = rtsoak::result::store::from_bytes(data) {
-        for format in rtsoak::export::FORMATS {
+    if let Ok(doc) = rtsoak::store::from_bytes(data) {
+        for format in rtsoak_report::FORMATS {
             let _ = (format.render)(&doc);
         }
     }

@@ -14,12 +14,12 @@
 
 #![forbid(unsafe_code)]
 
-use rtsoak::sys::alloc::CountingAllocator;
+use rtsoak_sys::alloc::CountingAllocator;
 
 /// Every allocation is counted, so workers can show their measured loops allocated nothing.
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn main() {
-    std::process::exit(rtsoak::worker::main());
+    std::process::exit(rtsoak_measure::worker::main());
 }

@@ -8,15 +8,20 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::export::diff::render;
-use crate::judge::diff as compare;
-use crate::result::ResultDoc;
-use crate::result::diff::DiffRules;
-use crate::result::store::{RESULT_FILE, load, write_atomic};
-use crate::result::verdict::Status;
+use crate::store::{RESULT_FILE, load, write_atomic};
+use rtsoak_analysis::judge::diff as compare;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::diff::DiffRules;
+use rtsoak_record::result::verdict::Status;
+use rtsoak_report::diff::render;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
-pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::Result<Outcome> {
+pub(super) fn diff(
+    baseline: &Path,
+    new: &Path,
+    json: bool,
+    markdown: bool,
+) -> anyhow::Result<Outcome> {
     let hint = "give a result.json or the result directory holding one";
     let old = load(baseline).with_context(|| format!("loading the baseline ({hint})"))?;
     let doc = load(new).with_context(|| format!("loading the new result ({hint})"))?;
@@ -29,7 +34,7 @@ pub fn diff(baseline: &Path, new: &Path, json: bool, markdown: bool) -> anyhow::
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else if markdown {
-        print!("{}", crate::export::diff::markdown(&result));
+        print!("{}", rtsoak_report::diff::markdown(&result));
     } else {
         print!("{}", render(&result));
     }
@@ -51,7 +56,7 @@ fn result_file(path: &Path) -> PathBuf {
 
 /// Why `doc` cannot be a baseline: every later night would be compared with figures that do
 /// not stand for the system (an interrupted, failed, lossy, empty or inconclusive result).
-pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
+pub(crate) fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     let mut reasons = Vec::new();
     if doc.finished_at.is_none() {
         reasons.push("it is unfinished (saved while its invocation was still running)".into());
@@ -60,7 +65,7 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::judge::verdict(doc);
+            judged = rtsoak_analysis::judge::verdict(doc);
             &judged
         }
     };
@@ -74,7 +79,7 @@ pub fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
 
 /// Copy `result`'s `result.json` into `to/result.json` atomically, after checking it loads and
 /// can stand for a baseline (`force`: even if it cannot).
-pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
+pub(super) fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
     let doc = load(result).context("promoting a result to the baseline")?;
     let unfit = unfit_as_baseline(&doc);
     if !unfit.is_empty() {
@@ -96,7 +101,7 @@ pub fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome>
     }
     let source = result_file(result);
     let bytes = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
-    crate::sys::safe_dir::SafeDir::create(to).with_context(|| {
+    rtsoak_sys::safe_dir::SafeDir::create(to).with_context(|| {
         format!(
             "creating the baseline directory {}: choose another with --to",
             to.display()

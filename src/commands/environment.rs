@@ -5,9 +5,7 @@
 //! Owns: the list of retired variables. rtsoak itself reads no other `RTSOAK_*` variable (the
 //! test suite reads `RTSOAK_CI`; docs/cli.md lists them all).
 
-#![forbid(unsafe_code)]
-
-use crate::sys::cpu_lock::RETIRED_LOCK_DIR_ENV;
+use rtsoak_sys::cpu_lock::RETIRED_LOCK_DIR_ENV;
 
 /// A variable of the environment that rtsoak refuses: a usage error (exit 2).
 #[derive(Debug, thiserror::Error)]

@@ -2,14 +2,14 @@
 //! whether the explanation named what was staged.
 
 use crate::exit::Outcome;
-use crate::explain::calibrate;
+use rtsoak_measure::explain::calibrate;
 
-pub fn explain_check(
+pub(crate) fn explain_check(
     rounds: u32,
     cpus: Option<Vec<usize>>,
     keep_trace: Option<std::path::PathBuf>,
 ) -> anyhow::Result<Outcome> {
-    let allowed = crate::sys::sched::affinity();
+    let allowed = rtsoak_sys::sched::affinity();
     let cpus = cpus.unwrap_or_else(|| allowed.clone());
     let [holder_cpu, waiter_cpu] = match cpus.as_slice() {
         [a, b, ..] if a != b => [*a, *b],
@@ -17,7 +17,7 @@ pub fn explain_check(
             return usage(format!(
                 "the calibration needs two different CPUs (the holder's, then the RT \
                  publisher's), not {}: give them with --cpus A,B",
-                crate::cpulist::format(&cpus)
+                rtsoak_record::cpulist::format(&cpus)
             ));
         }
     };
@@ -27,7 +27,7 @@ pub fn explain_check(
     {
         return usage(format!(
             "CPU {cpu} is not one this process may use ({}): give two of those with --cpus A,B",
-            crate::cpulist::format(&allowed)
+            rtsoak_record::cpulist::format(&allowed)
         ));
     }
     calibrate::check_privilege()?;

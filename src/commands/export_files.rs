@@ -5,14 +5,15 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::export::{Format, Render};
-use crate::result::ResultDoc;
-use crate::result::store::write_atomic;
-use crate::sys::safe_dir::SafeDir;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_report::{Format, Render};
+use rtsoak_sys::safe_dir::SafeDir;
+
+use crate::store::write_atomic;
 
 /// Write `doc` as `format` to `path`: the file itself, or the directory that holds the
 /// format's files. Returns what it wrote, for the user.
-pub fn write(format: &Format, doc: &ResultDoc, path: &Path) -> anyhow::Result<String> {
+pub(super) fn write(format: &Format, doc: &ResultDoc, path: &Path) -> anyhow::Result<String> {
     match format.render {
         Render::File(render) => {
             write_atomic(path, &render(doc))?;

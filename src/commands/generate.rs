@@ -16,7 +16,7 @@ use clap::Command;
 use crate::exit::Outcome;
 
 /// Print the completion script for `shell`.
-pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
+pub(super) fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
     let mut command = crate::cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "rtsoak", &mut script);
@@ -59,7 +59,7 @@ fn bash_lists_and_profile_files(script: &str) -> String {
 }
 
 /// Print rtsoak(1), or write it and one page per visible command into `dir`.
-pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
+pub(super) fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
     let mut command = crate::cli::command().disable_help_subcommand(true);
     command.build();
     match dir {
@@ -70,7 +70,7 @@ pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
                 .context("writing the manual page")?;
         }
         Some(dir) => {
-            let out = crate::sys::safe_dir::SafeDir::create(dir)
+            let out = rtsoak_sys::safe_dir::SafeDir::create(dir)
                 .with_context(|| format!("creating {}", dir.display()))?;
             write_pages(&command, &out)
                 .with_context(|| format!("writing the manual pages into {}", dir.display()))?;
@@ -82,7 +82,7 @@ pub fn man(dir: Option<&Path>) -> anyhow::Result<Outcome> {
 
 /// `command`'s page and one for each visible subcommand, as `rtsoak-compare.1`, ..., each
 /// written through the directory's fd under a fresh name (never through a planted link).
-fn write_pages(command: &Command, out: &crate::sys::safe_dir::SafeDir) -> std::io::Result<()> {
+fn write_pages(command: &Command, out: &rtsoak_sys::safe_dir::SafeDir) -> std::io::Result<()> {
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
         write_pages(sub, out)?;
     }

@@ -1,7 +1,5 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
-#![forbid(unsafe_code)]
-
 mod bench;
 mod diff;
 pub mod environment;

@@ -6,10 +6,10 @@ use serde::Serialize;
 use crate::exit::Outcome;
 use crate::preflight;
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::record::TransportSupport;
-use crate::record::{HostFacts, SystemCheck};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::transport;
+use rtsoak_measure::transport;
+use rtsoak_record::TransportSupport;
+use rtsoak_record::{HostFacts, SystemCheck};
 
 /// What `rtsoak probe --json` prints.
 #[derive(Debug, Serialize)]
@@ -24,7 +24,7 @@ struct ProbeReport<'a> {
 
 /// Check the system for the RT CPUs the profile would pick here (or `rt_cpus`) and print the
 /// verdicts, the matrix and the summary.
-pub fn probe(
+pub(super) fn probe(
     json: bool,
     rt_cpus: Option<Vec<usize>>,
     profile_name: &str,
@@ -45,7 +45,7 @@ pub fn probe(
         &profile,
         &overrides,
         &topology,
-        &transport::Name::all(),
+        &rtsoak_record::transport::Name::all(),
     )?;
     let support = transport::support_matrix(&plan.abi);
     let privileges = preflight::try_privileges(plan.rt.policy, plan.rt.publisher_priority);
@@ -60,7 +60,7 @@ pub fn probe(
     } else {
         print!(
             "{}",
-            crate::export::probe::render(&check, &host, &support, transport::about)
+            rtsoak_report::probe::render(&check, &host, &support, transport::about)
         );
     }
     Ok(Outcome::Pass)

@@ -5,7 +5,7 @@ use crate::exit::Outcome;
 use crate::profile;
 
 /// List or show.
-pub fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
+pub(super) fn profiles(show: Option<&str>) -> anyhow::Result<Outcome> {
     match show {
         Some(name) => print!("{}", text_of(name)?),
         None => {

@@ -7,25 +7,25 @@ use anyhow::Context;
 
 use super::export_files;
 use crate::exit::Outcome;
-use crate::export::{self, Format, Render};
-use crate::result::store::load;
+use crate::store::load;
+use rtsoak_report::{Format, Render};
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).
-pub fn report(
+pub(super) fn report(
     results: &[PathBuf],
     format: &str,
     output: Option<&Path>,
     details: bool,
 ) -> anyhow::Result<Outcome> {
-    let named = export::by_name(format).with_context(|| {
+    let named = rtsoak_report::by_name(format).with_context(|| {
         format!(
             "unknown format `{format}`: choose one of {}",
-            export::names().join(", ")
+            rtsoak_report::names().join(", ")
         )
     })?;
     let details_table = Format {
-        render: Render::File(|doc| export::terminal::render(doc, true).into_bytes()),
+        render: Render::File(|doc| rtsoak_report::terminal::render(doc, true).into_bytes()),
         ..*named
     };
     let format = if details && named.name == "table" {
@@ -63,7 +63,7 @@ pub fn report(
             eprintln!("Wrote {wrote}");
         }
         Some(dir) => {
-            crate::sys::safe_dir::SafeDir::create(dir).with_context(|| {
+            rtsoak_sys::safe_dir::SafeDir::create(dir).with_context(|| {
                 format!(
                     "creating the output directory {}: choose another with --output",
                     dir.display()
@@ -85,8 +85,8 @@ pub fn report(
 
 /// Say which histograms of `doc` did not decode: their percentiles are `-` in every format, so
 /// a damaged file never shows a made-up figure, and the warning says why.
-fn warn_undecodable(path: &Path, doc: &crate::result::ResultDoc) {
-    for t in crate::result::merge::by_transport(doc) {
+fn warn_undecodable(path: &Path, doc: &rtsoak_record::result::ResultDoc) {
+    for t in rtsoak_analysis::merge::by_transport(doc) {
         for (series, runs) in t.undecodable() {
             eprintln!(
                 "Warning: {}: {} {series}: the histogram of {runs} run(s) does not decode; its \

@@ -2,10 +2,10 @@
 //! carries (the support matrix, taken as input so an old kernel can be described by a value).
 
 use super::inputs::Inputs;
-use crate::record::Trial;
+use rtsoak_record::Trial;
 
-use crate::record::{Finding, Level, Support};
-use crate::transport;
+use rtsoak_measure::transport;
+use rtsoak_record::{Finding, Level, Support};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     let privileges = inputs.privileges;
@@ -39,7 +39,8 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
         if entry.support.is_supported() {
             return Finding::ok(id, entry.transport.clone(), "supported");
         }
-        let needs = transport::by_name(&entry.transport).map_or("", |t| t.needs());
+        let needs = rtsoak_record::transport::Name::lookup(&entry.transport)
+            .map_or("", |name| transport::transport(name).needs());
         if let Support::NotPermitted { fix, .. } = &entry.support {
             // A limit is not a kernel feature: the fix is the privilege, not another kernel.
             return Finding {

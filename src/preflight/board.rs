@@ -10,14 +10,14 @@
 
 use super::inputs::Inputs;
 
-use crate::cpulist;
-use crate::record::{
-    BoardCheck, BoardFinding, BootConfig, BootEntry, BootParameter, DeviceClass, DeviceIrq,
-};
 use crate::sysinfo::SysRoot;
 use crate::sysinfo::extlinux::{EXTLINUX_CONF, boot_config};
 use crate::sysinfo::irqs::{delivered_on, handler_dirs};
 use crate::sysinfo::kernel::cmdline_value;
+use rtsoak_record::cpulist;
+use rtsoak_record::{
+    BoardCheck, BoardFinding, BootConfig, BootEntry, BootParameter, DeviceClass, DeviceIrq,
+};
 
 /// Per-CPU interrupts every CPU has its own of (timers, performance counters): nothing to move.
 const PER_CPU_HANDLERS: [&str; 4] = ["arch_timer", "arm-pmu", "arm_pmu", "arch_mem_timer"];

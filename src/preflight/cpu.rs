@@ -2,15 +2,15 @@
 
 use super::inputs::{Inputs, cpus_named};
 
-use crate::cpulist;
-use crate::record::{Finding, Level};
+use rtsoak_record::cpulist;
+use rtsoak_record::{Finding, Level};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     vec![governor(inputs), idle_states(inputs), smt(inputs)]
 }
 
 /// Facts of the RT CPUs, in CPU order.
-fn rt_cpu_facts<'a>(inputs: &'a Inputs) -> Vec<&'a crate::record::CpuFacts> {
+fn rt_cpu_facts<'a>(inputs: &'a Inputs) -> Vec<&'a rtsoak_record::CpuFacts> {
     let pair = inputs.cpus.pair();
     inputs
         .host

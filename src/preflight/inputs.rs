@@ -1,10 +1,10 @@
 //! What every check function is given (the host, the RT CPUs, the facts read for them, the
 //! privileges and the transport support), and the wording they share.
 
-use crate::record::{CheckFacts, HostFacts, Privileges, RtCpus, TransportSupport};
+use rtsoak_record::{CheckFacts, HostFacts, Privileges, RtCpus, TransportSupport};
 
 /// Everything a single check function may look at.
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     pub host: &'a HostFacts,
     pub cpus: &'a RtCpus,
     pub facts: &'a CheckFacts,
@@ -15,7 +15,7 @@ pub struct Inputs<'a> {
 impl Inputs<'_> {
     /// CPUs to move work to: online, outside the RT pair, not isolated (or, when that leaves
     /// none, just outside the RT pair). Empty on a machine with only the RT pair's CPUs.
-    pub fn housekeeping(&self) -> Vec<usize> {
+    pub(super) fn housekeeping(&self) -> Vec<usize> {
         let pair = self.cpus.pair();
         let outside: Vec<usize> = self
             .host
@@ -38,10 +38,10 @@ impl Inputs<'_> {
 }
 
 /// `CPU 4` or `CPUs 4-5`.
-pub fn cpus_named(cpus: &[usize]) -> String {
+pub(crate) fn cpus_named(cpus: &[usize]) -> String {
     format!(
         "CPU{} {}",
         if cpus.len() == 1 { "" } else { "s" },
-        crate::cpulist::format(cpus)
+        rtsoak_record::cpulist::format(cpus)
     )
 }

@@ -4,9 +4,9 @@
 
 use super::inputs::{Inputs, cpus_named};
 
-use crate::cpulist;
-use crate::record::Task;
-use crate::record::{Finding, Level};
+use rtsoak_record::Task;
+use rtsoak_record::cpulist;
+use rtsoak_record::{Finding, Level};
 
 /// Names listed in a task finding before "and N more".
 const NAMES_SHOWN: usize = 6;

@@ -3,7 +3,7 @@
 
 use super::inputs::Inputs;
 
-use crate::record::{Finding, Level};
+use rtsoak_record::{Finding, Level};
 
 /// Clock sources that make every timestamp a slow device read (microseconds, not nanoseconds).
 const SLOW_CLOCKSOURCES: [&str; 5] = ["hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"];

@@ -14,8 +14,6 @@
 //! [`board`] (the bootloader's default entry, its isolation, device interrupts on the RT CPUs).
 //! `export::probe` turns a check into the text `rtsoak probe` prints.
 
-#![forbid(unsafe_code)]
-
 mod access;
 mod board;
 mod cpu;
@@ -24,18 +22,18 @@ mod isolation;
 mod kernel;
 mod privileges;
 
-pub use privileges::{WORKER_LOCK_BYTES, try_privileges};
+pub(crate) use privileges::{WORKER_LOCK_BYTES, try_privileges};
 
-use crate::record::TransportSupport;
-use crate::record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, SystemCheck};
 use crate::sysinfo::irqs::irqs_allowed_on;
 use crate::sysinfo::tasks::{irqbalance_pids, own_pid, tasks_allowed_on};
 use crate::sysinfo::{SysRoot, host_facts, kernel::timer_migration};
 use inputs::Inputs;
+use rtsoak_record::TransportSupport;
+use rtsoak_record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, SystemCheck};
 
 /// Judge the machine under `root` for a run on `cpus`, with `privileges` found by trying and
 /// the transport `support` matrix. Pure: reads only `root`; never fails (missing files are facts).
-pub fn check(
+pub(crate) fn check(
     root: &SysRoot,
     cpus: &RtCpus,
     privileges: &Privileges,
@@ -97,3 +95,8 @@ fn worth(findings: &[Finding]) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod caveats_tests;
+#[cfg(test)]
+mod fixture_tests;

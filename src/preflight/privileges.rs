@@ -8,14 +8,14 @@
 
 use std::os::fd::AsRawFd;
 
-use crate::record::{Policy, Privileges, Trial};
-use crate::sys::{pidfd, sched};
+use rtsoak_record::{Policy, Privileges, Trial};
+use rtsoak_sys::{pidfd, sched};
 
 /// Memory an RT worker locks: its binary, stacks, rings, histograms (measured: 6-11 MiB).
-pub const WORKER_LOCK_BYTES: usize = 16 << 20;
+pub(crate) const WORKER_LOCK_BYTES: usize = 16 << 20;
 
 /// Try each privilege in this process, for a pair that runs `policy` at `priority`.
-pub fn try_privileges(policy: Policy, priority: u8) -> Privileges {
+pub(crate) fn try_privileges(policy: Policy, priority: u8) -> Privileges {
     let rt_priority = if policy.is_realtime() {
         trial(
             format!(
@@ -50,7 +50,7 @@ fn trial<E: std::fmt::Display>(tried: String, result: Result<(), E>) -> Trial {
 
 /// Duplicate our own pidfd through `pidfd_getfd`: the same call, with the same permission check
 /// (ptrace access, Yama, seccomp), that a publisher makes on a subscriber.
-fn try_pidfd_getfd() -> Result<(), crate::sys::SysError> {
+fn try_pidfd_getfd() -> Result<(), rtsoak_sys::SysError> {
     let own = pidfd::open(std::process::id() as i32)?;
     let _duplicate = pidfd::getfd(&own, own.as_raw_fd())?;
     Ok(())

@@ -21,7 +21,7 @@ pub fn builtin_names() -> &'static [&'static str] {
 }
 
 /// The TOML text of a built-in profile, or `None` if there is no built-in of that name.
-pub fn builtin_text(name: &str) -> Option<&'static str> {
+pub(crate) fn builtin_text(name: &str) -> Option<&'static str> {
     BUILTINS
         .iter()
         .find(|(builtin, _)| *builtin == name)

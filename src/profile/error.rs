@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use super::builtin::builtin_names;
 
 /// Appended to a value that came from a flag, so the error names where it came from.
-pub const FROM_CLI: &str = " (from the command line)";
+pub(crate) const FROM_CLI: &str = " (from the command line)";
 
 /// A key whose value is out of its range.
-pub fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
+pub(super) fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
     ProfileError::Invalid {
         key: key.to_string(),
         value,
@@ -18,7 +18,7 @@ pub fn invalid(key: &str, value: String, allowed: String) -> ProfileError {
 }
 
 /// A CPU key that cannot be satisfied on this machine.
-pub fn cpu_error(key: &str, message: String) -> ProfileError {
+pub(crate) fn cpu_error(key: &str, message: String) -> ProfileError {
     ProfileError::Cpu {
         key: key.to_string(),
         message,

@@ -19,14 +19,14 @@ use std::path::{Path, PathBuf};
 use super::error::ProfileError;
 
 /// Where installed profiles live.
-pub const DIR: &str = "/etc/rtsoak/profiles";
+pub(crate) const DIR: &str = "/etc/rtsoak/profiles";
 
 /// Larger than any profile a person writes; bounds what a bad file can make rtsoak read.
 const MAX_BYTES: u64 = 1 << 20;
 
 /// The path and text of the installed profile `name` in `dir`, or `None` when there is none
 /// (no such directory or no such file).
-pub fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, ProfileError> {
+pub(super) fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, ProfileError> {
     let path = dir.join(format!("{name}.toml"));
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -75,7 +75,7 @@ pub fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, Profile
 }
 
 /// Names of the installed profiles in `dir` (`*.toml`, sorted); none when it does not exist.
-pub fn names(dir: &Path) -> Vec<String> {
+pub(super) fn names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -108,7 +108,7 @@ fn trusted_owner_and_mode(
     mode: u32,
     is_dir: bool,
 ) -> Result<(), ProfileError> {
-    let me = crate::sys::safe_dir::euid();
+    let me = rtsoak_sys::safe_dir::euid();
     if uid != 0 && uid != me {
         return Err(untrusted(path, format!("it is owned by uid {uid}")));
     }

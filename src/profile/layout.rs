@@ -5,7 +5,7 @@
 //! Owns: the auto-layout rules documented in `profiles/README.md`. Never reads the system, and
 //! never judges whether the RT CPUs are isolated enough (the system checks do that).
 
-use crate::cpulist;
+use rtsoak_record::cpulist;
 
 use super::error::{FROM_CLI, ProfileError, cpu_error, invalid};
 use super::overrides::Overrides;

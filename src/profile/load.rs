@@ -38,7 +38,7 @@ fn names_with(installed_dir: &Path) -> Vec<String> {
 
 /// Where the profile `name` comes from (`installed` or `built-in`) and its text, or `None`
 /// when there is no profile of that name.
-pub fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
+pub(crate) fn named_text(name: &str) -> Result<Option<(&'static str, String)>, ProfileError> {
     if let Some((_, text)) = installed::find(Path::new(installed::DIR), name)? {
         return Ok(Some(("installed", text)));
     }
@@ -78,7 +78,7 @@ pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
             .to_string()
             .trim_end()
             .lines()
-            .map(crate::sys::text::quote)
+            .map(rtsoak_record::text::quote)
             .collect::<Vec<_>>()
             .join("\n"),
     })

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::error::{ProfileError, invalid};
-use crate::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
-use crate::record::Policy;
+use rtsoak_record::Policy;
+use rtsoak_record::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
 
 /// `[noise]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,9 +136,9 @@ impl Default for LoadSection {
 }
 
 /// Most noise publishers or subscribers alive at once (the shared region's slots).
-pub const MAX_QUEUE_NOISE: u32 = 16;
+pub(crate) const MAX_QUEUE_NOISE: u32 = 16;
 /// Most threads of one load generator.
-pub const MAX_LOAD: u32 = 64;
+pub(crate) const MAX_LOAD: u32 = 64;
 
 fn in_range(
     key: &str,
@@ -163,7 +163,7 @@ fn in_range(
 /// Every key is checked even when the noise is off, so a profile that is wrong stays wrong
 /// whether or not `--no-noise` is given. The checks run per kind (queue, bursts, load), in the
 /// order the keys are written, so the first error reported does not change.
-pub fn resolve_noise(
+pub(crate) fn resolve_noise(
     section: &NoiseSection,
     disabled: bool,
     rt_priorities: (Policy, u8, u8),

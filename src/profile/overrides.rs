@@ -3,8 +3,8 @@
 //! durations are parsed into nanoseconds here, so the plan never sees a unit.
 
 use super::sections::{CpuChoice, CpuListChoice, DEFAULT_RT_PRIORITY, Profile};
-use crate::plan::Fault;
-use crate::record::{Policy, RingSetup};
+use rtsoak_record::plan::Fault;
+use rtsoak_record::{Policy, RingSetup};
 
 /// What the command line overrides.
 #[derive(Debug, Default, Clone, clap::Args)]
@@ -49,7 +49,7 @@ pub struct Overrides {
     pub ring_setup: Option<Vec<RingSetup>>,
     /// Each transport's own flags (`--futex-wake`), defined in its file.
     #[command(flatten)]
-    pub transport: crate::transport::Flags,
+    pub transport: rtsoak_measure::transport::Flags,
     /// A quiet baseline: no noise, whatever the profile says.
     #[arg(long)]
     pub no_noise: bool,
@@ -84,7 +84,7 @@ pub struct Overrides {
 
 /// What `profile` gives each override, by the override's argument id, as `--help` shows it
 /// (`10s`, `fifo`, `auto`): a flag's help then says what running without it means.
-pub fn profile_values(profile: &Profile) -> Vec<(String, String)> {
+pub(crate) fn profile_values(profile: &Profile) -> Vec<(String, String)> {
     let run = &profile.run;
     let cpu = |choice: &CpuChoice| match choice {
         CpuChoice::Cpu(cpu) => cpu.to_string(),
@@ -151,12 +151,14 @@ pub fn profile_values(profile: &Profile) -> Vec<(String, String)> {
     ];
     own.into_iter()
         .map(|(id, value)| (id.to_string(), value))
-        .chain(profile.rt.transport_settings.values())
+        .chain(super::transport_keys::values(
+            &profile.rt.transport_settings,
+        ))
         .collect()
 }
 
 /// `600s`, `500us`, `10m` → nanoseconds.
-pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let duration = humantime::parse_duration(text).map_err(|e| {
         format!("{e}: write a number with a unit, for example 500us, 10ms, 600s or 10m")
     })?;
@@ -164,7 +166,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
 }
 
 /// `--break-on`: a bare number is microseconds (as cyclictest's `-b`); a unit is allowed.
-pub fn parse_break_on_ns(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_break_on_ns(text: &str) -> Result<u64, String> {
     let ns = match text.parse::<u64>() {
         Ok(us) => us.checked_mul(1_000).ok_or("too long")?,
         Err(_) => parse_duration_ns(text)?,
@@ -176,8 +178,8 @@ pub fn parse_break_on_ns(text: &str) -> Result<u64, String> {
 }
 
 /// A CPU list flag (`0-1,4`), one value to clap.
-pub fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
-    crate::cpulist::parse(text).map_err(|e| e.to_string())
+pub(crate) fn parse_cpus(text: &str) -> Result<Vec<usize>, String> {
+    rtsoak_record::cpulist::parse(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

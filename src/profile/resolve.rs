@@ -5,10 +5,10 @@
 //! Owns: the allowed range of every key, overrides winning over the profile, and the plan
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
-use crate::plan::{Explain, RtPlan, RunPlan};
-use crate::transport::Name;
+use rtsoak_record::plan::{Explain, RtPlan, RunPlan};
+use rtsoak_record::transport::Name;
 
-use crate::record::{Policy, RingSetup};
+use rtsoak_record::{Policy, RingSetup};
 
 use super::error::{FROM_CLI, ProfileError, invalid};
 use super::layout::{noise_cpus, rt_cpus};
@@ -113,8 +113,12 @@ pub fn resolve(
         (&noise_cpus, rt_cpus),
         &mut layout_notes,
     )?;
-    let housekeeping_cpus =
-        crate::plan::housekeeping_cpus(&topology.online, &topology.isolated, &noise_cpus, rt_cpus);
+    let housekeeping_cpus = rtsoak_record::plan::housekeeping_cpus(
+        &topology.online,
+        &topology.isolated,
+        &noise_cpus,
+        rt_cpus,
+    );
     let explain = explain(
         run.explain,
         ov,
@@ -141,7 +145,10 @@ pub fn resolve(
         housekeeping_cpus,
         ring_setup,
         ring_setup_variants,
-        transport_settings: profile.rt.transport_settings.overridden(&ov.transport),
+        transport_settings: rtsoak_measure::transport::overridden(
+            &profile.rt.transport_settings,
+            &ov.transport,
+        ),
         noise,
         abi: profile.abi,
         break_on_ns: ov.break_on_ns,

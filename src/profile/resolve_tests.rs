@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::profile::{builtin_names, load, parse};
-use crate::record::RingSetup;
-use crate::transport::Name;
-use crate::transport::futex::{FutexFlags, FutexWake};
+use rtsoak_record::RingSetup;
+use rtsoak_record::transport::Name;
+use rtsoak_record::transport::futex::FutexWake;
 
 /// The transports the tests choose from.
 fn known() -> Vec<Name> {
@@ -44,6 +44,16 @@ fn invalid_key(err: ProfileError) -> String {
         ProfileError::Invalid { key, .. } | ProfileError::Cpu { key, .. } => key,
         other => panic!("expected a key error, got {other}"),
     }
+}
+
+/// The transports' flags as the command line gives them.
+fn transport_flags(args: &[&str]) -> rtsoak_measure::transport::Flags {
+    use clap::{Args, FromArgMatches};
+    let command = rtsoak_measure::transport::Flags::augment_args(clap::Command::new("rtsoak"));
+    let matches = command
+        .try_get_matches_from(std::iter::once("rtsoak").chain(args.iter().copied()))
+        .unwrap();
+    rtsoak_measure::transport::Flags::from_arg_matches(&matches).unwrap()
 }
 
 #[test]
@@ -407,12 +417,7 @@ fn overrides_win_over_profile_values() {
         priority: Some(80),
         policy: Some(Policy::Rr),
         ring_setup: Some(vec![RingSetup::CoopTaskrun]),
-        transport: crate::transport::Flags {
-            futex: FutexFlags {
-                futex_wake: Some(FutexWake::IoUring),
-            },
-            ..Default::default()
-        },
+        transport: transport_flags(&["--futex-wake", "io-uring"]),
         no_cpu_dma_latency: true,
         no_noise: true,
         explain: false,
@@ -420,7 +425,7 @@ fn overrides_win_over_profile_values() {
         keep_trace: false,
         break_on_ns: Some(200_000),
         break_on_continue: true,
-        inject_fault: Some(crate::plan::Fault::RtWakeLost),
+        inject_fault: Some(rtsoak_record::plan::Fault::RtWakeLost),
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
@@ -450,7 +455,10 @@ fn overrides_win_over_profile_values() {
         "--break-on is resolved into the plan"
     );
     assert!(plan.break_on_continue);
-    assert_eq!(plan.inject_fault, Some(crate::plan::Fault::RtWakeLost));
+    assert_eq!(
+        plan.inject_fault,
+        Some(rtsoak_record::plan::Fault::RtWakeLost)
+    );
     assert!(plan.layout_notes.is_empty(), "{:?}", plan.layout_notes);
 }
 

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::noise::NoiseSection;
 use super::verdict::VerdictSection;
-use crate::plan::Explain;
-use crate::record::{Policy, RingSetup};
+use rtsoak_record::plan::Explain;
+use rtsoak_record::{Policy, RingSetup};
 
 /// One profile as written in TOML. Every key is optional; a missing key takes the default
 /// documented in `profiles/README.md`.
@@ -25,7 +25,7 @@ pub struct Profile {
     /// What competes with the RT pair.
     pub noise: NoiseSection,
     /// Assumed constants of unmerged kernel patches, for patched kernels.
-    pub abi: crate::abi::PatchedAbi,
+    pub abi: rtsoak_record::abi::PatchedAbi,
     /// What rtsoak sets on the system for the duration of a run.
     pub system: SystemSection,
     /// Pass/fail limits judged on each transport's figures.
@@ -128,7 +128,7 @@ impl Default for CpuListChoice {
 }
 
 /// The keyword that lets `resolve` choose CPUs for the machine it runs on.
-pub const AUTO: &str = "auto";
+pub(crate) const AUTO: &str = "auto";
 
 /// `[cpus]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -170,10 +170,10 @@ impl RingSetupChoice {
 }
 
 /// Priority of an RT worker whose profile gives none.
-pub const DEFAULT_RT_PRIORITY: u8 = 40;
+pub(crate) const DEFAULT_RT_PRIORITY: u8 = 40;
 
 /// `[rt]`: the RT pair's keys, and each transport's own keys (`futex_wake`), which the
-/// transport defines and the registry reads ([`crate::transport::Settings`]).
+/// transport defines ([`rtsoak_record::transport::Settings`]) and `[rt]` reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RtKeys")]
 pub struct RtSection {
@@ -189,7 +189,7 @@ pub struct RtSection {
     pub ring_setup: RingSetupChoice,
     /// Every transport's own settings, each a key of `[rt]`.
     #[serde(flatten)]
-    pub transport_settings: crate::transport::Settings,
+    pub transport_settings: rtsoak_record::transport::Settings,
 }
 
 impl Default for RtSection {
@@ -199,7 +199,7 @@ impl Default for RtSection {
             publisher_priority: None,
             subscriber_priority: None,
             ring_setup: RingSetupChoice::One(RingSetup::DeferTaskrun),
-            transport_settings: crate::transport::Settings::default(),
+            transport_settings: rtsoak_record::transport::Settings::default(),
         }
     }
 }
@@ -243,7 +243,7 @@ impl TryFrom<RtKeys> for RtSection {
     type Error = String;
 
     fn try_from(keys: RtKeys) -> Result<Self, String> {
-        let transport_settings = crate::transport::Settings::from_rt_keys(keys.rest, &RT_KEYS)?;
+        let transport_settings = super::transport_keys::from_rt_keys(keys.rest, &RT_KEYS)?;
         Ok(RtSection {
             policy: keys.policy,
             publisher_priority: keys.publisher_priority,
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_transports_own_key_is_read_in_rt_and_an_unknown_one_names_every_key_rt_takes() {
-        use crate::transport::futex::FutexWake;
+        use rtsoak_record::transport::futex::FutexWake;
         let profile = parse("x", "[rt]\npolicy = \"rr\"\nfutex_wake = \"io-uring\"\n").unwrap();
         assert_eq!(profile.rt.policy, Policy::Rr);
         assert_eq!(
@@ -322,7 +322,7 @@ mod tests {
             panic!("[rt] serializes to a table");
         };
         let mut own: Vec<String> = table.keys().cloned().collect();
-        own.retain(|key| !crate::transport::Settings::keys().contains(key));
+        own.retain(|key| !crate::profile::transport_keys::keys().contains(key));
         own.sort();
         let mut expected: Vec<String> = RT_KEYS.iter().map(|key| key.to_string()).collect();
         expected.sort();

@@ -1,12 +1,12 @@
 //! The `[verdict]` profile section: pass/fail limits as a user writes them (microseconds,
 //! counts, per-million rates, required conditions), checked and resolved into
-//! [`crate::plan::Limits`]. Owns the keys, their defaults and allowed ranges; never judges a
+//! [`rtsoak_record::plan::Limits`]. Owns the keys, their defaults and allowed ranges; never judges a
 //! result (that is `result::verdict`).
 
 use serde::{Deserialize, Serialize};
 
 use super::error::{ProfileError, invalid};
-use crate::plan::Limits;
+use rtsoak_record::plan::Limits;
 
 /// `[verdict]`. Every limit is optional: absent = not judged. A lost message always fails the
 /// verdict, whatever this section says (`max_lost` may only be 0).
@@ -60,7 +60,7 @@ pub struct VerdictSection {
 /// stand, and a run that misses more (a publisher stopped for seconds, an emulated kernel that
 /// cannot keep a 500 us period) describes a run much shorter than the one asked for. A quiet or
 /// noisy run on a loaded 2-CPU development machine misses well under 1 %.
-pub const DEFAULT_INCONCLUSIVE_MISSED_PERCENT: u8 = 5;
+pub(crate) const DEFAULT_INCONCLUSIVE_MISSED_PERCENT: u8 = 5;
 
 /// Longest latency limit a profile may give: 10 s, the histograms' range.
 const MAX_LATENCY_US: u64 = 10_000_000;

@@ -4,11 +4,11 @@
 //! Owns: reading and parsing those files. Never judges.
 
 use super::SysRoot;
-use crate::record::BoardFacts;
+use rtsoak_record::BoardFacts;
 
 /// The board under `root`, or `None` where there is neither a device tree nor an L4T release
 /// file (PCs, most VMs).
-pub fn board_facts(
+pub(crate) fn board_facts(
     root: &SysRoot,
     kernel_release: Option<&str>,
     kernel_version: Option<&str>,

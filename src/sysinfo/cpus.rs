@@ -6,14 +6,14 @@
 //! suitable for a real-time run.
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::{CpuFacts, IdleState};
+use rtsoak_record::cpulist;
+use rtsoak_record::{CpuFacts, IdleState};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 
 /// A CPU list file under `/sys/devices/system/cpu` (`online`, `isolated`, ...). Missing,
 /// unreadable or malformed files give an empty list: facts are recorded, never fatal.
-pub fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
+pub(crate) fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
     root.read_trimmed(&format!("{CPU_DIR}/{name}"))
         .and_then(|text| cpulist::parse_or_empty(&text).ok())
         .unwrap_or_default()
@@ -21,7 +21,7 @@ pub fn cpu_list(root: &SysRoot, name: &str) -> Vec<usize> {
 
 /// The CPUs the kernel could ever bring up (`possible`), or the online ones if that file is
 /// missing.
-pub fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
+pub(crate) fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
     if root.exists(&format!("{CPU_DIR}/possible")) {
         cpu_list(root, "possible")
     } else {
@@ -31,7 +31,7 @@ pub fn possible_cpus(root: &SysRoot, online: &[usize]) -> Vec<usize> {
 
 /// Facts for one CPU. `online` is the host-wide online list: cpu0 often has no `online` file
 /// of its own (it cannot be unplugged), so the list is asked first.
-pub fn cpu_facts(root: &SysRoot, cpu: usize, online: &[usize]) -> CpuFacts {
+pub(crate) fn cpu_facts(root: &SysRoot, cpu: usize, online: &[usize]) -> CpuFacts {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
     let own_online_file = root.read_trimmed(&format!("{dir}/online"));
     CpuFacts {
@@ -71,7 +71,7 @@ fn state_numbers(root: &SysRoot, idle_dir: &str) -> Vec<usize> {
 
 /// Every cpuidle state of `cpu` with its exit latency and whether it is disabled, in state
 /// order; empty without cpuidle.
-pub fn idle_state_details(root: &SysRoot, cpu: usize) -> Vec<IdleState> {
+pub(crate) fn idle_state_details(root: &SysRoot, cpu: usize) -> Vec<IdleState> {
     let idle_dir = format!("{CPU_DIR}/cpu{cpu}/cpuidle");
     state_numbers(root, &idle_dir)
         .into_iter()
@@ -95,7 +95,7 @@ const CPUINFO_MODEL_KEYS: [&str; 3] = ["model name", "CPU part", "Hardware"];
 
 /// The CPU model: the first of [`CPUINFO_MODEL_KEYS`] found in `/proc/cpuinfo`, else the
 /// device-tree board model (`/proc/device-tree/model`, NUL-terminated).
-pub fn cpu_model(root: &SysRoot) -> Option<String> {
+pub(crate) fn cpu_model(root: &SysRoot) -> Option<String> {
     let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
     CPUINFO_MODEL_KEYS
         .iter()

@@ -8,10 +8,10 @@
 use std::io::Read;
 
 use super::SysRoot;
-use crate::record::{BootConfig, BootEntry};
+use rtsoak_record::{BootConfig, BootEntry};
 
 /// Where L4T keeps its boot menu.
-pub const EXTLINUX_CONF: &str = "/boot/extlinux/extlinux.conf";
+pub(crate) const EXTLINUX_CONF: &str = "/boot/extlinux/extlinux.conf";
 
 /// How far into a kernel image its banner is looked for (an arm64 `Image` keeps it in its
 /// read-only data, a few tens of MiB in).
@@ -25,7 +25,7 @@ const BANNER_TAIL_BYTES: usize = 512;
 
 /// The boot menu under `root`, each entry's kernel release read from its image; `None` where
 /// there is no `extlinux.conf`.
-pub fn boot_config(root: &SysRoot) -> Option<BootConfig> {
+pub(crate) fn boot_config(root: &SysRoot) -> Option<BootConfig> {
     let text = root.read(EXTLINUX_CONF).ok()?;
     let mut config = parse(&text);
     for entry in &mut config.entries {

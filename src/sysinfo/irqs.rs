@@ -8,11 +8,11 @@
 use std::collections::BTreeMap;
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::Irq;
+use rtsoak_record::Irq;
+use rtsoak_record::cpulist;
 
 /// Every numbered interrupt whose `smp_affinity_list` includes one of `cpus`, by number.
-pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
+pub(crate) fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
     let names = irq_names(&root.read("/proc/interrupts").unwrap_or_default());
     let mut irqs: Vec<Irq> = root
         .list_dir("/proc/irq")
@@ -37,7 +37,7 @@ pub fn irqs_allowed_on(root: &SysRoot, cpus: &[usize]) -> Vec<Irq> {
 /// per CPU column of the header, the chip, the hardware irq and trigger, then the handler
 /// names separated by `, `: the name is the last word together with any words before it that
 /// end in a comma.
-pub fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
+pub(crate) fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
     let mut lines = interrupts.lines();
     let cpu_columns = lines
         .next()
@@ -62,7 +62,7 @@ pub fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
 /// How many of each numbered interrupt the CPUs `cpus` took since boot, from
 /// `/proc/interrupts` text: its header names each count column's CPU (`CPU0 CPU1 ...`;
 /// offline CPUs have no column).
-pub fn delivered_on(interrupts: &str, cpus: &[usize]) -> BTreeMap<u32, u64> {
+pub(crate) fn delivered_on(interrupts: &str, cpus: &[usize]) -> BTreeMap<u32, u64> {
     let mut lines = interrupts.lines();
     let columns: Vec<Option<usize>> = lines.next().map_or_else(Vec::new, |header| {
         header
@@ -87,7 +87,7 @@ pub fn delivered_on(interrupts: &str, cpus: &[usize]) -> BTreeMap<u32, u64> {
 
 /// The handlers of interrupt `irq` as `/proc/irq/N/` lists them: one directory per handler
 /// that registered a name (`eth0`, `host1x_syncpt`), beside the files every interrupt has.
-pub fn handler_dirs(root: &SysRoot, irq: u32) -> Vec<String> {
+pub(crate) fn handler_dirs(root: &SysRoot, irq: u32) -> Vec<String> {
     const FILES: [&str; 7] = [
         "affinity_hint",
         "effective_affinity",

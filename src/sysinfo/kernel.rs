@@ -5,13 +5,14 @@
 //! isolation is adequate; values are kept raw (`isolcpus` may carry flags such as `domain`).
 
 use super::SysRoot;
-use crate::record::BootIsolation;
+use rtsoak_record::BootIsolation;
 
 /// Said when neither source marks the kernel as PREEMPT_RT.
-pub const NOT_RT: &str = "neither /sys/kernel/realtime nor the version string mention PREEMPT_RT";
+pub(crate) const NOT_RT: &str =
+    "neither /sys/kernel/realtime nor the version string mention PREEMPT_RT";
 
 /// The four isolation parameters of a kernel command line; absent ones are `None`.
-pub fn boot_isolation(cmdline: &str) -> BootIsolation {
+pub(crate) fn boot_isolation(cmdline: &str) -> BootIsolation {
     BootIsolation {
         isolcpus: cmdline_value(cmdline, "isolcpus"),
         nohz_full: cmdline_value(cmdline, "nohz_full"),
@@ -23,7 +24,7 @@ pub fn boot_isolation(cmdline: &str) -> BootIsolation {
 /// The value of `key=value` on a kernel command line, the way the kernel reads it: the last
 /// occurrence wins, `-` and `_` in names are the same, and everything after a standalone `--`
 /// belongs to init, not the kernel. A bare `key` without `=` has no value and gives `None`.
-pub fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
+pub(crate) fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
     let key = normalise_name(key);
     cmdline
         .split_whitespace()
@@ -44,7 +45,7 @@ fn normalise_name(name: &str) -> String {
 /// `/sys/kernel/realtime` is the direct answer, but not every RT kernel has it (mainline gained
 /// it in 6.12; before that it depended on the RT patch set), so `PREEMPT_RT` in
 /// `/proc/sys/kernel/version` counts too.
-pub fn preempt_rt(root: &SysRoot, kernel_version: Option<&str>) -> (bool, String) {
+pub(crate) fn preempt_rt(root: &SysRoot, kernel_version: Option<&str>) -> (bool, String) {
     if root.read_trimmed("/sys/kernel/realtime").as_deref() == Some("1") {
         return (true, "/sys/kernel/realtime is 1".to_string());
     }
@@ -59,7 +60,7 @@ pub fn preempt_rt(root: &SysRoot, kernel_version: Option<&str>) -> (bool, String
 
 /// `/proc/sys/kernel/timer_migration`: 1 lets the kernel move timers to busy CPUs (onto an
 /// RT CPU too); `None` where the kernel lacks it (built without `NO_HZ_COMMON`).
-pub fn timer_migration(root: &SysRoot) -> Option<u32> {
+pub(crate) fn timer_migration(root: &SysRoot) -> Option<u32> {
     root.parsed("/proc/sys/kernel/timer_migration")
 }
 

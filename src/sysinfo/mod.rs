@@ -10,23 +10,21 @@
 //! [`irqs`], processes and threads in [`tasks`], the board in [`board`] and its bootloader's
 //! menu in [`extlinux`].
 
-#![forbid(unsafe_code)]
+pub(crate) mod cpus;
 
-pub mod board;
-pub mod cpus;
-pub mod cpustat;
-pub mod extlinux;
-pub mod irqs;
-pub mod kernel;
+pub(crate) mod board;
+pub(crate) mod extlinux;
+pub(crate) mod irqs;
+pub(crate) mod kernel;
 mod root;
-pub mod tasks;
+pub(crate) mod tasks;
 
-pub use root::SysRoot;
+pub(crate) use root::SysRoot;
 
-use crate::record::HostFacts;
+use rtsoak_record::HostFacts;
 
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
-pub fn host_facts(root: &SysRoot) -> HostFacts {
+pub(crate) fn host_facts(root: &SysRoot) -> HostFacts {
     let kernel_release = root.read_trimmed("/proc/sys/kernel/osrelease");
     let kernel_version = root.read_trimmed("/proc/sys/kernel/version");
     let (preempt_rt, preempt_rt_source) = kernel::preempt_rt(root, kernel_version.as_deref());
@@ -58,5 +56,40 @@ pub fn host_facts(root: &SysRoot) -> HostFacts {
             .read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
         board,
+    }
+}
+
+#[cfg(test)]
+mod fixture_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_test_fixtures_host_is_what_sysinfo_reads_of_the_board_fixture() {
+        let root = SysRoot::at(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sys/rt-board-6cpu"
+        ));
+        let read = HostFacts {
+            arch: "aarch64".to_string(),
+            ..host_facts(&root)
+        };
+        let stored = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/crates/rtsoak-testing/src/rt-board-6cpu.json"
+        );
+        if std::env::var_os("RTSOAK_BLESS").is_some() {
+            let json = serde_json::to_string_pretty(&read).unwrap() + "\n";
+            std::fs::write(stored, json).unwrap();
+        }
+        let fixture: HostFacts =
+            serde_json::from_str(rtsoak_testing::fixture::HOST_FACTS_JSON).unwrap();
+        assert_eq!(
+            fixture, read,
+            "the test fixture's host facts are not sysinfo's: RTSOAK_BLESS=1 cargo test --lib \
+             sysinfo rewrites {stored}"
+        );
     }
 }

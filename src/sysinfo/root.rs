@@ -1,22 +1,22 @@
 //! The one way into `/proc` and `/sys`: a root directory that is `/` on the live machine and a
 //! fixture tree in tests, and the reads every reader makes through it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where `/proc` and `/sys` are: `/` on the live machine, a fixture directory in tests.
 #[derive(Debug, Clone)]
-pub struct SysRoot {
+pub(crate) struct SysRoot {
     root: PathBuf,
 }
 
 impl SysRoot {
     /// The running machine's own `/proc` and `/sys`.
-    pub fn system() -> Self {
+    pub(crate) fn system() -> Self {
         Self::at("/")
     }
 
     /// A tree laid out like `/`, for example `tests/fixtures/sys/vm-2cpu`.
-    pub fn at(root: impl Into<PathBuf>) -> Self {
+    pub(crate) fn at(root: impl Into<PathBuf>) -> Self {
         SysRoot { root: root.into() }
     }
 
@@ -26,13 +26,13 @@ impl SysRoot {
     }
 
     /// The whole file as text.
-    pub fn read(&self, path: &str) -> std::io::Result<String> {
+    pub(crate) fn read(&self, path: &str) -> std::io::Result<String> {
         std::fs::read_to_string(self.path(path))
     }
 
     /// The file without surrounding whitespace or NUL bytes (device-tree strings end in one);
     /// `None` if it is missing or unreadable. An empty file gives `Some("")`.
-    pub fn read_trimmed(&self, path: &str) -> Option<String> {
+    pub(crate) fn read_trimmed(&self, path: &str) -> Option<String> {
         let text = self.read(path).ok()?;
         Some(
             text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
@@ -41,21 +41,21 @@ impl SysRoot {
     }
 
     /// The file opened for reading, for what is read a part at a time (a kernel image).
-    pub fn open(&self, path: &str) -> std::io::Result<std::fs::File> {
+    pub(crate) fn open(&self, path: &str) -> std::io::Result<std::fs::File> {
         std::fs::File::open(self.path(path))
     }
 
     /// The target of a symbolic link (`/proc/self` names our pid); `None` if it is not one.
-    pub fn read_link(&self, path: &str) -> Option<PathBuf> {
+    pub(crate) fn read_link(&self, path: &str) -> Option<PathBuf> {
         std::fs::read_link(self.path(path)).ok()
     }
 
-    pub fn exists(&self, path: &str) -> bool {
+    pub(crate) fn exists(&self, path: &str) -> bool {
         self.path(path).exists()
     }
 
     /// Entry names in `path`, sorted; empty if it is missing or not a directory.
-    pub fn list_dir(&self, path: &str) -> Vec<String> {
+    pub(crate) fn list_dir(&self, path: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.path(path))
             .into_iter()
             .flatten()
@@ -65,13 +65,8 @@ impl SysRoot {
         names
     }
 
-    /// The directory standing in for `/`.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// A number in a file; `None` if missing or not a number.
-    pub fn parsed<T: std::str::FromStr>(&self, path: &str) -> Option<T> {
+    pub(crate) fn parsed<T: std::str::FromStr>(&self, path: &str) -> Option<T> {
         self.read_trimmed(path)?.parse().ok()
     }
 }

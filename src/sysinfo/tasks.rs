@@ -6,8 +6,8 @@
 //! never moves one. Tasks vanish while they are read: a task that disappears is skipped.
 
 use super::SysRoot;
-use crate::cpulist;
-use crate::record::Task;
+use rtsoak_record::Task;
+use rtsoak_record::cpulist;
 
 /// `PF_KTHREAD` in the flags field of `/proc/PID/stat` (include/linux/sched.h).
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -25,7 +25,11 @@ fn pids(root: &SysRoot, dir: &str) -> Vec<i32> {
 
 /// Every thread allowed on at least one of `cpus`, except those of `exclude_pid` (rtsoak
 /// itself), in pid then tid order.
-pub fn tasks_allowed_on(root: &SysRoot, cpus: &[usize], exclude_pid: Option<i32>) -> Vec<Task> {
+pub(crate) fn tasks_allowed_on(
+    root: &SysRoot,
+    cpus: &[usize],
+    exclude_pid: Option<i32>,
+) -> Vec<Task> {
     let mut tasks = Vec::new();
     for pid in pids(root, "/proc") {
         if Some(pid) == exclude_pid {
@@ -64,10 +68,10 @@ fn read_task(root: &SysRoot, dir: &str, pid: i32, tid: i32) -> Option<Task> {
 /// spaces and parentheses, so the fields are counted from the last `)`: state, ppid, pgrp,
 /// session, tty_nr, tpgid, then flags. Any process names itself, so `comm` is escaped here,
 /// before anything prints or records it.
-pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
+pub(crate) fn parse_stat(stat: &str) -> Option<(String, u64)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
-    let comm = crate::sys::text::printable(stat.get(open + 1..close)?).into_owned();
+    let comm = rtsoak_record::text::printable(stat.get(open + 1..close)?).into_owned();
     let flags = stat
         .get(close + 1..)?
         .split_whitespace()
@@ -78,7 +82,7 @@ pub fn parse_stat(stat: &str) -> Option<(String, u64)> {
 }
 
 /// Pids of running `irqbalance` processes (it moves interrupts around, onto RT CPUs too).
-pub fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
+pub(crate) fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
     pids(root, "/proc")
         .into_iter()
         .filter(|pid| {
@@ -89,7 +93,7 @@ pub fn irqbalance_pids(root: &SysRoot) -> Vec<i32> {
 
 /// The pid `/proc/self` points at: the reading process on the live machine, `None` in a
 /// fixture tree without that link.
-pub fn own_pid(root: &SysRoot) -> Option<i32> {
+pub(crate) fn own_pid(root: &SysRoot) -> Option<i32> {
     root.read_link("/proc/self")?.to_str()?.parse().ok()
 }
 

@@ -2,32 +2,32 @@
 
 #![allow(dead_code)]
 
-pub mod process;
+pub(crate) mod process;
 
 use std::path::Path;
 
 use assert_cmd::Command;
-use rtsoak::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
 
 /// The rtsoak binary under test.
-pub fn rtsoak() -> Command {
+pub(crate) fn rtsoak() -> Command {
     Command::cargo_bin("rtsoak").expect("the rtsoak binary is built for integration tests")
 }
 
 /// Path of the binary, for tests that start it themselves.
-pub fn rtsoak_path() -> std::path::PathBuf {
+pub(crate) fn rtsoak_path() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("rtsoak")
 }
 
 /// Load the result document of a result directory.
-pub fn load(dir: &Path) -> ResultDoc {
-    rtsoak::result::store::load(dir).expect("the result directory holds a valid result")
+pub(crate) fn load(dir: &Path) -> ResultDoc {
+    rtsoak::store::load(dir).expect("the result directory holds a valid result")
 }
 
 /// Run rtsoak with `args` and `-o` a new temporary directory, require it to pass or to be
 /// starved ([`assert_passed_or_starved`]), and load the result it saved. The directory lives as
 /// long as the returned guard.
-pub fn saved_run(args: &[&str]) -> (tempfile::TempDir, ResultDoc) {
+pub(crate) fn saved_run(args: &[&str]) -> (tempfile::TempDir, ResultDoc) {
     let dir = tempfile::tempdir().unwrap();
     let output = rtsoak()
         .args(args)
@@ -43,14 +43,14 @@ pub fn saved_run(args: &[&str]) -> (tempfile::TempDir, ResultDoc) {
 /// The run passed (exit 0), or its only shortcoming was periods the RT publisher missed (exit
 /// 7, INCONCLUSIVE for missed periods alone): what a loaded 2-CPU machine can do to a real-time
 /// publisher is not rtsoak's to control, and a test of anything else must not fail on it.
-pub fn assert_passed_or_starved(output: &std::process::Output, doc: &ResultDoc) {
+pub(crate) fn assert_passed_or_starved(output: &std::process::Output, doc: &ResultDoc) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_code_passed_or_starved(output.status.code(), doc, &stderr);
 }
 
 /// [`assert_passed_or_starved`] for a run whose exit code and stderr were already taken apart.
-pub fn assert_code_passed_or_starved(code: Option<i32>, doc: &ResultDoc, stderr: &str) {
-    use rtsoak::result::verdict::{InconclusiveKind, Status};
+pub(crate) fn assert_code_passed_or_starved(code: Option<i32>, doc: &ResultDoc, stderr: &str) {
+    use rtsoak_record::result::verdict::{InconclusiveKind, Status};
     let verdict = doc.verdict.as_ref().expect("the result has a verdict");
     let starved = verdict.status == Status::Inconclusive
         && verdict
@@ -68,7 +68,7 @@ pub fn assert_code_passed_or_starved(code: Option<i32>, doc: &ResultDoc, stderr:
 }
 
 /// True when running as root (CI does).
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
@@ -77,19 +77,19 @@ pub fn is_root() -> bool {
 /// `.ci/run` does) a skipped check is a failure. The one helper the unit tests use too.
 // Not every test file that includes this module skips something.
 #[allow(unused_imports)]
-pub use rtsoak::sys::testing::skip;
+pub(crate) use rtsoak_testing::skip;
 
 /// True if a process with this pid exists.
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[allow(unused_imports)]
-pub use process::group_members;
+pub(crate) use process::group_members;
 
 /// The soaks share the machine's two CPUs at real-time priority: a test holding this runs alone
 /// among the tests of its binary, so that each sees the machine as a user would.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE_AT_A_TIME
         .lock()
@@ -99,12 +99,12 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// Run rtsoak with `args` as an ordinary user would (uid/gid 65534, no capabilities, the usual
 /// 8 MiB `RLIMIT_MEMLOCK`) in a fresh home directory of theirs, where a relative `-o` lands.
 /// Needs root (for `setpriv`); returns the output and the home directory.
-pub fn as_ordinary_user(args: &str) -> (std::process::Output, tempfile::TempDir) {
+pub(crate) fn as_ordinary_user(args: &str) -> (std::process::Output, tempfile::TempDir) {
     as_ordinary_user_locking(8192, args)
 }
 
 /// [`as_ordinary_user`] with an `RLIMIT_MEMLOCK` of `memlock_kib`.
-pub fn as_ordinary_user_locking(
+pub(crate) fn as_ordinary_user_locking(
     memlock_kib: u64,
     args: &str,
 ) -> (std::process::Output, tempfile::TempDir) {
@@ -134,13 +134,13 @@ pub fn as_ordinary_user_locking(
 /// The run was INCONCLUSIVE (exit 7) and nothing else: no failure, no breach, every reason of
 /// one of `allowed` kinds (missed periods are always allowed: see [`assert_passed_or_starved`])
 /// and each of `required` among them.
-pub fn assert_inconclusive_for(
+pub(crate) fn assert_inconclusive_for(
     output: &std::process::Output,
     doc: &ResultDoc,
-    allowed: &[rtsoak::result::verdict::InconclusiveKind],
-    required: &[rtsoak::result::verdict::InconclusiveKind],
+    allowed: &[rtsoak_record::result::verdict::InconclusiveKind],
+    required: &[rtsoak_record::result::verdict::InconclusiveKind],
 ) {
-    use rtsoak::result::verdict::{InconclusiveKind, Status};
+    use rtsoak_record::result::verdict::{InconclusiveKind, Status};
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(7), "{stderr}");
     let verdict = doc.verdict.as_ref().expect("the result has a verdict");
@@ -172,7 +172,7 @@ pub fn assert_inconclusive_for(
 
 /// The `ci` profile's TOML with `keys` added to its `[verdict]` section (a profile may hold a
 /// table once, so a test cannot append a section of its own).
-pub fn ci_profile_with_verdict(keys: &str) -> String {
+pub(crate) fn ci_profile_with_verdict(keys: &str) -> String {
     let ci = include_str!("../../profiles/ci.toml");
     assert!(
         ci.contains("\n[verdict]\n"),
@@ -183,7 +183,7 @@ pub fn ci_profile_with_verdict(keys: &str) -> String {
 
 /// Every word of every backquoted name on a Markdown page (`a.b[].c` gives `a`, `b` and `c`):
 /// the field names a docs page documents.
-pub fn documented_words(page: &str) -> std::collections::BTreeSet<String> {
+pub(crate) fn documented_words(page: &str) -> std::collections::BTreeSet<String> {
     page.split('`')
         .skip(1)
         .step_by(2)

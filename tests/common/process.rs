@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::rtsoak_path;
 
 /// Start rtsoak with `args` in a process group of its own (the group id is its pid).
-pub fn start(args: &[&str], dir: &Path) -> Child {
+pub(crate) fn start(args: &[&str], dir: &Path) -> Child {
     Command::new(rtsoak_path())
         .args(args)
         .arg("-o")
@@ -23,14 +23,14 @@ pub fn start(args: &[&str], dir: &Path) -> Child {
 }
 
 /// Fields after the command name in `/proc/PID/stat` (state first), if the process exists.
-pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
+pub(crate) fn stat_fields(pid: i32) -> Option<Vec<String>> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = stat.rsplit_once(')')?.1;
     Some(after.split_whitespace().map(str::to_string).collect())
 }
 
 /// Live (zombies excluded) processes of process group `pgid`.
-pub fn group_members(pgid: i32) -> Vec<i32> {
+pub(crate) fn group_members(pgid: i32) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
@@ -39,7 +39,7 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
 }
 
 /// Wait up to `limit` for the group to empty; the members still alive after it.
-pub fn survivors_after(pgid: i32, limit: Duration) -> Vec<i32> {
+pub(crate) fn survivors_after(pgid: i32, limit: Duration) -> Vec<i32> {
     let deadline = Instant::now() + limit;
     while !group_members(pgid).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
@@ -49,7 +49,7 @@ pub fn survivors_after(pgid: i32, limit: Duration) -> Vec<i32> {
 
 /// The RT worker in `slot` (0 publisher, 1 subscriber) of the coordinator `pgid`: found by the
 /// report memfd every worker keeps open as fd 5.
-pub fn rt_worker(pgid: i32, slot: usize) -> Option<i32> {
+pub(crate) fn rt_worker(pgid: i32, slot: usize) -> Option<i32> {
     let name = format!("rtsoak-report-{slot} ");
     group_members(pgid).into_iter().find(|pid| {
         std::fs::read_link(format!("/proc/{pid}/fd/5"))
@@ -58,7 +58,7 @@ pub fn rt_worker(pgid: i32, slot: usize) -> Option<i32> {
 }
 
 /// Wait until the RT worker in `slot` exists and is in its loop (its pair is running).
-pub fn wait_for_rt_worker(pgid: i32, slot: usize) -> i32 {
+pub(crate) fn wait_for_rt_worker(pgid: i32, slot: usize) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let (Some(pid), Some(_)) = (rt_worker(pgid, slot), rt_worker(pgid, 1 - slot)) {
@@ -69,7 +69,7 @@ pub fn wait_for_rt_worker(pgid: i32, slot: usize) -> i32 {
     }
 }
 
-pub fn finish(child: Child) -> (Output, String) {
+pub(crate) fn finish(child: Child) -> (Output, String) {
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     (output, stderr)
@@ -77,7 +77,7 @@ pub fn finish(child: Child) -> (Output, String) {
 
 /// The live worker of process group `pgid` whose task name is `comm` (`rtsoak-load`), once it
 /// exists; panics after 30 s.
-pub fn wait_for_worker_named(pgid: i32, comm: &str) -> i32 {
+pub(crate) fn wait_for_worker_named(pgid: i32, comm: &str) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let found = group_members(pgid).into_iter().find(|pid| {

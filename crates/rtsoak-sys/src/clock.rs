@@ -1,4 +1,5 @@
-//! `CLOCK_MONOTONIC` in nanoseconds (read through the vDSO) and absolute-deadline sleeps.
+//! `CLOCK_MONOTONIC` in nanoseconds (read through the vDSO), absolute-deadline sleeps, and the
+//! wall-clock time a result is stamped with.
 
 use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
 
@@ -22,6 +23,11 @@ pub fn sleep_until_ns(deadline_ns: u64) {
         ClockNanosleepFlags::TIMER_ABSTIME,
         &ts,
     ) {}
+}
+
+/// Now as RFC 3339 UTC, whole seconds.
+pub fn timestamp() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 #[cfg(test)]

@@ -18,15 +18,16 @@
 //! Owns: the lock sockets. Never blocks without a limit, never connects in a way that can block
 //! (the connect is non-blocking: a full backlog only makes the holder unknown).
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use rustix::io::Errno;
-use rustix::net::{
-    AddressFamily, SocketAddrUnix, SocketFlags, SocketType, bind, connect, listen, socket_with,
+use nix::errno::Errno;
+use nix::sys::socket::{
+    AddressFamily, Backlog, SockFlag, SockType, UnixAddr, bind, connect, getsockopt, listen,
+    socket, sockopt,
 };
 
-use crate::text::printable_bytes;
+use rtsoak_record::text::printable_bytes;
 
 /// The environment variable older rtsoak versions used to move their lock files. The locks have
 /// no files now; it is refused if set, so a setting that no longer does anything is not trusted
@@ -56,7 +57,7 @@ pub struct CpuLocks {
 }
 
 /// The abstract socket name of CPU `cpu`'s lock (without the leading NUL).
-pub fn lock_name(cpu: usize) -> String {
+pub(crate) fn lock_name(cpu: usize) -> String {
     format!("rtsoak-cpu{cpu}")
 }
 
@@ -108,7 +109,7 @@ fn try_lock_all(
     for &cpu in cpus {
         match bind_listening(&name(cpu)) {
             Ok(socket) => held.push(socket),
-            Err(Errno::ADDRINUSE) => return Ok(Err(cpu)),
+            Err(Errno::EADDRINUSE) => return Ok(Err(cpu)),
             Err(errno) => anyhow::bail!(
                 "binding the RT CPU lock @{} (an abstract unix socket) failed: {errno}; rtsoak \
                  needs AF_UNIX sockets (check a seccomp filter or RestrictAddressFamilies=)",
@@ -122,24 +123,24 @@ fn try_lock_all(
 /// A non-blocking, close-on-exec unix stream socket: no worker or external noise command
 /// inherits it, and no call on it waits.
 fn unix_stream() -> Result<OwnedFd, Errno> {
-    socket_with(
-        AddressFamily::UNIX,
-        SocketType::STREAM,
-        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+    socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
         None,
     )
 }
 
 /// A unix stream socket bound to the abstract `name` and listening, close-on-exec so no worker
 /// or external noise command inherits the lock.
-pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
+pub(crate) fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
     let socket = unix_stream()?;
     bind(
-        &socket,
-        &SocketAddrUnix::new_abstract_name(name.as_bytes())?,
+        socket.as_raw_fd(),
+        &UnixAddr::new_abstract(name.as_bytes())?,
     )?;
     // Connections queue here unaccepted: the waiting side only reads the credentials.
-    listen(&socket, 64)?;
+    listen(&socket, Backlog::new(64)?)?;
     Ok(socket)
 }
 
@@ -149,44 +150,17 @@ pub fn bind_listening(name: &str) -> Result<OwnedFd, Errno> {
 pub fn listener_of(name: &str) -> Result<Option<(u32, u32)>, Errno> {
     let socket = unix_stream()?;
     match connect(
-        &socket,
-        &SocketAddrUnix::new_abstract_name(name.as_bytes())?,
+        socket.as_raw_fd(),
+        &UnixAddr::new_abstract(name.as_bytes())?,
     ) {
         Ok(()) => {}
         // Listening, but its backlog is full: held, holder unknown.
-        Err(Errno::AGAIN) => return Ok(None),
+        Err(Errno::EAGAIN) => return Ok(None),
         Err(errno) => return Err(errno),
     }
-    let cred = peer_cred(&socket)?;
+    let cred = getsockopt(&socket, sockopt::PeerCredentials)?;
     // Pid 0: the listener lives in a PID namespace this process cannot see into.
-    Ok((cred.pid > 0).then_some((cred.pid as u32, cred.uid)))
-}
-
-/// `SO_PEERCRED` of a connected unix socket, read into libc's own `ucred` (rustix's version
-/// holds the pid as non-zero, and the kernel gives 0 for a pid outside this PID namespace).
-fn peer_cred(socket: &OwnedFd) -> Result<libc::ucred, Errno> {
-    use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` is a valid, writable `ucred` and `len` holds its exact size, as
-    // SO_PEERCRED requires; the fd is open for the whole call.
-    let rc = unsafe {
-        libc::getsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&raw mut cred).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(Errno::from_io_error(&std::io::Error::last_os_error()).unwrap_or(Errno::IO));
-    }
-    Ok(cred)
+    Ok((cred.pid() > 0).then_some((cred.pid() as u32, cred.uid())))
 }
 
 /// Whether a live process holds the abstract `name` (the trace instances' owner sockets use it
@@ -195,7 +169,7 @@ fn peer_cred(socket: &OwnedFd) -> Result<libc::ucred, Errno> {
 pub fn has_listener(name: &str) -> Option<bool> {
     match listener_of(name) {
         Ok(_) => Some(true),
-        Err(Errno::CONNREFUSED) => Some(false),
+        Err(Errno::ECONNREFUSED) => Some(false),
         Err(_) => None,
     }
 }
@@ -265,7 +239,7 @@ mod tests {
         let me = format!(
             "pid {}, uid {}",
             std::process::id(),
-            rustix::process::geteuid().as_raw()
+            nix::unistd::geteuid().as_raw()
         );
         assert!(busy.holder.starts_with(&me), "{}", busy.holder);
         let text = error.to_string();
@@ -306,7 +280,7 @@ mod tests {
     fn nobody_listening_is_told_apart_from_a_holder() {
         assert_eq!(
             listener_of(&format!("rtsoak-test-{}-nobody", std::process::id())),
-            Err(Errno::CONNREFUSED)
+            Err(Errno::ECONNREFUSED)
         );
     }
 }

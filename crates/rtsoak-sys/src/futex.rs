@@ -41,7 +41,7 @@ pub fn wake_shared_bitset(word: &AtomicU32, count: i32, bitset: u32) -> Result<u
 /// numbering, where `futex_wake` is 454 (`futex_wait` 455, `futex_requeue` 456). Both targets
 /// rtsoak builds for use that table, so the number is fixed here for them only.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub const SYS_FUTEX_WAKE: libc::c_long = 454;
+pub(crate) const SYS_FUTEX_WAKE: libc::c_long = 454;
 
 /// `futex_wake(word, mask, count, flags)` (futex2): wake up to `count` waiters whose bitset
 /// intersects `mask`, returning how many woke. `flags` must hold [`FUTEX2_SIZE_U32`] and, for a
@@ -222,7 +222,7 @@ mod tests {
         let word = AtomicU32::new(0);
         match futex2_wake(&word, FUTEX_BITSET_MATCH_ANY, 1, FUTEX2_PRIVATE) {
             // ENOSYS: a kernel before 6.7 has no futex2 wake; nothing else to check there.
-            Err(Errno::ENOSYS) => crate::testing::skip("futex_wake(2) needs Linux 6.7"),
+            Err(Errno::ENOSYS) => rtsoak_testing::skip("futex_wake(2) needs Linux 6.7"),
             other => assert_eq!(other, Err(Errno::EINVAL)),
         }
         match futex2_wake(

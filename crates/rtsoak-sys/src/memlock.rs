@@ -25,7 +25,7 @@ use nix::sys::resource::{Resource, getrlimit};
 
 /// Room beyond what is mapped that `MCL_FUTURE` needs under a finite limit: the report written
 /// after the loop, and a margin. Below it, future mappings are left unlocked.
-pub const FUTURE_HEADROOM_BYTES: u64 = 8 << 20;
+pub(crate) const FUTURE_HEADROOM_BYTES: u64 = 8 << 20;
 
 /// What was locked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,12 +287,12 @@ pub fn memlock_limit_bytes() -> Option<u64> {
 }
 
 /// The process's mapped size (`VmSize`), which `MCL_CURRENT` must fit under the limit.
-pub fn mapped_bytes() -> Option<u64> {
+pub(crate) fn mapped_bytes() -> Option<u64> {
     status_field("VmSize:").map(|kib| kib << 10)
 }
 
 /// True with `CAP_IPC_LOCK` in the effective set, which lifts the limit.
-pub fn has_ipc_lock() -> bool {
+pub(crate) fn has_ipc_lock() -> bool {
     const CAP_IPC_LOCK: u32 = 14;
     status_value("CapEff:")
         .and_then(|hex| u64::from_str_radix(&hex, 16).ok())

@@ -1,26 +1,39 @@
 //! Process file descriptors: reach another worker's ring or eventfd (`pidfd_getfd`, since the
 //! kernel refuses an io_uring fd in SCM_RIGHTS) and signal it without a pid-reuse race
-//! (`pidfd_send_signal`). `pidfd_open` and `pidfd_getfd` are rustix's; the signal calls stay raw
-//! here, since rustix's `pidfd_send_signal` carries neither signal 0 nor a `sigval` payload.
+//! (`pidfd_send_signal`). nix has none of these calls, so they are made raw here.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::SysError;
 
 /// `pidfd_open(pid, 0)`.
 pub fn open(pid: i32) -> Result<OwnedFd, SysError> {
-    let pid = rustix::process::Pid::from_raw(pid)
-        .ok_or(SysError::new("pidfd_open", nix::errno::Errno::EINVAL))?;
-    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())
-        .map_err(|e| SysError::from_io("pidfd_open", &e.into()))
+    if pid <= 0 {
+        return Err(SysError::new("pidfd_open", nix::errno::Errno::EINVAL));
+    }
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1; nothing of ours is
+    // read or written.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    owned_fd("pidfd_open", fd)
+}
+
+/// The fd a call returned, owned, or the call's error.
+fn owned_fd(call: &'static str, fd: libc::c_long) -> Result<OwnedFd, SysError> {
+    if fd < 0 {
+        return Err(SysError::last(call));
+    }
+    // SAFETY: the kernel just returned `fd` as a new descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// `pidfd_getfd(pidfd, remote_fd, 0)`: a duplicate of another process's fd. Needs ptrace
 /// access to that process (root, or the same user with Yama's `ptrace_scope` 0, or a
 /// `PR_SET_PTRACER` grant from the target).
 pub fn getfd(pidfd: &OwnedFd, remote_fd: RawFd) -> Result<OwnedFd, SysError> {
-    rustix::process::pidfd_getfd(pidfd, remote_fd, rustix::process::PidfdGetfdFlags::empty())
-        .map_err(|e| SysError::from_io("pidfd_getfd", &e.into()))
+    // SAFETY: pidfd_getfd takes two fds and flags and returns a new fd or -1; nothing of ours
+    // is read or written.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), remote_fd, 0) };
+    owned_fd("pidfd_getfd", fd)
 }
 
 /// The `siginfo_t` a `SI_QUEUE` signal carries (the layout `rt_sigqueueinfo(2)` and

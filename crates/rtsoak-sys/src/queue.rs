@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 /// Slots in the ring. At a 500 us RT period plus noise publishers every 200 us, that is more
 /// than 300 ms of messages before a stalled reader loses any.
-pub const QUEUE_SLOTS: usize = 4096;
+pub(crate) const QUEUE_SLOTS: usize = 4096;
 
 /// Flag: the message belongs to the warm-up and is not measured.
 pub const FLAG_WARMUP: u32 = 1;

@@ -94,7 +94,7 @@ pub struct WorkerSlot {
 /// State of a membership slot.
 pub mod member_state {
     /// Nobody.
-    pub const FREE: u32 = 0;
+    pub(crate) const FREE: u32 = 0;
     /// A subscriber that must be woken for every message.
     pub const ACTIVE: u32 = 1;
 }
@@ -141,7 +141,7 @@ pub struct FutexWord(pub AtomicU32);
 
 /// Send times the floor pair keeps: more than a subscriber held up for this many periods
 /// could not record is counted as overrun, as the queue counts its own.
-pub const FLOOR_STAMPS: usize = 64;
+pub(crate) const FLOOR_STAMPS: usize = 64;
 
 /// What the floor pair shares besides the transport's own state (it has no queue): the send
 /// times of the floor publisher's last [`FLOOR_STAMPS`] sends, each stored before its wake

@@ -76,7 +76,7 @@ impl Kind {
 
 /// The effective uid of this process.
 pub fn euid() -> u32 {
-    rustix::process::geteuid().as_raw()
+    nix::unistd::geteuid().as_raw()
 }
 
 /// An open directory that files are created in by fd, never by path.

@@ -2,7 +2,7 @@ use super::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
+    nix::unistd::geteuid().is_root()
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn removing_a_tree_removes_a_symlink_inside_as_a_name_only() {
 #[test]
 fn as_root_a_symlinked_or_foreign_directory_is_refused_naming_why() {
     if !is_root() {
-        crate::testing::skip("refusals apply to root only: run the tests as root");
+        rtsoak_testing::skip("refusals apply to root only: run the tests as root");
         return;
     }
     let base = tempfile::tempdir().unwrap();
@@ -114,7 +114,7 @@ fn as_root_a_symlinked_or_foreign_directory_is_refused_naming_why() {
 #[test]
 fn as_root_a_service_dir_may_sit_below_a_service_users_directory_but_must_be_roots() {
     if !is_root() {
-        crate::testing::skip("refusals apply to root only: run the tests as root");
+        rtsoak_testing::skip("refusals apply to root only: run the tests as root");
         return;
     }
     // Debian's layout: /var/lib/prometheus belongs to `prometheus`, its node-exporter to root.

@@ -4,10 +4,6 @@
 
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
-use thread_priority::{
-    NormalThreadSchedulePolicy, RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
-    set_thread_priority_and_policy, thread_native_id, thread_schedule_policy_param,
-};
 
 use super::SysError;
 
@@ -63,55 +59,43 @@ pub fn policy_error(error: &SysError) -> String {
 /// and `RLIMIT_RTPRIO` below the priority.
 pub fn set_policy(policy: SchedPolicy, priority: u8) -> Result<(), SysError> {
     let (policy, priority) = match policy {
-        SchedPolicy::Fifo => (
-            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
-            ThreadPriority::Crossplatform(
-                priority
-                    .try_into()
-                    .map_err(|_| SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL))?,
-            ),
-        ),
-        SchedPolicy::RoundRobin => (
-            ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::RoundRobin),
-            ThreadPriority::Crossplatform(
-                priority
-                    .try_into()
-                    .map_err(|_| SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL))?,
-            ),
-        ),
-        SchedPolicy::Other => (
-            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other),
-            ThreadPriority::Min,
-        ),
+        SchedPolicy::Fifo => (libc::SCHED_FIFO, priority),
+        SchedPolicy::RoundRobin => (libc::SCHED_RR, priority),
+        SchedPolicy::Other => (libc::SCHED_OTHER, 0),
     };
-    set_thread_priority_and_policy(thread_native_id(), priority, policy).map_err(|e| match e {
-        thread_priority::Error::OS(errno) => {
-            SysError::new("sched_setscheduler", nix::errno::Errno::from_raw(errno))
-        }
-        _ => SysError::new("sched_setscheduler", nix::errno::Errno::EINVAL),
-    })
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: `param` is a valid `sched_param` for the whole call; pid 0 is the calling thread.
+    match unsafe { libc::sched_setscheduler(0, policy, &param) } {
+        0 => Ok(()),
+        _ => Err(SysError::last("sched_setscheduler")),
+    }
 }
 
 /// The policy and priority the calling thread actually has, as the kernel reports them.
 pub fn current_policy() -> (String, u8) {
-    match thread_schedule_policy_param(thread_native_id()) {
-        Ok((policy, params)) => {
-            let name = match policy {
-                ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo) => "fifo",
-                ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::RoundRobin) => "rr",
-                ThreadSchedulePolicy::Realtime(_) => "deadline",
-                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Other) => "other",
-                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch) => "batch",
-                ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle) => "idle",
-            };
-            (name.to_string(), params.sched_priority.clamp(0, 99) as u8)
-        }
-        Err(_) => ("unknown".to_string(), 0),
+    // SAFETY: pid 0 is the calling thread; the call only returns its policy.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid, writable `sched_param` for the whole call.
+    if policy < 0 || unsafe { libc::sched_getparam(0, &mut param) } != 0 {
+        return ("unknown".to_string(), 0);
     }
+    let name = match policy & !libc::SCHED_RESET_ON_FORK {
+        libc::SCHED_FIFO => "fifo",
+        libc::SCHED_RR => "rr",
+        libc::SCHED_OTHER => "other",
+        libc::SCHED_BATCH => "batch",
+        libc::SCHED_IDLE => "idle",
+        libc::SCHED_DEADLINE => "deadline",
+        _ => "unknown",
+    };
+    (name.to_string(), param.sched_priority.clamp(0, 99) as u8)
 }
 
 /// Bytes of stack touched by [`prefault_stack`]: far more than any measuring loop uses.
-pub const STACK_PREFAULT_BYTES: usize = 256 * 1024;
+pub(crate) const STACK_PREFAULT_BYTES: usize = 256 * 1024;
 
 /// Touch [`STACK_PREFAULT_BYTES`] of stack below the caller, so later calls never fault a stack
 /// page in (and the stack mapping covers them when the memory is locked).
@@ -240,4 +224,15 @@ pub fn try_lock(bytes: usize) -> Result<(), SysError> {
     // SAFETY: as above; the range was locked just now.
     unsafe { libc::munlock(buffer.as_mut_ptr().cast(), bytes) };
     Ok(())
+}
+
+/// The policy a plan asks for, as the kernel takes it.
+impl From<rtsoak_record::Policy> for SchedPolicy {
+    fn from(policy: rtsoak_record::Policy) -> Self {
+        match policy {
+            rtsoak_record::Policy::Fifo => SchedPolicy::Fifo,
+            rtsoak_record::Policy::Rr => SchedPolicy::RoundRobin,
+            rtsoak_record::Policy::Other => SchedPolicy::Other,
+        }
+    }
 }

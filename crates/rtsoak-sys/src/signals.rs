@@ -1,6 +1,6 @@
-//! Signal dispositions set at process start.
+//! Signal dispositions set at process start, and signal sets.
 
-use nix::sys::signal::{SigHandler, Signal, signal};
+use nix::sys::signal::{SigHandler, SigSet, Signal, signal};
 
 /// Ignore each of `signals` (a worker does, for the ones meant for the whole process group:
 /// the coordinator decides when workers stop).
@@ -16,4 +16,16 @@ pub fn ignore(signals: &[Signal]) {
 pub fn restore_default(each: Signal) {
     // SAFETY: SIG_DFL installs no handler code.
     let _ = unsafe { signal(each, SigHandler::SigDfl) };
+}
+
+/// The set holding just `signal`, real-time signals included (nix's `Signal` has none of those).
+pub fn set_of(signal: i32) -> SigSet {
+    let mut raw = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
+    // SAFETY: sigemptyset initialises the set it is given, and sigaddset adds a signal to the
+    // initialised set; a signal out of range only makes it fail, leaving the set empty.
+    unsafe {
+        libc::sigemptyset(raw.as_mut_ptr());
+        libc::sigaddset(raw.as_mut_ptr(), signal);
+        SigSet::from_sigset_t_unchecked(raw.assume_init())
+    }
 }

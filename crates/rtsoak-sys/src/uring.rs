@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 use nix::errno::Errno;
 
+use rtsoak_record::RingSetup;
+
 use super::SysError;
+use super::read_buffer::{AnyBytes, ReadBuffer};
 
 /// The setup flags of a ring, as the kernel names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +24,9 @@ pub enum SetupFlags {
 }
 
 /// Entries of every ring rtsoak creates: a few wait SQEs and bursts of CQEs.
-pub const RING_ENTRIES: u32 = 64;
+pub(crate) const RING_ENTRIES: u32 = 64;
 /// Completion queue size: room for a burst of MSG_RING messages between two drains.
-pub const CQ_ENTRIES: u32 = 1024;
+pub(crate) const CQ_ENTRIES: u32 = 1024;
 
 /// Build a ring with `requested` setup flags. Returns the ring and the flags it really has:
 /// where the kernel refuses `DEFER_TASKRUN`, `COOP_TASKRUN`.
@@ -86,17 +89,16 @@ impl OpcodeSupport {
     }
 }
 
-/// The raw bytes of an SQE, to patch a field the io-uring crate has no builder for and to pin
-/// encodings down in tests.
-pub fn sqe_bytes(entry: &squeue::Entry) -> [u8; 64] {
+/// The raw bytes of an SQE, to patch a field the io-uring crate has no builder for.
+fn sqe_bytes(entry: &squeue::Entry) -> [u8; 64] {
     const _: () = assert!(std::mem::size_of::<squeue::Entry>() == 64);
     // SAFETY: `squeue::Entry` is `#[repr(C)]` around the 64-byte `io_uring_sqe`, which is plain
     // integers and unions of integers: every byte is initialised (entries start zeroed).
     unsafe { std::mem::transmute_copy(entry) }
 }
 
-/// An SQE from raw bytes.
-pub fn sqe_from_bytes(bytes: [u8; 64]) -> squeue::Entry {
+/// An SQE from raw bytes (not pushable as it is: only [`Sqe`]'s constructors make those).
+fn sqe_from_bytes(bytes: [u8; 64]) -> squeue::Entry {
     // SAFETY: as in `sqe_bytes`; any 64 bytes are a valid `io_uring_sqe` bit pattern.
     unsafe { std::mem::transmute(bytes) }
 }
@@ -145,43 +147,127 @@ pub fn register_one<T: Copy>(ring_fd: i32, opcode: u32, arg: &T) -> Result<i32, 
 
 /// An SQE that is sound to push however long it stays in flight: every memory it names is
 /// either only read by the kernel (a futex word, a wait vector) or lives for the rest of the
-/// process (a read's buffer), or it names none (`MSG_RING` data). The microbenchmarks submit
-/// only these, so they need no `unsafe` of their own.
+/// process (a read's buffer), or it names none (`MSG_RING`, a poll, a cancel, a registered
+/// wake). The transports and the microbenchmarks submit only these, so they need no `unsafe` of
+/// their own.
 #[derive(Clone)]
 #[repr(transparent)]
 pub struct Sqe(squeue::Entry);
 
 impl Sqe {
     /// `IORING_OP_FUTEX_WAIT` on `word` (the kernel only reads it).
+    #[inline]
     pub fn futex_wait(word: &AtomicU32, expected: u64, mask: u64, flags: u32) -> Self {
         Sqe(opcode::FutexWait::new(word.as_ptr(), expected, mask, flags).build())
     }
 
     /// `IORING_OP_FUTEX_WAKE` of `word`'s waiters (the kernel only reads the word).
+    #[inline]
     pub fn futex_wake(word: &AtomicU32, count: u64, mask: u64, flags: u32) -> Self {
         Sqe(opcode::FutexWake::new(word.as_ptr(), count, mask, flags).build())
     }
 
     /// `IORING_OP_FUTEX_WAITV` on `vectors` (the kernel only reads them and their words).
+    #[inline]
     pub fn futex_waitv(vectors: &[types::FutexWaitV]) -> Self {
         Sqe(opcode::FutexWaitV::new(vectors.as_ptr(), vectors.len() as u32).build())
     }
 
     /// `IORING_OP_READ` of 8 bytes from `fd` into `buffer`, which outlives any read.
+    #[inline]
     pub fn read_u64(fd: RawFd, buffer: &'static AtomicU64) -> Self {
         Sqe(opcode::Read::new(types::Fd(fd), buffer.as_ptr().cast(), 8).build())
     }
 
+    /// `IORING_OP_READ` from `fd` filling `buffer`, which outlives any read.
+    #[inline]
+    pub fn read<T: AnyBytes, const N: usize>(fd: RawFd, buffer: &ReadBuffer<T, N>) -> Self {
+        let bytes = ReadBuffer::<T, N>::BYTES as u32;
+        Sqe(opcode::Read::new(types::Fd(fd), buffer.as_mut_ptr(), bytes).build())
+    }
+
+    /// `IORING_OP_POLL_ADD` for `events` on `fd` (no memory); multishot where asked.
+    #[inline]
+    pub fn poll_add(fd: RawFd, events: u32, multishot: bool) -> Self {
+        Sqe(opcode::PollAdd::new(types::Fd(fd), events)
+            .multi(multishot)
+            .build())
+    }
+
+    /// `IORING_OP_ASYNC_CANCEL` of the request whose user data is `user_data` (no memory).
+    #[inline]
+    pub fn async_cancel(user_data: u64) -> Self {
+        Sqe(opcode::AsyncCancel::new(user_data).build())
+    }
+
+    /// [`Sqe::futex_wait`] with io_uring futex flags in `sqe->futex_flags`: mainline takes none
+    /// (and refuses any with `EINVAL`); an unmerged patch's bits. The kernel still only reads
+    /// the word.
+    #[inline]
+    pub fn futex_wait_flagged(
+        word: &AtomicU32,
+        expected: u64,
+        mask: u64,
+        flags: u32,
+        futex_flags: u32,
+    ) -> Self {
+        Sqe(opcode::FutexWait::new(word.as_ptr(), expected, mask, flags)
+            .flags(futex_flags)
+            .build())
+    }
+
+    /// `IORING_OP_FUTEX_WAKE` of the futex an unmerged patch registered as `slot`, flagged by
+    /// `futex_flags`: the slot stands where the word's address would. A wake never reads or
+    /// writes the memory at that address (it only looks up the futex keyed by it), and mainline
+    /// refuses the flag with `EINVAL`, so no memory is named.
+    #[inline]
+    pub fn futex_wake_slot(slot: u32, count: u64, mask: u64, flags: u32, futex_flags: u32) -> Self {
+        Sqe(
+            opcode::FutexWake::new(slot as usize as *const u32, count, mask, flags)
+                .flags(futex_flags)
+                .build(),
+        )
+    }
+
+    /// `IORING_OP_MSG_RING` to the ring `target` with the command word `command` (`sqe->addr`;
+    /// mainline's `IORING_MSG_DATA` is 0, an unmerged patch may assume another) and `value` in
+    /// `sqe->off`. `MSG_RING` names no memory of the submitter for any command: the command
+    /// selects what the target ring is given, and one the kernel lacks fails with `EINVAL`.
+    #[inline]
+    pub fn msg_ring_command(target: RawFd, command: u64, value: u64) -> Self {
+        let base = opcode::MsgRingData::new(types::Fd(target), 0, value, None).build();
+        let mut bytes = sqe_bytes(&base);
+        bytes[ADDR..ADDR + 8].copy_from_slice(&command.to_ne_bytes());
+        Sqe(sqe_from_bytes(bytes))
+    }
+
+    /// The SQE's 64 bytes (`struct io_uring_sqe`), to check an encoding field by field.
+    #[inline]
+    pub fn bytes(&self) -> [u8; 64] {
+        sqe_bytes(&self.0)
+    }
+
     /// `IORING_OP_MSG_RING` posting `result` and `user_data` to the ring whose fd is
     /// `target` (no memory).
+    #[inline]
     pub fn msg_ring_data(target: RawFd, result: i32, user_data: u64) -> Self {
         Sqe(opcode::MsgRingData::new(types::Fd(target), result, user_data, None).build())
     }
 
     /// The same SQE with `user_data`.
+    #[inline]
     pub fn user_data(self, user_data: u64) -> Self {
         Sqe(self.0.user_data(user_data))
     }
+}
+
+/// Offset of `sqe->addr` in `struct io_uring_sqe` (include/uapi/linux/io_uring.h).
+const ADDR: usize = 16;
+
+/// Queue `sqe` on `ring`; `EBUSY` (as a failed `io_uring push`) if the submission queue is full.
+#[inline]
+pub fn push(ring: &mut IoUring, sqe: &Sqe) -> Result<(), SysError> {
+    push_all(ring, std::slice::from_ref(sqe)).map_err(|errno| SysError::new("io_uring push", errno))
 }
 
 /// Queue `sqes` on `ring`; `EBUSY` if the submission queue fills first.
@@ -196,4 +282,26 @@ pub fn push_all(ring: &mut IoUring, sqes: &[Sqe]) -> Result<(), Errno> {
         }
     }
     Ok(())
+}
+
+/// The flags of the ring setup a plan asks for.
+impl From<RingSetup> for SetupFlags {
+    fn from(setup: RingSetup) -> Self {
+        match setup {
+            RingSetup::DeferTaskrun => SetupFlags::SingleIssuerDeferTaskrun,
+            RingSetup::CoopTaskrun => SetupFlags::CoopTaskrun,
+            RingSetup::None => SetupFlags::None,
+        }
+    }
+}
+
+/// The ring setup the kernel granted, as a result records it.
+impl From<SetupFlags> for RingSetup {
+    fn from(flags: SetupFlags) -> Self {
+        match flags {
+            SetupFlags::SingleIssuerDeferTaskrun => RingSetup::DeferTaskrun,
+            SetupFlags::CoopTaskrun => RingSetup::CoopTaskrun,
+            SetupFlags::None => RingSetup::None,
+        }
+    }
 }

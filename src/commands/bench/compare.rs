@@ -1,20 +1,27 @@
 //! `rtsoak bench compare`: load two or three saved bench results, refuse mismatched benches or
 //! flags, compute each series' comparison and print the verdict with its gates.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::bench::UsageError;
-use crate::bench::compare::{self, Comparison, Gates, Point, Verdict};
-use crate::bench::doc;
-use crate::bench::{BenchConfig, BenchDoc};
+use anyhow::Context;
+
 use crate::exit::Outcome;
-use crate::export::bench as report;
+use rtsoak_analysis::bench::compare::{self, Comparison, Gates, Point, Verdict};
+use rtsoak_measure::bench::UsageError;
+use rtsoak_record::bench::{
+    BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, BenchConfig, BenchDoc,
+};
+use rtsoak_report::bench as report;
 
 /// Compare the results at `paths` (A CHILD B, or A B) against `gates`.
-pub fn compare_results(paths: &[PathBuf], gates: &Gates, json: bool) -> anyhow::Result<Outcome> {
+pub(crate) fn compare_results(
+    paths: &[PathBuf],
+    gates: &Gates,
+    json: bool,
+) -> anyhow::Result<Outcome> {
     let docs = paths
         .iter()
-        .map(|p| doc::load(p).map_err(|e| UsageError(format!("{e:#}")).into()))
+        .map(|p| load(p).map_err(|e| UsageError(format!("{e:#}")).into()))
         .collect::<anyhow::Result<Vec<BenchDoc>>>()?;
     check_comparable(&docs, paths)?;
     let mut rows: Vec<(String, Comparison)> = Vec::new();
@@ -144,4 +151,37 @@ fn config_without_cpu(config: &BenchConfig) -> serde_json::Map<String, serde_jso
     };
     map.remove("cpu");
     map
+}
+
+/// Load a bench result (a `bench.json`, or a directory holding one). Refuses soak results and
+/// other schema versions with a message saying what was found.
+fn load(path: &Path) -> anyhow::Result<BenchDoc> {
+    let file: PathBuf = if path.is_dir() {
+        path.join(BENCH_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).with_context(|| {
+        format!(
+            "reading bench result {}: give the bench.json (or its directory) that \
+             `rtsoak bench` wrote",
+            file.display()
+        )
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    anyhow::ensure!(
+        value.get("command").and_then(|v| v.as_str()) == Some(BENCH_COMMAND),
+        "{} is not an rtsoak bench result (soak results are compared with `rtsoak compare`)",
+        file.display()
+    );
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    anyhow::ensure!(
+        version == Some(u64::from(BENCH_SCHEMA_VERSION)),
+        "{} has bench schema version {version:?}; this rtsoak reads version \
+         {BENCH_SCHEMA_VERSION}",
+        file.display()
+    );
+    serde_json::from_value(value)
+        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))
 }

@@ -11,22 +11,24 @@ use anyhow::Context;
 
 mod compare;
 
-use crate::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
-use crate::bench::compare::Gates;
-use crate::bench::doc::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
-use crate::bench::{Bench, BenchConfig, BenchDoc, RoundPlan, UsageError};
 use crate::exit::Outcome;
-use crate::export::bench as report;
-use crate::record::HostFacts;
-use crate::result::store::save_json;
-use crate::result::{Tool, timestamp};
-use crate::sys::sched;
-use crate::sys::uring::OpcodeSupport;
+use crate::store::save_json;
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::worker::realtime;
+use rtsoak_analysis::bench::compare::Gates;
+use rtsoak_measure::bench::args::{BenchCommand, BenchRun, CommonArgs, CompareCommand};
+use rtsoak_measure::bench::{Bench, RoundPlan, UsageError};
+use rtsoak_measure::worker::realtime;
+use rtsoak_record::HostFacts;
+use rtsoak_record::bench::{BENCH_COMMAND, BENCH_FILE, BENCH_SCHEMA_VERSION, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchDoc};
+use rtsoak_record::result::Tool;
+use rtsoak_report::bench as report;
+use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::sched;
+use rtsoak_sys::uring::OpcodeSupport;
 
 /// Run a benchmark or a comparison.
-pub fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
+pub(super) fn bench(command: BenchCommand, quiet: bool) -> anyhow::Result<Outcome> {
     let result = match command {
         BenchCommand::Compare(CompareCommand::Compare {
             results,
@@ -190,7 +192,7 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
             config.priority
         ));
     }
-    let mut locked = crate::record::RtSetup::default();
+    let mut locked = rtsoak_record::RtSetup::default();
     realtime::lock_memory(&mut locked);
     if let Some(note) = locked.memory_lock_error {
         warnings.push(format!("memory: {note}"));
@@ -212,7 +214,7 @@ fn become_measuring_thread(config: &BenchConfig) -> Setup {
 
 /// Create the result directory and return the result file's path.
 fn prepare_output(name: &str, output: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let dir = crate::result::store::new_result_dir(
+    let dir = crate::store::new_result_dir(
         output,
         Path::new("rtsoak-results"),
         &format!("bench-{name}"),

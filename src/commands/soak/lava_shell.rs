@@ -7,14 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::export::lava;
-use crate::result::ResultDoc;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_report::lava;
 
 /// The helper LAVA puts on a test shell's `PATH`.
 const HELPER: &str = "lava-test-case";
 
 /// Report `doc`'s test cases through `lava-test-case`, if it is on `PATH`.
-pub fn report(doc: &ResultDoc) {
+pub(super) fn report(doc: &ResultDoc) {
     let Some(helper) = find_on_path(HELPER, std::env::var_os("PATH").as_deref()) else {
         return;
     };

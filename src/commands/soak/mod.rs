@@ -12,25 +12,26 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::cli::SoakArgs;
-use crate::coordinator::stop::StopFlag;
 use crate::exit::Outcome;
-use crate::judge::ranked_caveats;
-use crate::plan::RunPlan;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
-use crate::result::store::RESULT_FILE;
-use crate::result::store::{Saver, new_result_dir};
-use crate::result::{ResultDoc, Tool, timestamp};
-use crate::sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
-use crate::sys::{cpu_dma_latency, cpu_lock};
+use crate::store::RESULT_FILE;
+use crate::store::{Saver, new_result_dir};
 use crate::sysinfo::{SysRoot, host_facts};
-use crate::{export, transport};
 use rounds::{Rounds, check_floor, run_rounds};
+use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_measure::transport;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{ResultDoc, Tool};
+use rtsoak_record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
+use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::trace::{Mount, Trace, find_tracefs, mount_if_missing};
+use rtsoak_sys::{cpu_dma_latency, cpu_lock};
 
 /// Soak each transport of the plan in turn, once per round: plan, refuse early, the rounds,
 /// then judge, save and report.
-pub fn soak(
+pub(super) fn soak(
     command: &str,
     transports: Option<Vec<String>>,
     args: &SoakArgs,
@@ -44,13 +45,13 @@ pub fn soak(
     }
     // The worker binary beside this one, found and checked before anything runs: a missing or
     // untrusted one is refused here, naming what to install.
-    crate::launch::worker_binary::worker_executable()?;
+    rtsoak_measure::launch::worker_binary::worker_executable()?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
     // A trace instance a killed rtsoak left behind still traces into its buffer: every run
     // removes those, explaining or not.
-    crate::explain::tracefs::remove_stale();
+    rtsoak_measure::explain::tracefs::remove_stale();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
     let baseline = nightly::load_baseline(&args.nightly)?;
@@ -68,7 +69,7 @@ pub fn soak(
     }
 
     let mut doc = ResultDoc {
-        schema_version: crate::result::SCHEMA_VERSION,
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
         tool: Tool::current(),
         command: command.to_string(),
         argv: crate::cli::argv(),
@@ -149,7 +150,7 @@ fn judge_and_save(
     doc.interrupted = stop.is_set();
     doc.finished_at = Some(timestamp());
     doc.caveats = ranked_caveats(doc);
-    doc.decision = Some(crate::judge::decision::decide(doc));
+    doc.decision = Some(rtsoak_analysis::judge::decision::decide(doc));
     doc.verdict = Some(nightly::judge(doc, baseline));
     if saver.save(doc)
         && let Err(error) = write_exports(doc, result_dir, formats)
@@ -170,7 +171,7 @@ fn report(
     if args.json {
         println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", export::terminal::render(doc, args.details));
+        print!("{}", rtsoak_report::terminal::render(doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
@@ -237,8 +238,8 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
 /// Write the requested exports next to the result.
 fn write_exports(doc: &ResultDoc, dir: &Path, formats: &[String]) -> anyhow::Result<()> {
     for name in formats {
-        let format =
-            export::by_name(name).with_context(|| format!("unknown export format `{name}`"))?;
+        let format = rtsoak_report::by_name(name)
+            .with_context(|| format!("unknown export format `{name}`"))?;
         if format.file_name == RESULT_FILE {
             continue; // the result itself, already saved
         }
@@ -266,7 +267,7 @@ fn resolve_plan(
         &profile,
         &overrides,
         &topology,
-        &transport::Name::all(),
+        &rtsoak_record::transport::Name::all(),
     )?)
 }
 
@@ -283,7 +284,7 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
 /// CPUs, and off the noise where the layout allows (`plan.housekeeping_cpus`).
 fn place_coordinator(plan: &RunPlan) {
     if !plan.housekeeping_cpus.is_empty() {
-        let _ = crate::sys::sched::pin_to(&plan.housekeeping_cpus);
+        let _ = rtsoak_sys::sched::pin_to(&plan.housekeeping_cpus);
     }
 }
 
@@ -292,7 +293,7 @@ fn check_external_command(plan: &RunPlan) -> anyhow::Result<()> {
     let Some(program) = plan.noise.external.first().filter(|_| plan.noise.enabled) else {
         return Ok(());
     };
-    if crate::coordinator::noise::find_program(program).is_none() {
+    if rtsoak_measure::coordinator::noise::find_program(program).is_none() {
         return Err(profile::ProfileError::Invalid {
             key: "noise.load.external".into(),
             value: format!("{:?}", plan.noise.external),

@@ -11,24 +11,24 @@ use anyhow::Context;
 
 use crate::cli::NightlyArgs;
 use crate::exit::Outcome;
-use crate::export::journal;
-use crate::judge::diff;
-use crate::judge::verdict;
-use crate::result::ResultDoc;
-use crate::result::diff::DiffRules;
-use crate::result::store::load;
-use crate::result::store::retention::{self, Retention};
-use crate::result::verdict::{FailureKind, Status, Verdict};
+use crate::store::load;
+use crate::store::retention::{self, Retention};
+use rtsoak_analysis::judge::diff;
+use rtsoak_analysis::judge::verdict;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::diff::DiffRules;
+use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
+use rtsoak_report::journal;
 
 /// A loaded baseline and the name it is reported under.
-pub struct Baseline {
+pub(super) struct Baseline {
     name: String,
     doc: ResultDoc,
 }
 
 /// Load `--baseline` before anything runs, so a broken baseline fails fast. A baseline that
 /// does not exist yet (the first night) is a warning: the run goes on uncompared.
-pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
+pub(crate) fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
     let Some(path) = &args.baseline else {
         return Ok(None);
     };
@@ -55,14 +55,14 @@ pub fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
 }
 
 /// Default parent of the timestamped result directories.
-pub fn results_parent(args: &NightlyArgs) -> PathBuf {
+pub(crate) fn results_parent(args: &NightlyArgs) -> PathBuf {
     args.results_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from("rtsoak-results"))
 }
 
 /// The verdict of a finished document: its limits, then the baseline comparison.
-pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
+pub(super) fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
     let judged = verdict(doc);
     match baseline {
         Some(b) => judged.with_baseline(diff(&b.name, &b.doc, doc, &DiffRules::default())),
@@ -74,7 +74,7 @@ pub fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
 /// fails here is a warning: the result is saved and its verdict stands. The verdict's first
 /// line always goes to stderr (the line a log or a gate looks for); its reasons too under
 /// systemd, or when stdout did not get the table (`--json`), which already ends with them.
-pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
+pub(super) fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
     let journal = std::env::var_os("JOURNAL_STREAM").is_some();
     if journal {
         for line in journal::transport_lines(doc) {
@@ -96,12 +96,12 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
         }
     }
     if let Some(dir) = &args.textfile_dir {
-        let name = crate::export::textfile::file_name(doc);
+        let name = rtsoak_report::textfile::file_name(doc);
         let path = dir.join(&name);
-        let text = crate::export::textfile::render(doc);
+        let text = rtsoak_report::textfile::render(doc);
         // node_exporter's directory: Debian gives its parent to the `prometheus` user, which
         // the walk by fd makes harmless (see `SafeDir::open_service_dir`).
-        let written = crate::sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
+        let written = rtsoak_sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
             out.write(name.as_ref(), text.as_bytes(), 0o644)
                 .map_err(anyhow::Error::from)
         });
@@ -128,12 +128,12 @@ pub fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_prin
 /// regression, then a breached limit or `--break-on`, then inconclusive (nothing failed, but
 /// the run did not measure what it was asked), then pass. A document without a verdict (one
 /// saved mid-run) is judged here. Whatever is not a PASS never exits 0.
-pub fn outcome(doc: &ResultDoc) -> Outcome {
+pub(super) fn outcome(doc: &ResultDoc) -> Outcome {
     let judged;
     let verdict = match &doc.verdict {
         Some(verdict) => verdict,
         None => {
-            judged = crate::judge::verdict(doc);
+            judged = rtsoak_analysis::judge::verdict(doc);
             &judged
         }
     };
@@ -159,10 +159,10 @@ pub fn outcome(doc: &ResultDoc) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::journal::verdict_lines;
-    use crate::result::RunStatus;
-    use crate::result::diff::{Diff, Figure, Finding};
-    use crate::testing::fixture::one_run_doc;
+    use rtsoak_record::result::RunStatus;
+    use rtsoak_record::result::diff::{Diff, Figure, Finding};
+    use rtsoak_report::journal::verdict_lines;
+    use rtsoak_testing::fixture::one_run_doc;
 
     fn judged(lost: u64, breach: bool, regression: bool) -> ResultDoc {
         let mut doc = one_run_doc();

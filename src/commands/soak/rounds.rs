@@ -4,19 +4,20 @@
 
 use std::path::Path;
 
-use crate::coordinator::stop::StopFlag;
-use crate::coordinator::{Progress, run_one};
-use crate::judge::ranked_caveats;
-use crate::plan::RunPlan;
 use crate::profile;
-use crate::result::store::Saver;
-use crate::result::{ResultDoc, RunKey, RunResult, RunStatus, timestamp};
-use crate::transport::Name;
-use crate::worker::floor::MAX_FLOOR_PERIODS;
+use crate::store::Saver;
+use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::stop::StopFlag;
+use rtsoak_measure::coordinator::{Progress, run_one};
+use rtsoak_measure::worker::floor::MAX_FLOOR_PERIODS;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
+use rtsoak_record::transport::Name;
+use rtsoak_sys::clock::timestamp;
 
 /// How the rounds run: what stops them, whether progress is shown, and whether each run has
 /// its floor run beside it (`--floor`).
-pub struct Rounds<'a> {
+pub(crate) struct Rounds<'a> {
     /// Where noise scratch files go (the result directory).
     pub result_dir: &'a Path,
     pub stop: &'a StopFlag,
@@ -29,7 +30,7 @@ pub struct Rounds<'a> {
 /// that failed or a `--break-on` that does not continue; the error is a run's setup failure.
 /// With `--floor`, each run's floor run goes beside it, first in even rounds, so neither side
 /// always runs on a machine the other has just warmed.
-pub fn run_rounds(
+pub(super) fn run_rounds(
     doc: &mut ResultDoc,
     saver: &mut Saver,
     rounds: &Rounds<'_>,
@@ -134,7 +135,7 @@ fn run_floor(
 /// `--floor` keeps every sample of a run in memory locked before it starts
 /// ([`MAX_FLOOR_PERIODS`] per series): refuse (a usage error) a plan whose runs hold more,
 /// naming what to change.
-pub fn check_floor(plan: &RunPlan) -> anyhow::Result<()> {
+pub(crate) fn check_floor(plan: &RunPlan) -> anyhow::Result<()> {
     let periods = plan.measured_periods();
     if periods <= MAX_FLOOR_PERIODS {
         return Ok(());
@@ -164,7 +165,7 @@ fn unsupported_reason(doc: &ResultDoc, transport: &str) -> Option<String> {
 
 /// The row of a transport this kernel lacks: nothing ran.
 fn unsupported(transport: &str, reason: String) -> RunResult {
-    crate::result::build_run(crate::result::RunInputs {
+    rtsoak_measure::result::build_run(rtsoak_measure::result::RunInputs {
         transport: transport.to_string(),
         status: RunStatus::Unsupported,
         reason: Some(reason),

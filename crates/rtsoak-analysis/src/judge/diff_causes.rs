@@ -1,0 +1,93 @@
+//! Why a comparison's spikes changed: where both results explained a transport's spikes, the
+//! change in each cause between them (a kernel upgrade that regresses raises one cause, and
+//! the first question RT engineers ask is which). Counts are estimated over all spikes: each
+//! cause's share of the kept spikes times the spikes over the threshold, so runs that kept
+//! different shares of their spikes still compare.
+//!
+//! Pure: two merged transports in, their changes out.
+
+use crate::merge::TransportRuns;
+use rtsoak_record::result::diff::{CauseChange, CauseChanges};
+use rtsoak_record::result::explain::SeriesBlame;
+use rtsoak_record::{Series, SeriesKey};
+
+/// The label of spikes the trace could not explain.
+const UNEXPLAINED: &str = "unexplained";
+
+/// The changes of `series` between `b` (baseline) and `n` (new), if both were explained.
+pub(super) fn changes(
+    b: &TransportRuns<'_>,
+    n: &TransportRuns<'_>,
+    series: Series,
+) -> Option<CauseChanges> {
+    let (old, new) = (blame(b, series)?, blame(n, series)?);
+    let mut causes: Vec<String> = old
+        .causes
+        .iter()
+        .chain(&new.causes)
+        .map(|c| c.cause.clone())
+        .collect();
+    causes.sort();
+    causes.dedup();
+    causes.push(UNEXPLAINED.to_string());
+    let mut changes: Vec<CauseChange> = causes
+        .into_iter()
+        .map(|cause| {
+            let (baseline_share_percent, baseline_count) = share(&old, &cause);
+            let (new_share_percent, new_count) = share(&new, &cause);
+            CauseChange {
+                cause,
+                baseline_count,
+                new_count,
+                baseline_share_percent,
+                new_share_percent,
+            }
+        })
+        .filter(|c| c.baseline_count > 0.0 || c.new_count > 0.0)
+        .collect();
+    changes.sort_by(|a, b| {
+        let delta = |c: &CauseChange| (c.new_count - c.baseline_count).abs();
+        delta(b)
+            .total_cmp(&delta(a))
+            .then_with(|| a.cause.cmp(&b.cause))
+    });
+    Some(CauseChanges {
+        transport: n.transport.to_string(),
+        ring_setup: n.ring_setup.or(b.ring_setup),
+        series: series.name().to_string(),
+        baseline_over_threshold: old.over_threshold,
+        new_over_threshold: new.over_threshold,
+        changes,
+    })
+}
+
+/// The series' blame over the runs, if every run was traced.
+fn blame(t: &TransportRuns<'_>, series: Series) -> Option<SeriesBlame> {
+    let explanations: Vec<_> = t
+        .runs
+        .iter()
+        .map(|r| r.explanation.as_ref())
+        .collect::<Option<_>>()?;
+    if explanations.iter().any(|e| e.tracing.unavailable.is_some()) {
+        return None;
+    }
+    SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(series))
+}
+
+/// A cause's share of the kept spikes, percent, and its count estimated over all spikes.
+fn share(blame: &SeriesBlame, cause: &str) -> (f64, f64) {
+    if blame.kept == 0 {
+        return (0.0, 0.0);
+    }
+    let count = if cause == UNEXPLAINED {
+        blame.unexplained
+    } else {
+        blame
+            .causes
+            .iter()
+            .find(|c| c.cause == cause)
+            .map_or(0, |c| c.count)
+    };
+    let share = count as f64 / blame.kept as f64;
+    (100.0 * share, share * blame.over_threshold as f64)
+}

@@ -1,0 +1,19 @@
+//! Judging a result: what its figures are worth ([`caveats`]), whether it passes its limits
+//! ([`verdict`]) and measured what it was asked ([`measured`]), whether it regressed against a baseline ([`diff`]), and the exact rate test
+//! both comparisons rest on ([`rates`]). Pure functions over result documents: they never
+//! measure, print, read files or choose exit codes; what they return is recorded in the result
+//! (`result::verdict`, `result::diff`) or shown by the exports.
+
+pub mod caveats;
+pub mod decision;
+mod diff;
+mod diff_causes;
+pub mod floor;
+mod measured;
+pub mod rates;
+mod tail_limit;
+mod verdict;
+
+pub use caveats::{caveats, ranked as ranked_caveats};
+pub use diff::diff;
+pub use verdict::verdict;

@@ -1,0 +1,266 @@
+//! The verdict of a result, PASS, FAIL or INCONCLUSIVE: first the failures that no limit can
+//! forgive (a run that failed, was interrupted, lost a message, had its transport fail or was
+//! stopped by `--break-on`), then every breach of the plan's `[verdict]` limits with the figure
+//! that broke the limit and the limit, per transport on its merged rounds, then what kept the
+//! run from measuring what it was asked ([`super::measured`]).
+//!
+//! Pure: [`verdict`] reads a [`ResultDoc`] and returns a [`Verdict`]; it never prints, reads
+//! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
+
+use super::measured;
+use crate::merge::{TransportRuns, by_transport};
+use rtsoak_record::Series;
+use rtsoak_record::plan::Limits;
+use rtsoak_record::result::verdict::{Breach, Failure, FailureKind, Limit, Verdict};
+use rtsoak_record::result::{ResultDoc, RunStatus};
+
+/// The series the latency limits judge.
+const JUDGED_SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
+
+/// Judge `doc`: its failures, then `doc.plan.verdict`, then whether it measured what it was
+/// asked. Unsupported transports have no figures to judge (whether that leaves the verdict
+/// inconclusive is [`measured`]'s to say); failed runs are judged on what they measured as well.
+pub fn verdict(doc: &ResultDoc) -> Verdict {
+    let limits = &doc.plan.verdict;
+    let mut failures = Vec::new();
+    let mut breaches = Vec::new();
+    if doc.interrupted {
+        failures.push(Failure {
+            transport: None,
+            ring_setup: None,
+            kind: FailureKind::Interrupted,
+            message: "the invocation was stopped by a signal before every run was done".into(),
+        });
+    }
+    let merged = by_transport(doc);
+    for transport in &merged {
+        if transport.status != RunStatus::Unsupported {
+            find_failures(transport, &mut failures);
+            judge_transport(transport, limits, &mut breaches);
+            if limits.require_rt_priority {
+                judge_rt_priority(transport, &mut breaches);
+            }
+        }
+    }
+    judge_machine(doc, limits, &mut breaches);
+    Verdict::of(failures, breaches, measured::shortfalls(doc, &merged))
+}
+
+/// Every run of the transport that failed, was interrupted or broke; its lost messages and
+/// transport failures.
+fn find_failures(t: &TransportRuns<'_>, out: &mut Vec<Failure>) {
+    let name = &t.label;
+    let mut fail = |kind, text: String| {
+        out.push(Failure {
+            transport: Some(t.transport.to_string()),
+            ring_setup: t.ring_setup,
+            kind,
+            message: format!("{name}: {text}"),
+        });
+    };
+    for run in &t.runs {
+        let why = run.reason.as_deref().unwrap_or("no reason recorded");
+        let round = run.round;
+        match run.status {
+            RunStatus::Failed => fail(
+                FailureKind::RunFailed,
+                format!("round {round} failed: {why}"),
+            ),
+            RunStatus::Interrupted => fail(
+                FailureKind::Interrupted,
+                format!("round {round} was interrupted: {why}"),
+            ),
+            RunStatus::Completed | RunStatus::Unsupported => {}
+        }
+        if let Some(event) = run.break_event {
+            fail(
+                FailureKind::BreakOn,
+                format!(
+                    "round {round}: {} {:.1} us > --break-on {:.1} us (seq {})",
+                    event.series.name(),
+                    us(event.value_ns),
+                    us(event.limit_ns),
+                    event.seq
+                ),
+            );
+        }
+    }
+    if let Some(loss) = t.integrity.loss() {
+        fail(FailureKind::LostMessages, loss);
+    }
+    let transport_failures = t.integrity.transport_failures();
+    if !transport_failures.is_empty() {
+        fail(
+            FailureKind::TransportErrors,
+            format!("the transport failed: {}", transport_failures.join("; ")),
+        );
+    }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+fn judge_transport(t: &TransportRuns<'_>, limits: &Limits, out: &mut Vec<Breach>) {
+    let name = &t.label;
+    let mut breach = |what, series: Option<&str>, figure: f64, limit: f64, unit: &str, text| {
+        out.push(Breach {
+            transport: Some(t.transport.to_string()),
+            ring_setup: t.ring_setup,
+            what,
+            series: series.map(str::to_string),
+            figure,
+            limit,
+            unit: unit.to_string(),
+            message: format!("{name}: {text} ({})", Limit::key(what)),
+        });
+    };
+    let (missed, planned) = (t.integrity.missed_periods, t.integrity.planned_periods);
+    if let Some(limit) = limits.max_missed_periods.filter(|limit| missed > *limit) {
+        let text = if planned > 0 {
+            format!(
+                "{missed} of {planned} planned periods missed ({:.3} %) > {limit} allowed",
+                missed as f64 * 100.0 / planned as f64
+            )
+        } else {
+            format!("{missed} periods missed > {limit} allowed")
+        };
+        let (figure, limit) = (missed as f64, limit as f64);
+        breach(
+            Limit::MaxMissedPeriods,
+            None,
+            figure,
+            limit,
+            "periods",
+            text,
+        );
+    }
+    if let Some(limit_ns) = limits.max_expected_per_day_ns {
+        for judged in super::tail_limit::SERIES {
+            if let Some(level_ns) = super::tail_limit::breach(t, judged, limit_ns) {
+                let (level, limit) = (level_ns / 1e3, us(limit_ns));
+                let series = judged.name();
+                let text = format!(
+                    "{series} expected once a day {level:.1} us (tail estimate) > {limit} us \
+                     allowed"
+                );
+                let what = Limit::MaxExpectedPerDay;
+                breach(what, Some(series), level, limit, "us", text);
+            }
+        }
+    }
+    for judged in JUDGED_SERIES {
+        let series = judged.name();
+        let s = t.summary(judged);
+        let (max_key, max_limit) = match judged {
+            Series::SendCall => (Limit::MaxSendCall, limits.max_send_call_ns),
+            _ => (Limit::MaxDelivery, limits.max_delivery_ns),
+        };
+        if let Some(limit_ns) = max_limit.filter(|limit| s.max_ns > *limit) {
+            let (max, limit) = (us(s.max_ns), us(limit_ns));
+            let text = format!("longest {series} {max:.1} us > {limit} us allowed");
+            breach(max_key, Some(series), max, limit, "us", text);
+        }
+        if let Some(limit) = limits
+            .max_over_threshold
+            .filter(|limit| s.over_threshold > *limit)
+        {
+            let over = s.over_threshold;
+            let text = format!("{over} {series} samples over threshold > {limit} allowed");
+            let (figure, limit) = (over as f64, limit as f64);
+            breach(
+                Limit::MaxOverThreshold,
+                Some(series),
+                figure,
+                limit,
+                "samples",
+                text,
+            );
+        }
+        if let Some(limit) = limits.max_over_threshold_per_million
+            && s.count > 0
+        {
+            let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
+            if rate > limit as f64 {
+                let text = format!(
+                    "{rate:.2} {series} samples per million over threshold ({} of {}) > {limit} \
+                     allowed",
+                    s.over_threshold, s.count
+                );
+                let what = Limit::MaxOverThresholdPerMillion;
+                breach(what, Some(series), rate, limit as f64, "per million", text);
+            }
+        }
+    }
+}
+
+/// `require_rt_priority`: every RT worker of every run of the transport got the real-time policy
+/// and priority it asked for.
+fn judge_rt_priority(t: &TransportRuns<'_>, out: &mut Vec<Breach>) {
+    if let Some(worker) = measured::rt_worker_short_of_its_policy(t) {
+        let s = &worker.setup;
+        out.push(Breach {
+            transport: Some(t.transport.to_string()),
+            ring_setup: t.ring_setup,
+            what: Limit::RequireRtPriority,
+            series: None,
+            figure: 0.0,
+            limit: 1.0,
+            unit: String::new(),
+            message: format!(
+                "{}: an RT worker ran {} {} instead of {} {} ({})",
+                t.label,
+                s.policy,
+                s.priority,
+                s.policy_requested,
+                s.priority_requested,
+                Limit::RequireRtPriority.key()
+            ),
+        });
+    }
+}
+
+fn judge_machine(doc: &ResultDoc, limits: &Limits, out: &mut Vec<Breach>) {
+    let mut condition = |what: Limit, text: String| {
+        out.push(Breach {
+            transport: None,
+            ring_setup: None,
+            what,
+            series: None,
+            figure: 0.0,
+            limit: 1.0,
+            unit: String::new(),
+            message: format!("{text} ({})", what.key()),
+        });
+    };
+    if limits.require_preempt_rt && !doc.host.preempt_rt {
+        let release = doc
+            .host
+            .kernel_release
+            .as_deref()
+            .unwrap_or("(unknown release)");
+        condition(
+            Limit::RequirePreemptRt,
+            format!("the kernel {release} is not PREEMPT_RT"),
+        );
+    }
+    let rt = &doc.plan.rt;
+    let not_isolated: Vec<usize> = [rt.publisher_cpu, rt.subscriber_cpu]
+        .into_iter()
+        .filter(|cpu| !doc.host.isolated.contains(cpu))
+        .collect();
+    if limits.require_isolated_cpus && !not_isolated.is_empty() {
+        condition(
+            Limit::RequireIsolatedCpus,
+            format!(
+                "RT CPU{} {} not isolated",
+                if not_isolated.len() == 1 { "" } else { "s" },
+                rtsoak_record::cpulist::format(&not_isolated)
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

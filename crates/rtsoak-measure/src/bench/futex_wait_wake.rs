@@ -1,0 +1,153 @@
+//! `futex-wait-wake` (the workload of the 2026-07-30 io_uring scalar futex wait/wake
+//! regression report on the io-uring list): one ring, K cacheline-separated futex words. A cycle queues K
+//! `IORING_OP_FUTEX_WAIT` (user data 0..K) then K `IORING_OP_FUTEX_WAKE` (user data K..2K), submits
+//! them in one call and reaps exactly 2K completions: every wait must return 0 and every wake 1.
+//! One operation is one wait/wake pair.
+
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use io_uring::{IoUring, opcode, types};
+
+use super::checks::Tally;
+use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::words::Words;
+use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
+use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::{HostFacts, RingSetup};
+use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
+use rtsoak_sys::uring::Sqe;
+
+/// The bench, as the registry holds it.
+pub(crate) struct FutexWaitWake;
+
+/// Its own flags.
+#[derive(Debug, Args)]
+struct Flags {
+    /// Futex words (wait/wake pairs) per cycle.
+    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    k: u32,
+}
+
+impl Bench for FutexWaitWake {
+    fn name(&self) -> &'static str {
+        "futex-wait-wake"
+    }
+
+    fn about(&self) -> &'static str {
+        "K IORING_OP_FUTEX_WAIT then K IORING_OP_FUTEX_WAKE per cycle on one ring; ns per pair"
+    }
+
+    fn op(&self) -> &'static str {
+        "wait/wake pair"
+    }
+
+    fn needs(&self) -> &'static [Opcode] {
+        &[
+            Opcode {
+                code: opcode::FutexWait::CODE,
+                name: "IORING_OP_FUTEX_WAIT",
+                since: "6.7",
+            },
+            Opcode {
+                code: opcode::FutexWake::CODE,
+                name: "IORING_OP_FUTEX_WAKE",
+                since: "6.7",
+            },
+        ]
+    }
+
+    fn flags(&self, command: Command) -> Command {
+        Flags::augment_args(command)
+    }
+
+    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
+        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+    }
+
+    fn run(
+        &self,
+        config: &BenchConfig,
+        plan: RoundPlan,
+        _host: &HostFacts,
+        setup: &mut Setup,
+    ) -> anyhow::Result<Vec<BenchSeries>> {
+        Ok(run_single(
+            self,
+            State::new(config)?,
+            plan,
+            config.cpu,
+            setup,
+        ))
+    }
+}
+
+/// The bench's state: words, ring and the 2K prepared requests.
+struct State {
+    ring: IoUring,
+    words: Words,
+    entries: Vec<Sqe>,
+    k: u64,
+    timeout: types::Timespec,
+}
+
+impl State {
+    /// Prepare K words and their requests on a ring with `config.ring_setup`.
+    fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
+        let k = config.k as usize;
+        let words = Words::new(k, config.shared)?;
+        let (ring, setup) = super::ring::build(config.ring_setup, 2 * k)?;
+        let flags = words.futex2_flags();
+        let mut entries = Vec::with_capacity(2 * k);
+        for i in 0..k {
+            entries.push(
+                Sqe::futex_wait(words.word(i), 0, FUTEX_BITSET_MATCH_ANY, flags)
+                    .user_data(i as u64),
+            );
+        }
+        for i in 0..k {
+            entries.push(
+                Sqe::futex_wake(words.word(i), 1, FUTEX_BITSET_MATCH_ANY, flags)
+                    .user_data((k + i) as u64),
+            );
+        }
+        let bench = State {
+            ring,
+            words,
+            entries,
+            k: k as u64,
+            timeout: completion_timeout(),
+        };
+        Ok((bench, setup))
+    }
+}
+
+impl Workload for State {
+    fn ops_per_cycle(&self) -> u64 {
+        self.k
+    }
+
+    fn checks_per_cycle(&self) -> u64 {
+        2 * self.k
+    }
+
+    #[inline(always)]
+    fn cycle(&mut self, tally: &mut Tally) -> bool {
+        if !push_all(&mut self.ring, &self.entries, tally) {
+            return false;
+        }
+        let k = self.k;
+        submit_and_drain(&mut self.ring, 2 * k, &self.timeout, tally, |t, ud, res| {
+            t.expect(ud, i64::from(res), if ud < k { 0 } else { 1 })
+        })
+    }
+
+    fn after_round(&mut self, tally: &mut Tally) {
+        if tally.timeouts > 0 || tally.call_errors > 0 {
+            // A lost wake leaves waits armed: wake them all and reap, so the next round starts
+            // clean.
+            for i in 0..self.k as usize {
+                let _ = wake(self.words.word(i), i32::MAX, self.words.is_private());
+            }
+            drain_leftovers(&mut self.ring);
+        }
+    }
+}

@@ -1,0 +1,591 @@
+//! The coordinator: the non-real-time process the user started. For one transport run it
+//! creates the shared region, starts the RT subscriber then the RT publisher, sets the start
+//! time, supervises (signals, worker exits, deadline, progress, draining the workers' frame
+//! rings), and collects what the workers left behind into a [`RunResult`]. It never leaves a
+//! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
+//! workers die with it if it dies.
+
+mod cpustat;
+mod exits;
+pub mod noise;
+mod progress;
+pub use progress::Progress;
+pub mod stop;
+mod watchdog;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use self::exits::ChildExits;
+use self::noise::NoiseManager;
+use self::stop::StopFlag;
+use crate::explain::{self, Tracer};
+use crate::launch::{Spawned, ring_for, spawn};
+use crate::protocol::read_report;
+use crate::result::{NoiseOutcome, WorkerOutput};
+use crate::result::{RunInputs, build_run};
+use rtsoak_record::Role;
+use rtsoak_record::plan::RunPlan;
+use rtsoak_record::result::{RunResult, RunStatus};
+use rtsoak_record::transport::Name;
+use rtsoak_sys::clock::now_ns;
+use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::region::{
+    RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
+};
+
+/// Time a worker gets to set itself up and report `READY`.
+const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Lead time between everyone being ready and the first period.
+const START_LEAD_NS: u64 = 50_000_000;
+/// Slack beyond the planned end before the coordinator declares a worker hung.
+const HANG_SLACK_NS: u64 = 10_000_000_000;
+/// Supervision tick: short, because queue noise is replaced on it (and frame rings are drained
+/// on it).
+const TICK: Duration = Duration::from_millis(10);
+
+/// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
+/// directory). Errors are for setup failures before any worker ran; once workers run, every
+/// outcome (including failures) comes back as a result.
+pub fn run_one(
+    plan: &RunPlan,
+    transport: Name,
+    scratch_dir: &std::path::Path,
+    stop: &StopFlag,
+    progress: &mut Progress,
+) -> anyhow::Result<RunResult> {
+    let started_at = timestamp();
+    let region = SharedRegion::create().context("creating the shared region")?;
+    let mut workers: Vec<Spawned> = Vec::new();
+    let mut noise = NoiseManager::new(plan, transport, &region, scratch_dir);
+    let mut tracing = Tracing::asked(plan, transport, scratch_dir);
+    let outcome = drive(
+        plan,
+        transport,
+        &region,
+        (&mut workers, &mut tracing),
+        &mut noise,
+        stop,
+        progress,
+    );
+    // Whatever happened, no worker outlives this function: nothing below can fail.
+    let ended = end_every_process(&region, &mut workers, noise, tracing);
+    let done = outcome.unwrap_or_else(|error| Driven::cut_short(&error, stop));
+    let outputs = collect(&mut workers, ended.exits);
+    let frame_problems = frame_problems(&outputs);
+    let mut result = build_run(RunInputs {
+        transport: transport.to_string(),
+        status: done.status,
+        reason: done.reason,
+        started_at,
+        measured_ns: done.measured_ns,
+        cpu_busy_percent: done.cpu_busy_percent,
+        workers: outputs,
+        noise: ended.noise,
+    });
+    analyse(&mut result, plan, &region, ended.trace, ended.rt_pids);
+    settle_status(&mut result, &frame_problems);
+    Ok(result)
+}
+
+/// What is left of a run's processes once every one of them has ended.
+struct Ended {
+    /// The noise, folded over every noise process.
+    noise: NoiseOutcome,
+    /// How each RT worker's process ended, in the order they were started.
+    exits: Vec<String>,
+    /// The RT publisher's and the RT subscriber's pids (0 for one never started).
+    rt_pids: [i32; 2],
+    /// The explainer's trace, or why there is none (`None` when the explainer is off or the
+    /// RT pair never got ready).
+    trace: Option<Result<explain::Trace, String>>,
+}
+
+/// Stop the run and end every process it started: the noise first, then the RT pair (`reap`
+/// kills what does not stop in time), then the tracer.
+fn end_every_process(
+    region: &SharedRegion,
+    workers: &mut [Spawned],
+    noise: NoiseManager<'_>,
+    tracing: Tracing,
+) -> Ended {
+    region
+        .get()
+        .control
+        .phase
+        .store(phase::STOP, Ordering::Release);
+    let noise = noise.finish();
+    let exits = reap(region, workers);
+    let rt_pids = [Role::Publisher, Role::Subscriber].map(|role| {
+        workers
+            .iter()
+            .find(|w| w.spec.role == role)
+            .map_or(0, |w| w.child.id() as i32)
+    });
+    // Every worker has exited: the trace holds all they did.
+    let trace = tracing.tracer.map(|started| started.map(Tracer::finish));
+    Ended {
+        noise,
+        exits,
+        rt_pids,
+        trace,
+    }
+}
+
+/// The last drain, after the workers ended: a worker that died mid-run still leaves every
+/// interval it finished.
+fn collect(workers: &mut [Spawned], exits: Vec<String>) -> Vec<WorkerOutput> {
+    workers
+        .iter_mut()
+        .zip(exits)
+        .map(|(worker, exit)| WorkerOutput {
+            role: worker.spec.role,
+            pid: worker.child.id() as i32,
+            stream: worker.collect(),
+            exit,
+        })
+        .collect()
+}
+
+/// The lost or damaged interval frames of each worker, one sentence each.
+fn frame_problems(outputs: &[WorkerOutput]) -> Vec<String> {
+    outputs
+        .iter()
+        .filter_map(|w| {
+            Some(format!(
+                "the {}: {}",
+                w.role.name(),
+                w.stream.problems.as_ref()?
+            ))
+        })
+        .collect()
+}
+
+/// The figures worked out from the whole run: the tail estimates, the bounded interval list
+/// and, where the explainer ran and the run started, the outliers laid over the trace.
+fn analyse(
+    result: &mut RunResult,
+    plan: &RunPlan,
+    region: &SharedRegion,
+    trace: Option<Result<explain::Trace, String>>,
+    rt_pids: [i32; 2],
+) {
+    // After the run, never during it: the fits cost CPU the measuring loops must not share.
+    result.tail =
+        rtsoak_analysis::tail::run::estimate_run(result, plan.period_ns, plan.threshold_ns);
+    // A multi-hour run keeps a bounded interval list (coarser, nothing lost), its share of
+    // the document's.
+    result.intervals = rtsoak_analysis::coarsen::coarsen(
+        std::mem::take(&mut result.intervals),
+        rtsoak_analysis::coarsen::intervals_per_run(plan.planned_runs()),
+    );
+    let start_ns = region.get().control.start_ns.load(Ordering::Acquire);
+    if start_ns > 0 {
+        let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
+        result.explanation = trace.map(|trace| match trace {
+            Ok(trace) => {
+                let listed = rtsoak_record::result::explain::chains_per_run(plan.planned_runs());
+                explain::explain_run(&trace, result, measure_start_ns, rt_pids, listed)
+            }
+            Err(reason) => explain::unavailable(reason),
+        });
+    }
+}
+
+/// A run that looked completed fails, or is interrupted, for what its result shows: lost
+/// frames, a dead noise worker, a worker's own error, or a `--break-on` that stopped it.
+fn settle_status(result: &mut RunResult, frame_problems: &[String]) {
+    fail_for_frame_problems(&mut result.status, &mut result.reason, frame_problems);
+    // A noise worker that died took its share of the noise with it: the figures were not
+    // measured under the noise the profile asked for, and something killed a process of ours.
+    let deaths: Vec<String> = result.noise.deaths.iter().map(|d| d.sentence()).collect();
+    fail_for_frame_problems(&mut result.status, &mut result.reason, &deaths);
+    if result.status == RunStatus::Completed
+        && let Some(error) = result.workers.iter().find_map(|w| w.error.clone())
+    {
+        result.status = RunStatus::Failed;
+        result.reason = Some(error);
+    }
+    if result.status == RunStatus::Completed
+        && result.break_event.is_some_and(|event| !event.continued)
+    {
+        result.status = RunStatus::Interrupted;
+        result.reason = Some("stopped by --break-on".to_string());
+    }
+}
+
+/// Lost or damaged interval frames leave histograms incomplete, and a dead noise worker leaves
+/// the noise incomplete: a completed run fails naming them, and a run that already failed or
+/// was interrupted names them beside its reason.
+fn fail_for_frame_problems(
+    status: &mut RunStatus,
+    reason: &mut Option<String>,
+    problems: &[String],
+) {
+    if problems.is_empty() {
+        return;
+    }
+    let problems = problems.join("; ");
+    *reason = Some(match reason.take() {
+        Some(earlier) if *status != RunStatus::Completed => format!("{earlier}; {problems}"),
+        _ => problems,
+    });
+    if *status == RunStatus::Completed {
+        *status = RunStatus::Failed;
+    }
+}
+
+/// The spike explainer of one run: what to ask of it (none when it is off), then the tracer
+/// started once the RT tasks are known (or why it could not start).
+struct Tracing {
+    options: Option<explain::Options>,
+    tracer: Option<Result<Tracer, String>>,
+}
+
+impl Tracing {
+    /// What the plan asks of the explainer for this run; nothing is started yet.
+    fn asked(plan: &RunPlan, transport: Name, scratch_dir: &std::path::Path) -> Self {
+        Self {
+            options: plan.explain.then(|| explain::Options {
+                min_wait_us: plan.threshold_ns / 2_000,
+                keep: plan.keep_trace.then(|| {
+                    explain::trace_file(scratch_dir, transport.as_str(), plan.ring_setup.name())
+                }),
+            }),
+            tracer: None,
+        }
+    }
+
+    /// Start tracing the RT pair `workers`, if the explainer is on.
+    fn start(&mut self, workers: &[Spawned]) {
+        if let Some(options) = self.options.take() {
+            let pids: Vec<i32> = workers.iter().map(|w| w.child.id() as i32).collect();
+            self.tracer = Some(Tracer::start(&pids, options));
+        }
+    }
+}
+
+/// How the supervised part of a run went.
+struct Driven {
+    status: RunStatus,
+    reason: Option<String>,
+    /// Measured time covered, ns.
+    measured_ns: u64,
+    /// Busy share of each CPU from the first period to the end, percent.
+    cpu_busy_percent: std::collections::BTreeMap<usize, f64>,
+}
+
+impl Driven {
+    /// A run whose setup went wrong: nothing was measured.
+    fn cut_short(error: &anyhow::Error, stop: &StopFlag) -> Self {
+        Self {
+            // A stop signal during setup interrupts the run; anything else failed it.
+            status: if stop.is_set() {
+                RunStatus::Interrupted
+            } else {
+                RunStatus::Failed
+            },
+            reason: Some(format!("{error:#}")),
+            measured_ns: 0,
+            cpu_busy_percent: Default::default(),
+        }
+    }
+}
+
+/// When a run's periods fall, ns of `CLOCK_MONOTONIC`.
+struct Window {
+    /// The first period, warm-up included.
+    start_ns: u64,
+    /// The first measured period, after the warm-up.
+    measure_start_ns: u64,
+    /// The end of the last measured period.
+    planned_end_ns: u64,
+}
+
+impl Window {
+    /// The periods of `plan`, starting a lead time from now.
+    fn from_now(plan: &RunPlan) -> Self {
+        let start_ns = now_ns() + START_LEAD_NS;
+        let measure_start_ns = start_ns + plan.warmup_periods() * plan.period_ns;
+        Self {
+            start_ns,
+            measure_start_ns,
+            planned_end_ns: measure_start_ns + plan.measured_periods() * plan.period_ns,
+        }
+    }
+}
+
+/// Start, run and stop the workers.
+fn drive(
+    plan: &RunPlan,
+    transport: Name,
+    region: &SharedRegion,
+    (workers, tracing): (&mut Vec<Spawned>, &mut Tracing),
+    noise: &mut NoiseManager,
+    stop: &StopFlag,
+    progress: &mut Progress,
+) -> anyhow::Result<Driven> {
+    start_rt_pair(plan, transport, region, workers, stop)?;
+    // Tracing starts with the RT tasks known (its filters name them), before the noise and
+    // the first period.
+    tracing.start(workers);
+    // Noise starts before the first period, so the warm-up already runs under it.
+    noise.start().context("starting the noise")?;
+
+    let window = Window::from_now(plan);
+    let ticks_before = cpustat::read(cpustat::PROC_STAT);
+    let r = region.get();
+    r.control.start_ns.store(window.start_ns, Ordering::Release);
+    r.control.phase.store(phase::RUN, Ordering::Release);
+    progress.run_started(
+        transport.as_str(),
+        window.measure_start_ns,
+        window.planned_end_ns,
+    );
+    let (status, reason) = supervise(plan, region, workers, noise, stop, progress, &window);
+    progress.run_finished(r);
+    let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(cpustat::PROC_STAT));
+    let measured_ns = now_ns()
+        .min(window.planned_end_ns)
+        .saturating_sub(window.measure_start_ns);
+    Ok(Driven {
+        status,
+        reason,
+        measured_ns,
+        cpu_busy_percent,
+    })
+}
+
+/// Start the RT subscriber, then the RT publisher, each ready before the next starts.
+fn start_rt_pair(
+    plan: &RunPlan,
+    transport: Name,
+    region: &SharedRegion,
+    workers: &mut Vec<Spawned>,
+    stop: &StopFlag,
+) -> anyhow::Result<()> {
+    for (role, slot) in [
+        (Role::Subscriber, RT_SUBSCRIBER_SLOT),
+        (Role::Publisher, RT_PUBLISHER_SLOT),
+    ] {
+        workers.push(spawn(
+            crate::launch::rt_spec(plan, transport, role, slot),
+            region,
+            ring_for(role, slot)?,
+        )?);
+        wait_ready(region, workers, slot, stop)?;
+    }
+    Ok(())
+}
+
+/// Supervise the running workers, a tick at a time, until they are all done, or the
+/// publisher is, or one ended early, a stop signal came, one went silent or the run overran
+/// its planned end. Returns how the run ended, and why where it did not complete.
+fn supervise(
+    plan: &RunPlan,
+    region: &SharedRegion,
+    workers: &mut [Spawned],
+    noise: &mut NoiseManager,
+    stop: &StopFlag,
+    progress: &mut Progress,
+    window: &Window,
+) -> (RunStatus, Option<String>) {
+    let r = region.get();
+    let publisher = &r.workers[RT_PUBLISHER_SLOT];
+    let watched = [
+        watchdog::Watched {
+            name: Role::Publisher.name(),
+            slot: publisher,
+        },
+        watchdog::Watched {
+            name: Role::Subscriber.name(),
+            slot: &r.workers[RT_SUBSCRIBER_SLOT],
+        },
+    ];
+    let watchdog_ns = watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns);
+    let mut status = RunStatus::Completed;
+    let mut reason = None;
+    let exits = ChildExits::get();
+    // An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
+    let mut dead = None;
+    loop {
+        std::thread::sleep(TICK);
+        for worker in workers.iter_mut() {
+            worker.frames.drain();
+        }
+        let ended = exits.take();
+        if ended && dead.is_none() {
+            dead = exited(workers);
+        }
+        noise.tick(ended);
+        let now = now_ns();
+        progress.tick(r, now);
+        if r.phase() != phase::STOP {
+            if stop.is_set() {
+                status = RunStatus::Interrupted;
+                reason = Some(format!("stopped by {}", stop.signal_name()));
+                r.control.phase.store(phase::STOP, Ordering::Release);
+            } else if publisher.state.load(Ordering::Acquire) >= worker_state::DONE {
+                r.control.phase.store(phase::STOP, Ordering::Release);
+            } else if let Some(dead) = &dead {
+                status = RunStatus::Failed;
+                reason = Some(dead.clone());
+                r.control.phase.store(phase::STOP, Ordering::Release);
+            } else if let Some(hung) =
+                watchdog::silent(r, &watched, window.start_ns, now, watchdog_ns)
+            {
+                // A silent worker will not finish: stop now; `reap` kills it.
+                status = RunStatus::Failed;
+                reason = Some(hung);
+                r.control.phase.store(phase::STOP, Ordering::Release);
+                break;
+            }
+        }
+        let all_done = workers
+            .iter()
+            .all(|w| r.workers[w.spec.slot].state.load(Ordering::Acquire) >= worker_state::DONE);
+        if all_done {
+            break;
+        }
+        if dead.is_some() && r.phase() == phase::STOP {
+            break;
+        }
+        if now > window.planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {
+            status = RunStatus::Failed;
+            reason = Some(format!(
+                "a worker did not finish within {} s of the planned end: killed",
+                HANG_SLACK_NS / 1_000_000_000
+            ));
+            break;
+        }
+    }
+    (status, reason)
+}
+
+/// Wait until the worker in `slot` is ready, has failed, or the setup time ran out.
+fn wait_ready(
+    region: &SharedRegion,
+    workers: &mut [Spawned],
+    slot: usize,
+    stop: &StopFlag,
+) -> anyhow::Result<()> {
+    let state = &region.get().workers[slot].state;
+    let deadline = std::time::Instant::now() + SETUP_TIMEOUT;
+    loop {
+        match state.load(Ordering::Acquire) {
+            worker_state::READY => return Ok(()),
+            worker_state::FAILED | worker_state::DONE => {
+                anyhow::bail!("{}", setup_failure(workers))
+            }
+            _ => {}
+        }
+        if let Some(dead) = exited(workers) {
+            anyhow::bail!("{dead}: {}", setup_failure(workers));
+        }
+        anyhow::ensure!(
+            !stop.is_set(),
+            "stopped by {} during setup",
+            stop.signal_name()
+        );
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "a worker did not get ready within {} s",
+            SETUP_TIMEOUT.as_secs()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The error the last started worker reported, for a setup failure.
+fn setup_failure(workers: &mut [Spawned]) -> String {
+    let Some(worker) = workers.last_mut() else {
+        return "no worker started".into();
+    };
+    // Give a failing worker a moment to finish writing its report.
+    let _ = worker.child.try_wait();
+    std::thread::sleep(Duration::from_millis(20));
+    match read_report(&mut worker.report) {
+        Ok(report) => report.and_then(|r| r.error).unwrap_or_else(|| {
+            format!("the {:?} worker failed without a report", worker.spec.role)
+        }),
+        Err(error) => format!(
+            "the {:?} worker's report is unreadable: {error:#}",
+            worker.spec.role
+        ),
+    }
+}
+
+/// A worker that exited before it was done, described.
+fn exited(workers: &mut [Spawned]) -> Option<String> {
+    for worker in workers.iter_mut() {
+        if let Ok(Some(status)) = worker.child.try_wait()
+            && !status.success()
+        {
+            return Some(format!(
+                "the {} worker (pid {}) ended early: {status}; the run was stopped",
+                worker.spec.role.name(),
+                worker.child.id()
+            ));
+        }
+    }
+    None
+}
+
+/// Stop every worker: let them finish for a moment, then kill; always reap. Returns how each
+/// process ended.
+fn reap(region: &SharedRegion, workers: &mut [Spawned]) -> Vec<String> {
+    region
+        .get()
+        .control
+        .phase
+        .store(phase::STOP, Ordering::Release);
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    workers
+        .iter_mut()
+        .map(|worker| {
+            loop {
+                match worker.child.try_wait() {
+                    Ok(Some(status)) => return status.to_string(),
+                    Ok(None) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => {
+                        let _ = worker.child.kill();
+                        return match worker.child.wait() {
+                            Ok(status) => format!("{status} (killed by the coordinator)"),
+                            Err(error) => format!("unknown: {error}"),
+                        };
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_frames_fail_a_completed_run_and_are_named_beside_an_earlier_reason() {
+        let lost = ["the RT publisher: 3 interval frames were lost".to_string()];
+        let (mut status, mut reason) = (RunStatus::Completed, None);
+        fail_for_frame_problems(&mut status, &mut reason, &lost);
+        assert_eq!(status, RunStatus::Failed);
+        assert_eq!(reason.as_deref(), Some(lost[0].as_str()));
+
+        let (mut status, mut reason) = (RunStatus::Interrupted, Some("stopped by SIGINT".into()));
+        fail_for_frame_problems(&mut status, &mut reason, &lost);
+        assert_eq!(status, RunStatus::Interrupted);
+        assert_eq!(
+            reason.as_deref(),
+            Some("stopped by SIGINT; the RT publisher: 3 interval frames were lost")
+        );
+
+        let (mut status, mut reason) = (RunStatus::Completed, None);
+        fail_for_frame_problems(&mut status, &mut reason, &[]);
+        assert_eq!((status, reason), (RunStatus::Completed, None));
+    }
+}

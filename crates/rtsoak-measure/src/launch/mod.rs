@@ -1,0 +1,13 @@
+//! Launching workers: the spec each worker of a run gets from the plan ([`specs`]) and the
+//! worker process started with its memfds and frame ring ([`spawn`]), from the worker binary
+//! beside this one ([`worker_binary`]). Shared by the coordinator (the RT pair) and the noise
+//! wing (every noise process).
+
+mod spawn;
+mod specs;
+pub mod worker_binary;
+
+pub use spawn::spawn;
+
+pub(crate) use spawn::{Spawned, ring_for};
+pub(crate) use specs::{burst_spec, load_spec, queue_noise_spec, rt_spec};

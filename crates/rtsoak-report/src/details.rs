@@ -1,0 +1,158 @@
+//! The details for a terminal, every table behind the headline: the runs-and-integrity table
+//! with its problems under it, one aligned table per latency series, the rate differences, the
+//! causes, the per-round table when there were several rounds, the tail estimates, the legend
+//! and every caveat,
+//! each block after a blank line. What `--details` prints after the headline
+//! ([`super::headline`]), and `rtsoak report --format details` alone.
+
+use std::fmt::Write;
+
+use super::comparison::{TEXT_COLUMNS, Table, comparison};
+use rtsoak_record::result::ResultDoc;
+
+/// Render `doc` as the terminal comparison table.
+pub(crate) fn render(doc: &ResultDoc) -> String {
+    let c = comparison(doc);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", c.title);
+    lay_out(&mut out, &c.integrity);
+    lines(&mut out, &c.problems);
+    for table in &c.series {
+        lay_out(&mut out, table);
+    }
+    lines(&mut out, &c.differences);
+    lines(&mut out, &c.causes);
+    if let Some(rounds) = &c.rounds {
+        lay_out(&mut out, rounds);
+    }
+    if let Some((table, under)) = super::tail::tail_block(doc) {
+        if let Some(table) = table {
+            lay_out(&mut out, &table);
+        }
+        lines(&mut out, &under);
+    }
+    lines(&mut out, &c.legend);
+    if !c.caveats.is_empty() {
+        let caveats: Vec<String> = std::iter::once("What these figures are worth:".to_string())
+            .chain(c.caveats.iter().map(|caveat| format!("  - {caveat}")))
+            .collect();
+        lines(&mut out, &caveats);
+    }
+    out
+}
+
+/// A block of lines after a blank line; nothing when there are none.
+fn lines(out: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// A blank line, the table's heading, then its header and rows in aligned columns: text
+/// columns to the left, figures to the right.
+fn lay_out(out: &mut String, table: &Table) {
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", table.heading);
+    let all: Vec<&[String]> = std::iter::once(table.header.as_slice())
+        .chain(table.rows.iter().map(Vec::as_slice))
+        .collect();
+    let widths: Vec<usize> = (0..table.header.len())
+        .map(|c| all.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in all {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, width))| {
+                if i < TEXT_COLUMNS {
+                    format!("{cell:<width$}")
+                } else {
+                    format!("{cell:>width$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtsoak_record::{Series, SeriesKey};
+    use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
+
+    #[test]
+    fn a_two_round_comparison_renders_merged_and_per_round_rows() {
+        insta::assert_snapshot!(render(&two_round_doc()));
+    }
+
+    #[test]
+    fn a_single_run_has_no_per_round_table() {
+        let text = render(&one_run_doc());
+        assert!(!text.contains("Per round"), "{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    /// 40 000 samples at 500 us, 20 us plus an exponential 2 us, as a worker records them.
+    fn synthetic_tail() -> rtsoak_record::TailEstimate {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let mut recorder = rtsoak_analysis::stats::Recorder::new(30_000, 1000);
+        for i in 0..40_000u64 {
+            let value = 20_000.0 - (1.0 - rng.f64()).ln() * 2_000.0;
+            recorder.record(i * 500_000, value as u64);
+        }
+        let mut histogram = rtsoak_analysis::stats::new_histogram();
+        for bucket in recorder.interval.iter_recorded() {
+            let count = u64::from(bucket.count_at_value());
+            histogram
+                .record_n(bucket.value_iterated_to(), count)
+                .unwrap();
+        }
+        let (outliers, dropped) = recorder.outliers();
+        rtsoak_analysis::tail::estimate(&rtsoak_analysis::tail::TailInput {
+            outliers,
+            outliers_dropped: dropped,
+            histogram: &histogram,
+            measured_ns: 40_000 * 500_000,
+            period_ns: 500_000,
+            threshold_ns: 30_000,
+        })
+    }
+
+    #[test]
+    fn tail_estimates_show_their_levels_or_why_there_are_none() {
+        let mut doc = one_run_doc();
+        for run in &mut doc.runs {
+            run.tail = rtsoak_analysis::tail::run::estimate_run(run, 500_000, 20_000);
+            // The fixture's series are too short for a fit: add one that has a tail.
+            run.tail
+                .insert(SeriesKey::Rt(Series::Timer), synthetic_tail());
+        }
+        let text = render(&doc);
+        assert!(text.contains("Tail estimates"), "{text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn every_table_and_the_legend_fit_a_150_column_terminal() {
+        // The title, problems and caveats are sentences a terminal wraps; columns must not be.
+        let c = comparison(&two_round_doc());
+        let mut text = String::new();
+        for table in std::iter::once(&c.integrity)
+            .chain(&c.series)
+            .chain(c.rounds.as_ref())
+        {
+            lay_out(&mut text, table);
+        }
+        lines(&mut text, &c.legend);
+        for line in text.lines() {
+            let width = line.chars().count();
+            assert!(width <= 150, "{width} columns: {line}");
+        }
+    }
+}

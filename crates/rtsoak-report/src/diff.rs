@@ -1,0 +1,152 @@
+//! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown.
+
+use rtsoak_record::result::RunKey;
+use rtsoak_record::result::diff::{CauseChanges, Diff};
+
+/// Causes named per series in "why the spikes changed"; the rest are counted.
+const CAUSES_NAMED: usize = 3;
+
+/// One line per finding (`REGRESSION` or `ok`), one per reason the comparison is
+/// inconclusive, why the spikes changed where both sides were explained, then the one-line
+/// verdict (`verdict: PASS|FAIL|INCONCLUSIVE`).
+pub fn render(diff: &Diff) -> String {
+    let mut out = String::new();
+    for finding in &diff.findings {
+        let mark = if finding.regression {
+            "REGRESSION"
+        } else {
+            "ok"
+        };
+        out.push_str(&format!(
+            "{mark:<10}  {}: {}\n",
+            finding.label(),
+            finding.reason
+        ));
+    }
+    for reason in &diff.inconclusive {
+        out.push_str(&format!("{:<10}  {reason}\n", "NOT JUDGED"));
+    }
+    if !diff.causes.is_empty() {
+        out.push_str(&format!("{WHY_HEADING}\n"));
+        for changes in &diff.causes {
+            out.push_str(&format!("  {}\n", why(changes)));
+        }
+    }
+    out.push_str(&format!(
+        "verdict: {}: {}\n",
+        diff.status().word(),
+        diff.summary_line()
+    ));
+    out
+}
+
+const WHY_HEADING: &str = "Why the spikes changed (both sides explained; a cause's count is its \
+                           share of the kept spikes times all spikes over the threshold):";
+
+/// The comparison as GitHub Markdown: the verdict, the regressions, why it is inconclusive,
+/// why the spikes changed, then every finding in a table.
+pub fn markdown(diff: &Diff) -> String {
+    let mut out = format!(
+        "**verdict: {}**: {}\n\n",
+        diff.status().word(),
+        diff.summary_line()
+    );
+    for reason in &diff.inconclusive {
+        out.push_str(&format!("- not judged: {reason}\n"));
+    }
+    if !diff.causes.is_empty() {
+        out.push_str(&format!("\n{WHY_HEADING}\n\n"));
+        for changes in &diff.causes {
+            out.push_str(&format!("- {}\n", why(changes)));
+        }
+    }
+    out.push_str(
+        "\n| finding | regression | baseline | new | why |\n| --- | --- | ---: | ---: | --- |\n",
+    );
+    for f in &diff.findings {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            f.label(),
+            if f.regression { "**yes**" } else { "no" },
+            f.baseline,
+            f.new,
+            f.reason.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
+/// `futex send_call: +2800 spikes over the threshold (97 → 2897): +2650 blocked on ... (12 % →
+/// 91 %); ...`, the largest changes first.
+fn why(changes: &CauseChanges) -> String {
+    let row = RunKey {
+        transport: &changes.transport,
+        ring_setup: changes.ring_setup,
+    }
+    .label();
+    let total = changes.new_over_threshold as i64 - changes.baseline_over_threshold as i64;
+    let mut parts: Vec<String> = changes
+        .changes
+        .iter()
+        .take(CAUSES_NAMED)
+        .map(|c| {
+            format!(
+                "{:+.0} {} ({:.0} % → {:.0} % of the kept spikes)",
+                c.new_count - c.baseline_count,
+                c.cause,
+                c.baseline_share_percent,
+                c.new_share_percent
+            )
+        })
+        .collect();
+    let rest = changes.changes.len().saturating_sub(CAUSES_NAMED);
+    if rest > 0 {
+        parts.push(format!("{rest} more causes changed less"));
+    }
+    format!(
+        "{row} {}: {total:+} spikes over the threshold ({} → {}): {}",
+        changes.series,
+        changes.baseline_over_threshold,
+        changes.new_over_threshold,
+        parts.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff, DiffRules};
+
+    #[test]
+    fn a_cause_that_changed_is_said_with_its_counts_and_shares() {
+        let diff = Diff {
+            baseline: "base".into(),
+            baseline_started_at: String::new(),
+            rules: DiffRules::default(),
+            regression: true,
+            inconclusive: Vec::new(),
+            findings: Vec::new(),
+            causes: vec![CauseChanges {
+                transport: "eventfd".into(),
+                ring_setup: None,
+                series: "delivery".into(),
+                baseline_over_threshold: 200,
+                new_over_threshold: 3000,
+                changes: vec![CauseChange {
+                    cause: "blocked on a lock".into(),
+                    baseline_count: 20.0,
+                    new_count: 2700.0,
+                    baseline_share_percent: 10.0,
+                    new_share_percent: 90.0,
+                }],
+            }],
+        };
+        let text = super::render(&diff);
+        assert!(
+            text.contains(
+                "  eventfd delivery: +2800 spikes over the threshold (200 → 3000): +2680 blocked \
+                 on a lock (10 % → 90 % of the kept spikes)"
+            ),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,439 @@
+//! The headline view, what `run`, `compare` and `report` print by default: the answer first, in
+//! one screen of at most [`WIDTH`] columns. One table in the shape RT engineers publish (per
+//! transport: messages, missed periods, lost, send calls and deliveries over the threshold per
+//! million with their exact 95 % interval, the longest of each, status), the decision in
+//! sentences made from the figures ([`rtsoak_analysis::judge::decision`]), the verdict with every reason,
+//! and the caveats that change the figures most, ranked and folded, with a count of the rest;
+//! with `--floor`, the harness against its floor ([`super::floor`]). `--details` adds every
+//! other table.
+//!
+//! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown.
+
+use std::fmt::Write;
+
+use super::comparison::{not_run_word, status_word, title};
+use super::journal::verdict_lines;
+use super::text::us;
+use rtsoak_analysis::judge::decision::{decide, per_million};
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
+use rtsoak_analysis::stats::clopper_pearson_95;
+use rtsoak_record::result::decision::{Decision, MainCause};
+use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
+use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
+use rtsoak_record::{Caveat, Series, SeriesKey};
+
+/// Widest line of the headline view: prose is wrapped to it and the table fits it.
+pub(crate) const WIDTH: usize = 100;
+/// Caveats the headline shows (after folding); the rest are counted.
+const CAVEATS_SHOWN: usize = 3;
+
+/// Everything the headline shows, as text.
+pub(crate) struct Headline {
+    /// The command, kernel, RT pair, period and duration.
+    pub title: String,
+    /// Group labels over the figure columns (`send calls >100.0us` over its two columns).
+    pub groups: [String; 2],
+    /// Column names, then one row per measured transport.
+    pub header: Vec<String>,
+    /// ...
+    pub rows: Vec<Vec<String>>,
+    /// The transports that were not measured, and why, in one line (none when all were).
+    pub not_measured: Option<String>,
+    /// The decision: one sentence per series, then one per explained transport.
+    pub decision: Vec<String>,
+    /// The verdict line and one line per reason.
+    pub verdict: Vec<String>,
+    /// The caveats shown, folded, most serious first.
+    pub caveats: Vec<String>,
+    /// How many more caveats `--details` lists.
+    pub caveats_hidden: usize,
+}
+
+/// Columns of a row: transport, messages, missed, lost, then per series (rate, longest), then
+/// status. The transport is the one text column.
+const COLUMNS: usize = 9;
+
+/// Build the headline of `doc` (its stored decision, or one derived from it for results saved
+/// without).
+pub(crate) fn headline(doc: &ResultDoc) -> Headline {
+    let merged = by_transport(doc);
+    let threshold = format!(">{}us", us(doc.plan.threshold_ns));
+    let decision: Decision = doc.decision.clone().unwrap_or_else(|| decide(doc));
+    let (measured, not_run): (Vec<&TransportRuns<'_>>, Vec<&TransportRuns<'_>>) = merged
+        .iter()
+        .partition(|t| t.status != RunStatus::Unsupported);
+    let not_measured = (!not_run.is_empty()).then(|| {
+        let names: Vec<String> = not_run
+            .iter()
+            .map(|t| format!("{} ({})", t.label, not_run_word(doc, t.transport)))
+            .collect();
+        format!(
+            "Not measured: {}; `rtsoak probe` says why.",
+            names.join(", ")
+        )
+    });
+    let mut lines: Vec<String> = decision.series.iter().map(|s| s.sentence.clone()).collect();
+    lines.extend(cause_lines(&decision.causes));
+    let (caveats, caveats_hidden) = top_caveats(&doc.caveats);
+    Headline {
+        title: title(doc),
+        groups: [
+            format!("send calls {threshold}"),
+            format!("deliveries {threshold}"),
+        ],
+        header: [
+            "transport",
+            "messages",
+            "missed",
+            "lost",
+            "per M (95% CI)",
+            "longest",
+            "per M (95% CI)",
+            "longest",
+            "status",
+        ]
+        .map(str::to_string)
+        .to_vec(),
+        rows: measured.iter().map(|t| row(t)).collect(),
+        not_measured,
+        decision: lines,
+        verdict: doc
+            .verdict
+            .as_ref()
+            .map(|v| {
+                let mut lines = folded_verdict(v);
+                lines.extend(break_whys(doc));
+                lines
+            })
+            .unwrap_or_default(),
+        caveats,
+        caveats_hidden,
+    }
+}
+
+/// The main causes, one line per series and cause: transports whose spikes share their main
+/// cause are named together, each with its share (and median), so six transports held back by
+/// the same thing take one line, not six.
+fn cause_lines(causes: &[MainCause]) -> Vec<String> {
+    let mut groups: Vec<(&str, &str, Vec<&MainCause>)> = Vec::new();
+    for cause in causes {
+        match groups
+            .iter_mut()
+            .find(|(series, name, _)| *series == cause.series && *name == cause.cause)
+        {
+            Some((_, _, members)) => members.push(cause),
+            None => groups.push((&cause.series, &cause.cause, vec![cause])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(series, name, members)| {
+            if let [one] = members.as_slice() {
+                return one.sentence.clone();
+            }
+            let each: Vec<String> = members
+                .iter()
+                .map(|c| {
+                    let median = c
+                        .median_us
+                        .map_or(String::new(), |us| format!(", median {us} us"));
+                    format!("{} {:.0} %{median}", c.label, c.share_percent)
+                })
+                .collect();
+            format!(
+                "{} spikes, main cause {name}: {} (share of each one's kept spikes)",
+                series.replace('_', " "),
+                each.join("; ")
+            )
+        })
+        .collect()
+}
+
+/// Why each `--break-on` sample was late, where the explainer says: the question a break asks,
+/// answered under the failure it caused.
+fn break_whys(doc: &ResultDoc) -> Vec<String> {
+    doc.runs
+        .iter()
+        .filter_map(|run| Some((run, run.explanation.as_ref()?.break_event.as_ref()?)))
+        .map(|(run, event)| {
+            format!(
+                "  why: {}: {}",
+                RunKey::of(run).label(),
+                event.why.summary()
+            )
+        })
+        .collect()
+}
+
+/// The verdict's lines as the journal has them, with reasons of one kind folded: the first in
+/// full, then the other transports it applies to (six transports that each missed most of
+/// their periods are one reason, not six paragraphs).
+fn folded_verdict(verdict: &Verdict) -> Vec<String> {
+    let mut lines = verdict_lines(verdict);
+    let first_reason = lines
+        .iter()
+        .position(|l| l.starts_with("  inconclusive: "))
+        .unwrap_or(lines.len());
+    let tail = lines.split_off(first_reason);
+    let (reasons, rest): (Vec<String>, Vec<String>) = tail
+        .into_iter()
+        .partition(|l| l.starts_with("  inconclusive: "));
+    let mut kinds: Vec<(InconclusiveKind, &Inconclusive, Vec<String>)> = Vec::new();
+    for reason in &verdict.inconclusive {
+        let label = RunKey {
+            transport: reason.transport.as_deref().unwrap_or(""),
+            ring_setup: reason.ring_setup,
+        }
+        .label();
+        match kinds.iter_mut().find(|(kind, _, _)| *kind == reason.kind) {
+            Some((_, _, others)) => others.push(label),
+            None => kinds.push((reason.kind, reason, Vec::new())),
+        }
+    }
+    if kinds.len() == reasons.len() {
+        lines.extend(reasons);
+    } else {
+        for (_, first, others) in kinds {
+            let more = match others.len() {
+                0 => String::new(),
+                _ => format!(" (the same for {})", others.join(", ")),
+            };
+            lines.push(format!("  inconclusive: {}{more}", first.message));
+        }
+    }
+    lines.extend(rest);
+    lines
+}
+
+fn row(t: &TransportRuns<'_>) -> Vec<String> {
+    let i = &t.integrity;
+    let mut row = vec![
+        t.label.clone(),
+        i.sent.to_string(),
+        i.missed_periods.to_string(),
+        i.lost.to_string(),
+    ];
+    for series in [Series::SendCall, Series::Delivery] {
+        match t.series.get(&SeriesKey::Rt(series)).map(|s| s.summary) {
+            Some(s) if s.count > 0 => {
+                let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
+                let cell = match clopper_pearson_95(s.over_threshold, s.count) {
+                    Some(ci) => format!(
+                        "{} ({}-{})",
+                        compact(rate),
+                        compact(ci.low * 1e6),
+                        compact(ci.high * 1e6)
+                    ),
+                    None => compact(rate),
+                };
+                row.push(cell);
+                row.push(us(s.max_ns));
+            }
+            _ => row.extend(["-".to_string(), "-".to_string()]),
+        }
+    }
+    row.push(status_word(t.status, i).to_string());
+    debug_assert_eq!(row.len(), COLUMNS);
+    row
+}
+
+/// A rate per million as the table shows it: [`per_million`], with thousands as `k` from
+/// 10 000 on, so a column stays narrow whatever the machine (`2.5`, `5264`, `248k`).
+fn compact(value: f64) -> String {
+    if value >= 10_000.0 {
+        format!("{:.0}k", value / 1e3)
+    } else {
+        per_million(value)
+    }
+}
+
+/// The caveats folded by kind (several of one kind become its first sentence with a count of
+/// the others), the most serious first; the first [`CAVEATS_SHOWN`] with their severity, and
+/// how many are left.
+fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
+    let mut folded: Vec<(&Caveat, usize)> = Vec::new();
+    for caveat in caveats {
+        match folded.iter_mut().find(|(c, _)| c.kind == caveat.kind) {
+            Some((_, more)) => *more += 1,
+            None => folded.push((caveat, 0)),
+        }
+    }
+    folded.sort_by_key(|(c, _)| c.severity);
+    let shown = folded
+        .iter()
+        .take(CAVEATS_SHOWN)
+        .map(|(c, more)| {
+            let more = match more {
+                0 => String::new(),
+                n => format!(" (and {n} more like it)"),
+            };
+            format!("[{}] {}{more}", c.severity.word(), c.text)
+        })
+        .collect();
+    (shown, folded.len().saturating_sub(CAVEATS_SHOWN))
+}
+
+/// The headline for a terminal.
+pub(crate) fn render(doc: &ResultDoc) -> String {
+    let h = headline(doc);
+    let mut out = String::new();
+    wrap(&mut out, &h.title, "");
+    let _ = writeln!(out);
+    table(&mut out, &h);
+    if let Some(line) = &h.not_measured {
+        wrap(&mut out, line, "");
+    }
+    if !h.decision.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "The decision (exact test of two rates per pair, p < 0.01; latencies in us):"
+        );
+        for line in &h.decision {
+            wrap(&mut out, line, "  ");
+        }
+    }
+    if !h.verdict.is_empty() {
+        let _ = writeln!(out);
+        for line in &h.verdict {
+            let indent = if line.starts_with("  ") { "  " } else { "" };
+            wrap(&mut out, line.trim_start(), indent);
+        }
+    }
+    if !h.caveats.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "What these figures are worth, most serious first:");
+        for caveat in &h.caveats {
+            wrap(&mut out, &format!("- {caveat}"), "  ");
+        }
+        if h.caveats_hidden > 0 {
+            let _ = writeln!(
+                out,
+                "  and {} more caveats: `--details` lists every one, and every other table",
+                h.caveats_hidden
+            );
+        }
+    }
+    // With `--floor`: how far above its floor each figure is, after what the figures are worth.
+    out.push_str(&super::floor::render(doc));
+    out
+}
+
+/// The headline as GitHub Markdown.
+pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
+    let h = headline(doc);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n", escape(&h.title));
+    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
+    let header: Vec<String> = h
+        .header
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match i {
+            4 | 5 => escape(&format!("{}: {name}", h.groups[0])),
+            6 | 7 => escape(&format!("{}: {name}", h.groups[1])),
+            _ => escape(name),
+        })
+        .collect();
+    let _ = writeln!(out, "{}", line(header));
+    let rule = (0..COLUMNS)
+        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
+        .collect();
+    let _ = writeln!(out, "{}", line(rule));
+    for row in &h.rows {
+        let _ = writeln!(out, "{}", line(row.iter().map(|c| escape(c)).collect()));
+    }
+    if let Some(not_measured) = &h.not_measured {
+        let _ = writeln!(out, "\n{}", escape(not_measured));
+    }
+    if !h.decision.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**The decision** (exact test of two rates per pair, p < 0.01):\n"
+        );
+        for sentence in &h.decision {
+            let _ = writeln!(out, "- {}", escape(sentence));
+        }
+    }
+    if let Some((first, reasons)) = h.verdict.split_first() {
+        let _ = writeln!(out, "\n**{}**\n", escape(first));
+        for reason in reasons {
+            let _ = writeln!(out, "- {}", escape(reason.trim_start()));
+        }
+    }
+    if !h.caveats.is_empty() {
+        let _ = writeln!(out, "\nWhat these figures are worth, most serious first:\n");
+        for caveat in &h.caveats {
+            let _ = writeln!(out, "- {}", escape(caveat));
+        }
+        if h.caveats_hidden > 0 {
+            let _ = writeln!(out, "- and {} more (all of them below)", h.caveats_hidden);
+        }
+    }
+    out
+}
+
+/// Spaces before each column: two between groups, one inside a group (messages, missed and
+/// lost; a rate and its longest), so the table fits [`WIDTH`] with the widest figures.
+const GAPS: [usize; COLUMNS] = [0, 2, 1, 1, 2, 1, 2, 1, 2];
+
+/// The table: group labels over the figure columns, the header, the rows; the transport left,
+/// figures right.
+fn table(out: &mut String, h: &Headline) {
+    let all: Vec<&[String]> = std::iter::once(h.header.as_slice())
+        .chain(h.rows.iter().map(Vec::as_slice))
+        .collect();
+    let widths: Vec<usize> = (0..COLUMNS)
+        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    // Each group label centred over its two columns (and the gap between them).
+    let start = |column: usize| {
+        widths[..column].iter().sum::<usize>() + GAPS[..=column].iter().sum::<usize>()
+    };
+    let mut groups = String::new();
+    for (label, column) in h.groups.iter().zip([4, 6]) {
+        let span = widths[column] + GAPS[column + 1] + widths[column + 1];
+        let pad = span.saturating_sub(label.chars().count()) / 2;
+        let at = start(column) + pad;
+        let used = groups.chars().count();
+        groups.push_str(&" ".repeat(at.saturating_sub(used)));
+        groups.push_str(label);
+    }
+    let _ = writeln!(out, "{}", groups.trim_end());
+    for row in all {
+        let mut line = String::new();
+        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
+            line.push_str(&" ".repeat(GAPS[i]));
+            if i == 0 {
+                let _ = write!(line, "{cell:<width$}");
+            } else {
+                let _ = write!(line, "{cell:>width$}");
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// `text` wrapped at [`WIDTH`] columns on spaces, continuation lines indented by `indent` and
+/// two more spaces; `p < 0.01` is never split.
+fn wrap(out: &mut String, text: &str, indent: &str) {
+    const GLUE: char = '\u{1}';
+    let glued = text.replace("p < ", &format!("p{GLUE}<{GLUE}"));
+    let mut line = String::from(indent);
+    let continuation = format!("{indent}  ");
+    for word in glued.split(' ').map(|w| w.replace(GLUE, " ")) {
+        let fresh = line.trim().is_empty();
+        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(out, "{}", line.trim_end());
+            line = continuation.clone();
+        } else if !fresh {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    let _ = writeln!(out, "{}", line.trim_end());
+}
+
+#[cfg(test)]
+#[path = "headline_tests.rs"]
+mod tests;

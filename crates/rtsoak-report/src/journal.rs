@@ -1,0 +1,110 @@
+//! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
+//! then the verdict with one line per failure, breach and regression.
+
+use rtsoak_analysis::merge::by_transport;
+use rtsoak_record::Series;
+use rtsoak_record::result::verdict::Verdict;
+use rtsoak_record::result::{ResultDoc, RunStatus};
+
+/// One line per transport, for the journal.
+pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
+    let threshold_us = doc.plan.threshold_ns as f64 / 1e3;
+    by_transport(doc)
+        .iter()
+        .map(|t| {
+            if t.status == RunStatus::Unsupported {
+                return format!("rtsoak {}: unsupported on this kernel", t.label);
+            }
+            let (send, delivery) = (t.summary(Series::SendCall), t.summary(Series::Delivery));
+            format!(
+                "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
+                 deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",
+                t.label,
+                t.integrity.sent,
+                send.over_threshold,
+                send.max_ns as f64 / 1e3,
+                delivery.over_threshold,
+                delivery.max_ns as f64 / 1e3,
+                t.integrity.lost,
+                t.status
+            )
+        })
+        .collect()
+}
+
+/// The decision's key facts in one line, for the journal: per series, the transport with the
+/// fewest spikes and those that do not differ from it.
+pub fn decision_line(decision: &rtsoak_record::result::decision::Decision) -> Option<String> {
+    let parts: Vec<String> = decision
+        .series
+        .iter()
+        .filter_map(|s| {
+            let best = s.ranking.first()?;
+            let others = match s.fewest.len() {
+                0 | 1 => String::new(),
+                _ => format!(", not different: {}", s.fewest[1..].join(", ")),
+            };
+            Some(format!(
+                "{} fewest {} ({} per million{others})",
+                s.series,
+                best.label,
+                rtsoak_analysis::judge::decision::per_million(best.per_million)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("rtsoak decision: {}", parts.join("; ")))
+}
+
+/// The verdict line, then one line per failure, per breach, per reason it is inconclusive and
+/// per regression.
+pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
+    let regressions = verdict
+        .baseline
+        .as_ref()
+        .map_or(0, |d| d.regressions().count());
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let inconclusive = match verdict.inconclusive.len() {
+        0 => String::new(),
+        n => format!(
+            ", {}",
+            plural(n, "reason inconclusive", "reasons inconclusive")
+        ),
+    };
+    let mut lines = vec![format!(
+        "rtsoak verdict: {} ({}, {}{inconclusive}, {})",
+        verdict.status.word(),
+        plural(verdict.failures.len(), "failure", "failures"),
+        plural(verdict.breaches.len(), "breach", "breaches"),
+        match &verdict.baseline {
+            Some(diff) => format!("{regressions} regression(s) against {}", diff.baseline),
+            None => "no baseline".to_string(),
+        }
+    )];
+    lines.extend(
+        verdict
+            .failures
+            .iter()
+            .map(|f| format!("  failure: {}", f.message)),
+    );
+    lines.extend(
+        verdict
+            .breaches
+            .iter()
+            .map(|b| format!("  breach: {}", b.message)),
+    );
+    lines.extend(
+        verdict
+            .inconclusive
+            .iter()
+            .map(|i| format!("  inconclusive: {}", i.message)),
+    );
+    if let Some(diff) = &verdict.baseline {
+        lines.extend(
+            diff.regressions()
+                .map(|f| format!("  regression: {}: {}", f.label(), f.reason)),
+        );
+        lines.push(format!("  {}", diff.summary_line()));
+    }
+    lines
+}

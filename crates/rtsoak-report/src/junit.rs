@@ -1,0 +1,452 @@
+//! JUnit XML for CI servers (Jenkins, GitLab): one `<testsuite>` per invocation, and per
+//! transport (and ring setup) one `<testcase>` per check, classname `rtsoak.<transport>` or
+//! `rtsoak.<transport>.<ring setup>`:
+//!
+//! - `run`: the run completed; an unsupported transport is `<skipped>`, a failed, interrupted
+//!   or `--break-on` run a `<failure>`;
+//! - `lost-messages` and `transport-errors`: the integrity counts, failed as the verdict fails
+//!   them;
+//! - `verdict`: the verdict's breaches that name the transport (`<failure>`, typed by the
+//!   profile key), else its inconclusive reasons (`<skipped>`).
+//!
+//! What names no transport (a condition of the machine, an interrupted invocation, a baseline
+//! that compared nothing) is the `verdict` testcase of classname `rtsoak`. The figures of each
+//! transport and series (messages, missed periods, lost, over-threshold per million, p99 and the
+//! longest, in us) are the suite's `<properties>`, `<label>.<figure>`, as the Ant and Jenkins
+//! schemas allow properties on a suite only. Pure: the text comes from the saved result alone.
+
+use std::fmt::Write;
+
+use super::text::us;
+use rtsoak_analysis::merge::{TransportRuns, by_transport};
+use rtsoak_record::result::verdict::Failure;
+use rtsoak_record::result::{ResultDoc, RunStatus};
+use rtsoak_record::{RingSetup, Series, SeriesKey};
+
+/// One testcase's outcome.
+enum Outcome {
+    Pass,
+    Fail { kind: String, message: String },
+    Skip { message: String },
+}
+
+struct Case {
+    classname: String,
+    name: &'static str,
+    time_s: f64,
+    outcome: Outcome,
+}
+
+/// Render `doc` as a JUnit XML report.
+pub(crate) fn render(doc: &ResultDoc) -> String {
+    let transports = by_transport(doc);
+    let mut cases = Vec::new();
+    let mut properties: Vec<(String, String)> = vec![
+        ("rtsoak.version".into(), doc.tool.version.clone()),
+        ("rtsoak.command".into(), doc.argv.join(" ")),
+        ("profile".into(), doc.plan.profile.clone()),
+        (
+            "kernel_release".into(),
+            doc.host.kernel_release.clone().unwrap_or_default(),
+        ),
+        ("arch".into(), doc.host.arch.clone()),
+        ("preempt_rt".into(), doc.host.preempt_rt.to_string()),
+    ];
+    if let Some(verdict) = &doc.verdict {
+        properties.push(("verdict".into(), status_word(verdict.status).into()));
+    }
+    for t in &transports {
+        cases.extend(transport_cases(doc, t));
+        properties.extend(figures(t));
+    }
+    cases.push(invocation_case(doc));
+
+    let failures = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Fail { .. }))
+        .count();
+    let skipped = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Skip { .. }))
+        .count();
+    let time_s: f64 = cases.iter().map(|c| c.time_s).sum();
+    let name = format!("rtsoak {} (profile {})", doc.command, doc.plan.profile);
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"rtsoak\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{time_s:.3}\">",
+        cases.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{time_s:.3}\" timestamp=\"{}\" hostname=\"{}\">",
+        attr(&name),
+        cases.len(),
+        attr(timestamp(&doc.started_at)),
+        attr(doc.host.hostname.as_deref().unwrap_or("localhost")),
+    );
+    out.push_str("    <properties>\n");
+    for (name, value) in &properties {
+        let _ = writeln!(
+            out,
+            "      <property name=\"{}\" value=\"{}\"/>",
+            attr(name),
+            attr(value)
+        );
+    }
+    out.push_str("    </properties>\n");
+    for case in &cases {
+        let open = format!(
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
+            attr(&case.classname),
+            case.name,
+            case.time_s
+        );
+        match &case.outcome {
+            Outcome::Pass => {
+                let _ = writeln!(out, "{open}/>");
+            }
+            Outcome::Fail { kind, message } => {
+                let _ = writeln!(
+                    out,
+                    "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    attr(message),
+                    attr(kind),
+                    text(message)
+                );
+            }
+            Outcome::Skip { message } => {
+                let _ = writeln!(
+                    out,
+                    "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    attr(message)
+                );
+            }
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+/// The four checks of one transport.
+fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
+    let classname = classname(t.transport, t.ring_setup);
+    let time_s = t.runs.iter().map(|r| r.measured_ns).sum::<u64>() as f64 / 1e9;
+    let case = |name, outcome| Case {
+        classname: classname.clone(),
+        name,
+        time_s: if name == "run" { time_s } else { 0.0 },
+        outcome,
+    };
+    if t.status == RunStatus::Unsupported {
+        let reason = t
+            .runs
+            .iter()
+            .find_map(|r| r.reason.clone())
+            .unwrap_or_else(|| "unsupported on this kernel".into());
+        let skip = || Outcome::Skip {
+            message: format!("not measured: {reason}"),
+        };
+        return ["run", "lost-messages", "transport-errors", "verdict"]
+            .into_iter()
+            .map(|name| case(name, skip()))
+            .collect();
+    }
+    let judged = Judged { doc, t };
+    vec![
+        case("run", judged.run()),
+        case("lost-messages", judged.lost()),
+        case("transport-errors", judged.errors()),
+        case("verdict", judged.verdict()),
+    ]
+}
+
+/// One measured transport and the verdict's findings about it.
+struct Judged<'a> {
+    doc: &'a ResultDoc,
+    t: &'a TransportRuns<'a>,
+}
+
+impl Judged<'_> {
+    /// True for a finding about this transport (and ring setup, where it names one).
+    fn names_it(&self, transport: &Option<String>, setup: &Option<RingSetup>) -> bool {
+        transport.as_deref() == Some(self.t.transport)
+            && (setup.is_none() || *setup == self.t.ring_setup)
+    }
+
+    /// The verdict's failure of `kind` for this transport.
+    fn failure_of(&self, kind: &str) -> Option<&Failure> {
+        self.doc.verdict.as_ref().and_then(|v| {
+            v.failures
+                .iter()
+                .filter(|f| self.names_it(&f.transport, &f.ring_setup))
+                .find(|f| kind_word(&f.kind) == kind)
+        })
+    }
+
+    /// The run itself: failed, interrupted, broken off, or not completed.
+    fn run(&self) -> Outcome {
+        ["run-failed", "interrupted", "break-on"]
+            .into_iter()
+            .find_map(|kind| self.failure_of(kind))
+            .map(|f| Outcome::Fail {
+                kind: kind_word(&f.kind),
+                message: f.message.clone(),
+            })
+            .or_else(|| {
+                (self.t.status != RunStatus::Completed).then(|| Outcome::Fail {
+                    kind: format!("{:?}", self.t.status).to_lowercase(),
+                    message: self
+                        .t
+                        .runs
+                        .iter()
+                        .find_map(|r| r.reason.clone())
+                        .unwrap_or_else(|| "the run did not complete".into()),
+                })
+            })
+            .unwrap_or(Outcome::Pass)
+    }
+
+    fn lost(&self) -> Outcome {
+        let integrity = &self.t.integrity;
+        if integrity.lost == 0 {
+            return Outcome::Pass;
+        }
+        Outcome::Fail {
+            kind: "lost-messages".into(),
+            message: self.failure_of("lost-messages").map_or_else(
+                || format!("{} of {} messages lost", integrity.lost, integrity.sent),
+                |f| f.message.clone(),
+            ),
+        }
+    }
+
+    fn errors(&self) -> Outcome {
+        let failures = self.t.integrity.transport_failures();
+        if failures.is_empty() {
+            return Outcome::Pass;
+        }
+        Outcome::Fail {
+            kind: "transport-errors".into(),
+            message: self
+                .failure_of("transport-errors")
+                .map_or_else(|| failures.join("; "), |f| f.message.clone()),
+        }
+    }
+
+    /// The verdict's limits: a breach fails, an inconclusive finding skips.
+    fn verdict(&self) -> Outcome {
+        let Some(verdict) = self.doc.verdict.as_ref() else {
+            return Outcome::Pass;
+        };
+        let breaches: Vec<_> = verdict
+            .breaches
+            .iter()
+            .filter(|b| self.names_it(&b.transport, &b.ring_setup))
+            .collect();
+        let inconclusive: Vec<_> = verdict
+            .inconclusive
+            .iter()
+            .filter(|i| self.names_it(&i.transport, &i.ring_setup))
+            .collect();
+        if let Some(first) = breaches.first() {
+            Outcome::Fail {
+                kind: first.what.key(),
+                message: join(breaches.iter().map(|b| b.message.as_str())),
+            }
+        } else if !inconclusive.is_empty() {
+            Outcome::Skip {
+                message: join(inconclusive.iter().map(|i| i.message.as_str())),
+            }
+        } else {
+            Outcome::Pass
+        }
+    }
+}
+
+/// The `verdict` testcase of what names no transport.
+fn invocation_case(doc: &ResultDoc) -> Case {
+    let outcome = match &doc.verdict {
+        None => Outcome::Skip {
+            message: "no verdict: the invocation did not finish".into(),
+        },
+        Some(v) => {
+            let failures: Vec<_> = v
+                .failures
+                .iter()
+                .filter(|f| f.transport.is_none())
+                .collect();
+            let breaches: Vec<_> = v
+                .breaches
+                .iter()
+                .filter(|b| b.transport.is_none())
+                .collect();
+            let inconclusive: Vec<_> = v
+                .inconclusive
+                .iter()
+                .filter(|i| i.transport.is_none())
+                .collect();
+            let regression = v.baseline.as_ref().is_some_and(|d| d.regression);
+            if let Some(f) = failures.first() {
+                Outcome::Fail {
+                    kind: kind_word(&f.kind),
+                    message: join(failures.iter().map(|f| f.message.as_str())),
+                }
+            } else if let Some(b) = breaches.first() {
+                Outcome::Fail {
+                    kind: b.what.key(),
+                    message: join(breaches.iter().map(|b| b.message.as_str())),
+                }
+            } else if regression {
+                Outcome::Fail {
+                    kind: "regression".into(),
+                    message: "a regression against the baseline".into(),
+                }
+            } else if !inconclusive.is_empty() {
+                Outcome::Skip {
+                    message: join(inconclusive.iter().map(|i| i.message.as_str())),
+                }
+            } else {
+                Outcome::Pass
+            }
+        }
+    };
+    Case {
+        classname: "rtsoak".into(),
+        name: "verdict",
+        time_s: 0.0,
+        outcome,
+    }
+}
+
+/// A measured transport's figures as suite properties, `<label>.<figure>`.
+fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
+    if t.status == RunStatus::Unsupported {
+        return Vec::new();
+    }
+    let prefix = classname(t.transport, t.ring_setup);
+    let i = &t.integrity;
+    let mut out = vec![
+        (format!("{prefix}.messages"), i.sent.to_string()),
+        (
+            format!("{prefix}.missed_periods"),
+            i.missed_periods.to_string(),
+        ),
+        (format!("{prefix}.lost"), i.lost.to_string()),
+    ];
+    for name in Series::REPORTED.map(SeriesKey::Rt) {
+        let Some(series) = t.series.get(&name) else {
+            continue;
+        };
+        let s = &series.summary;
+        let per_million = s.over_threshold_per_million();
+        out.push((format!("{prefix}.{name}.count"), s.count.to_string()));
+        out.push((
+            format!("{prefix}.{name}.over_threshold_per_million"),
+            format!("{per_million:.1}"),
+        ));
+        if series.percentiles_known() {
+            out.push((format!("{prefix}.{name}.p99_us"), us(s.p99_ns)));
+        }
+        out.push((format!("{prefix}.{name}.longest_us"), us(s.max_ns)));
+    }
+    out
+}
+
+/// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.
+fn classname(transport: &str, setup: Option<RingSetup>) -> String {
+    match setup {
+        Some(setup) => format!("rtsoak.{transport}.{}", setup.name()),
+        None => format!("rtsoak.{transport}"),
+    }
+}
+
+fn status_word(status: rtsoak_record::Status) -> &'static str {
+    match status {
+        rtsoak_record::Status::Pass => "pass",
+        rtsoak_record::Status::Fail => "fail",
+        rtsoak_record::Status::Inconclusive => "inconclusive",
+    }
+}
+
+/// A failure kind as the result names it (`lost-messages`).
+fn kind_word(kind: &impl serde::Serialize) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn join<'a>(messages: impl Iterator<Item = &'a str>) -> String {
+    messages.collect::<Vec<_>>().join("; ")
+}
+
+/// The start as the JUnit schema's `timestamp` wants it: ISO 8601 without a zone.
+fn timestamp(started_at: &str) -> &str {
+    started_at.trim_end_matches('Z')
+}
+
+/// `value` as an XML attribute value: markup escaped, line breaks kept as character
+/// references, other control characters (which XML 1.0 cannot hold) dropped.
+fn attr(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\n' => out.push_str("&#10;"),
+            '\t' => out.push_str("&#9;"),
+            c if (c as u32) < 0x20 => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `value` as element text.
+fn text(value: &str) -> String {
+    attr(value).replace("&#10;", "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtsoak_testing::fixture::two_round_doc;
+
+    #[test]
+    fn the_report_has_one_suite_four_checks_per_transport_and_the_invocations_verdict() {
+        insta::assert_snapshot!(render(&two_round_doc()));
+    }
+
+    #[test]
+    fn a_lost_message_fails_its_transports_check_and_an_unsupported_transport_is_skipped() {
+        let doc = two_round_doc();
+        let xml = render(&doc);
+        for t in by_transport(&doc) {
+            let class = classname(t.transport, t.ring_setup);
+            let lost = format!("<testcase classname=\"{class}\" name=\"lost-messages\"");
+            let case = xml
+                .split("<testcase ")
+                .map(|piece| format!("<testcase {piece}"))
+                .find(|piece| piece.starts_with(&lost))
+                .expect("every transport has the check");
+            if t.status == RunStatus::Unsupported {
+                assert!(case.contains("<skipped"), "{case}");
+            } else if t.integrity.lost > 0 {
+                assert!(case.contains("type=\"lost-messages\""), "{case}");
+            } else {
+                assert!(!case.contains("<failure"), "{case}");
+            }
+        }
+    }
+
+    #[test]
+    fn attribute_values_escape_markup_and_keep_line_breaks() {
+        assert_eq!(
+            attr("a<b & \"c\"\nd\u{1}"),
+            "a&lt;b &amp; &quot;c&quot;&#10;d"
+        );
+    }
+}

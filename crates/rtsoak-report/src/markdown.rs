@@ -1,0 +1,94 @@
+//! A result as GitHub Markdown, for an issue, a pull request or a wiki page: the headline view
+//! ([`super::headline::markdown`]), then the details with the same cells as the terminal's.
+
+use std::fmt::Write;
+
+use super::comparison::{TEXT_COLUMNS, Table, comparison};
+use rtsoak_record::result::ResultDoc;
+
+/// Render `doc` as Markdown.
+pub(crate) fn render(doc: &ResultDoc) -> String {
+    let c = comparison(doc);
+    let mut out = super::headline::markdown(doc, escape);
+    let _ = writeln!(out, "\n## Details\n");
+    let _ = writeln!(out, "{}", escape(&c.title));
+    table(&mut out, &c.integrity);
+    bullets(&mut out, &c.problems);
+    for series in &c.series {
+        table(&mut out, series);
+    }
+    if let Some((heading, pairs)) = c.differences.split_first() {
+        let _ = writeln!(out, "\n{}", escape(heading));
+        bullets(&mut out, pairs);
+    }
+    if let Some((heading, causes)) = c.causes.split_first() {
+        let _ = writeln!(out, "\n{}", escape(heading));
+        let causes: Vec<String> = causes.iter().map(|c| c.trim().to_string()).collect();
+        bullets(&mut out, &causes);
+    }
+    if let Some(rounds) = &c.rounds {
+        table(&mut out, rounds);
+    }
+    if let Some((heading, lines)) = c.legend.split_first() {
+        let _ = writeln!(out, "\n{}", escape(heading));
+        bullets(&mut out, lines);
+    }
+    if !c.caveats.is_empty() {
+        let _ = writeln!(out, "\nWhat these figures are worth:");
+        bullets(&mut out, &c.caveats);
+    }
+    out
+}
+
+/// A bullet list after a blank line; nothing when there are no items.
+fn bullets(out: &mut String, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out);
+    for item in items {
+        let _ = writeln!(out, "- {}", escape(item.trim_start()));
+    }
+}
+
+fn table(out: &mut String, table: &Table) {
+    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
+    let _ = writeln!(out, "\n{}\n", escape(&table.heading));
+    let header = table.header.iter().map(|h| escape(h)).collect();
+    let _ = writeln!(out, "{}", line(header));
+    let rule = (0..table.header.len())
+        .map(|i| if i < TEXT_COLUMNS { "---" } else { "---:" }.to_string())
+        .collect();
+    let _ = writeln!(out, "{}", line(rule));
+    for row in &table.rows {
+        let _ = writeln!(out, "{}", line(row.iter().map(|c| escape(c)).collect()));
+    }
+}
+
+/// Keep a cell's text from being read as Markdown syntax.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if matches!(ch, '|' | '*' | '_' | '`' | '<' | '>' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtsoak_testing::fixture::two_round_doc;
+
+    #[test]
+    fn the_comparison_renders_as_markdown_tables() {
+        insta::assert_snapshot!(render(&two_round_doc()));
+    }
+
+    #[test]
+    fn pipes_and_markup_in_cells_are_escaped() {
+        assert_eq!(escape("a|b_c>d"), "a\\|b\\_c\\>d");
+    }
+}

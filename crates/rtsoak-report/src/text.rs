@@ -1,0 +1,23 @@
+//! What the formats share: numbers as text in their units. The series every per-series format
+//! reports, in order, are [`rtsoak_record::Series::REPORTED`].
+
+use rtsoak_record::result::RunResult;
+
+/// Whether noise ran during `run`, for the table's "noise" column.
+pub(crate) fn noise_ran(run: &RunResult) -> &'static str {
+    if run.noise.ran() { "on" } else { "off" }
+}
+
+/// Nanoseconds as microseconds with one decimal (`12.3`).
+pub(crate) fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// Nanoseconds as seconds, without a fraction when whole (`60`, `0.5`).
+pub(crate) fn seconds(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000_000) {
+        (ns / 1_000_000_000).to_string()
+    } else {
+        format!("{}", ns as f64 / 1e9)
+    }
+}

@@ -1,0 +1,431 @@
+//! A small hand-built result for the exporters' tests: deterministic samples, a comparison of
+//! four transports in two rounds (one failed run that lost messages, one unsupported transport,
+//! one break event, one run whose transport failed, missed periods, a transport whose own wake
+//! is not attributable) and a single-run result. Never used outside tests.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use rtsoak_record::plan::{RtPlan, RunPlan};
+
+use rtsoak_analysis::stats::{encode_histogram, new_histogram};
+use rtsoak_record::Support;
+use rtsoak_record::result::{
+    Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, SeriesResult, Tool,
+};
+use rtsoak_record::{Attribution, Integrity, Outlier, SampleStats};
+use rtsoak_record::{BreakEvent, TransportSupport};
+use rtsoak_record::{HostFacts, Series, SeriesKey};
+use rtsoak_record::{Policy, RingSetup};
+
+const THRESHOLD_NS: u64 = 100_000;
+const PERIOD_NS: u64 = 500_000;
+/// Each fixture run measures 1 s in two 0.5 s intervals.
+const INTERVAL_NS: u64 = 500_000_000;
+
+/// Deterministic pseudo-random samples in `low_ns..low_ns + spread_ns`, plus `spikes` appended.
+fn samples(seed: u64, count: usize, low_ns: u64, spread_ns: u64, spikes: &[u64]) -> Vec<u64> {
+    let mut state = seed;
+    let mut values: Vec<u64> = (0..count)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            low_ns + (state >> 33) % spread_ns
+        })
+        .collect();
+    values.extend_from_slice(spikes);
+    values
+}
+
+fn record(values: &[u64]) -> (Histogram<u64>, SampleStats) {
+    let mut histogram = new_histogram();
+    let mut stats = SampleStats::default();
+    for &value in values {
+        histogram.saturating_record(value);
+        stats.add(value, THRESHOLD_NS);
+    }
+    (histogram, stats)
+}
+
+/// A run whose series hold `values` (by series), split into two intervals.
+fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u64>)]) -> RunResult {
+    let mut series = BTreeMap::new();
+    let mut intervals: Vec<Interval> = (0..2)
+        .map(|index| Interval {
+            index,
+            start_ns: u64::from(index) * INTERVAL_NS,
+            length_ns: INTERVAL_NS,
+            series: BTreeMap::new(),
+        })
+        .collect();
+    for (name, values) in values {
+        let (histogram, stats) = record(values);
+        let outliers = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v > THRESHOLD_NS)
+            .map(|(i, v)| Outlier {
+                at_ns: i as u64 * PERIOD_NS,
+                value_ns: *v,
+            })
+            .collect();
+        series.insert(
+            SeriesKey::Rt(*name),
+            SeriesResult {
+                summary: rtsoak_analysis::stats::summarise(&histogram, &stats),
+                histogram: encode_histogram(&histogram),
+                outliers,
+                outliers_dropped: 0,
+            },
+        );
+        let (first, second) = values.split_at(values.len() / 2);
+        for (interval, part) in intervals.iter_mut().zip([first, second]) {
+            let (histogram, stats) = record(part);
+            interval.series.insert(
+                SeriesKey::Rt(*name),
+                IntervalSeries {
+                    stats,
+                    // Every series, as results before diagnostic series lost theirs held them.
+                    histogram: Some(encode_histogram(&histogram)),
+                },
+            );
+        }
+    }
+    let sent = values
+        .iter()
+        .find(|(n, _)| *n == Series::SendCall)
+        .map_or(0, |(_, v)| v.len() as u64);
+    let delivered = values
+        .iter()
+        .find(|(n, _)| *n == Series::Delivery)
+        .map_or(0, |(_, v)| v.len() as u64);
+    let measured = status != RunStatus::Unsupported;
+    RunResult {
+        transport: transport.to_string(),
+        ring_setup_requested: None,
+        round,
+        status,
+        reason: None,
+        break_event: None,
+        explanation: None,
+        tail: Default::default(),
+        started_at: format!("2026-11-30T12:00:{:02}Z", round * 10),
+        measured_ns: if measured { 2 * INTERVAL_NS } else { 0 },
+        ring_setup: measured.then_some(RingSetup::DeferTaskrun),
+        integrity: Integrity {
+            sent,
+            delivered,
+            lost: sent - delivered,
+            planned_periods: sent,
+            ..Default::default()
+        },
+        series,
+        intervals: if measured { intervals } else { Vec::new() },
+        workers: Vec::new(),
+        noise: if measured {
+            noise()
+        } else {
+            Default::default()
+        },
+        cpu_busy_percent: if measured {
+            [(0, 61.5), (1, 58.0), (2, 0.4), (3, 0.3), (4, 4.1), (5, 3.9)].into()
+        } else {
+            Default::default()
+        },
+    }
+}
+
+/// Queue noise that churned: enough for the table's noise column to say "on".
+fn noise() -> rtsoak_record::result::NoiseActivity {
+    rtsoak_record::result::NoiseActivity {
+        enabled: true,
+        cpus: vec![0, 1, 2, 3],
+        cpus_observed: vec![0, 1],
+        queue: rtsoak_record::result::QueueNoiseActivity {
+            publishers_started: 24,
+            publishers_stopped: 24,
+            subscribers_started: 23,
+            subscribers_stopped: 23,
+            messages_sent: 12_000,
+            messages_received: 23_000,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// How a fixture transport tells its own wake apart, and how many of its messages another
+/// wakeup carried.
+#[derive(Clone, Copy)]
+enum Wake {
+    /// Every message has its own wake (`own_wake` for all of them).
+    Exact { piggybacked: u64 },
+    /// Own wakes carry the messages published before them (`own_wake` for those they carried).
+    Covering { piggybacked: u64 },
+    /// Not attributable: no `own_wake` series, no piggybacked count.
+    None,
+}
+
+/// Every RT series of one run: 2001 messages with a 150 us send call and deliveries of 120 and
+/// 250 us over the 100 us threshold; a futex's fan-out is its send call (one call wakes every
+/// waiter), others' fan-out adds the noise subscribers' calls.
+fn publisher_and_subscriber(
+    seed: u64,
+    send_low_ns: u64,
+    delivery_low_ns: u64,
+    wake: Wake,
+) -> Vec<(Series, Vec<u64>)> {
+    let send_call = samples(seed, 2000, send_low_ns, 4_000, &[150_000]);
+    let fanout = match wake {
+        Wake::Exact { .. } => samples(seed + 5, 2000, send_low_ns + 3_000, 9_000, &[160_000]),
+        Wake::Covering { .. } | Wake::None => send_call.clone(),
+    };
+    let delivered = 2001;
+    let mut series = vec![
+        (Series::SendCall, send_call),
+        (Series::Fanout, fanout),
+        (Series::Timer, samples(seed + 2, 2001, 2_000, 8_000, &[])),
+        (
+            Series::MemberRefresh,
+            samples(seed + 3, 47, 20_000, 40_000, &[]),
+        ),
+        (
+            Series::Delivery,
+            samples(seed + 1, 1999, delivery_low_ns, 20_000, &[120_000, 250_000]),
+        ),
+        (
+            Series::Handling,
+            samples(seed + 4, 2000, 1_500, 3_000, &[110_000]),
+        ),
+    ];
+    let own_wakes = match wake {
+        Wake::Exact { .. } => Some(delivered),
+        Wake::Covering { piggybacked } => Some(delivered - piggybacked as usize),
+        Wake::None => None,
+    };
+    if let Some(count) = own_wakes {
+        let own_low_ns = delivery_low_ns + 1_000;
+        series.push((
+            Series::OwnWake,
+            samples(seed + 6, count - 1, own_low_ns, 20_000, &[250_000]),
+        ));
+    }
+    series
+}
+
+/// Set the run's own-wake figures as its subscriber would have reported them: 400 warm-up own
+/// wakes beside the measured ones.
+fn attribute(run: &mut RunResult, wake: Wake) {
+    let integrity = &mut run.integrity;
+    let warmup_wakes = 400;
+    match wake {
+        Wake::Exact { piggybacked } => {
+            integrity.own_wake = Attribution::Exact;
+            integrity.own_wakes = Some(integrity.sent + warmup_wakes);
+            integrity.wakes_missing = Some(0);
+            integrity.piggybacked = Some(piggybacked);
+        }
+        Wake::Covering { piggybacked } => {
+            integrity.own_wake = Attribution::Covering;
+            integrity.own_wakes = Some(integrity.sent - piggybacked + warmup_wakes);
+            integrity.piggybacked = Some(piggybacked);
+        }
+        Wake::None => integrity.own_wake = Attribution::None,
+    }
+}
+
+/// A measured run of `transport` with every RT series and its own-wake figures.
+fn measured(
+    transport: &str,
+    round: u32,
+    status: RunStatus,
+    (seed, send_low_ns, delivery_low_ns): (u64, u64, u64),
+    wake: Wake,
+) -> RunResult {
+    let values = publisher_and_subscriber(seed, send_low_ns, delivery_low_ns, wake);
+    let mut run = run(transport, round, status, &values);
+    attribute(&mut run, wake);
+    run
+}
+
+/// `missed` periods skipped: planned, but no message was sent for them.
+fn miss(run: &mut RunResult, missed: u64) {
+    run.integrity.missed_periods = missed;
+    run.integrity.planned_periods = run.integrity.sent + missed;
+}
+
+fn plan(transports: &[&str], rounds: u32) -> RunPlan {
+    RunPlan {
+        profile: "ci".to_string(),
+        transports: transports
+            .iter()
+            .map(|t| rtsoak_record::transport::Name::lookup(t).expect("a registered transport"))
+            .collect(),
+        transports_named: false,
+        duration_ns: u64::from(rounds) * 2 * INTERVAL_NS,
+        rounds,
+        warmup_ns: 200_000_000,
+        period_ns: PERIOD_NS,
+        threshold_ns: THRESHOLD_NS,
+        interval_ns: INTERVAL_NS,
+        delivery_timeout_ns: 1_000_000_000,
+        outliers_max: 1000,
+        rt: RtPlan {
+            publisher_cpu: 4,
+            subscriber_cpu: 5,
+            policy: Policy::Fifo,
+            publisher_priority: 40,
+            subscriber_priority: 40,
+        },
+        noise_cpus: vec![0, 1, 2, 3],
+        housekeeping_cpus: vec![0, 1, 2, 3],
+        ring_setup: RingSetup::DeferTaskrun,
+        ring_setup_variants: Vec::new(),
+        transport_settings: rtsoak_record::transport::Settings::default(),
+        noise: rtsoak_record::plan::NoisePlan::off(),
+        abi: Default::default(),
+        hold_cpu_dma_latency: true,
+        break_on_ns: Some(200_000),
+        explain: true,
+        keep_trace: false,
+        break_on_continue: true,
+        inject_fault: None,
+        layout_notes: Vec::new(),
+        verdict: Default::default(),
+        floor: false,
+    }
+}
+
+/// The host facts of the `tests/fixtures/sys/rt-board-6cpu` machine as `sysinfo` reads them
+/// (a test of the binary holds the two equal), on aarch64: the build's architecture would make
+/// the snapshots depend on the test machine.
+pub const HOST_FACTS_JSON: &str = include_str!("rt-board-6cpu.json");
+
+fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
+    ResultDoc {
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
+        tool: Tool {
+            name: "rtsoak".to_string(),
+            version: "0.0.0-fixture".to_string(),
+        },
+        command: command.to_string(),
+        argv: vec!["rtsoak".to_string(), command.to_string()],
+        started_at: "2026-11-30T12:00:00Z".to_string(),
+        finished_at: Some("2026-11-30T12:01:00Z".to_string()),
+        interrupted: false,
+        host: serde_json::from_str::<HostFacts>(HOST_FACTS_JSON).expect("the fixture's host facts"),
+        support: vec![
+            TransportSupport {
+                transport: "futex".to_string(),
+                support: Support::Supported,
+            },
+            TransportSupport {
+                transport: "signalfd".to_string(),
+                support: Support::Unsupported {
+                    feature: "IORING_OP_READ".to_string(),
+                    probe: "io_uring opcode probe".to_string(),
+                    errno: None,
+                },
+            },
+        ],
+        caveats: vec![rtsoak_record::Caveat::new(
+            rtsoak_record::Severity::Distorts,
+            "cpu.smt",
+            "RT CPUs 4-5 share a core with CPU 3 (fixture caveat)",
+        )],
+        plan,
+        runs,
+        system_check: None,
+        cpu_dma_latency: None,
+        tracefs_mounted: None,
+        decision: None,
+        verdict: None,
+        floor_runs: Vec::new(),
+    }
+}
+
+/// Futex, eventfd, futex-syscall and signalfd in two rounds: eventfd fails in round 1 and
+/// loses 3 messages there, signalfd is unsupported, futex is slower in round 2, crosses
+/// `--break-on`, misses 5 periods and has 12 messages only the fallback poll delivered there,
+/// futex-syscall (its own wake not attributable) misses 2 periods in round 1 and delivers a
+/// quarter of its messages over the threshold.
+pub fn two_round_doc() -> ResultDoc {
+    let futex = |round: u32| Wake::Covering {
+        piggybacked: 40 + u64::from(round),
+    };
+    let eventfd = Wake::Exact { piggybacked: 30 };
+    let futex_1 = measured(
+        "futex",
+        1,
+        RunStatus::Completed,
+        (1, 1_000, 5_000),
+        futex(1),
+    );
+    let mut eventfd_1 = measured("eventfd", 1, RunStatus::Failed, (11, 2_000, 6_000), eventfd);
+    eventfd_1.reason = Some("the Subscriber worker (pid 4242) ended early: signal 9".to_string());
+    eventfd_1.integrity.lost = 3;
+    let mut syscall_1 = measured(
+        "futex-syscall",
+        1,
+        RunStatus::Completed,
+        (51, 1_200, 85_000),
+        Wake::None,
+    );
+    miss(&mut syscall_1, 2);
+    let mut signalfd = run("signalfd", 1, RunStatus::Unsupported, &[]);
+    signalfd.reason = Some("IORING_OP_READ missing (io_uring opcode probe)".to_string());
+    let mut futex_2 = measured(
+        "futex",
+        2,
+        RunStatus::Completed,
+        (21, 1_500, 40_000),
+        futex(2),
+    );
+    futex_2.break_event = Some(BreakEvent {
+        series: rtsoak_record::Series::Delivery,
+        seq: 812,
+        value_ns: 250_000,
+        at_ns: 406_000_000,
+        limit_ns: 200_000,
+        marker_written: true,
+        trace_stopped: true,
+        continued: true,
+    });
+    miss(&mut futex_2, 5);
+    futex_2.integrity.fallback_deliveries = 12;
+    let eventfd_2 = measured(
+        "eventfd",
+        2,
+        RunStatus::Completed,
+        (31, 2_000, 6_000),
+        eventfd,
+    );
+    let syscall_2 = measured(
+        "futex-syscall",
+        2,
+        RunStatus::Completed,
+        (61, 1_200, 85_000),
+        Wake::None,
+    );
+    doc(
+        "compare",
+        plan(&["futex", "eventfd", "futex-syscall", "signalfd"], 2),
+        vec![
+            futex_1, eventfd_1, syscall_1, signalfd, futex_2, eventfd_2, syscall_2,
+        ],
+    )
+}
+
+/// One completed eventfd run.
+pub fn one_run_doc() -> ResultDoc {
+    let eventfd = measured(
+        "eventfd",
+        1,
+        RunStatus::Completed,
+        (41, 2_000, 6_000),
+        Wake::Exact { piggybacked: 25 },
+    );
+    doc("run", plan(&["eventfd"], 1), vec![eventfd])
+}

@@ -1,0 +1,131 @@
+//! Caveats of a result made the way a run makes it: the default profile resolved on the VM
+//! fixture machine, and its system check. They need the profile, the machine reading and the
+//! system check, so they are tested here rather than in the analysis crate.
+
+use rtsoak_analysis::judge::caveats::{caveats, ranked};
+use rtsoak_record::result::{ResultDoc, Tool};
+use rtsoak_record::{CpuDmaLatency, Privileges, Severity, Trial};
+
+use crate::preflight::check;
+use crate::profile::{CpuTopology, Overrides};
+use crate::sysinfo::{SysRoot, host_facts};
+
+/// A result with no runs on the VM fixture, its default plan and its system check.
+fn vm_doc(held: Option<bool>) -> ResultDoc {
+    let root = SysRoot::at(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sys/vm-2cpu"
+    ));
+    let host = host_facts(&root);
+    let (name, profile) = crate::profile::load("default").unwrap();
+    let topology = CpuTopology {
+        online: host.online_cpus(),
+        isolated: host.isolated_cpus(),
+    };
+    let plan = crate::profile::resolve(
+        &name,
+        &profile,
+        &Overrides::default(),
+        &topology,
+        &rtsoak_record::transport::Name::all(),
+    )
+    .unwrap();
+    let granted = Trial::granted("everything");
+    let privileges = Privileges {
+        rt_priority: granted.clone(),
+        memory_lock: granted.clone(),
+        pidfd_getfd: granted,
+    };
+    let system_check = check(&root, &plan.rt_cpus(), &privileges, &[]);
+    ResultDoc {
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
+        tool: Tool::current(),
+        command: "run".into(),
+        argv: Vec::new(),
+        started_at: String::new(),
+        finished_at: None,
+        interrupted: false,
+        host,
+        plan,
+        caveats: Vec::new(),
+        support: Vec::new(),
+        runs: Vec::new(),
+        system_check: Some(system_check),
+        cpu_dma_latency: held.map(|held| CpuDmaLatency {
+            path: "/dev/cpu_dma_latency".into(),
+            requested: true,
+            held_us: held.then_some(0),
+            not_held_because: (!held).then(|| "permission denied".to_string()),
+        }),
+        tracefs_mounted: None,
+        decision: None,
+        verdict: None,
+        floor_runs: Vec::new(),
+    }
+}
+
+#[test]
+fn the_checks_summary_comes_first_then_the_layout_notes() {
+    let doc = vm_doc(Some(true));
+    let caveats = caveats(&doc);
+    assert!(caveats[0].starts_with("not a PREEMPT_RT kernel (6.18.44-fc-v669)"));
+    assert!(
+        caveats.contains(
+            &"RT CPUs 0-1 not isolated (isolcpus=/nohz_full=): other tasks and interrupts may \
+          run there"
+                .to_string()
+        )
+    );
+    assert_eq!(caveats.last(), doc.plan.layout_notes.last());
+}
+
+#[test]
+fn deep_idle_states_matter_only_when_cpu_dma_latency_was_not_held() {
+    let held = caveats(&vm_doc(Some(true)));
+    assert!(!held.iter().any(|c| c.contains("idle states")), "{held:#?}");
+    let refused = caveats(&vm_doc(Some(false)));
+    let idle: Vec<&String> = refused
+        .iter()
+        .filter(|c| c.contains("idle states"))
+        .collect();
+    assert_eq!(idle.len(), 1, "one line, the hold's own: {refused:#?}");
+    assert!(
+        refused
+            .iter()
+            .any(|c| { c.starts_with("/dev/cpu_dma_latency was not held (permission denied)") })
+    );
+}
+
+#[test]
+fn a_result_without_a_system_check_keeps_the_host_based_caveats() {
+    let mut doc = vm_doc(None);
+    doc.system_check = None;
+    let caveats = caveats(&doc);
+    assert!(caveats[0].starts_with("not a PREEMPT_RT kernel"));
+    assert!(
+        caveats
+            .iter()
+            .any(|c| c.starts_with("RT CPUs 0-1 not isolated"))
+    );
+    assert!(!caveats.iter().any(|c| c.contains("was not held")));
+}
+
+#[test]
+fn caveats_are_ranked_by_what_they_change_not_by_code_order() {
+    let ranked = ranked(&vm_doc(Some(true)));
+    let severities: Vec<Severity> = ranked.iter().map(|c| c.severity).collect();
+    let mut sorted = severities.clone();
+    sorted.sort();
+    assert_eq!(severities, sorted, "{ranked:#?}");
+    let of = |start: &str| {
+        ranked
+            .iter()
+            .find(|c| c.text.starts_with(start))
+            .unwrap_or_else(|| panic!("no `{start}`: {ranked:#?}"))
+            .severity
+    };
+    assert_eq!(of("not a PREEMPT_RT kernel"), Severity::Invalidates);
+    assert_eq!(of("noise shares CPUs 0-1"), Severity::Invalidates);
+    assert_eq!(of("RT CPUs 0-1 not isolated"), Severity::Distorts);
+    assert_eq!(of("RCU callbacks run on the RT CPUs"), Severity::Detail);
+}

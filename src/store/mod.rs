@@ -1,0 +1,204 @@
+//! The result directory's whole life: made and tried for writing before anything runs
+//! ([`dir`]), the document saved into it after every run and loaded back, and `latest` and
+//! retention among its siblings once it is done ([`retention`]). Saves are atomic (a temporary
+//! file in the same directory, then rename), so a reader or a crash never sees half a document;
+//! a comparison re-saves after every run, so a late failure loses only the run in progress.
+
+mod dir;
+pub(crate) mod retention;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use rtsoak_sys::safe_dir::SafeDir;
+
+pub(crate) use dir::{Saver, new_result_dir};
+
+use rtsoak_record::result::{ResultDoc, SCHEMA_VERSION};
+use rtsoak_report::json::render as to_json;
+
+/// File name of the result document inside a result directory.
+pub(crate) const RESULT_FILE: &str = "result.json";
+
+/// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
+pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
+    write_atomic(path, &to_json(doc))
+}
+
+/// Write any document to `path` as pretty JSON, atomically (the bench results use it).
+pub(crate) fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(doc)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Write `bytes` to `path` atomically (a new file under a random name in the same directory,
+/// then renamed onto `path`), readable by everyone: a reader or a crash never sees half a
+/// file, and a name planted there (a symlink to root's files) is replaced, never followed. The
+/// directory is opened as [`SafeDir`] does, so root refuses one another user controls.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    let dir = SafeDir::open(dir).with_context(|| {
+        format!(
+            "opening {} to write {}: choose a writable place with --output",
+            dir.display(),
+            Path::new(name).display()
+        )
+    })?;
+    dir.write(name, bytes, 0o644).with_context(|| {
+        format!(
+            "writing {}: choose a writable place with --output",
+            path.display()
+        )
+    })
+}
+
+/// Load a result document (a `result.json`, or a result directory holding one).
+pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
+    let file: PathBuf = if path.is_dir() {
+        path.join(RESULT_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    let bytes =
+        std::fs::read(&file).with_context(|| format!("reading result {}", file.display()))?;
+    from_bytes(&bytes).with_context(|| format!("loading {}", file.display()))
+}
+
+/// Decode a result document from the bytes of a `result.json`: any bytes give a document or
+/// an error, never a panic (a fuzz target holds it to that). Version 1 documents are read too
+/// ([`upgrade_from_v1`]).
+pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(bytes).context("the file is not JSON")?;
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    match version {
+        Some(1) => upgrade_from_v1(&mut value),
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        _ => anyhow::bail!(
+            "it has result schema version {version:?}; this rtsoak reads versions 1 to \
+             {SCHEMA_VERSION}"
+        ),
+    }
+    serde_json::from_value(value).context("it is not an rtsoak result")
+}
+
+/// Version 1 wrote a ring-setup comparison's run as `"transport": "futex (defer-taskrun)"`
+/// beside `ring_setup_requested`; version 2 keeps the registry name alone in `transport`. Its
+/// verdict had no `status`: a passing one is `pass`, any other `fail` (version 1 had no third
+/// verdict). Its caveats were sentences alone, most serious first: each becomes a caveat whose
+/// severity is not known, kept as `distorts` in its place.
+fn upgrade_from_v1(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    if let Some(caveats) = value.get_mut("caveats").and_then(Value::as_array_mut) {
+        for caveat in caveats.iter_mut() {
+            if let Value::String(text) = caveat {
+                *caveat = serde_json::json!({
+                    "severity": "distorts",
+                    "kind": "version-1",
+                    "text": text.clone(),
+                });
+            }
+        }
+    }
+    if let Some(runs) = value.get_mut("runs").and_then(Value::as_array_mut) {
+        for run in runs {
+            let Some(setup) = run
+                .get("ring_setup_requested")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            if let Some(Value::String(transport)) = run.get_mut("transport")
+                && let Some(name) = transport.strip_suffix(&format!(" ({setup})"))
+            {
+                *transport = name.to_string();
+            }
+        }
+    }
+    if let Some(verdict) = value.get_mut("verdict").and_then(Value::as_object_mut)
+        && !verdict.contains_key("status")
+    {
+        let pass = verdict.get("pass").and_then(Value::as_bool) == Some(true);
+        verdict.insert("status".into(), (if pass { "pass" } else { "fail" }).into());
+    }
+    value["schema_version"] = SCHEMA_VERSION.into();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtsoak_report::json::render as to_json;
+
+    /// The saved real results, as this repository keeps them.
+    fn fixtures() -> Vec<(String, Vec<u8>)> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results");
+        let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"))
+            .map(|path| (path.display().to_string(), std::fs::read(&path).unwrap()))
+            .collect();
+        out.sort();
+        assert!(!out.is_empty(), "no saved results in {}", dir.display());
+        out
+    }
+
+    #[test]
+    fn a_saved_result_loads_and_saves_back_byte_for_byte_with_its_series_keys() {
+        let mut docs: Vec<(String, Vec<u8>)> = fixtures();
+        docs.push((
+            "the two-round fixture".to_string(),
+            to_json(&rtsoak_testing::fixture::two_round_doc()),
+        ));
+        for (name, bytes) in docs {
+            let saved = to_json(&from_bytes(&bytes).unwrap());
+            assert_eq!(to_json(&from_bytes(&saved).unwrap()), saved, "{name}");
+            // Every map keyed by series holds exactly the names the file held.
+            let (before, after): (serde_json::Value, serde_json::Value) = (
+                serde_json::from_slice(&bytes).unwrap(),
+                serde_json::from_slice(&saved).unwrap(),
+            );
+            for (old, new) in before["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(after["runs"].as_array().unwrap())
+            {
+                for field in ["series", "tail", "intervals", "explanation"] {
+                    assert_eq!(old.get(field), new.get(field), "{name}: {field}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_with_a_series_this_rtsoak_does_not_know_is_refused_naming_it() {
+        let (_, bytes) = &fixtures()[0];
+        let mut value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let series = value["runs"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .filter_map(|run| run.get_mut("series")?.as_object_mut())
+            .find(|series| series.contains_key("delivery"))
+            .expect("a saved run with a delivery series");
+        let delivery = series.remove("delivery").unwrap();
+        series.insert("jitter".to_string(), delivery);
+        let error = from_bytes(&serde_json::to_vec(&value).unwrap()).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("unknown series `jitter`"), "{message}");
+    }
+}
+
+#[cfg(test)]
+#[path = "size_tests.rs"]
+mod size_tests;
