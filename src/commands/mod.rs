@@ -1,6 +1,7 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
 mod bench;
+mod columns;
 mod diff;
 pub mod environment;
 mod explain_check;

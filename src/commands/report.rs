@@ -25,7 +25,7 @@ pub(super) fn report(
         )
     })?;
     let details_table = Format {
-        render: Render::File(|doc| rtsoak_report::terminal::render(doc, true).into_bytes()),
+        render: Render::File(|doc| rtsoak_report::terminal::render(doc, true, None).into_bytes()),
         ..*named
     };
     let format = if details && named.name == "table" {
@@ -42,6 +42,16 @@ pub(super) fn report(
     }
     match output {
         None => match format.render {
+            // On a terminal, the headline as wide as it is.
+            Render::File(_) if named.name == "table" => {
+                use std::io::Write;
+                let columns = super::columns::stdout_columns();
+                let mut stdout = std::io::stdout().lock();
+                for (_, doc) in &docs {
+                    let text = rtsoak_report::terminal::render(doc, details, columns);
+                    stdout.write_all(text.as_bytes())?;
+                }
+            }
             Render::File(render) => {
                 use std::io::Write;
                 let mut stdout = std::io::stdout().lock();

@@ -185,7 +185,7 @@ mod tests {
         );
         assert!(
             text.lines()
-                .all(|line| line.len() <= super::super::headline::WIDTH)
+                .all(|line| line.len() <= super::super::headline::WIDEST)
         );
     }
 
@@ -233,7 +233,7 @@ mod tests {
         assert!(!text.contains("not told apart"), "{text}");
         assert!(
             text.lines()
-                .all(|line| line.len() <= super::super::headline::WIDTH)
+                .all(|line| line.len() <= super::super::headline::WIDEST)
         );
     }
 

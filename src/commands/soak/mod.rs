@@ -171,7 +171,11 @@ fn report(
     if args.json {
         println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", rtsoak_report::terminal::render(doc, args.details));
+        let columns = super::columns::stdout_columns();
+        print!(
+            "{}",
+            rtsoak_report::terminal::render(doc, args.details, columns)
+        );
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
