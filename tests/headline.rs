@@ -276,3 +276,46 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
             .contains("Why the spikes changed")
     );
 }
+
+#[test]
+fn advice_names_rtsoak_as_the_user_runs_it() {
+    let path = fixture("explained-6.1-rt-vm.json");
+    let said = |envs: &[(&str, &str)]| {
+        let mut command = rtsoak();
+        command
+            .arg("report")
+            .arg(&path)
+            .env_remove("RTSOAK_CARGO_RUN")
+            .env_remove("SUDO_USER")
+            .env("COLUMNS", "100");
+        for (key, value) in envs {
+            command.env(key, value);
+        }
+        let text = String::from_utf8(command.output().unwrap().stdout).unwrap();
+        // The sentence, wherever it wraps (never inside the command in backticks).
+        let from = text.find("Not measured: ").unwrap();
+        let to = from + text[from..].find("says why.").unwrap() + "says why.".len();
+        text[from..to]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // Run by its path (as here): the path, which the user can type again.
+    let binary = common::rtsoak_path();
+    assert!(
+        said(&[]).ends_with(&format!("`{} probe` says why.", binary.display())),
+        "{}",
+        said(&[])
+    );
+    // From a source tree, through scripts/cargo-runner.
+    assert!(
+        said(&[("RTSOAK_CARGO_RUN", "cargo run --release --")])
+            .ends_with("`cargo run --release -- probe` says why.")
+    );
+    // As root by way of sudo, the user types sudo again; SUDO_USER alone is no root.
+    let sudo = if common::is_root() { "sudo " } else { "" };
+    assert!(
+        said(&[("SUDO_USER", "someone")])
+            .ends_with(&format!("`{sudo}{} probe` says why.", binary.display()))
+    );
+}

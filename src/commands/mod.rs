@@ -7,6 +7,7 @@ pub mod environment;
 mod explain_check;
 mod export_files;
 mod generate;
+mod invocation;
 mod probe;
 mod profiles;
 mod report;

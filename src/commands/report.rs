@@ -25,7 +25,9 @@ pub(super) fn report(
         )
     })?;
     let details_table = Format {
-        render: Render::File(|doc| rtsoak_report::terminal::render(doc, true, None).into_bytes()),
+        render: Render::File(|doc| {
+            rtsoak_report::terminal::render(doc, true, None, "rtsoak").into_bytes()
+        }),
         ..*named
     };
     let format = if details && named.name == "table" {
@@ -46,9 +48,10 @@ pub(super) fn report(
             Render::File(_) if named.name == "table" => {
                 use std::io::Write;
                 let columns = super::columns::stdout_columns();
+                let rtsoak = super::invocation::rtsoak_command();
                 let mut stdout = std::io::stdout().lock();
                 for (_, doc) in &docs {
-                    let text = rtsoak_report::terminal::render(doc, details, columns);
+                    let text = rtsoak_report::terminal::render(doc, details, columns, &rtsoak);
                     stdout.write_all(text.as_bytes())?;
                 }
             }

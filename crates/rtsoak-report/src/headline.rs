@@ -59,8 +59,9 @@ pub(crate) struct Headline {
 const COLUMNS: usize = 9;
 
 /// Build the headline of `doc` (its stored decision, or one derived from it for results saved
-/// without).
-pub(crate) fn headline(doc: &ResultDoc) -> Headline {
+/// without); its advice names rtsoak as `rtsoak` (`rtsoak probe`), the command the reader types
+/// where they are (`cargo run --release --` in a source tree).
+pub(crate) fn headline(doc: &ResultDoc, rtsoak: &str) -> Headline {
     let merged = by_transport(doc);
     let threshold = format!(">{}us", us(doc.plan.threshold_ns));
     let decision: Decision = doc.decision.clone().unwrap_or_else(|| decide(doc));
@@ -73,7 +74,7 @@ pub(crate) fn headline(doc: &ResultDoc) -> Headline {
             .map(|t| format!("{} ({})", t.label, not_run_word(doc, t.transport)))
             .collect();
         format!(
-            "Not measured: {}; `rtsoak probe` says why.",
+            "Not measured: {}; `{rtsoak} probe` says why.",
             names.join(", ")
         )
     });
@@ -279,9 +280,9 @@ fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
 }
 
 /// The headline for a terminal, in lines of at most `width` columns (between [`NARROWEST`] and
-/// [`WIDEST`]).
-pub(crate) fn render(doc: &ResultDoc, width: usize) -> String {
-    let h = headline(doc);
+/// [`WIDEST`]), naming rtsoak as `rtsoak` (see [`headline`]).
+pub(crate) fn render(doc: &ResultDoc, width: usize, rtsoak: &str) -> String {
+    let h = headline(doc, rtsoak);
     let mut out = String::new();
     wrap(&mut out, &h.title, "", width);
     let _ = writeln!(out);
@@ -327,7 +328,7 @@ pub(crate) fn render(doc: &ResultDoc, width: usize) -> String {
 
 /// The headline as GitHub Markdown.
 pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
-    let h = headline(doc);
+    let h = headline(doc, "rtsoak");
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", escape(&h.title));
     let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));

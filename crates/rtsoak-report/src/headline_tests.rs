@@ -13,7 +13,7 @@ fn assert_fits(text: &str, width: usize) {
 fn the_headline_of_a_comparison_fits_a_100_column_terminal() {
     let mut doc = two_round_doc();
     doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
-    let text = render(&doc, WIDEST);
+    let text = render(&doc, WIDEST, "rtsoak");
     assert_fits(&text, WIDEST);
     insta::assert_snapshot!(text);
 }
@@ -22,10 +22,10 @@ fn the_headline_of_a_comparison_fits_a_100_column_terminal() {
 fn on_80_columns_the_figures_and_the_integrity_are_two_tables() {
     let mut doc = two_round_doc();
     doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
-    let text = render(&doc, NARROWEST);
+    let text = render(&doc, NARROWEST, "rtsoak");
     assert_fits(&text, NARROWEST);
     // Every cell of the wide table is still there, each row's in one line of each table.
-    let wide = headline(&doc);
+    let wide = headline(&doc, "rtsoak");
     let tables = text.split("The decision").next().unwrap();
     for row in &wide.rows {
         let lines: Vec<&str> = tables
@@ -48,19 +48,25 @@ fn a_table_that_fits_the_width_stays_one_table() {
     let mut doc = two_round_doc();
     doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
     let headers = |text: &str| text.lines().filter(|l| l.starts_with("transport ")).count();
-    assert_eq!(headers(&render(&doc, WIDEST)), 1);
-    assert_eq!(headers(&render(&doc, NARROWEST)), 2);
+    assert_eq!(headers(&render(&doc, WIDEST, "rtsoak")), 1);
+    assert_eq!(headers(&render(&doc, NARROWEST, "rtsoak")), 2);
 }
 
 #[test]
 fn unsupported_transports_are_one_line_under_the_table_not_rows_of_dashes() {
-    let h = headline(&two_round_doc());
+    let h = headline(&two_round_doc(), "rtsoak");
     assert!(!h.rows.iter().any(|r| r[0] == "signalfd"));
     assert_eq!(
         h.not_measured.as_deref(),
         Some("Not measured: signalfd (unsupported); `rtsoak probe` says why.")
     );
-    assert!(headline(&one_run_doc()).not_measured.is_none());
+    assert!(headline(&one_run_doc(), "rtsoak").not_measured.is_none());
+    // The advice names the command the reader types where they are.
+    let in_a_source_tree = headline(&two_round_doc(), "cargo run --release --");
+    assert_eq!(
+        in_a_source_tree.not_measured.as_deref(),
+        Some("Not measured: signalfd (unsupported); `cargo run --release -- probe` says why.")
+    );
 }
 
 #[test]

@@ -59,7 +59,9 @@ pub const FORMATS: &[Format] = &[
         name: "table",
         file_name: "table.txt",
         about: "the headline view for a terminal: one table, the decision, the verdict, the top caveats (what `run` and `compare` print)",
-        render: Render::File(|doc| headline::render(doc, headline::NARROWEST).into_bytes()),
+        render: Render::File(|doc| {
+            headline::render(doc, headline::NARROWEST, "rtsoak").into_bytes()
+        }),
     },
     Format {
         name: "details",

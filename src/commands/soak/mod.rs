@@ -174,7 +174,12 @@ fn report(
         let columns = super::columns::stdout_columns();
         print!(
             "{}",
-            rtsoak_report::terminal::render(doc, args.details, columns)
+            rtsoak_report::terminal::render(
+                doc,
+                args.details,
+                columns,
+                &super::invocation::rtsoak_command()
+            )
         );
     }
     if let Some(error) = saver.failure() {

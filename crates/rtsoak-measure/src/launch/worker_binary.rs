@@ -60,7 +60,7 @@ const NO_SUCH_FILE: &str = "there is no such file";
 /// The program workers are started from, and its arguments: the worker binary beside this
 /// one, checked once (queue noise starts several workers a second; a binary found trusted
 /// stays so, since only root or this user may change it). Where there is none, as after
-/// `cargo run`, which builds only `rtsoak`, this binary itself as `rtsoak worker`, said on
+/// `cargo build --bin rtsoak`, which builds only `rtsoak`, this binary itself as `rtsoak worker`, said on
 /// stderr: the workers then carry all of rtsoak resident (9.6 MiB instead of 4.6 on x86_64).
 /// One that is there but untrusted is refused, never passed over.
 pub fn worker_executable() -> anyhow::Result<(&'static Path, &'static [&'static str])> {
