@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Side by side of two results (baseline vs new): percentile curves and longest latencies.
 
-Top row: each transport's percentile curve, baseline dashed, new solid, same colour. Bottom row:
-the longest send call and delivery per transport, baseline and new bars side by side. Writes
+Top row: each transport's percentile curve, baseline dashed, new solid, in the transport's own
+colour. Bottom row: the longest send call and delivery per transport that either side measured,
+baseline (hatched) and new bars side by side. One legend beside the panels. Writes
 compare.png and compare.svg and prints, per transport and figure, baseline, new and the change.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 import plotting
 from plot_percentiles import draw_curve, style_percentile_axes
@@ -54,16 +57,20 @@ def comparison_rows(baseline, new) -> list[list]:
     return rows
 
 
+def measured_pairs(baseline, new) -> list[tuple[str, object, object]]:
+    """The pairs either side measured: a transport neither ran (unsupported on both) has no bar."""
+    return [(label, old, now) for label, old, now in paired(baseline, new) if (old and old.measured) or (now and now.measured)]
+
+
 def draw_longest_bars(ax, baseline, new, name) -> None:
-    pairs = paired(baseline, new)
+    pairs = measured_pairs(baseline, new)
     transports = [label for label, _, _ in pairs]
     positions = np.arange(len(transports))
-    for offset, side, label, hatch in ((-0.2, 1, "baseline", "//"), (0.2, 2, "new", None)):
-        result = baseline if side == 1 else new
+    colors = [plotting.transport_color(t) for t in transports]
+    for offset, side, hatch in ((-0.2, 1, "//"), (0.2, 2, None)):
         longest_us = [pair[side].get(name).max_ns / 1000.0 if pair[side] else 0 for pair in pairs]
-        colors = [plotting.transport_color(t, i) for i, t in enumerate(transports)]
         bars = ax.bar(positions + offset, longest_us, width=0.4, color=colors, hatch=hatch, edgecolor="black",
-                      alpha=0.55 if hatch else 0.95, label=f"{label}: {result.label}")
+                      alpha=0.55 if hatch else 0.95)
         ax.bar_label(bars, fmt="%.0f", fontsize="x-small", rotation=90, padding=2)
     plotting.mark_threshold(ax, new.threshold_ns, orientation="horizontal")
     ax.set_xticks(positions, transports)
@@ -71,12 +78,24 @@ def draw_longest_bars(ax, baseline, new, name) -> None:
     ax.set_ylabel("longest (us, log scale)")
     ax.set_title(f"{series_title(name)}: longest, baseline (hatched) vs new")
     ax.grid(True, axis="y", alpha=0.3)
-    # Room above the tallest bar for its label, and the legend below the axes, off the bars.
+    # Room above the tallest bar for its label.
     low, high = ax.get_ylim()
     ax.set_ylim(low, high * 3)
     plotting.fit_tick_labels(ax)
-    # Below the (possibly turned) tick labels, off the bars.
-    plotting.legend_below(ax)
+
+
+def legend_entries(baseline, new) -> list:
+    """The legend: a patch of each transport's colour, then the key to what colour does not say,
+    which side is which."""
+    colors = [
+        (Patch(facecolor=plotting.transport_color(label), edgecolor="black"), label)
+        for label, _, _ in measured_pairs(baseline, new)
+    ]
+    return colors + [
+        (Line2D([], [], color="black", linestyle="--"), f"baseline: {baseline.label} (dashed curve)"),
+        (Patch(facecolor="white", edgecolor="black", hatch="//"), "baseline (hatched bar)"),
+        (Line2D([], [], color="black", linestyle="-"), f"new: {new.label} (solid curve, plain bar)"),
+    ]
 
 
 def main() -> None:
@@ -89,32 +108,30 @@ def main() -> None:
     print(render(load_result(args.baseline), load_result(args.new), args.output_dir))
 
 
-def render(baseline, new, output_dir) -> str:
+def render(baseline, new, output_dir, caveats: bool = True) -> str:
     """Write compare.png and .svg into output_dir; return the figure-by-figure comparison."""
     # Wider for many bars (a ring-setup comparison has a group per transport and setup), so
     # their labels, turned if need be, stay apart.
-    width = max(11.0, 0.8 * len(paired(baseline, new)))
+    width = max(11.0, 0.8 * len(measured_pairs(baseline, new)))
     fig, axes = plotting.plt.subplots(2, len(HEADLINE_SERIES), figsize=(width, 9), squeeze=False, layout="constrained")
     for column, name in enumerate(HEADLINE_SERIES):
         ax = axes[0][column]
-        for result, style, role in ((baseline, "--", "baseline"), (new, "-", "new")):
-            for position, transport in enumerate(result.measured_transports()):
+        for result, style in ((baseline, "--"), (new, "-")):
+            for transport in result.measured_transports():
                 series = transport.get(name)
                 if series.count:
-                    color = plotting.transport_color(transport.label, position)
-                    draw_curve(ax, series, color, f"{transport.label} {role}", linestyle=style)
+                    # Unlabelled: the legend names each colour once, and the styles apart.
+                    draw_curve(ax, series, plotting.transport_color(transport.label), "_curve", linestyle=style)
         style_percentile_axes(ax, f"{series_title(name)}: baseline dashed, new solid")
-        # Below the curves, two columns: beside them, a legend of every transport twice would
-        # squeeze the bars underneath.
-        plotting.legend_below(ax, fontsize="x-small")
         floor = plotting.latency_floor_us(
             [t.get(name) for r in (baseline, new) for t in r.measured_transports()]
         )
         if floor:
             ax.set_ylim(bottom=floor)
         draw_longest_bars(axes[1][column], baseline, new, name)
+    plotting.figure_legend(fig, extra=legend_entries(baseline, new))
     fig.suptitle(f"{baseline.label} (baseline) vs {new.label} (new)")
-    plotting.save_figure(fig, output_dir, "compare", [baseline, new])
+    plotting.save_figure(fig, output_dir, "compare", [baseline, new], caveats)
     return format_table(["transport", "figure", "baseline", "new", "change"], comparison_rows(baseline, new))
 
 

@@ -44,21 +44,21 @@ def main() -> None:
     print(render(load_results(args.results), plotting.parse_series(args.series), args.output_dir))
 
 
-def render(results, series_names, output_dir) -> str:
+def render(results, series_names, output_dir, caveats: bool = True) -> str:
     """Write histogram.png and .svg into output_dir; return the table of the plotted figures."""
     several = len(results) > 1
-    lines = []  # (legend label, TransportData, Result)
-    for result in results:
+    lines = []  # (legend label, TransportData, result index)
+    for index, result in enumerate(results):
         for transport in result.measured_transports():
-            lines.append((run_label(transport, result, several), transport, result))
+            lines.append((run_label(transport, result, several), transport, index))
     fig, axes = plotting.plt.subplots(
         1, len(series_names), figsize=(5.5 * len(series_names), 4.5), squeeze=False, sharey=True, layout="constrained"
     )
     rows = []
     for ax, name in zip(axes[0], series_names):
-        plotted = [(label, t.get(name), r) for label, t, r in lines]
+        plotted = [(label, t.get(name), i) for label, t, i in lines]
         edges = log_bin_edges_us([s for _, s, _ in plotted])
-        for index, (label, series, result) in enumerate(plotted):
+        for label, series, result_index in plotted:
             values_ns, counts = series.recorded
             rows.append(
                 [label, name, series.histogram_count, series.over_threshold, format_us(series.histogram_max_ns)]
@@ -67,8 +67,8 @@ def render(results, series_names, output_dir) -> str:
                 continue
             # A 0 ns sample has no place on a log axis: it is counted in the lowest bin.
             binned, _ = np.histogram(np.clip(values_ns / 1000.0, edges[0], edges[-1]), bins=edges, weights=counts)
-            color = plotting.color_for_label(label.split(" @ ")[0], index, several)
-            ax.stairs(binned, edges, color=color, linewidth=1.4, label=f"{label} (n={series.count})")
+            style = plotting.line_style(label, result_index, several)
+            ax.stairs(binned, edges, color=plotting.transport_color(label), linestyle=style, linewidth=1.4, label=label)
         thresholds = {r.threshold_ns for r in results if r.threshold_ns is not None}
         for threshold_ns in sorted(thresholds):
             plotting.mark_threshold(ax, threshold_ns)
@@ -86,11 +86,11 @@ def render(results, series_names, output_dir) -> str:
         ax.set_xlabel("latency (us, log scale; the first bin also counts the fastest 1 %)")
         ax.set_title(series_title(name))
         ax.grid(True, which="major", alpha=0.3)
-        # Beside the axes: with a dozen curves, no corner inside is free.
-        plotting.legend_beside(ax)
     axes[0][0].set_ylabel("samples per bin (log scale)")
+    # One legend beside the panels: with a dozen curves, no corner inside is free.
+    plotting.figure_legend(fig)
     fig.suptitle("Latency histogram per transport")
-    plotting.save_figure(fig, output_dir, "histogram", results)
+    plotting.save_figure(fig, output_dir, "histogram", results, caveats)
     return format_table(["label", "series", "count", "over_threshold", "max_us"], rows)
 
 

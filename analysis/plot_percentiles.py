@@ -64,8 +64,6 @@ def style_percentile_axes(ax, title: str) -> None:
     ax.set_ylabel("latency (us, log scale)")
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    # Beside the axes: with a dozen curves, no corner inside is free.
-    plotting.legend_beside(ax)
 
 
 def main() -> None:
@@ -80,22 +78,20 @@ def main() -> None:
     print(render(load_results(args.results), plotting.parse_series(args.series), args.output_dir))
 
 
-def render(results, series_names, output_dir) -> str:
+def render(results, series_names, output_dir, caveats: bool = True) -> str:
     """Write percentiles.png and .svg into output_dir; return the table of the plotted figures."""
     several = len(results) > 1
     fig, axes = plotting.plt.subplots(1, len(series_names), figsize=(5.5 * len(series_names), 4.8), squeeze=False, layout="constrained")
     rows = []
     for ax, name in zip(axes[0], series_names):
-        index = 0
-        for result in results:
+        for result_index, result in enumerate(results):
             for transport in result.measured_transports():
                 label = run_label(transport, result, several)
                 series = transport.get(name)
                 if not series.count:
                     continue
-                color = plotting.color_for_label(transport.label, index, several)
-                index += 1
-                draw_curve(ax, series, color, f"{label} (n={series.count})")
+                style = plotting.line_style(label, result_index, several)
+                draw_curve(ax, series, plotting.transport_color(label), label, linestyle=style)
                 printed = series.value_at_quantiles_ns(PRINTED_QUANTILES)
                 rows.append(
                     [label, name, series.count]
@@ -110,8 +106,10 @@ def render(results, series_names, output_dir) -> str:
         )
         if floor:
             ax.set_ylim(bottom=floor)
+    # One legend beside the panels: with a dozen curves, no corner inside is free.
+    plotting.figure_legend(fig)
     fig.suptitle("Latency by percentile")
-    plotting.save_figure(fig, output_dir, "percentiles", results)
+    plotting.save_figure(fig, output_dir, "percentiles", results, caveats)
     headers = ["label", "series", "count"] + [f"p{percentile_label(q)[:-1]}_us" for q in PRINTED_QUANTILES]
     return format_table(headers + ["max_us", "hdr_max_us"], rows)
 

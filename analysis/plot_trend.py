@@ -49,7 +49,7 @@ def render(results, baseline, output_dir) -> str:
     for column, name in enumerate(HEADLINE_SERIES):
         max_ax, rate_ax = axes[0][column], axes[1][column]
         for index, transport_name in enumerate(transports):
-            color = plotting.transport_color(transport_name, index)
+            color = plotting.transport_color(transport_name)
             dates, maxima_us, rates = [], [], []
             for result in results:
                 transport = result.transports.get(transport_name)
@@ -90,8 +90,8 @@ def render(results, baseline, output_dir) -> str:
         rate_ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         for ax in (max_ax, rate_ax):
             ax.grid(True, alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize="small")
+    # One legend beside the panels, clear of the dates and of the caption below.
+    plotting.figure_legend(fig)
     fig.suptitle(f"Nightly trend over {len(results)} results")
     plotting.save_figure(fig, output_dir, "trend", results)
     headers = ["started_at", "transport", "series", "count", "over_threshold", "per_million", "max_us"]

@@ -1,7 +1,8 @@
 """What every plot script shares: the headless backend, saving PNG + SVG, colours, the CLI frame.
 
-Owns: matplotlib set-up (Agg: no display needed), one colour per transport across every plot,
-the threshold marker, and running a script's main with clear errors. Must never read a result
+Owns: matplotlib set-up (Agg: no display needed), one colour per transport across every plot (a
+fixed map from the transport's name), one legend per figure outside its axes, the caption with
+one caveat block, the threshold marker, and running a script's main with clear errors. Must never read a result
 itself (rtsoak_results does) or decide what a plot shows.
 """
 
@@ -11,6 +12,7 @@ import argparse
 import math
 import os
 import sys
+import zlib
 from pathlib import Path
 
 import matplotlib
@@ -20,27 +22,53 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.fonttype"] = "none"
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
 from rtsoak_results import ResultError, ns_to_us  # noqa: E402
 
-# The order rtsoak registers its transports in, so each keeps its colour in every plot.
-KNOWN_TRANSPORTS = ("futex", "msg-ring", "eventfd", "signalfd")
-_PALETTE = plt.get_cmap("tab10").colors
+# One colour per transport, the same in every plot and every report: a fixed map from the
+# transport's registry name (a ring setup or a result label after it does not change it). Red is
+# left out: the threshold line is crimson.
+TRANSPORT_COLORS = {
+    "futex": "tab:blue",
+    "msg-ring": "tab:orange",
+    "eventfd": "tab:green",
+    "signalfd": "tab:purple",
+    "eventfd-multishot": "tab:brown",
+    "futex-syscall": "tab:gray",
+    "persistent-futex": "tab:pink",
+    "doorbell": "tab:olive",
+}
+# A transport this map does not know (a newer rtsoak's) gets one of these, by a stable hash of
+# its name: the same colour in every plot, if not necessarily one no other has.
+SPARE_COLORS = ("tab:cyan", "#393b79", "#637939", "#8c6d31", "#7b4173", "#3182bd")
+# Line styles where colour is taken: results plotted together, ring setups of one transport.
+RESULT_LINESTYLES = ("-", "--", ":", "-.")
+SETUP_LINESTYLES = {"defer-taskrun": "-", "coop-taskrun": "--", "none": ":"}
 
 
-def transport_color(name: str, index: int = 0):
-    if name in KNOWN_TRANSPORTS:
-        return _PALETTE[KNOWN_TRANSPORTS.index(name)]
-    return _PALETTE[(len(KNOWN_TRANSPORTS) + index) % len(_PALETTE)]
+def transport_name(label: str) -> str:
+    """The registry name in a plot label: `eventfd (none) @ 20261130T120000Z-compare` -> `eventfd`."""
+    return label.split(" @ ")[0].split(" (")[0]
 
 
-def color_for_label(transport: str, label_index: int, several_results: bool):
-    """A transport's colour; when several results are plotted each (result, transport) differs."""
+def transport_color(label: str):
+    """The transport's colour, from the fixed map (a spare one for a transport it lacks)."""
+    name = transport_name(label)
+    if name in TRANSPORT_COLORS:
+        return TRANSPORT_COLORS[name]
+    return SPARE_COLORS[zlib.crc32(name.encode()) % len(SPARE_COLORS)]
+
+
+def line_style(label: str, result_index: int = 0, several_results: bool = False) -> str:
+    """How a curve tells apart what its colour does not: the result when several are plotted,
+    else the ring setup in a ring-setup comparison."""
     if several_results:
-        return _PALETTE[label_index % len(_PALETTE)]
-    return transport_color(transport, label_index)
+        return RESULT_LINESTYLES[result_index % len(RESULT_LINESTYLES)]
+    setup = label.split(" (")[1].rstrip(")") if " (" in label else None
+    return SETUP_LINESTYLES.get(setup, "-.") if setup else "-"
 
 
 def us_formatter() -> FuncFormatter:
@@ -98,30 +126,34 @@ CAPTION_CAVEATS = 3
 DRAWN: dict[str, dict] = {}
 
 
-def caption_lines(results) -> list[str]:
-    """Where a figure's figures came from and what they are worth: one line per result (host,
-    kernel and whether it is PREEMPT_RT, period, duration), then its caveats, so a figure pasted
-    elsewhere keeps the 'not an RT kernel' that the result says."""
-    lines = []
-    for result in results:
-        lines.append(result.context())
-        caveats = result.caveats
-        if caveats:
-            shown = [f"  caveat: {c}" for c in caveats[:CAPTION_CAVEATS]]
-            if len(caveats) > CAPTION_CAVEATS:
-                shown.append(f"  ... and {len(caveats) - CAPTION_CAVEATS} more caveats in the result")
-            lines += shown
-        else:
-            lines.append("  no caveats: a properly set up real-time machine")
-    # A figure of many results (a trend) names each distinct context once.
-    unique = list(dict.fromkeys(lines))
-    if len(unique) > 8:
-        unique = unique[:8] + [f"... ({len(results)} results)"]
-    return unique
+def caption_lines(results, caveats: bool = True) -> list[str]:
+    """Where a figure's figures came from and what they are worth: one line per distinct context
+    (host, kernel and whether it is PREEMPT_RT, period, duration), then one block of the
+    results' caveats, each said once, so a figure pasted elsewhere keeps the 'not an RT kernel'
+    that the result says. `caveats=False` for a figure on a page that shows the caveats itself
+    (the report): one caveat block per page."""
+    if len(results) <= 2:
+        lines = list(dict.fromkeys(result.context() for result in results))
+    else:
+        # Many results (a trend): each distinct setup once, then the span of dates.
+        lines = list(dict.fromkeys(result.context(dated=False) for result in results))
+        if len(lines) > 6:
+            lines = lines[:6] + ["..."]
+        dates = sorted(str(r.data.get("started_at", "?"))[:16] for r in results)
+        lines.append(f"{len(results)} results, {dates[0]} to {dates[-1]}")
+    if not caveats:
+        return lines
+    said = list(dict.fromkeys(c for result in results for c in result.caveats))
+    if not said:
+        return lines + ["  no caveats: a properly set up real-time machine"]
+    lines += [f"  caveat: {c}" for c in said[:CAPTION_CAVEATS]]
+    if len(said) > CAPTION_CAVEATS:
+        lines.append(f"  ... and {len(said) - CAPTION_CAVEATS} more caveats in the result")
+    return lines
 
 
-def add_caption(fig, results) -> str:
-    text = "\n".join(caption_lines(results))
+def add_caption(fig, results, caveats: bool = True) -> str:
+    text = "\n".join(caption_lines(results, caveats))
     fig.text(0.0, -0.02, text, ha="left", va="top", fontsize="x-small", wrap=True, color="#333333")
     return text
 
@@ -162,24 +194,56 @@ def describe_axes(ax) -> dict:
         "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
         "legend_covers_bars": bool(legend_box) and any(_overlaps(legend_box, bar) for bar in bars),
         "legend_covers_curves": bool(legend_box) and any(legend_box.contains(*point) for point in points),
+        "texts": [t.get_text() for t in ax.texts],
+        "lines": [line.get_label() for line in ax.get_lines()],
     }
 
 
-def legend_beside(ax) -> None:
-    """The legend to the right of the axes, outside the data area, so it never covers a curve
-    however many there are (the saved figure grows to hold it)."""
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+def _handle_color(handle) -> str | None:
+    for getter in ("get_color", "get_facecolor", "get_edgecolor"):
+        if hasattr(handle, getter):
+            try:
+                return to_hex(getattr(handle, getter)())
+            except (ValueError, TypeError):
+                continue
+    return None
 
 
-def legend_below(ax, fontsize: str = "small") -> None:
-    """The legend under the axes, below its tick labels and axis label, in two columns."""
-    if not ax.get_legend_handles_labels()[0]:
-        return
-    ax.figure.canvas.draw()
-    axis_box = ax.xaxis.get_tightbbox(ax.figure.canvas.get_renderer())
-    below = axis_box.transformed(ax.transAxes.inverted()).y0 if axis_box else -0.12
-    ax.legend(fontsize=fontsize, loc="upper center", bbox_to_anchor=(0.5, below - 0.02), ncol=2)
+def describe_figure_legends(fig) -> dict:
+    """The figure's own legends: their entries with each entry's colour, and what of the figure
+    they overlap (an axes with its ticks, labels and title, the suptitle): nothing, if they are
+    placed right."""
+    renderer = fig.canvas.get_renderer()
+    entries, colors, covered = [], {}, []
+    for legend in fig.legends:
+        box = legend.get_window_extent(renderer)
+        for text, handle in zip(legend.get_texts(), legend.legend_handles):
+            entries.append(text.get_text())
+            colors[text.get_text()] = _handle_color(handle)
+        for ax in fig.get_axes():
+            if _overlaps(box, ax.get_tightbbox(renderer)):
+                covered.append(ax.get_title() or "an axes")
+        if fig._suptitle is not None and _overlaps(box, fig._suptitle.get_window_extent(renderer)):
+            covered.append("the suptitle")
+    return {"entries": entries, "colors": colors, "covers": covered}
+
+
+def figure_legend(fig, extra=()) -> None:
+    """One legend for the whole figure, outside every axes at its right (the figure must use the
+    constrained layout, which makes room for it), so it covers no curve, bar, tick label or
+    axis label however many entries it has: an entry per distinct label of every axes, then the
+    `extra` (handle, label) pairs (a key to line styles)."""
+    handles, labels = [], []
+    for ax in fig.get_axes():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    for handle, label in extra:
+        handles.append(handle)
+        labels.append(label)
+    if handles:
+        fig.legend(handles, labels, loc="outside right upper", fontsize="small")
 
 
 def fit_tick_labels(ax) -> None:
@@ -197,15 +261,17 @@ def fit_tick_labels(ax) -> None:
             return
 
 
-def save_figure(fig, output_dir: Path, name: str, results) -> list[Path]:
-    """Caption the figure with where its figures came from (`results`), write NAME.png and
-    NAME.svg into output_dir, and report them on stderr (stdout holds figures)."""
-    caption = add_caption(fig, results)
+def save_figure(fig, output_dir: Path, name: str, results, caveats: bool = True) -> list[Path]:
+    """Caption the figure with where its figures came from (`results`; their caveats too unless
+    the page it goes on shows them), write NAME.png and NAME.svg into output_dir, and report them
+    on stderr (stdout holds figures)."""
+    caption = add_caption(fig, results, caveats)
     fig.canvas.draw()
     DRAWN[name] = {
         "caption": caption,
         "suptitle": fig._suptitle.get_text() if fig._suptitle else "",
         "axes": [describe_axes(ax) for ax in fig.get_axes()],
+        "legend": describe_figure_legends(fig),
     }
     output_dir.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -162,21 +162,24 @@ def facts_html(result: Result) -> str:
 def render_report(result: Result, baseline: Result | None, output_dir: Path) -> Path:
     """Write every plot and report.html into output_dir; return the report's path."""
     series = list(HEADLINE_SERIES)
-    plot_histogram.render([result], series, output_dir)
-    plot_percentiles.render([result], series, output_dir)
-    plot_intervals.render(result, series, output_dir)
+    # The page shows the caveats once, above the plots: their captions say only where the
+    # figures came from.
+    plot_histogram.render([result], series, output_dir, caveats=False)
+    plot_percentiles.render([result], series, output_dir, caveats=False)
+    plot_intervals.render(result, series, output_dir, caveats=False)
     figures = [
         figure_html("histogram", "Latency histogram per transport: log counts, threshold dashed"),
         figure_html("percentiles", "Latency by percentile; dots are the exact maxima"),
         figure_html("intervals", "Maximum and over-threshold count per interval: where the spikes fall in time"),
     ]
-    plot_tail.render([result], output_dir)
+    plot_tail.render([result], output_dir, caveats=False)
     if (output_dir / "tail.png").is_file():
         figures.append(
-            figure_html("tail", "Tail estimates: return level per span with its 95 % band, and the fit's QQ plot")
+            figure_html("tail", "Tail estimates where rtsoak gives them: return level per span with its 95 % "
+                        "interval, and the fit's QQ plot; a refused estimate shows its cluster maxima and why")
         )
     if baseline is not None:
-        compare_results.render(baseline, result, output_dir)
+        compare_results.render(baseline, result, output_dir, caveats=False)
         figures.append(figure_html("compare", f"Baseline {baseline.label} (dashed, hatched) vs this result"))
     caveats = "".join(f"<li>{html.escape(c)}</li>" for c in result.caveats)
     page = f"""<!DOCTYPE html>

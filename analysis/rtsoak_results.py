@@ -224,9 +224,9 @@ class Result:
         value = (self.data.get("plan") or {}).get("threshold_ns")
         return int(value) if value is not None else None
 
-    def context(self) -> str:
+    def context(self, dated: bool = True) -> str:
         """Where the figures came from, for a figure's caption: host, kernel (and whether it is
-        PREEMPT_RT), period, time per transport, rtsoak version and date."""
+        PREEMPT_RT), period, time per transport, rtsoak version and (`dated`) date."""
         host = self.data.get("host") or {}
         plan = self.data.get("plan") or {}
         tool = self.data.get("tool") or {}
@@ -238,8 +238,8 @@ class Result:
         return (
             f"{host.get('hostname', '?')}: Linux {host.get('kernel_release', '?')} "
             f"{host.get('arch', '')}, {rt}; period {period_us:g} us, {per}; profile "
-            f"{plan.get('profile', '?')}; rtsoak {tool.get('version', '?')}, "
-            f"{str(self.data.get('started_at', '?'))[:16]}"
+            f"{plan.get('profile', '?')}; rtsoak {tool.get('version', '?')}"
+            + (f", {str(self.data.get('started_at', '?'))[:16]}" if dated else "")
         )
 
     @property

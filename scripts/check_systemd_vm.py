@@ -5,13 +5,16 @@ Usage: check_systemd_vm.py [--kernel NAME] [--install-only] DIR
 
 DIR is the 9p share scripts/vm/systemd-check.sh wrote into, inside a VM booted with systemd as
 PID 1. Checked: the package installed with apt (status `install ok installed`, the profiles as
-conffiles, /usr/bin/rtsoak), systemd-analyze verify accepts the units; `systemctl start
+conffiles, /usr/bin/rtsoak, its worker program in /usr/libexec/rtsoak), systemd-analyze verify accepts the units; `systemctl start
 rtsoak@vmpass.service` saved a PASS result and left the unit inactive, not failed, with the
 summary lines in its journal and the textfile written; `systemctl stop` in the middle of
 rtsoak@vmlong.service left it inactive (not failed) and its result marked interrupted; a breach
 (rtsoak@vmbreach.service, a 1 us limit) failed the unit with exit 1 and ran its OnFailure= unit;
-the started timer lists its next elapse. With --install-only (an install in a chroot, no boot), the install checks alone. Prints one
-line per check; exits 1 if any failed.
+the started timer lists its next elapse; `apt-get purge` then leaves nothing that names rtsoak
+under /etc, /usr or /var (the package's files, enabled timers, results, the textfile). With
+--install-only (a chroot, no boot), the install and the purge of what the units would leave.
+Prints one line per check (and the paths the purge left that the install did not find); exits
+1 if any failed.
 Python 3 standard library only.
 """
 
@@ -62,10 +65,47 @@ def check_install(share: Path, c: Checks) -> None:
     c.check(not missing, "the profiles are conffiles", f"missing {missing}")
     c.check(read(share / "which.txt").strip() == "/usr/bin/rtsoak", "rtsoak is /usr/bin/rtsoak",
             read(share / "which.txt"))
-    c.check(read(share / "which-worker.txt").strip() == "/usr/bin/rtsoak-worker",
-            "its worker binary is /usr/bin/rtsoak-worker", read(share / "which-worker.txt"))
+    worker = read(share / "worker.txt")
+    c.check(worker.startswith("-rwxr-xr-x 1 root root") and "/usr/libexec/rtsoak/rtsoak-worker" in worker,
+            "its worker program is /usr/libexec/rtsoak/rtsoak-worker, root's", worker)
+    c.check(not read(share / "worker-on-path.txt").strip(), "the worker program is no command on PATH",
+            read(share / "worker-on-path.txt"))
     c.check(read(share / "verify.exit").strip() == "0" and not read(share / "verify.txt").strip(),
             "systemd-analyze verify accepts the packaged units", read(share / "verify.txt"))
+
+
+# What the package made, and what was made for it, before the purge: each must have been there.
+MADE = [
+    "/usr/bin/rtsoak",
+    "/usr/libexec/rtsoak/rtsoak-worker",
+    "/etc/rtsoak/profiles/nightly.toml",
+    "/usr/lib/systemd/system/rtsoak-nightly.timer",
+    "/etc/systemd/system/timers.target.wants/rtsoak-nightly.timer",
+    "/var/lib/rtsoak",
+]
+
+
+def check_purge(share: Path, c: Checks) -> None:
+    """`apt-get purge` left nothing of the package: no path under /etc, /usr or /var that names
+    rtsoak, where the package, its enabled timers, its results and its textfile were."""
+    c.check(read(share / "purge.exit").strip() == "0", "apt-get purge rtsoak", read(share / "purge.log")[-600:])
+    before_install = set(read(share / "before-install.txt").splitlines())
+    before = set(read(share / "before-purge.txt").splitlines())
+    after = set(read(share / "after-purge.txt").splitlines())
+    c.check(bool(before_install) and bool(after), "the file lists were written")
+    missing = [path for path in MADE if path not in before]
+    textfiles = [p for p in before if p.startswith("/var/lib/prometheus/node-exporter/rtsoak-")]
+    instances = [p for p in before if p.startswith("/etc/systemd/system/timers.target.wants/rtsoak@")]
+    c.check(not missing and textfiles and instances,
+            "before the purge: the package, its enabled timers (an instance too), results and textfile",
+            f"missing {missing}, textfiles {textfiles}, instances {instances}")
+    # The test's own unit (rtsoak-vm-check.service) was there before the package.
+    left = sorted(p for p in after - before_install if "rtsoak" in p)
+    c.check(not left, "after the purge nothing named rtsoak is left under /etc, /usr or /var", "\n  ".join(left))
+    new = sorted(after - before_install)
+    print(f"     paths under /etc, /usr, /var after the purge that were not there before the install: {len(new)}")
+    for path in new:
+        print(f"       {path}")
 
 
 def check_profiles(share: Path, c: Checks) -> None:
@@ -139,8 +179,8 @@ def main() -> int:
         return 1
     print(f"systemd VM: {read(args.share / 'os-release.txt').strip()}, "
           f"{read(args.share / 'systemd-version.txt').strip()}, {args.kernel}")
-    steps = [check_install] if args.install_only else [check_install, check_profiles, check_pass,
-                                                       check_stop, check_breach, check_timer]
+    steps = [check_install, check_purge] if args.install_only else [
+        check_install, check_profiles, check_pass, check_stop, check_breach, check_timer, check_purge]
     for step in steps:
         step(args.share, c)
     if c.failed:

@@ -147,15 +147,20 @@ fn readers() -> Vec<Reader> {
         .iter()
         .map(|format| Reader {
             name: format.name,
-            read: Box::new(|doc, _| {
-                std::hint::black_box((format.render)(doc));
+            read: Box::new(|doc, _| match format.render {
+                rtsoak_report::Render::File(render) => {
+                    std::hint::black_box(render(doc));
+                }
+                rtsoak_report::Render::Directory(render) => {
+                    std::hint::black_box(render(doc));
+                }
             }),
         })
         .collect();
     readers.push(Reader {
         name: "--details",
         read: Box::new(|doc, _| {
-            std::hint::black_box(rtsoak_report::terminal::render(doc, true));
+            std::hint::black_box(rtsoak_report::terminal::render(doc, true, None, "rtsoak"));
         }),
     });
     readers.push(Reader {

@@ -8,11 +8,11 @@ use rtsoak_sys::alloc::CountingAllocator;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
-// The workers are another binary, `rtsoak-worker` beside this one (src/bin/rtsoak-worker.rs
-// says why): this one is the command line and the coordinator. Where no worker binary is
-// beside it (`cargo run` builds only this one), the coordinator starts this binary as
-// `rtsoak worker` instead (launch::worker_binary), a hidden sub-command no help, page or
-// completion offers.
+// The workers are another binary, `rtsoak-worker` beside this one or in the prefix's
+// `libexec/rtsoak/` (src/bin/rtsoak-worker.rs says why): this one is the command line and the
+// coordinator. Where there is no worker binary (`cargo build --bin rtsoak` builds only this
+// one), the coordinator starts this binary as `rtsoak worker` instead (launch::worker_binary), a
+// hidden sub-command no help, page or completion offers.
 fn main() {
     if std::env::args_os()
         .nth(1)

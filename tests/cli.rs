@@ -340,7 +340,8 @@ fn the_install_script_installs_binary_pages_and_completions() {
     assert!(status.success());
     for file in [
         "bin/rtsoak",
-        "bin/rtsoak-worker",
+        // No command: where rtsoak in PREFIX/bin finds it (launch::worker_binary).
+        "libexec/rtsoak/rtsoak-worker",
         "share/man/man1/rtsoak.1",
         "share/man/man1/rtsoak-compare.1",
         "share/man/man1/rtsoak-run.1",
@@ -358,6 +359,7 @@ fn the_install_script_installs_binary_pages_and_completions() {
             .join("share/man/man1/rtsoak-worker.1")
             .exists()
     );
+    assert!(!prefix.path().join("bin/rtsoak-worker").exists());
     // The units are installed where systemd reads them, starting the binary just installed.
     let bin = prefix.path().join("bin/rtsoak");
     for unit in [

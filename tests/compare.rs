@@ -133,7 +133,8 @@ fn a_two_round_compare_fills_every_column_and_report_reprints_the_same_table() {
         "intervals.hlog",
         "histogram.txt",
         "rtsoak.prom",
-        "percentiles.hgrm",
+        "hgrm/eventfd.delivery.hgrm",
+        "hgrm/eventfd.send_call.hgrm",
     ] {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         assert!(!text.is_empty(), "{file}");
@@ -171,6 +172,29 @@ fn report_writes_a_format_to_a_file_and_refuses_what_is_not_a_result() {
     assert!(
         text.contains("rtsoak_messages_sent{transport=\"eventfd\",ring_setup="),
         "{text}"
+    );
+
+    // A directory format goes into a directory, one file per distribution, never to stdout.
+    let refused = rtsoak()
+        .args(["report", "--format", "hgrm"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("give --output DIR"));
+    let hgrm = dir.path().join("distributions");
+    rtsoak()
+        .args(["report", "--format", "hgrm", "-o"])
+        .arg(&hgrm)
+        .arg(dir.path())
+        .assert()
+        .success();
+    let delivery = std::fs::read_to_string(hgrm.join("eventfd.delivery.hgrm")).unwrap();
+    assert!(delivery.starts_with("       Value     Percentile TotalCount 1/(1-Percentile)\n\n"));
+    assert_eq!(
+        delivery.matches("#[Max").count(),
+        1,
+        "one distribution per file"
     );
 
     let not_a_result = dir.path().join("metrics.prom");

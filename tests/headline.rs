@@ -1,5 +1,5 @@
-//! The headline view on saved real results, as `rtsoak report` prints it: one screen of at most
-//! 100 columns, and a decision whose every claim holds on the figures it came from (a pair said
+//! The headline view on saved real results, as `rtsoak report` prints it: one screen as wide as
+//! the terminal, at most 100 columns and 80 where its width is unknown or narrower, and a decision whose every claim holds on the figures it came from (a pair said
 //! to differ significantly has p < 0.01 in the exact test of two rates, recomputed here from
 //! the merged figures; a pair said not to differ has not).
 
@@ -74,18 +74,39 @@ fn assert_claims_hold(doc: &ResultDoc, decision: &Decision) {
     }
 }
 
+/// What `rtsoak report` prints for `path` with `COLUMNS` set to `columns` (or unset: stdout is
+/// a pipe, so the width is unknown).
+fn headline_at(path: &Path, columns: Option<&str>) -> String {
+    let mut command = rtsoak();
+    command.arg("report").arg(path).env_remove("COLUMNS");
+    if let Some(columns) = columns {
+        command.env("COLUMNS", columns);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", path.display());
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 fn a_saved_comparison_is_one_screen_that_states_the_decision() {
     for name in SAVED {
         let path = fixture(name);
-        let output = rtsoak().arg("report").arg(&path).output().unwrap();
-        assert!(output.status.success(), "{name}");
-        let text = String::from_utf8(output.stdout).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines.len() <= 45, "{name}: {} lines\n{text}", lines.len());
-        for line in &lines {
-            assert!(line.chars().count() <= 100, "{name}: {line}");
+        // A pipe (width unknown), a serial console or tmux pane of 80 or fewer, a wide terminal.
+        for (columns, width) in [
+            (None, 80),
+            (Some("60"), 80),
+            (Some("80"), 80),
+            (Some("200"), 100),
+        ] {
+            let text = headline_at(&path, columns);
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines.len() <= 50, "{name}: {} lines\n{text}", lines.len());
+            for line in &lines {
+                let at = line.chars().count();
+                assert!(at <= width, "{name} at {columns:?}: {at} columns: {line}");
+            }
         }
+        let text = headline_at(&path, None);
         assert!(text.contains("The decision"), "{text}");
         assert!(
             text.contains("\n  send call: ") && text.contains("\n  delivery: "),
@@ -253,5 +274,48 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
         String::from_utf8(markdown.stdout)
             .unwrap()
             .contains("Why the spikes changed")
+    );
+}
+
+#[test]
+fn advice_names_rtsoak_as_the_user_runs_it() {
+    let path = fixture("explained-6.1-rt-vm.json");
+    let said = |envs: &[(&str, &str)]| {
+        let mut command = rtsoak();
+        command
+            .arg("report")
+            .arg(&path)
+            .env_remove("RTSOAK_CARGO_RUN")
+            .env_remove("SUDO_USER")
+            .env("COLUMNS", "100");
+        for (key, value) in envs {
+            command.env(key, value);
+        }
+        let text = String::from_utf8(command.output().unwrap().stdout).unwrap();
+        // The sentence, wherever it wraps (never inside the command in backticks).
+        let from = text.find("Not measured: ").unwrap();
+        let to = from + text[from..].find("says why.").unwrap() + "says why.".len();
+        text[from..to]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // Run by its path (as here): the path, which the user can type again.
+    let binary = common::rtsoak_path();
+    assert!(
+        said(&[]).ends_with(&format!("`{} probe` says why.", binary.display())),
+        "{}",
+        said(&[])
+    );
+    // From a source tree, through scripts/cargo-runner.
+    assert!(
+        said(&[("RTSOAK_CARGO_RUN", "cargo run --release --")])
+            .ends_with("`cargo run --release -- probe` says why.")
+    );
+    // As root by way of sudo, the user types sudo again; SUDO_USER alone is no root.
+    let sudo = if common::is_root() { "sudo " } else { "" };
+    assert!(
+        said(&[("SUDO_USER", "someone")])
+            .ends_with(&format!("`{sudo}{} probe` says why.", binary.display()))
     );
 }

@@ -806,7 +806,12 @@ fn a_killed_load_worker_leaves_no_scratch_file() {
 /// rtsoak, hard-linked into `dir` (same inode: never chmod or chown it), started as root for a
 /// short run into `dir/out`.
 fn run_linked_rtsoak(dir: &Path) -> Output {
-    let linked = dir.join("rtsoak");
+    run_linked_rtsoak_at(dir, dir)
+}
+
+/// As [`run_linked_rtsoak`], with rtsoak linked into `bin` and the run written into `dir/out`.
+fn run_linked_rtsoak_at(bin: &Path, dir: &Path) -> Output {
+    let linked = bin.join("rtsoak");
     std::fs::hard_link(rtsoak_path(), &linked).unwrap();
     let output = Command::new(&linked)
         .args([
@@ -817,6 +822,10 @@ fn run_linked_rtsoak(dir: &Path) -> Output {
             "--no-noise",
             "--duration",
             "1s",
+            // Another rtsoak on the machine's RT CPUs (another test binary, a user's run) is
+            // waited for, not mistaken for a refusal.
+            "--wait-for-cpus",
+            "300s",
         ])
         .arg("-o")
         .arg(dir.join("out"))
@@ -915,5 +924,69 @@ fn a_worker_binary_another_user_could_plant_is_never_run_and_a_missing_one_is_sa
         &worker,
         "its directory is not one root may run a program from",
         &marker,
+    );
+}
+
+#[test]
+fn a_worker_binary_in_the_prefixs_libexec_is_found_and_checked_as_one_beside_rtsoak() {
+    let setup = setup();
+    let marker = setup.path("worker-ran");
+    let prefix = |name: &str| {
+        let dir = setup.roots_dir(name, 0o755);
+        for sub in ["bin", "libexec", "libexec/rtsoak"] {
+            std::fs::create_dir(dir.join(sub)).unwrap();
+            std::fs::set_permissions(dir.join(sub), std::fs::Permissions::from_mode(0o755))
+                .unwrap();
+        }
+        dir
+    };
+    let real_worker = rtsoak_path().with_file_name("rtsoak-worker");
+
+    // PREFIX/bin/rtsoak with PREFIX/libexec/rtsoak/rtsoak-worker, as the Debian package lays
+    // them out: the workers run from it, and nothing is said about a missing worker.
+    let dir = prefix("packaged");
+    std::fs::hard_link(&real_worker, dir.join("libexec/rtsoak/rtsoak-worker")).unwrap();
+    let output = run_linked_rtsoak_at(&dir.join("bin"), &dir);
+    let said = stderr(&output);
+    assert!(
+        matches!(output.status.code(), Some(0 | 7)) && dir.join("out/result.json").is_file(),
+        "{said}"
+    );
+    assert!(!said.contains("beside this binary"), "{said}");
+
+    // One there that another user could replace is refused by the same rules.
+    let dir = prefix("planted");
+    let worker = dir.join("libexec/rtsoak/rtsoak-worker");
+    plant_worker(&worker, &marker, 0o775);
+    assert_refused(
+        &run_linked_rtsoak_at(&dir.join("bin"), &dir),
+        &worker,
+        "writable by its group",
+        &marker,
+    );
+
+    // One beside rtsoak comes first: a refused one there is refused, never skipped for the
+    // one in libexec.
+    let dir = prefix("both");
+    std::fs::hard_link(&real_worker, dir.join("libexec/rtsoak/rtsoak-worker")).unwrap();
+    let beside = dir.join("bin/rtsoak-worker");
+    plant_worker(&beside, &marker, 0o757);
+    assert_refused(
+        &run_linked_rtsoak_at(&dir.join("bin"), &dir),
+        &beside,
+        "writable by everyone",
+        &marker,
+    );
+
+    // Neither there: the workers run from rtsoak itself, and both places are named.
+    let dir = prefix("neither");
+    let said = stderr(&run_linked_rtsoak_at(&dir.join("bin"), &dir));
+    assert!(
+        said.contains(&format!(
+            "no {} beside this binary nor {}",
+            dir.join("bin/rtsoak-worker").display(),
+            dir.join("libexec/rtsoak/rtsoak-worker").display()
+        )),
+        "{said}"
     );
 }

@@ -303,9 +303,8 @@ def test_trend_dates_and_compare_legends_never_collide(real_data, tmp_path):
     drawn = draw_in_process("compare_results", load_result(str(paths[0])), load_result(str(new)), tmp_path)
     bar_axes = [a for a in drawn["compare"]["axes"] if "longest" in a["title"]]
     assert bar_axes
-    for axes in bar_axes:
-        assert axes["legend"], axes
-        assert not axes["legend_covers_bars"], axes["title"]
+    legend = drawn["compare"]["legend"]
+    assert legend["entries"] and not legend["covers"], legend
 
 
 def ring_setup_comparison(data: dict) -> dict:
@@ -336,17 +335,21 @@ def test_compare_bar_labels_of_a_ring_setup_comparison_do_not_overlap(real_data,
         assert not axes["xticklabels_collide"], axes["xticklabels"]
 
 
-@pytest.mark.parametrize("script", ("plot_histogram", "plot_percentiles"))
-def test_the_legend_covers_no_curve(script, real_data, tmp_path):
+@pytest.mark.parametrize("script", ("plot_histogram", "plot_percentiles", "plot_intervals"))
+def test_one_legend_per_figure_covers_no_curve_and_no_label(script, real_data, tmp_path):
     from rtsoak_results import load_result
 
     # The two-setup comparison draws twice the curves: the crowded case.
     path = write_result(ring_setup_comparison(real_data), tmp_path / "setups")
     name = script.removeprefix("plot_")
-    drawn = draw_in_process(script, [load_result(str(path))], list(HEADLINE), tmp_path)
+    result = load_result(str(path))
+    drawn = draw_in_process(script, result if script == "plot_intervals" else [result], list(HEADLINE), tmp_path)
     for axes in drawn[name]["axes"]:
-        if axes["legend"]:
-            assert not axes["legend_covers_curves"], (name, axes["title"], axes["legend"])
+        assert not axes["legend"], (name, axes["title"], "a legend inside the axes")
+    legend = drawn[name]["legend"]
+    assert legend["entries"], name
+    # Not over any axes (its curves, ticks, tick labels, axis labels or title), nor the title.
+    assert not legend["covers"], (name, legend["covers"])
 
 
 def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_result, tmp_path):
@@ -476,3 +479,164 @@ def test_the_report_tells_the_story_top_down_and_its_headline_fits_the_page(real
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
         if cells:
             assert len(cells) == 9 and sum(len(c) for c in cells) + 2 * 9 <= 110, cells
+
+
+def drawn_colors(drawn: dict) -> dict[str, str]:
+    """Transport name -> colour of every legend entry of a figure that names a transport."""
+    import plotting
+
+    colors = {}
+    for label, color in drawn["legend"]["colors"].items():
+        if label.startswith(("threshold", "baseline", "new")):
+            continue
+        colors.setdefault(plotting.transport_name(label), set()).add(color)
+    return colors
+
+
+def test_each_transport_keeps_one_colour_of_its_own_in_every_plot(real_result, real_data, tmp_path):
+    import plotting
+    from rtsoak_results import load_result
+
+    result = load_result(str(real_result))
+    draw_in_process("plot_histogram", [result], list(HEADLINE), tmp_path)
+    draw_in_process("plot_percentiles", [result], list(HEADLINE), tmp_path)
+    draw_in_process("plot_intervals", result, list(HEADLINE), tmp_path)
+    drawn = draw_in_process("compare_results", result, result, tmp_path)
+    seen: dict[str, set] = {}
+    for name in ("histogram", "percentiles", "intervals", "compare"):
+        for transport, colors in drawn_colors(drawn[name]).items():
+            seen.setdefault(transport, set()).update(colors)
+    measured = {run["transport"] for run in measured_runs(real_data)}
+    assert measured <= set(seen), (measured, seen)
+    for transport, colors in seen.items():
+        assert len(colors) == 1, f"{transport} is drawn in {colors}"
+    used = [next(iter(colors)) for colors in seen.values()]
+    assert len(set(used)) == len(used), f"two transports share a colour: {seen}"
+    # Every transport rtsoak registers has a colour of its own in the fixed map (the real run
+    # lists the unsupported ones too), none of them the threshold's red.
+    registered = {run["transport"] for run in real_data["runs"]}
+    assert registered <= set(plotting.TRANSPORT_COLORS), registered - set(plotting.TRANSPORT_COLORS)
+    assert len(set(plotting.TRANSPORT_COLORS.values())) == len(plotting.TRANSPORT_COLORS)
+    assert "tab:red" not in plotting.TRANSPORT_COLORS.values()
+
+
+def one_interval(data: dict, drop_outliers: bool = False) -> dict:
+    """The real result as a default profile's 10 s run writes it: one interval per run (its
+    intervals' counters added, as rtsoak merges them); with `drop_outliers`, an outlier list that
+    did not keep every spike."""
+    variant = copy.deepcopy(data)
+    for run in measured_runs(variant):
+        intervals = run["intervals"]
+        merged = {"index": 0, "start_ns": 0, "length_ns": sum(int(i["length_ns"]) for i in intervals), "series": {}}
+        for name in {n for i in intervals for n in i["series"]}:
+            parts = [i["series"][name]["stats"] for i in intervals if name in i["series"]]
+            merged["series"][name] = {"stats": {
+                "count": sum(p["count"] for p in parts),
+                "min_ns": min(p["min_ns"] for p in parts),
+                "max_ns": max(p["max_ns"] for p in parts),
+                "over_threshold": sum(p["over_threshold"] for p in parts),
+            }}
+        run["intervals"] = [merged]
+        if drop_outliers:
+            for series in run["series"].values():
+                series["outliers"] = series["outliers"][: len(series["outliers"]) // 2]
+                series["outliers_dropped"] = 1
+    return variant
+
+
+def test_a_run_of_one_interval_is_binned_finer_from_its_spikes_own_times(real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    path = write_result(one_interval(real_data), tmp_path / "one")
+    rows = parse_table(run_script("plot_intervals.py", path, "-o", tmp_path).stdout)
+    assert {r["interval"] for r in rows} == {"0"}, "the table still lists the one interval"
+    drawn = draw_in_process("plot_intervals", load_result(str(path)), list(HEADLINE), tmp_path)
+    over_axes = [a for a in drawn["intervals"]["axes"] if "over threshold" in a["title"]]
+    spikes = [a for a in drawn["intervals"]["axes"] if "every kept spike" in a["title"]]
+    assert len(over_axes) == len(spikes) == 2
+    for axes in over_axes:
+        assert "from the spikes' own times" in axes["title"], axes["title"]
+        assert "per interval" not in axes["ylabel"], axes["ylabel"]
+    # The counts per finer bin add up to the run's over-threshold count.
+    import plot_intervals
+
+    result = load_result(str(path))
+    for _, _, run, _ in plot_intervals.run_labels(result):
+        times, _, complete = plot_intervals.spikes(run, "delivery")
+        assert complete and len(times) == run["series"]["delivery"]["summary"]["over_threshold"]
+    # Without the whole spike list, the interval stays the time line, and the title says so.
+    path = write_result(one_interval(real_data, drop_outliers=True), tmp_path / "dropped")
+    drawn = draw_in_process("plot_intervals", load_result(str(path)), list(HEADLINE), tmp_path)
+    over_axes = [a for a in drawn["intervals"]["axes"] if "over threshold" in a["title"]]
+    for axes in over_axes:
+        assert "the result keeps no finer time line" in axes["title"], axes["title"]
+
+
+def tail_model(xi: float, sigma_us: float, maxima_us: list[float]) -> dict:
+    """A tail model as rtsoak records it, with its return levels recomputed from xi and sigma."""
+    model = {
+        "threshold_ns": 100_000, "thresholds_tried": [], "xi": xi, "xi_low": xi - 0.3, "xi_high": xi + 0.3,
+        "sigma_ns": sigma_us * 1000, "exceedances": len(maxima_us), "clusters": len(maxima_us),
+        "extremal_index": 1.0, "run_length_samples": 4, "samples": 20_000, "span_ns": 10_000_000_000,
+        "period_ns": 500_000, "fit_test": {"anderson_darling": 0.4, "p_value": 0.5, "resamples": 99},
+        "over_threshold": {"threshold_ns": 100_000, "clusters": len(maxima_us), "probability_per_hour": 1.0,
+                           "low": 1.0, "high": 1.0, "soak_to_rule_out_s": 1.0},
+        "cluster_maxima_ns": [int(m * 1000) for m in maxima_us],
+    }
+    import plot_tail
+
+    levels = []
+    for span, span_s in (("hour", 3600), ("day", 86400), ("year", 31_536_000)):
+        level = plot_tail.return_level_ns(model, span_s * 1e9 / model["period_ns"])
+        levels.append({"span": span, "span_s": span_s, "level_ns": level, "low_ns": level * 0.8,
+                       "high_ns": level * 2, "extrapolation": span_s / 10})
+    model["return_levels"] = levels
+    return model
+
+
+def test_the_tail_plot_draws_no_fit_that_rtsoak_refused_and_says_why(real_data, tmp_path):
+    from rtsoak_results import load_result
+
+    data = copy.deepcopy(real_data)
+    maxima = [100 + 3 * k for k in range(40)] + [900, 2500]
+    heavy = tail_model(1.3, 40.0, maxima)
+    reason = "the shape's 95 % interval reaches 1.9 (xi 1.30, bound 1): find the cause of the largest spikes"
+    for other in data["runs"]:
+        other["tail"] = {}
+    run = measured_runs(data)[0]
+    run["tail"] = {
+        "send_call": dict(tail_model(0.1, 10.0, maxima[:40]), status="estimated"),
+        "delivery": {"status": "heavy-tail", "reason": reason, "model": heavy},
+        "timer": {"status": "not-estimable", "reason": "too few clusters: soak longer"},
+    }
+    path = write_result(data, tmp_path / "tail")
+    stdout = run_script("plot_tail.py", path, "-o", tmp_path).stdout
+    assert "delivery: heavy-tail" in stdout and "timer: not-estimable" in stdout
+    assert_images(tmp_path, "tail")
+    drawn = draw_in_process("plot_tail", [load_result(str(path))], tmp_path)["tail"]["axes"]
+    estimated, estimated_qq, refused, refusal = drawn
+    assert "(estimated)" in estimated["title"] and "fit" in estimated["lines"]
+    assert "refused: heavy-tail" in refused["title"]
+    assert "fit" not in refused["lines"] and "95 % interval" not in refused["lines"]
+    # Its axis ends near the data, never at the 10^19 us a refused heavy tail extrapolates to.
+    assert refused["ylim"][1] < 10 * max(maxima), refused["ylim"]
+    assert heavy["return_levels"][2]["level_ns"] / 1000 > 1e6, "the refused year level is absurd indeed"
+    assert any(reason[:40] in " ".join(text.split()) for text in refusal["texts"]), refusal["texts"]
+
+
+def test_one_caveat_block_per_page(real_result, real_data, tmp_path):
+    first = real_data["caveats"][0]["text"] if real_data["caveats"] else None
+    run_script("report.py", real_result, "--baseline", real_result, "-o", tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text()
+    for name in ("histogram", "percentiles", "intervals", "compare"):
+        svg = (tmp_path / "report" / f"{name}.svg").read_text()
+        assert "caveat:" not in svg, f"{name} repeats the caveats the page shows"
+        assert real_data["host"]["kernel_release"] in svg, f"{name} no longer says where it came from"
+    if first:
+        import html
+
+        assert page.count(html.escape(first)) == 1, "the page shows each caveat once"
+        # A figure made on its own is its own page: its caption carries the caveats, once each.
+        run_script("plot_percentiles.py", real_result, "-o", tmp_path / "alone")
+        svg = (tmp_path / "alone" / "percentiles.svg").read_text()
+        assert svg.count("caveat:") == min(len(real_data["caveats"]), 3)

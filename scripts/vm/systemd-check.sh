@@ -3,8 +3,9 @@
 # with systemd as PID 1: install the package with apt as an administrator would, run the
 # packaged units through systemctl, and leave what they did in /mnt/out (the host's 9p share)
 # for scripts/check_systemd_vm.py to judge (with RTSOAK_VM_INSTALL_ONLY set, in a chroot: the
-# install alone). Nothing is judged here; every step runs whatever
-# the one before did, and the machine powers off at the end.
+# install, and what the units leave made by hand). Both end with `apt-get purge`, listing /etc,
+# /usr and /var before the install and after the purge. Nothing is judged here; every step runs
+# whatever the one before did, and the machine powers off at the end.
 out=/mnt/out
 exec >"$out/check.log" 2>&1
 set -x
@@ -21,7 +22,23 @@ result_of() {
     ls -la /var/lib/rtsoak/"$1" >"$out/$2.dir" 2>&1
 }
 
+# files: every path under /etc, /usr and /var, for the before-and-after of a purge.
+files() {
+    find /etc /usr /var -xdev 2>/dev/null | sort
+}
+# purge: the administrator's own files go first (here: the test's), then `apt-get purge`; what
+# is left is listed for the host to set against what was there before the package.
+purge() {
+    rm -rf /etc/systemd/system/rtsoak@.service.d /etc/systemd/system/vm-alert@.service \
+        /etc/rtsoak/profiles/vm*.toml
+    files >"$out/before-purge.txt"
+    apt-get purge -y rtsoak >"$out/purge.log" 2>&1
+    echo $? >"$out/purge.exit"
+    files >"$out/after-purge.txt"
+}
+
 uname -a >"$out/uname.txt"
+files >"$out/before-install.txt"
 systemctl --version | head -n 1 >"$out/systemd-version.txt"
 . /etc/os-release && echo "$PRETTY_NAME" >"$out/os-release.txt"
 
@@ -31,7 +48,9 @@ echo $? >"$out/install.exit"
 dpkg-query -W -f='${Status} ${Version} ${Architecture}\n' rtsoak >"$out/dpkg-status.txt"
 dpkg-query -W -f='${Conffiles}\n' rtsoak >"$out/conffiles.txt"
 command -v rtsoak >"$out/which.txt"
-command -v rtsoak-worker >"$out/which-worker.txt"
+# The worker program is rtsoak's, not a command: in /usr/libexec, not on PATH.
+command -v rtsoak-worker >"$out/worker-on-path.txt"
+ls -l /usr/libexec/rtsoak/rtsoak-worker >"$out/worker.txt" 2>&1
 rtsoak --version >"$out/version.txt" 2>&1
 systemd-analyze verify rtsoak@vmpass.service rtsoak@vmpass.timer rtsoak-nightly.service \
     rtsoak-nightly.timer >"$out/verify.txt" 2>&1
@@ -39,6 +58,19 @@ echo $? >"$out/verify.exit"
 # --install-only (scripts/systemd-vm-test runs this in a chroot of the root, with no systemd to
 # drive): the package alone.
 if [ -n "${RTSOAK_VM_INSTALL_ONLY:-}" ]; then
+    # What the units would leave, where they leave it, made here without a systemd to run
+    # them: the timers enabled (systemctl enable works on the files alone), a timer's last-run
+    # stamp (systemd's, for Persistent=true), a result in the nightly's results directory (a
+    # saved real one) and the node_exporter textfile (written by rtsoak from it).
+    systemctl enable rtsoak-nightly.timer rtsoak@nightly.timer >"$out/enable.log" 2>&1
+    ls -l /etc/systemd/system/timers.target.wants >>"$out/enable.log" 2>&1
+    mkdir -p /var/lib/systemd/timers /var/lib/rtsoak/nightly/20261205T023000Z-compare \
+        /var/lib/prometheus/node-exporter
+    : >/var/lib/systemd/timers/stamp-rtsoak-nightly.timer
+    cp /root/saved-result.json /var/lib/rtsoak/nightly/20261205T023000Z-compare/result.json
+    rtsoak report --format prometheus -o /var/lib/prometheus/node-exporter/rtsoak-nightly.prom \
+        /var/lib/rtsoak/nightly/20261205T023000Z-compare >>"$out/enable.log" 2>&1
+    purge
     echo done >"$out/check.done"
     exit 0
 fi
@@ -118,6 +150,11 @@ result_of vmbreach breach
 systemctl start rtsoak@vmpass.timer
 systemctl list-timers --all --no-pager 'rtsoak@*' >"$out/timer.txt"
 systemctl show -p ActiveState,NextElapseUSecRealtime rtsoak@vmpass.timer >"$out/timer.show"
+
+# 7. Purge, after the units ran for real: enabled timers, results, the textfile.
+systemctl enable rtsoak@vmpass.timer rtsoak-nightly.timer >"$out/enable.log" 2>&1
+systemctl stop rtsoak@vmpass.timer
+purge
 
 echo done >"$out/check.done"
 sync

@@ -2,10 +2,13 @@
 
 mod bench;
 mod campaign;
+mod columns;
 mod diff;
 pub mod environment;
 mod explain_check;
+mod export_files;
 mod generate;
+mod invocation;
 mod probe;
 mod profiles;
 mod report;

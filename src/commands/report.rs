@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::export_files;
 use crate::exit::Outcome;
-use crate::store::{load, write_atomic};
+use crate::store::load;
 use rtsoak_report::escape::terminal;
+use rtsoak_report::{Format, Render};
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).
@@ -17,20 +19,23 @@ pub(super) fn report(
     output: Option<&Path>,
     details: bool,
 ) -> anyhow::Result<Outcome> {
-    let render =
-        |format: &rtsoak_report::Format, doc: &rtsoak_record::result::ResultDoc| -> Vec<u8> {
-            if details && format.name == "table" {
-                rtsoak_report::terminal::render(doc, true).into_bytes()
-            } else {
-                (format.render)(doc)
-            }
-        };
-    let format = rtsoak_report::by_name(format).with_context(|| {
+    let named = rtsoak_report::by_name(format).with_context(|| {
         format!(
             "unknown format `{format}`: choose one of {}",
             rtsoak_report::names().join(", ")
         )
     })?;
+    let details_table = Format {
+        render: Render::File(|doc| {
+            rtsoak_report::terminal::render(doc, true, None, "rtsoak").into_bytes()
+        }),
+        ..*named
+    };
+    let format = if details && named.name == "table" {
+        &details_table
+    } else {
+        named
+    };
     let docs = results
         .iter()
         .map(|path| load(path).map(|doc| (path, doc)))
@@ -39,16 +44,37 @@ pub(super) fn report(
         warn_undecodable(path, doc);
     }
     match output {
-        None => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            for (_, doc) in &docs {
-                stdout.write_all(&render(format, doc))?;
+        None => match format.render {
+            // On a terminal, the headline as wide as it is.
+            Render::File(_) if named.name == "table" => {
+                use std::io::Write;
+                let columns = super::columns::stdout_columns();
+                let rtsoak = super::invocation::rtsoak_command();
+                let mut stdout = std::io::stdout().lock();
+                for (_, doc) in &docs {
+                    let text = rtsoak_report::terminal::render(doc, details, columns, &rtsoak);
+                    stdout.write_all(text.as_bytes())?;
+                }
             }
-        }
+            Render::File(render) => {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                for (_, doc) in &docs {
+                    stdout.write_all(&render(doc))?;
+                }
+            }
+            Render::Directory(_) => {
+                eprintln!(
+                    "Error: the {} format is a directory of files (one per transport and \
+                     series), not a stream: give --output DIR",
+                    format.name
+                );
+                return Ok(Outcome::Usage);
+            }
+        },
         Some(path) if docs.len() == 1 && !path.is_dir() => {
-            write_atomic(path, &render(format, &docs[0].1))?;
-            eprintln!("Wrote {}", terminal(&path.display().to_string()));
+            let wrote = export_files::write(format, &docs[0].1, path)?;
+            eprintln!("Wrote {}", terminal(&wrote));
         }
         Some(dir) => {
             rtsoak_sys::safe_dir::SafeDir::create(dir).with_context(|| {
@@ -63,9 +89,8 @@ pub(super) fn report(
                     format!("{}-{}", result_name(path), format.file_name),
                     &mut used,
                 );
-                let file = dir.join(name);
-                write_atomic(&file, &render(format, doc))?;
-                eprintln!("Wrote {}", terminal(&file.display().to_string()));
+                let wrote = export_files::write(format, doc, &dir.join(name))?;
+                eprintln!("Wrote {}", terminal(&wrote));
             }
         }
     }

@@ -14,6 +14,7 @@ use crate::sysinfo::{SysRoot, host_facts};
 use rtsoak_record::Level;
 use rtsoak_record::Support;
 use rtsoak_record::TransportSupport;
+use rtsoak_record::{BoardFacts, BoardFinding, BootParameter, DeviceClass};
 
 fn root(name: &str) -> SysRoot {
     SysRoot::at(
@@ -466,4 +467,385 @@ fn the_report_gives_verdicts_with_what_to_do_and_what_a_result_is_worth() {
         rtsoak_measure::transport::about,
     );
     assert!(text.contains("PROBLEM  kernel: 6.18.44-fc-v669"), "{text}");
+}
+
+// --- The board check, on a Jetson-like tree (tests/fixtures/sys/jetson-orin-nano): an Orin
+// Nano on L4T R36.4.0 running NVIDIA's RT kernel from its `real-time` entry, CPUs 4-5
+// isolated, whose update made the non-RT `primary` entry the DEFAULT again; the GPU's, host1x's
+// and a USB controller's interrupts may land on CPUs 4-5 and the EtherCAT NIC's is pinned to
+// CPU 4.
+
+/// A copy of fixture `name` to change, as a board would be changed.
+fn copied(name: &str) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sys")
+            .join(name),
+        dir.path(),
+    );
+    dir
+}
+
+fn edit(dir: &Path, file: &str, from: &str, to: &str) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} holds no {from:?}");
+    std::fs::write(path, text.replace(from, to)).unwrap();
+}
+
+fn board_check(root: &SysRoot) -> Vec<BoardFinding> {
+    let cpus = RtCpus {
+        publisher: 4,
+        subscriber: 5,
+        noise: vec![0, 1, 2, 3],
+    };
+    check(root, &cpus, &root_user(), &matrix(Support::Supported))
+        .board
+        .expect("a Jetson gets a board check")
+        .findings
+}
+
+fn probe_text(root: &SysRoot) -> String {
+    let cpus = RtCpus {
+        publisher: 4,
+        subscriber: 5,
+        noise: vec![0, 1, 2, 3],
+    };
+    let check = check(root, &cpus, &root_user(), &matrix(Support::Supported));
+    render::render(
+        &check,
+        &host_facts(root),
+        &matrix(Support::Supported),
+        rtsoak_measure::transport::about,
+    )
+}
+
+#[test]
+fn a_jetson_is_named_by_its_device_tree_its_l4t_release_and_its_rt_kernel() {
+    assert_eq!(
+        host_facts(&root("jetson-orin-nano")).board,
+        Some(BoardFacts {
+            model: Some("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit".into()),
+            compatible: vec![
+                "nvidia,p3768-0000+p3767-0005".into(),
+                "nvidia,p3767-0005".into(),
+                "nvidia,tegra234".into()
+            ],
+            l4t_release: Some("R36.4.0".into()),
+            vendor_rt_kernel: Some(true),
+        })
+    );
+    let text = probe_text(&root("jetson-orin-nano"));
+    assert!(
+        text.contains(
+            "Board    NVIDIA Jetson Orin Nano Engineering Reference Developer Kit \
+             (nvidia,tegra234), L4T R36.4.0, running NVIDIA's real-time kernel\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn only_a_jetson_gets_a_board_check() {
+    for name in ["rt-board-6cpu", "vm-2cpu", "old-kernel-6cpu"] {
+        assert_eq!(checked(name).board, None, "{name}");
+    }
+    // The rt board's device tree has a model and nothing else: named, not a Jetson.
+    let board = host_facts(&root("rt-board-6cpu")).board.unwrap();
+    assert_eq!(
+        board.model.as_deref(),
+        Some("NVIDIA Jetson Orin Nano Developer Kit")
+    );
+    assert!(!board.is_jetson());
+    assert_eq!(host_facts(&root("vm-2cpu")).board, None);
+}
+
+#[test]
+fn after_an_update_made_primary_the_default_the_check_says_which_line_to_change() {
+    let root = root("jetson-orin-nano");
+    let findings = board_check(&root);
+    let boot: Vec<&BoardFinding> = findings
+        .iter()
+        .filter(|f| !matches!(f, BoardFinding::DeviceIrqOnRtCpus(_)))
+        .collect();
+    let base = "${cbootargs} root=/dev/nvme0n1p1 rw rootwait rootfstype=ext4 mminit_loglevel=4 \
+                console=ttyTCU0,115200 firmware_class.path=/etc/firmware fbcon=map:0 \
+                nospectre_bhb video=efifb:off console=tty0";
+    assert_eq!(
+        boot,
+        [
+            &BoardFinding::BootsOtherThanDefault {
+                default_label: "primary".into(),
+                running_label: Some("real-time".into()),
+                running_release: Some("5.15.148-rt-tegra".into()),
+                running_preempt_rt: true,
+            },
+            &BoardFinding::DefaultKernelNotRt {
+                label: "primary".into(),
+                release: "5.15.148-tegra".into(),
+                rt_label: Some("real-time".into()),
+                running_preempt_rt: true,
+            },
+            &BoardFinding::DefaultEntryLacks {
+                label: "primary".into(),
+                parameters: BootParameter::ALL.to_vec(),
+                fixed_append: format!(
+                    "{base} isolcpus=managed_irq,domain,4-5 nohz_full=4-5 rcu_nocbs=4-5 \
+                     irqaffinity=0-3"
+                ),
+            },
+        ]
+    );
+    assert!(boot.iter().all(|f| f.level() == Level::Warning));
+    let text = probe_text(&root);
+    for line in [
+        "warning  boot: this boot is entry `real-time`, kernel 5.15.148-rt-tegra (PREEMPT_RT), but \
+         DEFAULT is `primary`: the next reboot boots `primary`\n",
+        "do: set `DEFAULT real-time` in /boot/extlinux/extlinux.conf, so the board keeps booting \
+         this kernel\n",
+        "warning  boot: the default entry `primary` boots 5.15.148-tegra, which is not PREEMPT_RT\n",
+        "warning  isolation: the default entry `primary` leaves RT CPUs out of isolcpus, \
+         nohz_full and rcu_nocbs: the next boot will not isolate them\n",
+        "do: in /boot/extlinux/extlinux.conf, under `LABEL primary`, write `APPEND ${cbootargs} \
+         root=/dev/nvme0n1p1",
+    ] {
+        assert!(text.contains(line), "{line}\n---\n{text}");
+    }
+}
+
+#[test]
+fn the_gpu_host1x_and_ethercat_interrupts_on_the_rt_cpus_are_named_with_the_echo_that_moves_them() {
+    let root = root("jetson-orin-nano");
+    let irqs: Vec<(u32, DeviceClass, u64)> = board_check(&root)
+        .into_iter()
+        .filter_map(|f| match f {
+            BoardFinding::DeviceIrqOnRtCpus(irq) => {
+                assert_eq!(irq.move_to, [0, 1, 2, 3]);
+                Some((irq.irq, irq.device, irq.delivered_on_rt_cpus))
+            }
+            _ => None,
+        })
+        .collect();
+    // arch_timer (13) is every CPU's own; host1x_general (62), mttcan (70) and NVMe (170) are
+    // kept off CPUs 4-5 already.
+    assert_eq!(
+        irqs,
+        [
+            (56, DeviceClass::Gpu, 421),
+            (57, DeviceClass::Gpu, 3),
+            (61, DeviceClass::Host1x, 0),
+            (160, DeviceClass::Ethernet, 88211),
+            (180, DeviceClass::Usb, 0),
+        ]
+    );
+    let text = probe_text(&root);
+    for line in [
+        "warning  GPU: irq 56 (ga10b_stall) may be delivered to RT CPUs (affinity 0-5); 421 \
+         delivered there since boot\n",
+        "do: `echo 0-3 > /proc/irq/56/smp_affinity_list` (not kept over a reboot: run it from a \
+         systemd unit), and `irqaffinity=0-3` in the default entry's APPEND\n",
+        "warning  host1x: irq 61 (host1x_syncpt)",
+        "warning  Ethernet: irq 160 (enP1p1s0-TxRx-0) may be delivered to RT CPUs (affinity 4); \
+         88211 delivered there since boot\n",
+        "if a real-time application serves this bus, give its interrupt a CPU of its own outside \
+         the RT pair",
+        "warning  USB: irq 180 (xhci-hcd:usb1)",
+    ] {
+        assert!(text.contains(line), "{line}\n---\n{text}");
+    }
+    assert!(!text.contains("arch_timer) may be delivered"), "{text}");
+}
+
+#[test]
+fn a_board_set_up_as_it_should_be_passes_the_board_check() {
+    let board = copied("jetson-orin-nano");
+    edit(
+        board.path(),
+        "boot/extlinux/extlinux.conf",
+        "DEFAULT primary",
+        "DEFAULT real-time",
+    );
+    for irq in [56, 57, 61, 160, 180] {
+        std::fs::write(
+            board
+                .path()
+                .join(format!("proc/irq/{irq}/smp_affinity_list")),
+            "0-3\n",
+        )
+        .unwrap();
+    }
+    let findings = board_check(&SysRoot::at(board.path()));
+    assert_eq!(
+        findings,
+        [
+            BoardFinding::BootsDefault {
+                label: "real-time".into()
+            },
+            BoardFinding::DefaultKernelRt {
+                label: "real-time".into(),
+                release: "5.15.148-rt-tegra".into()
+            },
+            BoardFinding::DefaultEntryIsolates {
+                label: "real-time".into()
+            },
+            BoardFinding::NoDeviceIrqOnRtCpus { devices: 9 },
+        ]
+    );
+    assert!(findings.iter().all(|f| f.level() == Level::Ok));
+}
+
+#[test]
+fn a_board_that_booted_its_non_rt_kernel_is_a_problem_until_the_rt_entry_is_the_default() {
+    let board = copied("jetson-orin-nano");
+    let dir = board.path();
+    edit(
+        dir,
+        "proc/sys/kernel/osrelease",
+        "5.15.148-rt-tegra",
+        "5.15.148-tegra",
+    );
+    edit(dir, "proc/sys/kernel/version", "PREEMPT_RT", "PREEMPT");
+    std::fs::remove_file(dir.join("sys/kernel/realtime")).unwrap();
+    edit(
+        dir,
+        "proc/cmdline",
+        " isolcpus=managed_irq,domain,4-5 nohz_full=4-5 rcu_nocbs=4-5 irqaffinity=0-3",
+        "",
+    );
+    let root = SysRoot::at(dir);
+    assert_eq!(
+        host_facts(&root).board.unwrap().vendor_rt_kernel,
+        Some(false)
+    );
+    let findings = board_check(&root);
+    assert_eq!(
+        findings[..2],
+        [
+            BoardFinding::BootsDefault {
+                label: "primary".into()
+            },
+            BoardFinding::DefaultKernelNotRt {
+                label: "primary".into(),
+                release: "5.15.148-tegra".into(),
+                rt_label: Some("real-time".into()),
+                running_preempt_rt: false,
+            },
+        ]
+    );
+    assert_eq!(findings[1].level(), Level::Problem);
+    let text = probe_text(&root);
+    assert!(
+        text.contains(
+            "PROBLEM  boot: the default entry `primary` boots 5.15.148-tegra, which is not \
+             PREEMPT_RT\n           do: set `DEFAULT real-time` in /boot/extlinux/extlinux.conf \
+             (entry `real-time` boots a PREEMPT_RT kernel)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_jetson_without_a_boot_menu_is_told_that_the_next_kernel_cannot_be_checked() {
+    let board = copied("jetson-orin-nano");
+    std::fs::remove_file(board.path().join("boot/extlinux/extlinux.conf")).unwrap();
+    let findings = board_check(&SysRoot::at(board.path()));
+    assert_eq!(
+        findings[0],
+        BoardFinding::NoBootConfig {
+            path: "/boot/extlinux/extlinux.conf".into()
+        }
+    );
+    assert_eq!(findings[0].level(), Level::Warning);
+}
+
+#[test]
+fn board_findings_are_typed_with_stable_snake_case_ids_in_the_json() {
+    let check = check(
+        &root("jetson-orin-nano"),
+        &default_cpus("jetson-orin-nano"),
+        &root_user(),
+        &matrix(Support::Supported),
+    );
+    let json = serde_json::to_value(&check).unwrap();
+    let ids: Vec<&str> = json["board"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "boots_other_than_default",
+            "default_kernel_not_rt",
+            "default_entry_lacks",
+            "device_irq_on_rt_cpus",
+            "device_irq_on_rt_cpus",
+            "device_irq_on_rt_cpus",
+            "device_irq_on_rt_cpus",
+            "device_irq_on_rt_cpus",
+        ]
+    );
+    let gpu = &json["board"]["findings"][3];
+    assert_eq!(gpu["device"], "gpu");
+    assert_eq!(gpu["irq"], 56);
+    assert_eq!(json["board"]["findings"][2]["parameters"][1], "nohz_full");
+    // Read back as written: a result keeps its board check.
+    let back: SystemCheck = serde_json::from_value(json).unwrap();
+    assert_eq!(back, check);
+}
+
+/// A Jetson's `host.board` and `system_check.board` are what docs/result.schema.json says, and
+/// a finding carries facts, never its words. (Here, not in tests/result_json_schema.rs: reading
+/// a fixture tree is this crate's own.)
+#[test]
+fn a_jetsons_board_and_its_board_check_match_the_schema() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(manifest.join(path)).unwrap()).unwrap()
+    };
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&read("docs/result.schema.json"))
+        .expect("docs/result.schema.json compiles");
+    let errors = |doc: &serde_json::Value| -> Vec<String> {
+        validator
+            .iter_errors(doc)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect()
+    };
+    let board = root("jetson-orin-nano");
+    let check = check(
+        &board,
+        &RtCpus {
+            publisher: 4,
+            subscriber: 5,
+            noise: vec![0, 1, 2, 3],
+        },
+        &root_user(),
+        &matrix(Support::Supported),
+    );
+    assert!(check.board.is_some(), "the fixture is a Jetson");
+    let mut doc = read("tests/fixtures/results/compare-vm-2cpu.json");
+    assert_eq!(doc["schema_version"], 2);
+    doc["host"] = serde_json::to_value(host_facts(&board)).unwrap();
+    doc["system_check"] = serde_json::to_value(&check).unwrap();
+    assert!(doc["host"]["board"]["l4t_release"].is_string());
+    assert_eq!(errors(&doc), Vec::<String>::new(), "a Jetson's result");
+    doc["system_check"]["board"]["findings"][0]["text"] =
+        serde_json::json!("the next reboot boots primary");
+    assert!(!errors(&doc).is_empty(), "a finding's text is no key");
 }

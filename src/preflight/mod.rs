@@ -10,10 +10,12 @@
 //!
 //! The checks live by area: [`kernel`] (RT kernel, io_uring, throttling, timers, clock
 //! source), [`isolation`] (isolated CPUs, interrupts, tasks, noise placement), [`cpu`]
-//! (frequency, idle states, SMT), [`access`] (privileges, transports). `export::probe` turns a
-//! check into the text `rtsoak probe` prints.
+//! (frequency, idle states, SMT), [`access`] (privileges, transports), and on a Jetson
+//! [`board`] (the bootloader's default entry, its isolation, device interrupts on the RT CPUs).
+//! `export::probe` turns a check into the text `rtsoak probe` prints.
 
 mod access;
+mod board;
 mod cpu;
 mod inputs;
 mod isolation;
@@ -65,12 +67,14 @@ pub(crate) fn check(
     findings.extend(cpu::findings(&inputs));
     findings.extend(access::findings(&inputs));
     let worth = worth(&findings);
+    let board = board::check(root, &inputs);
     SystemCheck {
         cpus: cpus.clone(),
         privileges: privileges.clone(),
         facts,
         findings,
         worth,
+        board,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Interrupts: which CPUs each numbered interrupt may be delivered to
-//! (`/proc/irq/N/smp_affinity_list`) and what it is called (`/proc/interrupts`).
+//! (`/proc/irq/N/smp_affinity_list`), what it is called (`/proc/interrupts`, or the handler
+//! directories of `/proc/irq/N/`) and how many each CPU took (`/proc/interrupts`).
 //!
 //! Owns: reading and parsing these files. Never judges whether an interrupt belongs on a CPU,
 //! and never writes an affinity: moving interrupts is the user's decision.
@@ -59,6 +60,50 @@ pub(crate) fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
         .collect()
 }
 
+/// How many of each numbered interrupt the CPUs `cpus` took since boot, from
+/// `/proc/interrupts` text: its header names each count column's CPU (`CPU0 CPU1 ...`;
+/// offline CPUs have no column).
+pub(crate) fn delivered_on(interrupts: &str, cpus: &[usize]) -> BTreeMap<u32, u64> {
+    let mut lines = interrupts.lines();
+    let columns: Vec<Option<usize>> = lines.next().map_or_else(Vec::new, |header| {
+        header
+            .split_whitespace()
+            .map(|name| name.strip_prefix("CPU")?.parse().ok())
+            .collect()
+    });
+    lines
+        .filter_map(|line| {
+            let (number, rest) = line.trim_start().split_once(':')?;
+            let irq: u32 = number.parse().ok()?;
+            let total = rest
+                .split_whitespace()
+                .zip(&columns)
+                .filter(|(_, cpu)| cpu.is_some_and(|cpu| cpus.contains(&cpu)))
+                .filter_map(|(count, _)| count.parse::<u64>().ok())
+                .sum();
+            Some((irq, total))
+        })
+        .collect()
+}
+
+/// The handlers of interrupt `irq` as `/proc/irq/N/` lists them: one directory per handler
+/// that registered a name (`eth0`, `host1x_syncpt`), beside the files every interrupt has.
+pub(crate) fn handler_dirs(root: &SysRoot, irq: u32) -> Vec<String> {
+    const FILES: [&str; 7] = [
+        "affinity_hint",
+        "effective_affinity",
+        "effective_affinity_list",
+        "node",
+        "smp_affinity",
+        "smp_affinity_list",
+        "spurious",
+    ];
+    root.list_dir(&format!("/proc/irq/{irq}"))
+        .into_iter()
+        .filter(|name| !FILES.contains(&name.as_str()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +122,18 @@ mod tests {
         assert_eq!(names.get(&1).map(String::as_str), Some("i8042, serial"));
         assert_eq!(names.get(&27).map(String::as_str), Some("arch_timer"));
         assert_eq!(names.len(), 4, "LOC is not a numbered interrupt");
+    }
+
+    #[test]
+    fn deliveries_are_added_over_the_columns_of_the_cpus_asked_about() {
+        let text = "           CPU0       CPU2       CPU3\n\
+                    \x20 62:         10         20         30     GICv3 102 Level     ga10b\n\
+                    \x20 63:          1          0          0     GICv3 103 Level\n\
+                    IPI0:      99      99      99       Rescheduling interrupts\n";
+        let delivered = delivered_on(text, &[2, 3]);
+        assert_eq!(delivered.get(&62), Some(&50), "CPU 1 is offline: no column");
+        assert_eq!(delivered.get(&63), Some(&0));
+        assert_eq!(delivered.len(), 2, "IPI0 is not a numbered interrupt");
     }
 
     #[test]

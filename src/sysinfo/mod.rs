@@ -7,10 +7,13 @@
 //!
 //! [`SysRoot`] is the only way in; [`host_facts`] gathers everything a result records.
 //! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`], interrupts in
-//! [`irqs`], processes and threads in [`tasks`].
+//! [`irqs`], processes and threads in [`tasks`], the board in [`board`] and its bootloader's
+//! menu in [`extlinux`].
 
 pub(crate) mod cpus;
 
+pub(crate) mod board;
+pub(crate) mod extlinux;
 pub(crate) mod irqs;
 pub(crate) mod kernel;
 mod root;
@@ -22,8 +25,10 @@ use rtsoak_record::HostFacts;
 
 /// Read every host fact under `root`. Never fails: missing files give `None` or empty lists.
 pub(crate) fn host_facts(root: &SysRoot) -> HostFacts {
+    let kernel_release = root.read_trimmed("/proc/sys/kernel/osrelease");
     let kernel_version = root.read_trimmed("/proc/sys/kernel/version");
     let (preempt_rt, preempt_rt_source) = kernel::preempt_rt(root, kernel_version.as_deref());
+    let board = board::board_facts(root, kernel_release.as_deref(), kernel_version.as_deref());
     let cmdline = root.read_trimmed("/proc/cmdline");
     let boot_isolation = kernel::boot_isolation(cmdline.as_deref().unwrap_or(""));
     let online = cpus::cpu_list(root, "online");
@@ -33,7 +38,7 @@ pub(crate) fn host_facts(root: &SysRoot) -> HostFacts {
         .collect();
     HostFacts {
         hostname: root.read_trimmed("/proc/sys/kernel/hostname"),
-        kernel_release: root.read_trimmed("/proc/sys/kernel/osrelease"),
+        kernel_release,
         kernel_version,
         arch: std::env::consts::ARCH.to_string(),
         preempt_rt,
@@ -50,6 +55,7 @@ pub(crate) fn host_facts(root: &SysRoot) -> HostFacts {
         clocksource: root
             .read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
+        board,
     }
 }
 

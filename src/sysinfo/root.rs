@@ -45,6 +45,11 @@ impl SysRoot {
         Some(rtsoak_record::text::visible(trimmed).into_owned())
     }
 
+    /// The file opened for reading, for what is read a part at a time (a kernel image).
+    pub(crate) fn open(&self, path: &str) -> std::io::Result<std::fs::File> {
+        std::fs::File::open(self.path(path))
+    }
+
     /// The target of a symbolic link (`/proc/self` names our pid); `None` if it is not one.
     pub(crate) fn read_link(&self, path: &str) -> Option<PathBuf> {
         std::fs::read_link(self.path(path)).ok()

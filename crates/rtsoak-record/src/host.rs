@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::BoardFacts;
+
 /// Everything recorded about the host in a result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostFacts {
@@ -40,6 +42,10 @@ pub struct HostFacts {
     pub clocksource: Option<String>,
     /// `/proc/sys/kernel/io_uring_disabled` (absent before Linux 6.6)
     pub io_uring_disabled: Option<u32>,
+    /// The board, from the device tree and `/etc/nv_tegra_release`; absent where neither is
+    /// (PCs, VMs) and in results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board: Option<BoardFacts>,
 }
 
 impl HostFacts {

@@ -33,6 +33,7 @@ pub mod result;
 
 pub mod bench;
 
+mod board;
 mod break_event;
 mod caveat;
 mod coordinator;
@@ -52,6 +53,10 @@ mod support;
 mod system_check;
 mod tail;
 
+pub use board::{
+    BoardCheck, BoardFacts, BoardFinding, BootConfig, BootEntry, BootParameter, DeviceClass,
+    DeviceIrq,
+};
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
 pub use coordinator::CoordinatorActivity;

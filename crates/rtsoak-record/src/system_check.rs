@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Finding, Level, Privileges};
+use super::{BoardCheck, Finding, Level, Privileges};
 
 /// The whole check, as `rtsoak probe --json` prints it and every result records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,14 +20,20 @@ pub struct SystemCheck {
     /// "What a result measured here is worth": one line per distinct non-ok condition,
     /// problems first. Empty on a properly set up RT machine.
     pub worth: Vec<String>,
+    /// The board check, on a Jetson: which kernel boots next, the default entry's isolation,
+    /// device interrupts on the RT CPUs. Absent elsewhere and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board: Option<BoardCheck>,
 }
 
 impl SystemCheck {
-    /// The most serious level among the findings.
+    /// The most serious level among the findings, the board's included.
     pub fn verdict(&self) -> Level {
+        let board = self.board.iter().flat_map(|b| &b.findings);
         self.findings
             .iter()
             .map(|f| f.level)
+            .chain(board.map(|f| f.level()))
             .max()
             .unwrap_or(Level::Ok)
     }

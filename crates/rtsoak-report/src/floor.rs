@@ -252,7 +252,7 @@ mod tests {
         );
         assert!(
             text.lines()
-                .all(|line| line.len() <= super::super::headline::WIDTH)
+                .all(|line| line.len() <= super::super::headline::WIDEST)
         );
     }
 
@@ -301,7 +301,7 @@ mod tests {
         assert!(!text.contains("not told apart"), "{text}");
         assert!(
             text.lines()
-                .all(|line| line.len() <= super::super::headline::WIDTH)
+                .all(|line| line.len() <= super::super::headline::WIDEST)
         );
     }
 

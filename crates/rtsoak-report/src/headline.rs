@@ -1,5 +1,6 @@
 //! The headline view, what `run`, `compare` and `report` print by default: the answer first, in
-//! one screen of at most [`WIDTH`] columns. One table in the shape RT engineers publish (per
+//! one screen as wide as the terminal, at most [`WIDEST`] columns, and [`NARROWEST`] where its
+//! width is unknown or narrower (a Jetson's serial console, a tmux pane). One table in the shape RT engineers publish (per
 //! transport: messages, missed periods, lost, send calls and deliveries over the threshold per
 //! million with their exact 95 % interval, the longest of each, status), the decision in
 //! sentences made from the figures ([`rtsoak_analysis::judge::decision`]), the verdict with every reason,
@@ -26,8 +27,12 @@ use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
 use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
 use rtsoak_record::{Caveat, Series, SeriesKey};
 
-/// Widest line of the headline view: prose is wrapped to it and the table fits it.
-pub(crate) const WIDTH: usize = 100;
+/// Widest line of the headline view, however wide the terminal: prose is wrapped to the width
+/// and the table fits it.
+pub(crate) const WIDEST: usize = 100;
+/// The width where the terminal's is unknown (a file, a pipe) or narrower: 80 columns, a serial
+/// console's. Where the table does not fit, its figures and its integrity are two tables.
+pub(crate) const NARROWEST: usize = 80;
 /// Caveats the headline shows (after folding); the rest are counted.
 const CAVEATS_SHOWN: usize = 3;
 
@@ -58,8 +63,9 @@ pub(crate) struct Headline {
 const COLUMNS: usize = 9;
 
 /// Build the headline of `doc` (its stored decision, or one derived from it for results saved
-/// without).
-pub(crate) fn headline(doc: &ResultDoc) -> Headline {
+/// without); its advice names rtsoak as `rtsoak` (`rtsoak probe`), the command the reader types
+/// where they are (`cargo run --release --` in a source tree).
+pub(crate) fn headline(doc: &ResultDoc, rtsoak: &str) -> Headline {
     let merged = by_transport(doc);
     let threshold = format!(">{}us", us(doc.plan.threshold_ns));
     let decision: Decision = doc.decision.clone().unwrap_or_else(|| decide(doc));
@@ -72,7 +78,7 @@ pub(crate) fn headline(doc: &ResultDoc) -> Headline {
             .map(|t| format!("{} ({})", t.label, not_run_word(doc, t.transport)))
             .collect();
         format!(
-            "Not measured: {}; `rtsoak probe` says why.",
+            "Not measured: {}; `{rtsoak} probe` says why.",
             names.join(", ")
         )
     });
@@ -283,15 +289,16 @@ fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
     (shown, folded.len().saturating_sub(CAVEATS_SHOWN))
 }
 
-/// The headline for a terminal.
-pub(crate) fn render(doc: &ResultDoc) -> String {
-    let h = headline(doc);
+/// The headline for a terminal, in lines of at most `width` columns (between [`NARROWEST`] and
+/// [`WIDEST`]), naming rtsoak as `rtsoak` (see [`headline`]).
+pub(crate) fn render(doc: &ResultDoc, width: usize, rtsoak: &str) -> String {
+    let h = headline(doc, rtsoak);
     let mut out = String::new();
-    wrap(&mut out, &h.title, "");
+    wrap(&mut out, &h.title, "", width);
     let _ = writeln!(out);
-    table(&mut out, &h);
+    table(&mut out, &h, width);
     if let Some(line) = &h.not_measured {
-        wrap(&mut out, line, "");
+        wrap(&mut out, line, "", width);
     }
     if !h.decision.is_empty() {
         let _ = writeln!(out);
@@ -300,21 +307,21 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             "The decision (exact test of two rates per pair, p < 0.01; latencies in us):"
         );
         for line in &h.decision {
-            wrap(&mut out, line, "  ");
+            wrap(&mut out, line, "  ", width);
         }
     }
     if !h.verdict.is_empty() {
         let _ = writeln!(out);
         for line in &h.verdict {
             let indent = if line.starts_with("  ") { "  " } else { "" };
-            wrap(&mut out, line.trim_start(), indent);
+            wrap(&mut out, line.trim_start(), indent, width);
         }
     }
     if !h.caveats.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "What these figures are worth, most serious first:");
         for caveat in &h.caveats {
-            wrap(&mut out, &format!("- {caveat}"), "  ");
+            wrap(&mut out, &format!("- {caveat}"), "  ", width);
         }
         if h.caveats_hidden > 0 {
             let _ = writeln!(
@@ -331,7 +338,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
 
 /// The headline as GitHub Markdown.
 pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
-    let h = headline(doc);
+    let h = headline(doc, "rtsoak");
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", escape(&h.title));
     let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
@@ -383,38 +390,84 @@ pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
     out
 }
 
-/// Spaces before each column: two between groups, one inside a group (messages, missed and
-/// lost; a rate and its longest), so the table fits [`WIDTH`] with the widest figures.
-const GAPS: [usize; COLUMNS] = [0, 2, 1, 1, 2, 1, 2, 1, 2];
+/// Which of a row's columns one table shows, the spaces before each (two between groups, one
+/// inside a group: messages, missed and lost; a rate and its longest), and which of them start
+/// a group, under [`Headline::groups`] in order.
+struct Layout {
+    columns: &'static [usize],
+    gaps: &'static [usize],
+    groups: &'static [usize],
+}
 
-/// The table: group labels over the figure columns, the header, the rows; the transport left,
-/// figures right. Every cell is escaped for the terminal before the columns are measured.
-fn table(out: &mut String, h: &Headline) {
+/// Every column in one table: what a terminal of [`WIDEST`] columns shows.
+const ONE_TABLE: Layout = Layout {
+    columns: &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    gaps: &[0, 2, 1, 1, 2, 1, 2, 1, 2],
+    groups: &[4, 6],
+};
+/// Where one table does not fit: the figures first, the answer...
+const FIGURES: Layout = Layout {
+    columns: &[0, 4, 5, 6, 7],
+    gaps: &[0, 2, 1, 2, 1],
+    groups: &[1, 3],
+};
+/// ... then what each transport's figures rest on, and its status.
+const INTEGRITY: Layout = Layout {
+    columns: &[0, 1, 2, 3, 8],
+    gaps: &[0, 2, 1, 1, 2],
+    groups: &[],
+};
+
+/// The table, or where it is wider than `width` its figures and its integrity as two tables.
+fn table(out: &mut String, h: &Headline, width: usize) {
+    let one = laid_out(h, &ONE_TABLE);
+    if one.lines().all(|line| line.chars().count() <= width) {
+        out.push_str(&one);
+    } else {
+        out.push_str(&laid_out(h, &FIGURES));
+        let _ = writeln!(out);
+        out.push_str(&laid_out(h, &INTEGRITY));
+    }
+}
+
+/// One table of `layout`'s columns: group labels over their two columns, the header, the
+/// rows; the transport left, figures right.
+fn laid_out(h: &Headline, layout: &Layout) -> String {
+    // Every cell is escaped for the terminal before the columns are measured.
     let all: Vec<Vec<String>> = std::iter::once(&h.header)
         .chain(&h.rows)
-        .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
+        .map(|row| {
+            layout
+                .columns
+                .iter()
+                .map(|&c| terminal(&row[c]).into_owned())
+                .collect()
+        })
         .collect();
-    let widths: Vec<usize> = (0..COLUMNS)
+    let widths: Vec<usize> = (0..layout.columns.len())
         .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    // Each group label centred over its two columns (and the gap between them).
-    let start = |column: usize| {
-        widths[..column].iter().sum::<usize>() + GAPS[..=column].iter().sum::<usize>()
-    };
-    let mut groups = String::new();
-    for (label, column) in h.groups.iter().zip([4, 6]) {
-        let span = widths[column] + GAPS[column + 1] + widths[column + 1];
-        let pad = span.saturating_sub(label.chars().count()) / 2;
-        let at = start(column) + pad;
-        let used = groups.chars().count();
-        groups.push_str(&" ".repeat(at.saturating_sub(used)));
-        groups.push_str(label);
+    let mut out = String::new();
+    if !layout.groups.is_empty() {
+        // Each group label centred over its two columns (and the gap between them).
+        let start = |column: usize| {
+            widths[..column].iter().sum::<usize>() + layout.gaps[..=column].iter().sum::<usize>()
+        };
+        let mut groups = String::new();
+        for (label, &column) in h.groups.iter().zip(layout.groups) {
+            let span = widths[column] + layout.gaps[column + 1] + widths[column + 1];
+            let pad = span.saturating_sub(label.chars().count()) / 2;
+            let at = start(column) + pad;
+            let used = groups.chars().count();
+            groups.push_str(&" ".repeat(at.saturating_sub(used)));
+            groups.push_str(label);
+        }
+        let _ = writeln!(out, "{}", groups.trim_end());
     }
-    let _ = writeln!(out, "{}", groups.trim_end());
     for row in all {
         let mut line = String::new();
         for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-            line.push_str(&" ".repeat(GAPS[i]));
+            line.push_str(&" ".repeat(layout.gaps[i]));
             if i == 0 {
                 let _ = write!(line, "{cell:<width$}");
             } else {
@@ -423,19 +476,29 @@ fn table(out: &mut String, h: &Headline) {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+    out
 }
 
-/// `text`, escaped for the terminal, wrapped at [`WIDTH`] columns on spaces, continuation lines
-/// indented by `indent` and two more spaces; `p < 0.01` is never split.
-fn wrap(out: &mut String, text: &str, indent: &str) {
-    // A control character: none is left in the escaped text to be mistaken for it.
+/// `text`, escaped for the terminal, wrapped at `width` columns on spaces, continuation lines indented by `indent` and
+/// two more spaces; `p < 0.01` and a command in backticks (`` `rtsoak probe` ``) are never
+/// split.
+fn wrap(out: &mut String, text: &str, indent: &str, width: usize) {
     const GLUE: char = '\u{1}';
-    let glued = terminal(text).replace("p < ", &format!("p{GLUE}<{GLUE}"));
+    let mut in_code = false;
+    // A control character: none is left in the escaped text to be mistaken for it.
+    let glued: String = terminal(text)
+        .replace("p < ", &format!("p{GLUE}<{GLUE}"))
+        .chars()
+        .map(|c| {
+            in_code ^= c == '`';
+            if in_code && c == ' ' { GLUE } else { c }
+        })
+        .collect();
     let mut line = String::from(indent);
     let continuation = format!("{indent}  ");
     for word in glued.split(' ').map(|w| w.replace(GLUE, " ")) {
         let fresh = line.trim().is_empty();
-        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
             let _ = writeln!(out, "{}", line.trim_end());
             line = continuation.clone();
         } else if !fresh {

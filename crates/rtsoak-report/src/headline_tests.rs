@@ -1,30 +1,72 @@
 use super::*;
 use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
+/// Every line of `text` at most `width` columns.
+fn assert_fits(text: &str, width: usize) {
+    for line in text.lines() {
+        let columns = line.chars().count();
+        assert!(columns <= width, "{columns} columns, over {width}: {line}");
+    }
+}
+
 #[test]
 fn the_headline_of_a_comparison_fits_a_100_column_terminal() {
     let mut doc = two_round_doc();
     doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
-    let text = render(&doc);
-    for line in text.lines() {
-        assert!(
-            line.chars().count() <= WIDTH,
-            "{} columns: {line}",
-            line.chars().count()
-        );
+    let text = render(&doc, WIDEST, "rtsoak");
+    assert_fits(&text, WIDEST);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn on_80_columns_the_figures_and_the_integrity_are_two_tables() {
+    let mut doc = two_round_doc();
+    doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
+    let text = render(&doc, NARROWEST, "rtsoak");
+    assert_fits(&text, NARROWEST);
+    // Every cell of the wide table is still there, each row's in one line of each table.
+    let wide = headline(&doc, "rtsoak");
+    let tables = text.split("The decision").next().unwrap();
+    for row in &wide.rows {
+        let lines: Vec<&str> = tables
+            .lines()
+            .filter(|line| line.split_whitespace().next() == Some(row[0].as_str()))
+            .collect();
+        assert_eq!(lines.len(), 2, "{}: {text}", row[0]);
+        for cell in &row[1..] {
+            assert!(
+                lines.iter().any(|line| line.contains(cell.as_str())),
+                "{cell}: {text}"
+            );
+        }
     }
     insta::assert_snapshot!(text);
 }
 
 #[test]
+fn a_table_that_fits_the_width_stays_one_table() {
+    let mut doc = two_round_doc();
+    doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
+    let headers = |text: &str| text.lines().filter(|l| l.starts_with("transport ")).count();
+    assert_eq!(headers(&render(&doc, WIDEST, "rtsoak")), 1);
+    assert_eq!(headers(&render(&doc, NARROWEST, "rtsoak")), 2);
+}
+
+#[test]
 fn unsupported_transports_are_one_line_under_the_table_not_rows_of_dashes() {
-    let h = headline(&two_round_doc());
+    let h = headline(&two_round_doc(), "rtsoak");
     assert!(!h.rows.iter().any(|r| r[0] == "signalfd"));
     assert_eq!(
         h.not_measured.as_deref(),
         Some("Not measured: signalfd (unsupported); `rtsoak probe` says why.")
     );
-    assert!(headline(&one_run_doc()).not_measured.is_none());
+    assert!(headline(&one_run_doc(), "rtsoak").not_measured.is_none());
+    // The advice names the command the reader types where they are.
+    let in_a_source_tree = headline(&two_round_doc(), "cargo run --release --");
+    assert_eq!(
+        in_a_source_tree.not_measured.as_deref(),
+        Some("Not measured: signalfd (unsupported); `cargo run --release -- probe` says why.")
+    );
 }
 
 #[test]
@@ -69,17 +111,28 @@ fn caveats_of_one_kind_fold_into_one_line_and_the_most_serious_come_first() {
 fn long_sentences_wrap_at_the_width_with_a_hanging_indent() {
     let mut out = String::new();
     let sentence = "word ".repeat(60);
-    wrap(&mut out, sentence.trim_end(), "  ");
+    wrap(&mut out, sentence.trim_end(), "  ", NARROWEST);
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines.len() > 2);
-    assert!(lines.iter().all(|l| l.chars().count() <= WIDTH));
+    assert_fits(&out, NARROWEST);
     assert!(lines[1].starts_with("    word"));
+}
+
+#[test]
+fn a_command_in_backticks_is_never_split_across_lines() {
+    let mut out = String::new();
+    let text = format!("{} `rtsoak probe` says why.", "x".repeat(NARROWEST - 10));
+    wrap(&mut out, &text, "", NARROWEST);
+    assert!(out.contains("\n  `rtsoak probe` says why."), "{out}");
 }
 
 #[test]
 fn a_p_value_is_never_split_across_lines() {
     let mut out = String::new();
-    let text = format!("{} fewer than msg-ring (p < 0.01).", "x".repeat(WIDTH - 22));
-    wrap(&mut out, &text, "  ");
+    let text = format!(
+        "{} fewer than msg-ring (p < 0.01).",
+        "x".repeat(WIDEST - 22)
+    );
+    wrap(&mut out, &text, "  ", WIDEST);
     assert!(out.contains("(p < 0.01)."), "{out}");
 }

@@ -15,6 +15,7 @@
 #![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod bench;
+mod board;
 pub mod campaign;
 mod causes;
 mod comparison;
@@ -32,6 +33,7 @@ mod junit;
 mod kcidb;
 pub mod lava;
 mod markdown;
+mod output;
 pub mod probe;
 mod prometheus;
 mod tail;
@@ -39,18 +41,18 @@ pub mod terminal;
 mod text;
 pub mod textfile;
 
-use rtsoak_record::result::ResultDoc;
+pub use output::{NamedFile, Render};
 
 /// One output format.
 pub struct Format {
     /// Name on the command line (`--format NAME`).
     pub name: &'static str,
-    /// File name when written into a result directory.
+    /// File name when written into a result directory (a directory's, for a directory format).
     pub file_name: &'static str,
     /// One line for `--help` and the README.
     pub about: &'static str,
-    /// The renderer.
-    pub render: fn(&ResultDoc) -> Vec<u8>,
+    /// The renderer: one file, or a directory of them.
+    pub render: Render,
 }
 
 /// Every output format, in the order the README lists them.
@@ -59,67 +61,69 @@ pub const FORMATS: &[Format] = &[
         name: "table",
         file_name: "table.txt",
         about: "the headline view for a terminal: one table, the decision, the verdict, the top caveats (what `run` and `compare` print)",
-        render: |doc| headline::render(doc).into_bytes(),
+        render: Render::File(|doc| {
+            headline::render(doc, headline::NARROWEST, "rtsoak").into_bytes()
+        }),
     },
     Format {
         name: "details",
         file_name: "details.txt",
         about: "every other table for a terminal: integrity, each series, rate tests, causes, rounds, legend, every caveat (what `--details` adds)",
-        render: |doc| details::render(doc).into_bytes(),
+        render: Render::File(|doc| details::render(doc).into_bytes()),
     },
     Format {
         name: "markdown",
         file_name: "table.md",
         about: "the headline view and the details as GitHub Markdown",
-        render: |doc| markdown::render(doc).into_bytes(),
+        render: Render::File(|doc| markdown::render(doc).into_bytes()),
     },
     Format {
         name: "json",
         file_name: "result.json",
         about: "the result document itself (docs/result-schema.md)",
-        render: json::render,
+        render: Render::File(json::render),
     },
     Format {
         name: "hdr-log",
         file_name: "intervals.hlog",
         about: "HdrHistogram interval log, one tag per transport and series, for the HdrHistogram tools",
-        render: |doc| hdr_log::render(doc).into_bytes(),
+        render: Render::File(|doc| hdr_log::render(doc).into_bytes()),
     },
     Format {
         name: "hgrm",
-        file_name: "percentiles.hgrm",
-        about: "HdrHistogram percentile distribution per transport and series, values in us",
-        render: |doc| hgrm::render(doc).into_bytes(),
+        file_name: "hgrm",
+        about: "a directory of HdrHistogram percentile distributions, one `.hgrm` file per transport and series (`hgrm/eventfd.delivery.hgrm`), values in us, for HdrHistogram's plotter",
+        render: Render::Directory(hgrm::render),
     },
     Format {
         name: "cyclictest",
         file_name: "histogram.txt",
         about: "cyclictest `# Histogram` file: 1 us buckets, one column per transport and series",
-        render: |doc| cyclictest::render(doc).into_bytes(),
+        render: Render::File(|doc| cyclictest::render(doc).into_bytes()),
     },
     Format {
         name: "junit",
         file_name: "junit.xml",
         about: "JUnit XML for Jenkins and GitLab: a testcase per transport and check (run, lost messages, transport errors, verdict), figures as properties",
-        render: |doc| junit::render(doc).into_bytes(),
+        render: Render::File(|doc| junit::render(doc).into_bytes()),
     },
     Format {
         name: "kcidb",
         file_name: "kcidb.json",
         about: "KCIDB I/O v4.5 for KernelCI: a test per transport and series, path rtsoak.<transport>.<series>, the kernel and board as its environment",
-        render: kcidb::render,
+        render: Render::File(kcidb::render),
     },
     Format {
         name: "lava",
         file_name: "lava-test-cases.sh",
         about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; replay in a LAVA test shell (inside one, rtsoak prints the signals itself)",
-        render: |doc| lava::render(doc).into_bytes(),
+        render: Render::File(|doc| lava::render(doc).into_bytes()),
     },
     Format {
         name: "prometheus",
         file_name: "rtsoak.prom",
         about: "Prometheus text format for the node_exporter textfile collector",
-        render: |doc| prometheus::render(doc).into_bytes(),
+        render: Render::File(|doc| prometheus::render(doc).into_bytes()),
     },
 ];
 
@@ -199,7 +203,15 @@ mod tests {
         );
         assert!(doc.host.hostname.as_deref().unwrap().ends_with(HOSTILE));
         for format in FORMATS {
-            let bytes = (format.render)(&doc);
+            // A directory format's files: each one's name and content, in turn.
+            let bytes = match format.render {
+                Render::File(render) => render(&doc),
+                Render::Directory(render) => render(&doc)
+                    .into_iter()
+                    .flat_map(|file| [file.name.into_bytes(), b"\n".to_vec(), file.bytes])
+                    .flatten()
+                    .collect(),
+            };
             let text = String::from_utf8(bytes).unwrap();
             if format.name == "junit" {
                 // Element text keeps the line breaks a message has: XML's lines are not the
@@ -210,7 +222,7 @@ mod tests {
                 assert_inert(format.name, &text);
             }
         }
-        assert_inert("details", &terminal::render(&doc, true));
+        assert_inert("details", &terminal::render(&doc, true, None, "rtsoak"));
         assert_inert("textfile", &textfile::render(&doc));
         for line in journal::transport_lines(&doc)
             .into_iter()
@@ -239,7 +251,11 @@ mod tests {
     fn every_format_renders_the_fixture_to_something() {
         let doc = rtsoak_testing::fixture::two_round_doc();
         for format in FORMATS {
-            assert!(!(format.render)(&doc).is_empty(), "{}", format.name);
+            let empty = match format.render {
+                Render::File(render) => render(&doc).is_empty(),
+                Render::Directory(render) => render(&doc).is_empty(),
+            };
+            assert!(!empty, "{}", format.name);
         }
     }
 }

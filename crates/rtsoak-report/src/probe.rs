@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use rtsoak_record::cpulist;
-use rtsoak_record::{HostFacts, Level, SystemCheck};
+use rtsoak_record::{BoardFinding, HostFacts, Level, SystemCheck};
 use rtsoak_record::{Support, TransportSupport};
 
 /// The whole report; `about` says what a supported transport is, by name (the caller asks the
@@ -20,6 +20,7 @@ pub fn render(
     header(&mut out, check, host);
     cpu_table(&mut out, check, host);
     verdicts(&mut out, check);
+    board(&mut out, check, host);
     matrix(&mut out, support, about);
     worth(&mut out, check);
     out
@@ -141,6 +142,58 @@ fn verdicts(out: &mut String, check: &SystemCheck) {
         {
             let _ = writeln!(out, "{:<8}   do: {remedy}", "");
         }
+    }
+    out.push('\n');
+}
+
+/// Device interrupts of the less telling kinds (storage, USB, PCIe, other) shown before the
+/// rest are counted; the GPU's, host1x's, Ethernet's and CAN's are all shown.
+const OTHER_DEVICES_SHOWN: usize = 3;
+
+/// The board check, on a Jetson: its identity, then one line per finding with what to do.
+fn board(out: &mut String, check: &SystemCheck, host: &HostFacts) {
+    let Some(board) = &check.board else {
+        return;
+    };
+    let identity = host.board.as_ref().map(super::board::identity);
+    let _ = writeln!(out, "Board    {}", identity.unwrap_or_default());
+    let conf = board
+        .boot
+        .as_ref()
+        .map_or("extlinux.conf", |b| b.path.as_str());
+    let mut others = 0;
+    for (finding, line) in board
+        .findings
+        .iter()
+        .zip(super::board::worded(&board.findings, conf))
+    {
+        if let BoardFinding::DeviceIrqOnRtCpus(irq) = finding
+            && !irq.device.is_named_unit()
+        {
+            others += 1;
+            if others > OTHER_DEVICES_SHOWN {
+                continue;
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{:<8} {}: {}",
+            line.level.label(),
+            line.subject,
+            line.detail
+        );
+        if let Some(remedy) = &line.remedy {
+            let _ = writeln!(out, "{:<8}   do: {remedy}", "");
+        }
+    }
+    if others > OTHER_DEVICES_SHOWN {
+        let _ = writeln!(
+            out,
+            "{:<8} ... and {} more device interrupts on the RT CPUs (`rtsoak probe --json` lists \
+             them all)",
+            Level::Warning.label(),
+            others - OTHER_DEVICES_SHOWN
+        );
     }
     out.push('\n');
 }

@@ -40,6 +40,7 @@ pub mod shm;
 pub mod signals;
 pub mod spawn;
 pub mod trace;
+pub mod tty;
 pub mod uring;
 
 use nix::errno::Errno;

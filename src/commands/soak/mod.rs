@@ -15,7 +15,7 @@ use crate::cli::SoakArgs;
 use crate::exit::Outcome;
 use crate::preflight::{self, WORKER_LOCK_BYTES};
 use crate::profile::{self, CpuTopology, Overrides};
-use crate::store::{RESULT_FILE, write_atomic};
+use crate::store::RESULT_FILE;
 use crate::store::{Saver, new_result_dir};
 use crate::sysinfo::{SysRoot, host_facts};
 use rounds::{Rounds, check_floor, run_rounds};
@@ -189,7 +189,16 @@ fn report(
             rtsoak_report::escape::json(serde_json::to_string_pretty(doc)?)
         );
     } else {
-        print!("{}", rtsoak_report::terminal::render(doc, args.details));
+        let columns = super::columns::stdout_columns();
+        print!(
+            "{}",
+            rtsoak_report::terminal::render(
+                doc,
+                args.details,
+                columns,
+                &super::invocation::rtsoak_command()
+            )
+        );
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
@@ -262,7 +271,7 @@ fn write_exports(doc: &ResultDoc, dir: &Path, formats: &[String]) -> anyhow::Res
         if format.file_name == RESULT_FILE {
             continue; // the result itself, already saved
         }
-        write_atomic(&dir.join(format.file_name), &(format.render)(doc))?;
+        super::export_files::write(format, doc, &dir.join(format.file_name))?;
     }
     Ok(())
 }

@@ -83,17 +83,19 @@ fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
     if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         eprintln!(
             "Warning: no baseline at {} yet; this result is not compared. Make one with \
-             `rtsoak baseline promote RESULT --to {}`.",
+             `{} baseline promote RESULT --to {}`.",
             path.display(),
+            crate::commands::invocation::rtsoak_command(),
             path.display()
         );
         return Ok(None);
     }
     let doc = load(path).with_context(|| {
         format!(
-            "loading the baseline {}: promote a valid result with `rtsoak baseline promote`, \
-             or drop --baseline",
-            path.display()
+            "loading the baseline {}: promote a valid result with `{} baseline promote`, or \
+             drop --baseline",
+            path.display(),
+            crate::commands::invocation::rtsoak_command()
         )
     })?;
     Ok(Some(Baseline {

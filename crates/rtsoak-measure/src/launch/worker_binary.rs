@@ -3,17 +3,20 @@
 //!
 //! The rule: the worker of a coordinator binary named `NAME` is `NAME-worker` in the directory
 //! the running coordinator binary is in (`current_exe`, so a symlink to rtsoak leads to the
-//! directory of the file itself). `rtsoak` starts `rtsoak-worker`; a build of the crate under
-//! another name (tests/new_transport.rs builds `rtsoak-new-transport`) starts its own worker
-//! (`rtsoak-new-transport-worker`), never another build's.
+//! directory of the file itself), or, where there is none and that directory is a prefix's
+//! `bin`, `<prefix>/libexec/rtsoak/NAME-worker` (the Debian package puts it there: a program
+//! only rtsoak starts is no command for `PATH`). `rtsoak` starts `rtsoak-worker`; a build of
+//! the crate under another name (tests/new_transport.rs builds `rtsoak-new-transport`) starts
+//! its own worker (`rtsoak-new-transport-worker`), never another build's.
 //!
 //! Trust: rtsoak runs as root, and must never execute a file another user could have planted or
 //! could replace. The worker must be a regular file (by `lstat`: never a symlink), owned by root
 //! or by this process's user, writable by no one else (as root, nor by its group); as root, its
 //! directory must also be one [`SafeDir::open`] accepts (owned by root, it and every directory above it
 //! writable by no one else unless sticky). Anything else is refused with an error naming the
-//! file, what is wrong and what to do, never passed over. Only a missing one is replaced: by
-//! this binary itself, the one already running ([`worker_executable`]).
+//! file, what is wrong and what to do, never passed over (an untrusted one beside the binary is
+//! refused, not skipped for the one in `libexec`). Only a missing one is replaced: by this
+//! binary itself, the one already running ([`worker_executable`]).
 //!
 //! Owns: where the worker binary is and whether it may be run. Never executes it (`spawn` does).
 
@@ -30,9 +33,9 @@ pub(crate) const WORKER_SUFFIX: &str = "-worker";
 /// The worker binary cannot be used: which file, what is wrong, what to do.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "cannot start workers from {}: {why}. Install {} beside {}, owned by root and writable by \
-     no one else: `cargo build --release` builds both, and scripts/install and the .deb install \
-     both",
+    "cannot start workers from {}: {why}. Install {} beside {} (or in <prefix>/libexec/rtsoak/ \
+     for a binary in <prefix>/bin), owned by root and writable by no one else: `cargo build \
+     --release` builds both, and scripts/install and the .deb install both",
     path.display(),
     name.display(),
     coordinator.display()
@@ -57,7 +60,7 @@ const NO_SUCH_FILE: &str = "there is no such file";
 /// The program workers are started from, and its arguments: the worker binary beside this
 /// one, checked once (queue noise starts several workers a second; a binary found trusted
 /// stays so, since only root or this user may change it). Where there is none, as after
-/// `cargo run`, which builds only `rtsoak`, this binary itself as `rtsoak worker`, said on
+/// `cargo build --bin rtsoak`, which builds only `rtsoak`, this binary itself as `rtsoak worker`, said on
 /// stderr: the workers then carry all of rtsoak resident (9.6 MiB instead of 4.6 on x86_64).
 /// One that is there but untrusted is refused, never passed over.
 pub fn worker_executable() -> anyhow::Result<(&'static Path, &'static [&'static str])> {
@@ -72,10 +75,14 @@ pub fn worker_executable() -> anyhow::Result<(&'static Path, &'static [&'static 
                 Ok(worker) => (worker, false),
                 Err(error) if error.why == NO_SUCH_FILE => {
                     eprintln!(
-                        "rtsoak: no {} beside this binary: the workers run from {} itself, with \
-                         all of it resident (`cargo build --release` builds the small worker \
-                         binary; scripts/install and the .deb install it)",
+                        "rtsoak: no {} beside this binary{}: the workers run from {} itself, \
+                         with all of it resident (`cargo build --release` builds the small \
+                         worker binary; scripts/install and the .deb install it)",
                         error.path.display(),
+                        match worker_paths(&exe).get(1) {
+                            Some(libexec) => format!(" nor {}", libexec.display()),
+                            None => String::new(),
+                        },
                         exe.display()
                     );
                     (exe, true)
@@ -99,14 +106,46 @@ pub(crate) fn worker_path(exe: &Path) -> Option<PathBuf> {
     Some(exe.parent()?.join(worker))
 }
 
-/// The worker binary beside `exe`, if it may be run (see the module's comment).
+/// Where the worker binary of `exe` may be, in the order looked at: beside it, then, for a
+/// binary in `<prefix>/bin`, `<prefix>/libexec/rtsoak/` (`/usr/bin/rtsoak` gives
+/// `/usr/bin/rtsoak-worker` and `/usr/libexec/rtsoak/rtsoak-worker`).
+pub fn worker_paths(exe: &Path) -> Vec<PathBuf> {
+    let Some(beside) = worker_path(exe) else {
+        return Vec::new();
+    };
+    let libexec = beside
+        .parent()
+        .filter(|dir| dir.file_name() == Some(OsStr::new("bin")))
+        .and_then(Path::parent)
+        .zip(beside.file_name())
+        .map(|(prefix, name)| prefix.join("libexec/rtsoak").join(name));
+    std::iter::once(beside).chain(libexec).collect()
+}
+
+/// The worker binary of `exe`, if it may be run: the first of [`worker_paths`] that is there
+/// (see the module's comment). Where none is, the error names the one beside `exe`.
 pub fn checked(exe: &Path) -> Result<PathBuf, WorkerBinaryError> {
-    let path = worker_path(exe).ok_or_else(|| WorkerBinaryError {
-        path: exe.to_path_buf(),
-        name: PathBuf::from(format!("rtsoak{WORKER_SUFFIX}")),
-        coordinator: PathBuf::from("rtsoak"),
-        why: "the running binary's path has no directory and file name".into(),
-    })?;
+    let paths = worker_paths(exe);
+    let Some(beside) = paths.first() else {
+        return Err(WorkerBinaryError {
+            path: exe.to_path_buf(),
+            name: PathBuf::from(format!("rtsoak{WORKER_SUFFIX}")),
+            coordinator: PathBuf::from("rtsoak"),
+            why: "the running binary's path has no directory and file name".into(),
+        });
+    };
+    for path in &paths {
+        match checked_at(exe, path) {
+            Err(error) if error.why == NO_SUCH_FILE => continue,
+            found => return found,
+        }
+    }
+    checked_at(exe, beside)
+}
+
+/// The worker binary at `path`, if it may be run.
+fn checked_at(exe: &Path, path: &Path) -> Result<PathBuf, WorkerBinaryError> {
+    let path = path.to_path_buf();
     let refuse = |why: String| WorkerBinaryError {
         path: path.clone(),
         name: path.file_name().map(PathBuf::from).unwrap_or_default(),
@@ -192,6 +231,30 @@ mod tests {
         assert_eq!(
             at("/t/release/rtsoak (deleted)"),
             Path::new("/t/release/rtsoak-worker")
+        );
+    }
+
+    #[test]
+    fn a_binary_in_a_prefixs_bin_also_finds_its_worker_in_the_prefixs_libexec() {
+        let paths = |exe: &str| worker_paths(Path::new(exe));
+        assert_eq!(
+            paths("/usr/bin/rtsoak"),
+            [
+                Path::new("/usr/bin/rtsoak-worker"),
+                Path::new("/usr/libexec/rtsoak/rtsoak-worker")
+            ]
+        );
+        assert_eq!(
+            paths("/usr/local/bin/rtsoak (deleted)"),
+            [
+                Path::new("/usr/local/bin/rtsoak-worker"),
+                Path::new("/usr/local/libexec/rtsoak/rtsoak-worker")
+            ]
+        );
+        // A build directory is no prefix: its worker is beside it or nowhere.
+        assert_eq!(
+            paths("/src/target/release/rtsoak"),
+            [Path::new("/src/target/release/rtsoak-worker")]
         );
     }
 
