@@ -6,6 +6,7 @@
 
 mod dir;
 pub(crate) mod retention;
+mod upgrade_v2;
 
 use std::path::{Path, PathBuf};
 
@@ -73,21 +74,31 @@ pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
 }
 
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or
-/// an error, never a panic (a fuzz target holds it to that). Version 1 documents are read too
-/// ([`upgrade_from_v1`]).
+/// an error, never a panic (a fuzz target holds it to that). Versions 1 and 2 are read too
+/// ([`upgrade_from_v1`], [`upgrade_v2`]).
 pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
+    serde_json::from_value(upgraded(bytes)?).context("it is not an rtsoak result")
+}
+
+/// The JSON of a `result.json`, upgraded to this version's shape.
+fn upgraded(bytes: &[u8]) -> anyhow::Result<serde_json::Value> {
     let mut value: serde_json::Value =
         serde_json::from_slice(bytes).context("the file is not JSON")?;
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     match version {
-        Some(1) => upgrade_from_v1(&mut value),
+        Some(1) => {
+            upgrade_from_v1(&mut value);
+            upgrade_v2::upgrade(&mut value);
+        }
+        Some(2) => upgrade_v2::upgrade(&mut value),
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
         _ => anyhow::bail!(
             "it has result schema version {version:?}; this rtsoak reads versions 1 to \
              {SCHEMA_VERSION}"
         ),
     }
-    serde_json::from_value(value).context("it is not an rtsoak result")
+    value["schema_version"] = SCHEMA_VERSION.into();
+    Ok(value)
 }
 
 /// Version 1 wrote a ring-setup comparison's run as `"transport": "futex (defer-taskrun)"`
@@ -130,7 +141,6 @@ fn upgrade_from_v1(value: &mut serde_json::Value) {
         let pass = verdict.get("pass").and_then(Value::as_bool) == Some(true);
         verdict.insert("status".into(), (if pass { "pass" } else { "fail" }).into());
     }
-    value["schema_version"] = SCHEMA_VERSION.into();
 }
 
 #[cfg(test)]
@@ -164,7 +174,7 @@ mod tests {
             assert_eq!(to_json(&from_bytes(&saved).unwrap()), saved, "{name}");
             // Every map keyed by series holds exactly the names the file held.
             let (before, after): (serde_json::Value, serde_json::Value) = (
-                serde_json::from_slice(&bytes).unwrap(),
+                upgraded(&bytes).unwrap(),
                 serde_json::from_slice(&saved).unwrap(),
             );
             for (old, new) in before["runs"]

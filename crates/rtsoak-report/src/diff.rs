@@ -1,7 +1,9 @@
 //! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown.
 
 use rtsoak_record::result::RunKey;
-use rtsoak_record::result::diff::{CauseChanges, Diff};
+use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff};
+
+use crate::why;
 
 /// Causes named per series in "why the spikes changed"; the rest are counted.
 const CAUSES_NAMED: usize = 3;
@@ -85,24 +87,35 @@ fn why(changes: &CauseChanges) -> String {
     }
     .label();
     let total = changes.new_over_threshold as i64 - changes.baseline_over_threshold as i64;
-    let mut parts: Vec<String> = changes
-        .changes
+    let (paired, unpaired): (Vec<&CauseChange>, Vec<&CauseChange>) =
+        changes.changes.iter().partition(|c| !c.unpaired);
+    let mut parts: Vec<String> = paired
         .iter()
         .take(CAUSES_NAMED)
         .map(|c| {
             format!(
                 "{:+.0} {} ({:.0} % → {:.0} % of the kept spikes)",
                 c.new_count - c.baseline_count,
-                c.cause,
+                why::cause_or_unexplained(c.cause.as_ref()),
                 c.baseline_share_percent,
                 c.new_share_percent
             )
         })
         .collect();
-    let rest = changes.changes.len().saturating_sub(CAUSES_NAMED);
+    let rest = paired.len().saturating_sub(CAUSES_NAMED);
     if rest > 0 {
         parts.push(format!("{rest} more causes changed less"));
     }
+    // Never folded into the rest: a cause that could not be paired is not known to have changed.
+    parts.extend(unpaired.iter().map(|c| {
+        format!(
+            "not paired: {} ({:.0} % → {:.0} % of the kept spikes; an older rtsoak's words \
+             for a cause, which this one does not recognise among the other side's)",
+            why::cause_or_unexplained(c.cause.as_ref()),
+            c.baseline_share_percent,
+            c.new_share_percent
+        )
+    }));
     format!(
         "{row} {}: {total:+} spikes over the threshold ({} → {}): {}",
         changes.series,
@@ -114,6 +127,7 @@ fn why(changes: &CauseChanges) -> String {
 
 #[cfg(test)]
 mod tests {
+    use rtsoak_record::result::cause::Cause;
     use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff, DiffRules};
 
     #[test]
@@ -132,7 +146,12 @@ mod tests {
                 baseline_over_threshold: 200,
                 new_over_threshold: 3000,
                 changes: vec![CauseChange {
-                    cause: "blocked on a lock".into(),
+                    cause: Some(Cause::Lock {
+                        lock: "lock".into(),
+                        caller: None,
+                        holder: None,
+                    }),
+                    unpaired: false,
                     baseline_count: 20.0,
                     new_count: 2700.0,
                     baseline_share_percent: 10.0,

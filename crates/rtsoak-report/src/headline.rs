@@ -14,9 +14,11 @@ use std::fmt::Write;
 use super::comparison::{not_run_word, status_word, title};
 use super::journal::verdict_lines;
 use super::text::us;
+use super::why;
 use rtsoak_analysis::judge::decision::{decide, per_million};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_analysis::stats::clopper_pearson_95;
+use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::decision::{Decision, MainCause};
 use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
 use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
@@ -115,21 +117,22 @@ pub(crate) fn headline(doc: &ResultDoc) -> Headline {
 /// cause are named together, each with its share (and median), so six transports held back by
 /// the same thing take one line, not six.
 fn cause_lines(causes: &[MainCause]) -> Vec<String> {
-    let mut groups: Vec<(&str, &str, Vec<&MainCause>)> = Vec::new();
+    let mut groups: Vec<(&str, Option<&Cause>, Vec<&MainCause>)> = Vec::new();
     for cause in causes {
         match groups
             .iter_mut()
-            .find(|(series, name, _)| *series == cause.series && *name == cause.cause)
+            .find(|(series, main, _)| *series == cause.series && *main == cause.cause.as_ref())
         {
             Some((_, _, members)) => members.push(cause),
-            None => groups.push((&cause.series, &cause.cause, vec![cause])),
+            None => groups.push((&cause.series, cause.cause.as_ref(), vec![cause])),
         }
     }
     groups
         .into_iter()
-        .map(|(series, name, members)| {
+        .map(|(series, main, members)| {
+            let name = why::cause_or_unexplained(main);
             if let [one] = members.as_slice() {
-                return one.sentence.clone();
+                return main_cause(one, &name);
             }
             let each: Vec<String> = members
                 .iter()
@@ -149,6 +152,25 @@ fn cause_lines(causes: &[MainCause]) -> Vec<String> {
         .collect()
 }
 
+/// `futex: 83 % of 1364 delivery spikes (1000 kept): <cause> (median 353 us)`.
+fn main_cause(c: &MainCause, name: &str) -> String {
+    let median = c
+        .median_us
+        .map_or(String::new(), |us| format!(" (median {us} us)"));
+    let kept = if c.kept < c.over_threshold {
+        format!(" ({} kept)", c.kept)
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {:.0} % of {} {} spikes{kept}: {name}{median}",
+        c.label,
+        c.share_percent,
+        c.over_threshold,
+        c.series.replace('_', " ")
+    )
+}
+
 /// Why each `--break-on` sample was late, where the explainer says: the question a break asks,
 /// answered under the failure it caused.
 fn break_whys(doc: &ResultDoc) -> Vec<String> {
@@ -159,7 +181,7 @@ fn break_whys(doc: &ResultDoc) -> Vec<String> {
             format!(
                 "  why: {}: {}",
                 RunKey::of(run).label(),
-                event.why.summary()
+                why::why(&event.why)
             )
         })
         .collect()

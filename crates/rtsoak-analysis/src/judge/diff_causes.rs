@@ -7,12 +7,10 @@
 //! Pure: two merged transports in, their changes out.
 
 use crate::merge::TransportRuns;
+use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::diff::{CauseChange, CauseChanges};
 use rtsoak_record::result::explain::SeriesBlame;
 use rtsoak_record::{Series, SeriesKey};
-
-/// The label of spikes the trace could not explain.
-const UNEXPLAINED: &str = "unexplained";
 
 /// The changes of `series` between `b` (baseline) and `n` (new), if both were explained.
 pub(super) fn changes(
@@ -21,22 +19,24 @@ pub(super) fn changes(
     series: Series,
 ) -> Option<CauseChanges> {
     let (old, new) = (blame(b, series)?, blame(n, series)?);
-    let mut causes: Vec<String> = old
+    // `None` is the unexplained spikes, a row of its own.
+    let mut causes: Vec<Option<&Cause>> = old
         .causes
         .iter()
         .chain(&new.causes)
-        .map(|c| c.cause.clone())
+        .map(|c| Some(&c.cause))
         .collect();
     causes.sort();
     causes.dedup();
-    causes.push(UNEXPLAINED.to_string());
+    causes.push(None);
     let mut changes: Vec<CauseChange> = causes
         .into_iter()
         .map(|cause| {
-            let (baseline_share_percent, baseline_count) = share(&old, &cause);
-            let (new_share_percent, new_count) = share(&new, &cause);
+            let (baseline_share_percent, baseline_count) = share(&old, cause);
+            let (new_share_percent, new_count) = share(&new, cause);
             CauseChange {
-                cause,
+                cause: cause.cloned(),
+                unpaired: unpaired(cause, &old, &new),
                 baseline_count,
                 new_count,
                 baseline_share_percent,
@@ -47,8 +47,9 @@ pub(super) fn changes(
         .collect();
     changes.sort_by(|a, b| {
         let delta = |c: &CauseChange| (c.new_count - c.baseline_count).abs();
-        delta(b)
-            .total_cmp(&delta(a))
+        a.unpaired
+            .cmp(&b.unpaired)
+            .then_with(|| delta(b).total_cmp(&delta(a)))
             .then_with(|| a.cause.cmp(&b.cause))
     });
     Some(CauseChanges {
@@ -59,6 +60,14 @@ pub(super) fn changes(
         new_over_threshold: new.over_threshold,
         changes,
     })
+}
+
+/// Whether `cause` is one an older rtsoak stored in words this one does not recognise, found
+/// on one side only: the other side may hold it under other words or as an identity, so a
+/// count of 0 there would be a guess.
+fn unpaired(cause: Option<&Cause>, old: &SeriesBlame, new: &SeriesBlame) -> bool {
+    let held = |blame: &SeriesBlame| blame.causes.iter().any(|c| Some(&c.cause) == cause);
+    matches!(cause, Some(Cause::Unknown { .. })) && held(old) != held(new)
 }
 
 /// The series' blame over the runs, if every run was traced.
@@ -74,19 +83,19 @@ fn blame(t: &TransportRuns<'_>, series: Series) -> Option<SeriesBlame> {
     SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(series))
 }
 
-/// A cause's share of the kept spikes, percent, and its count estimated over all spikes.
-fn share(blame: &SeriesBlame, cause: &str) -> (f64, f64) {
+/// A cause's share of the kept spikes, percent, and its count estimated over all spikes
+/// (`None`: the unexplained ones).
+fn share(blame: &SeriesBlame, cause: Option<&Cause>) -> (f64, f64) {
     if blame.kept == 0 {
         return (0.0, 0.0);
     }
-    let count = if cause == UNEXPLAINED {
-        blame.unexplained
-    } else {
-        blame
+    let count = match cause {
+        None => blame.unexplained,
+        Some(cause) => blame
             .causes
             .iter()
-            .find(|c| c.cause == cause)
-            .map_or(0, |c| c.count)
+            .find(|c| &c.cause == cause)
+            .map_or(0, |c| c.count),
     };
     let share = count as f64 / blame.kept as f64;
     (100.0 * share, share * blame.over_threshold as f64)
