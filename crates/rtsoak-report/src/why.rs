@@ -198,3 +198,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "why_tests.rs"]
+mod rewording;
