@@ -25,11 +25,9 @@ pub(super) fn upgrade(value: &mut Value) {
             }
         }
     }
+    // A main cause keeps its `sentence`: the earliest version 2 builds wrote the median only
+    // there, so the report shows it as it was.
     for main in array(value.pointer_mut("/decision/causes")) {
-        if let Some(main) = main.as_object_mut() {
-            // The sentence repeated the fields beside it; the report words them now.
-            main.remove("sentence");
-        }
         upgrade_cause(main);
     }
     for changes in array(value.pointer_mut("/verdict/baseline/causes")) {

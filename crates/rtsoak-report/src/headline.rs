@@ -152,8 +152,12 @@ fn cause_lines(causes: &[MainCause]) -> Vec<String> {
         .collect()
 }
 
-/// `futex: 83 % of 1364 delivery spikes (1000 kept): <cause> (median 353 us)`.
+/// `futex: 83 % of 1364 delivery spikes (1000 kept): <cause> (median 353 us)`, or the line a
+/// version 2 result holds.
 fn main_cause(c: &MainCause, name: &str) -> String {
+    if let Some(sentence) = &c.sentence {
+        return sentence.clone();
+    }
     let median = c
         .median_us
         .map_or(String::new(), |us| format!(" (median {us} us)"));

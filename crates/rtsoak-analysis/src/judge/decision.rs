@@ -201,6 +201,7 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         cause,
         share_percent,
         median_us,
+        sentence: None,
     })
 }
 

@@ -90,4 +90,8 @@ pub struct MainCause {
     /// The median time it held the RT task back within a spike, us (none for `unexplained`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_us: Option<u64>,
+    /// The line version 2 wrote for it, kept as it was (its earliest builds wrote the median
+    /// only there); none from version 3, whose report words the fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentence: Option<String>,
 }
