@@ -178,8 +178,7 @@ fn every_saved_version_2_or_3_result_validates_as_saved_and_as_this_build_reads_
             assert_valid(&validator, doc, &what);
             // Read (a version 2 sentence becomes its cause) and saved again, as version 3.
             let read = rtsoak::store::from_bytes(&serde_json::to_vec(doc).unwrap()).unwrap();
-            let saved: Value =
-                serde_json::from_slice(&rtsoak_report::json::render(&read)).unwrap();
+            let saved: Value = serde_json::from_slice(&rtsoak_report::json::render(&read)).unwrap();
             assert_eq!(saved["schema_version"], 3, "{what}");
             assert_valid(&validator, &saved, &format!("{what}, read and saved"));
         } else {
