@@ -108,12 +108,15 @@ fn why(changes: &CauseChanges) -> String {
     }
     // Never folded into the rest: a cause that could not be paired is not known to have changed.
     parts.extend(unpaired.iter().map(|c| {
+        let (share, side) = if c.baseline_count > 0.0 {
+            (c.baseline_share_percent, "the baseline")
+        } else {
+            (c.new_share_percent, "this result")
+        };
         format!(
-            "not paired: {} ({:.0} % → {:.0} % of the kept spikes; an older rtsoak's words \
-             for a cause, which this one does not recognise among the other side's)",
+            "not paired: {} ({share:.0} % of the kept spikes in {side}; an older rtsoak's words \
+             this one does not recognise, so it may be one of the causes above)",
             why::cause_or_unexplained(c.cause.as_ref()),
-            c.baseline_share_percent,
-            c.new_share_percent
         )
     }));
     format!(
@@ -166,6 +169,48 @@ mod tests {
                  on a lock (10 % → 90 % of the kept spikes)"
             ),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_cause_that_could_not_be_paired_is_named_with_its_side_not_folded_into_the_rest() {
+        let change = |cause: Cause, unpaired, baseline_count: f64| CauseChange {
+            cause: Some(cause),
+            unpaired,
+            baseline_count,
+            new_count: 0.0,
+            baseline_share_percent: baseline_count / 2.0,
+            new_share_percent: 0.0,
+        };
+        let softirq = |action: &str| Cause::Softirq {
+            action: action.into(),
+        };
+        let mut changes: Vec<CauseChange> = ["A", "B", "C", "D"]
+            .into_iter()
+            .map(|a| change(softirq(a), false, 10.0))
+            .collect();
+        changes.push(change(
+            Cause::Unknown {
+                text: "an old phrase".into(),
+            },
+            true,
+            60.0,
+        ));
+        let line = super::why(&CauseChanges {
+            transport: "eventfd".into(),
+            ring_setup: None,
+            series: "delivery".into(),
+            baseline_over_threshold: 200,
+            new_over_threshold: 200,
+            changes,
+        });
+        assert!(line.contains("1 more causes changed less"), "{line}");
+        assert!(
+            line.ends_with(
+                "not paired: an old phrase (30 % of the kept spikes in the baseline; an older \
+                 rtsoak's words this one does not recognise, so it may be one of the causes above)"
+            ),
+            "{line}"
         );
     }
 }

@@ -2,7 +2,9 @@
 //! change in each cause between them (a kernel upgrade that regresses raises one cause, and
 //! the first question RT engineers ask is which). Counts are estimated over all spikes: each
 //! cause's share of the kept spikes times the spikes over the threshold, so runs that kept
-//! different shares of their spikes still compare.
+//! different shares of their spikes still compare. Causes pair by identity, never by words; a
+//! cause an older rtsoak stored in words this one does not recognise is listed as not paired,
+//! never as gone.
 //!
 //! Pure: two merged transports in, their changes out.
 
