@@ -105,6 +105,13 @@ pub enum Command {
         #[command(subcommand)]
         bench: rtsoak_measure::bench::args::BenchCommand,
     },
+    /// Kernel A/B/A with a fresh boot per point: a plan's points booted in order (kexec on
+    /// this machine, or qemu guests from a host), the same rtsoak command on every boot, the
+    /// child judged against its parents across the boots (docs/campaign.md).
+    Campaign {
+        #[command(subcommand)]
+        command: crate::campaign::args::CampaignCommand,
+    },
     /// Check the spike explainer on a priority inversion with a known answer: a noise
     /// publisher (FIFO 10) holds a PI futex, a burst thread (FIFO 50) keeps it off its CPU, and
     /// the RT publisher (FIFO 40) waits for the futex. Passes (exit 0) when every round is
@@ -275,7 +282,8 @@ pub struct SoakArgs {
 #[derive(Debug, Args)]
 pub struct NightlyArgs {
     /// Compare the result with this baseline (a result.json or its directory, e.g. one made by
-    /// `rtsoak baseline promote`); a regression exits 3. A missing baseline is a warning.
+    /// `rtsoak baseline promote`), read before anything runs; a regression exits 3. A missing
+    /// baseline is a warning; one that is not a result exits 2.
     #[arg(long, value_name = "PATH")]
     pub baseline: Option<PathBuf>,
     /// Put the timestamped result directory in DIR (default `rtsoak-results`), and point
@@ -285,11 +293,14 @@ pub struct NightlyArgs {
     /// Keep only the newest N result directories beside this one (rtsoak's own only).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub keep: Option<u64>,
-    /// Remove result directories beside this one started more than D days ago.
+    /// Remove result directories beside this one started more than D days ago (any count; one
+    /// too large to count in seconds keeps them all).
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_days: Option<u64>,
     /// Write the metrics and the verdict, in Prometheus text format, to
-    /// `DIR/rtsoak-<profile>.prom` atomically (the node_exporter textfile directory).
+    /// `DIR/rtsoak-<profile>.prom` atomically (the node_exporter textfile directory). DIR is
+    /// opened before anything runs: one rtsoak must not write into exits 2 then, a missing one
+    /// is a warning.
     #[arg(long, value_name = "DIR")]
     pub textfile_dir: Option<PathBuf>,
 }

@@ -8,8 +8,9 @@ pub enum Outcome {
     Pass = 0,
     /// 1: a pass/fail threshold was breached, or `--break-on` fired.
     ThresholdBreach = 1,
-    /// 2: bad command line or profile; a refused `RTSOAK_LOCK_DIR`; as root, a directory to
-    /// write into that another user controls.
+    /// 2: bad command line or profile; an input that is not a regular file of bounded size, or
+    /// not a result; a refused `RTSOAK_LOCK_DIR`; as root, a directory to write into or a
+    /// program to run that another user controls.
     Usage = 2,
     /// 3: worse than the baseline (`diff`, `--baseline`).
     Regression = 3,
@@ -24,6 +25,12 @@ pub enum Outcome {
     /// (nothing measured, too many missed periods, noise or RT priority not as asked, too few
     /// messages), or a baseline comparison compared nothing it should have. Never a pass.
     Inconclusive = 7,
+    /// 125: `campaign --bisect`: the campaign made no claim, so `git bisect run` skips this
+    /// commit.
+    BisectSkip = 125,
+    /// 128: `campaign --bisect`: an error (a bad plan, a refused kernel), so `git bisect run`
+    /// stops instead of calling the commit bad.
+    BisectAbort = 128,
     /// 130: stopped by a signal; what was measured is saved, marked interrupted.
     Interrupted = 130,
 }
@@ -40,12 +47,15 @@ pub(crate) const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0    PASS: measured what was asked, every run completed and delivered every message
   1    a profile threshold was breached, or --break-on fired
-  2    usage error: bad flag, profile or CPU list
+  2    usage error, before anything runs: bad flag, profile or CPU list, an input that is not
+       a regular result or profile file of bounded size, a path root must not use
   3    regression against the baseline
   4    messages were lost, or a transport failed (wake or completion errors, fallback deliveries)
   5    a run failed, or the system refused something rtsoak needs
   6    another rtsoak holds the RT CPUs: nothing ran (--wait-for-cpus waits for it)
   7    INCONCLUSIVE: could not measure what was asked (nothing measured, too many missed
        periods, noise or RT priority not as asked, too few messages), or a diff compared nothing
+  125  campaign --bisect: inconclusive, git bisect skips the commit (1: regression, 0: none)
+  128  campaign --bisect: an error; git bisect stops
   130  interrupted by a signal (the result is saved, marked interrupted)
 When several apply, the first in this order wins: 130, 2, 6 and 5, 4, 3, 1, 7, 0.";

@@ -2,7 +2,7 @@
 //! ([`commands`]) and the exit code it ends with ([`exit`]); what to run, a profile with its
 //! command-line overrides resolved into a plan ([`profile`]); the machine, what it is
 //! ([`sysinfo`]) and whether a figure measured on it means what it should ([`preflight`]); and
-//! the result directory ([`store`]). `src/main.rs` and `src/bin/rtsoak-worker.rs` are
+//! the result directory ([`store`]); kernel campaigns, a fresh boot per point ([`campaign`]). `src/main.rs` and `src/bin/rtsoak-worker.rs` are
 //! the two binaries.
 //!
 //! Owns: everything a user touches: flags, profiles, files, messages and exit codes. It hands a
@@ -28,3 +28,9 @@ mod sysinfo;
 mod preflight;
 
 pub mod store;
+
+#[cfg(test)]
+mod cost_tests;
+
+// A fresh boot per point: kernels (or command lines) compared A/B/A across reboots.
+pub mod campaign;

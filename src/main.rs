@@ -27,7 +27,20 @@ fn main() {
     let code = match rtsoak::commands::dispatch(cli) {
         Ok(outcome) => outcome.code(),
         Err(error) => {
-            eprintln!("Error: {error:#}");
+            // Errors quote paths, profile names and text read from files: escaped, so none of
+            // it reaches the terminal as an escape sequence or a line of its own. A profile's
+            // parse error alone spans lines (its quoted lines escaped where they were read).
+            let message = format!("{error:#}");
+            let multi_line = matches!(
+                error.downcast_ref::<rtsoak::profile::ProfileError>(),
+                Some(rtsoak::profile::ProfileError::Toml { .. })
+            );
+            let shown = if multi_line {
+                rtsoak_record::text::visible_lines(&message)
+            } else {
+                rtsoak_record::text::visible(&message)
+            };
+            eprintln!("Error: {shown}");
             error_outcome(&error).code()
         }
     };
@@ -35,8 +48,9 @@ fn main() {
 }
 
 /// Usage errors (profile, flags, CPU lists, a refused environment variable, a
-/// directory root must not write into) and busy RT CPUs are told apart from system errors
-/// by type.
+/// directory root must not write into, an input that is not a regular file of bounded size or
+/// not a result, a result whose counts cannot be added) and busy RT CPUs are told apart from
+/// system errors by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     if error
         .downcast_ref::<rtsoak::profile::ProfileError>()
@@ -47,6 +61,11 @@ fn error_outcome(error: &anyhow::Error) -> Outcome {
         || error
             .downcast_ref::<rtsoak_sys::safe_dir::Untrusted>()
             .is_some()
+        || error
+            .downcast_ref::<rtsoak_sys::input::InputError>()
+            .is_some()
+        || error.downcast_ref::<rtsoak::store::NotAResult>().is_some()
+        || error.downcast_ref::<rtsoak::store::Refused>().is_some()
     {
         Outcome::Usage
     } else if error

@@ -178,6 +178,30 @@ fn compare_reports_the_child_against_the_parents_midpoint_and_exits_3_on_a_regre
 }
 
 #[test]
+fn compare_refuses_a_result_whose_round_took_no_time_rather_than_dividing_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = run_bench("futex-wait-wake", &["-k", "2"], &dir.path().join("run"));
+    let (zero, negative, real) = (
+        dir.path().join("zero.json"),
+        dir.path().join("negative.json"),
+        dir.path().join("real.json"),
+    );
+    // A parent of 0 ns/op makes every change infinite; a negative one turns a regression into
+    // an improvement.
+    save_point(&template, &[0.0, 0.0], &zero);
+    save_point(&template, &[-180.0, -180.0], &negative);
+    save_point(&template, &[180.0, 180.0], &real);
+    for bad in [&zero, &negative] {
+        rtsoak()
+            .args(["bench", "compare"])
+            .args([bad, &real])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("which no operation takes"));
+    }
+}
+
+#[test]
 fn compare_refuses_results_run_with_different_flags() {
     let dir = tempfile::tempdir().unwrap();
     let k2 = dir.path().join("k2");

@@ -174,8 +174,9 @@ fn report_writes_a_format_to_a_file_and_refuses_what_is_not_a_result() {
     );
 
     let not_a_result = dir.path().join("metrics.prom");
+    // A file that is not a result is a bad argument (2), never a failed run (5).
     let refused = rtsoak().arg("report").arg(&not_a_result).output().unwrap();
-    assert_eq!(refused.status.code(), Some(5));
+    assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("is not JSON"));
     rtsoak()
         .args(["report", "--format", "pdf"])

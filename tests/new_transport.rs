@@ -60,8 +60,8 @@ use rtsoak_record::transport::dummy::DummySettings;
 use super::eventfd::Eventfd;
 use super::{Env, Mechanism, NoSettings, OwnSettings, Transport};
 
-/// The `dummy` transport.
-pub struct Dummy;
+/// The `dummy` transport: private to the registry, as every transport is.
+pub(super) struct Dummy;
 
 /// Its flag.
 #[derive(Debug, Default, Clone, clap::Args)]

@@ -166,6 +166,56 @@ fn retention_keeps_exactly_n_results_and_latest_follows_the_newest() {
 }
 
 #[test]
+fn keep_days_past_any_count_of_seconds_keeps_yesterdays_result_and_one_day_removes_it() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = profile(dir.path(), "quiet", "");
+    let results = dir.path().join("results");
+    let args = |keep_days: &'static str| {
+        vec![
+            "--no-noise",
+            "--results-dir",
+            results.to_str().unwrap(),
+            "--keep-days",
+            keep_days,
+        ]
+    };
+    let dirs = || {
+        let mut dirs: Vec<String> = std::fs::read_dir(&results)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with("-run"))
+            .collect();
+        dirs.sort();
+        dirs
+    };
+    let forever: &'static str = "18446744073709551615";
+    let (code, stderr) = run(&quiet, &args(forever));
+    assert!(matches!(code, 0 | 1 | 7), "{stderr}");
+    // The first result, made a day and an hour old.
+    let first = dirs().pop().unwrap();
+    let yesterday = humantime::format_rfc3339_seconds(
+        std::time::SystemTime::now() - std::time::Duration::from_secs(25 * 3600),
+    )
+    .to_string()
+    .replace([':', '-'], "");
+    let old = format!("{yesterday}-run");
+    std::fs::rename(results.join(&first), results.join(&old)).unwrap();
+    // 2^64 - 1 days: no product of days and seconds may wrap round to a few hours.
+    let (code, stderr) = run(&quiet, &args(forever));
+    assert!(matches!(code, 0 | 1 | 7), "{stderr}");
+    assert!(
+        dirs().contains(&old),
+        "yesterday's result was kept: {stderr}"
+    );
+    assert_eq!(dirs().len(), 2);
+    let (code, stderr) = run(&quiet, &args("1"));
+    assert!(matches!(code, 0 | 1 | 7), "{stderr}");
+    assert!(!dirs().contains(&old), "--keep-days 1 removed it: {stderr}");
+    assert_eq!(dirs().len(), 2, "{stderr}");
+}
+
+#[test]
 fn diff_of_a_result_against_its_own_figures_says_no_regression_and_of_a_rerun_judges_it() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -344,7 +394,8 @@ fn a_missing_baseline_is_a_warning_and_a_broken_one_stops_before_running() {
             never.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 5, "{stderr}");
+    // A baseline that is not a result is a bad argument, refused before anything runs.
+    assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("loading the baseline"), "{stderr}");
     assert!(!never.exists(), "nothing ran");
 }

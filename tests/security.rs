@@ -7,8 +7,19 @@
 //! These tests need root and `setpriv`-free uid switching; a missing precondition is a failure,
 //! never a silent pass. Run serialised with the other soak tests:
 //! `flock /tmp/rtsoak-soak-tests.lock cargo test --test security`.
+//!
+//! The second round's tests are in `security/` (inputs read once, programs executed, processes
+//! confined, refusals before the run), sharing these helpers.
 
 mod common;
+#[path = "security/confined.rs"]
+mod confined;
+#[path = "security/executed.rs"]
+mod executed;
+#[path = "security/inputs.rs"]
+mod inputs;
+#[path = "security/refusals.rs"]
+mod refusals;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -188,19 +199,27 @@ fn plant_link(target: &Path, link: &Path) {
     as_nobody("ln", &["-s".as_ref(), target.as_os_str(), link.as_os_str()]);
 }
 
-/// A short real run as root: `run -t eventfd --profile ci --duration 1s -q` plus `extra`.
+/// `rtsoak run -t eventfd --profile ci --duration 1s -q`, as root.
+fn root_command() -> Command {
+    let mut command = Command::new(rtsoak_path());
+    command.args([
+        "run",
+        "-t",
+        "eventfd",
+        "--profile",
+        "ci",
+        "--duration",
+        "1s",
+        "-q",
+    ]);
+    command
+}
+
+/// A short real run as root ([`root_command`]) plus `extra`, queueing behind another rtsoak on
+/// the same CPUs (another test binary's) rather than failing.
 fn root_run(extra: &[&OsStr]) -> Output {
-    Command::new(rtsoak_path())
-        .args([
-            "run",
-            "-t",
-            "eventfd",
-            "--profile",
-            "ci",
-            "--duration",
-            "1s",
-            "-q",
-        ])
+    root_command()
+        .args(["--wait-for-cpus", "30m"])
         .args(extra)
         .output()
         .unwrap()
@@ -473,11 +492,11 @@ fn an_escape_sequence_in_the_lock_holders_command_line_is_shown_escaped() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let output = root_run(&[
-        "--no-noise".as_ref(),
-        "-o".as_ref(),
-        s.path("out").as_os_str(),
-    ]);
+    let output = root_command()
+        .args(["--no-noise", "-o"])
+        .arg(s.path("out"))
+        .output()
+        .unwrap();
     let _ = holder.kill();
     let _ = holder.wait();
     let text = stderr(&output);
@@ -636,9 +655,10 @@ fn comm(pid: u32) -> String {
         .to_string()
 }
 
-/// The first process below `pid` named `name`, waited for.
+/// The first process below `pid` named `name`, waited for (the run may first queue behind
+/// another rtsoak's for its CPUs).
 fn wait_for_process(pid: u32, name: &str) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         if let Some(found) = descendants(pid).into_iter().find(|&p| comm(p) == name) {
             return found;
@@ -716,7 +736,7 @@ fn a_killed_coordinator_leaves_nothing_the_next_run_does_not_clean() {
             "30s",
             "-q",
         ])
-        .args(["--explain", "-o"])
+        .args(["--explain", "--wait-for-cpus", "30m", "-o"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -763,7 +783,7 @@ fn a_killed_load_worker_leaves_no_scratch_file() {
             "4s",
             "-q",
         ])
-        .args(["--no-explain", "-o"])
+        .args(["--no-explain", "--wait-for-cpus", "30m", "-o"])
         .arg(&out)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

@@ -18,12 +18,12 @@ SCHEMAS = Path(__file__).resolve().parent / "schemas"
 CHECKS = ("run", "lost-messages", "transport-errors", "verdict")
 
 
-def require(module: str):
+def require(module: str, install: str = "pip install -r analysis/requirements.txt"):
     """Import `module`, or skip (fail in CI) saying what to install."""
     try:
         return importlib.import_module(module)
     except ImportError:
-        message = f"{module} is not installed: pip install -r analysis/requirements.txt"
+        message = f"{module} is not installed: {install}"
         if os.environ.get("RTSOAK_CI") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -129,7 +129,7 @@ def lava_testdef_schema():
     except ImportError:
         if str(LAVA_DIST) not in sys.path and (LAVA_DIST / "lava_common").is_dir():
             sys.path.append(str(LAVA_DIST))
-        testdef = require("lava_common.schemas.test.testdef")
+        testdef = require("lava_common.schemas.test.testdef", "apt-get install lava-common (.ci/run does)")
     return testdef
 
 
@@ -153,19 +153,49 @@ def test_the_lava_definition_validates_against_lavas_own_schema():
     assert any("rtsoak compare" in step for step in definition["run"]["steps"])
 
 
-def test_inside_a_lava_test_shell_rtsoak_reports_each_figure_through_lava_test_case(tmp_path):
-    """A real short run with LAVA's own `lava-test-case` on PATH (deployed as LAVA deploys it:
-    an interpreter line put in front): every line of the lava export is a test case the helper
-    recorded and signalled, and the signals parse as the dispatcher parses them."""
-    import decimal
-
-    helpers = lava_helper_dir()
-    bin_dir = tmp_path / "bin"
+def deploy_helpers(helpers: Path, bin_dir: Path) -> None:
+    """LAVA's helpers deployed as LAVA deploys them: an interpreter line put in front."""
     bin_dir.mkdir()
     (bin_dir / "lava-test-case").write_text("#!/bin/sh\n" + (helpers / "lava-test-case").read_text())
     (bin_dir / "lava-test-case").chmod(0o755)
     (bin_dir / "lava-common-functions").write_text((helpers / "lava-common-functions").read_text())
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", LAVA_RESULT_DIR=str(tmp_path / "lava-results"))
+
+
+def dispatcher_reading(signals: list[str]) -> dict:
+    """The dispatcher's reading of TESTCASE signals (lava_dispatcher/actions/test/shell.py):
+    the signal pattern, the words after the signal name, each KEY=VALUE, no space in the id, a
+    measurement a Decimal."""
+    import decimal
+    import re
+
+    pattern = re.compile(r"<LAVA_SIGNAL_(\S+) ([^>]+)>")
+    cases = {}
+    for line in signals:
+        match = pattern.search(line)
+        assert match and match.group(1) == "TESTCASE", line
+        data = {}
+        for param in match.group(2).split():
+            key, value = param.split("=")
+            data[key.lower()] = value
+        assert data["result"] in ("pass", "fail", "skip", "unknown"), line
+        if "measurement" in data:
+            decimal.Decimal(data["measurement"])
+        cases[data["test_case_id"]] = data
+    return cases
+
+
+def test_inside_a_lava_test_shell_rtsoak_signals_each_figure_as_lavas_own_helper_does(tmp_path):
+    """A real short run inside a LAVA test shell (LAVA_RESULT_DIR set): rtsoak prints, itself,
+    exactly the signals LAVA's own `lava-test-case` prints for the lines of the lava export,
+    they parse as the dispatcher parses them, and no `lava-test-case` on PATH is executed."""
+    helpers = lava_helper_dir()
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = tmp_path / "helper-ran"
+    (planted / "lava-test-case").write_text(f"#!/bin/sh\ntouch '{marker}'\n")
+    (planted / "lava-test-case").chmod(0o755)
+    env = dict(os.environ, PATH=f"{planted}:{os.environ['PATH']}", LAVA_RESULT_DIR=str(tmp_path / "lava-results"))
+    env.pop("KMSG", None)
     out = tmp_path / "run"
     completed = subprocess.run(
         [str(rtsoak_binary()), "run", "-q", "-t", "futex", "--profile", "ci", "--duration", "1s", "-o", str(out)],
@@ -175,21 +205,23 @@ def test_inside_a_lava_test_shell_rtsoak_reports_each_figure_through_lava_test_c
         timeout=120,
     )
     assert (out / "result.json").is_file(), completed.stderr
-    signals = [line for line in completed.stdout.splitlines() if line.startswith("<LAVA_SIGNAL_TESTCASE ")]
-    # The dispatcher's reading (lava_dispatcher/actions/test/shell.py): words after the signal
-    # name, each KEY=VALUE, no space in the id, a measurement a Decimal.
-    cases = {}
-    for line in signals:
-        params = line.strip("<>").split()[1:]
-        data = {}
-        for param in params:
-            key, value = param.split("=")
-            data[key.lower()] = value
-        assert data["result"] in ("pass", "fail", "skip", "unknown"), line
-        if "measurement" in data:
-            decimal.Decimal(data["measurement"])
-        cases[data["test_case_id"]] = data
-    expected = rendered(out / "result.json", "lava", tmp_path).read_text().splitlines()
+    assert not marker.exists(), "rtsoak executed a lava-test-case it found on PATH"
+    signals = [line for line in completed.stdout.splitlines() if line.startswith("<LAVA_SIGNAL_")]
+
+    # LAVA's own helper, given the lines of the lava export in a shell as a test definition
+    # would give them.
+    bin_dir = tmp_path / "bin"
+    deploy_helpers(helpers, bin_dir)
+    script = rendered(out / "result.json", "lava", tmp_path)
+    helper_env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", LAVA_RESULT_DIR=str(tmp_path / "helper-results"))
+    helper_env.pop("KMSG", None)
+    helper = subprocess.run(["sh", "-e", str(script)], capture_output=True, text=True, env=helper_env, timeout=60)
+    assert helper.returncode == 0, helper.stderr
+    helper_signals = [line for line in helper.stdout.splitlines() if line.startswith("<LAVA_SIGNAL_")]
+    assert signals == helper_signals, (signals, helper_signals)
+
+    cases = dispatcher_reading(signals)
+    expected = script.read_text().splitlines()
     assert len(cases) == len(expected) > 1, (signals, expected)
     for line in expected:
         words = line.split()
@@ -197,7 +229,6 @@ def test_inside_a_lava_test_shell_rtsoak_reports_each_figure_through_lava_test_c
         assert words[1] in cases, (words[1], sorted(cases))
         assert all(c.isalnum() or c in "_-." for c in words[1]), words[1]
         assert cases[words[1]]["result"] == words[3]
-        assert (tmp_path / "lava-results" / "results" / words[1] / "result").read_text().strip() == words[3]
     verdict = json.loads((out / "result.json").read_text())["verdict"]["status"]
     assert cases["verdict"]["result"] == {"pass": "pass", "fail": "fail", "inconclusive": "skip"}[verdict]
 

@@ -381,7 +381,11 @@ EOF
 
 # vm_boot ARCH KERNEL INITRD OUT_DIR SERIAL_LOG TIMEOUT_S APPEND...: boot under qemu TCG with
 # 6 CPUs and 1 GiB, share OUT_DIR as 9p tag "out", log the serial console to SERIAL_LOG, and kill
-# qemu after TIMEOUT_S seconds. Returns qemu's status (124 on timeout).
+# qemu after TIMEOUT_S seconds. Returns qemu's status (124 on timeout). VM_SMP sets another CPU
+# count; VM_REBOOT=1 lets a reboot (a panic with panic=N) reset the guest into KERNEL again, as
+# a machine's firmware would, instead of ending qemu; VM_TCG_THREAD=single runs every virtual CPU
+# in one host thread (slower, but the kernel patching its own text, as switching a static key
+# does, then never traps on int3 under emulation).
 vm_boot() {
     local arch=$1 kernel=$2 initrd=$3 out_dir=$4 serial=$5 timeout_s=$6 machine console
     shift 6
@@ -396,8 +400,10 @@ vm_boot() {
     # -nic none: the guest needs no network (files come back over 9p), and qemu's default NIC
     # needs a boot ROM (efi-virtio.rom, from ipxe-qemu) that a host with only
     # qemu-system-arm installed without recommends does not have.
+    local reboot=(-no-reboot)
+    [[ -z ${VM_REBOOT:-} ]] || reboot=()
     timeout --kill-after=10 "$timeout_s" "${machine[@]}" \
-        -accel tcg,thread=multi -smp 6 -m 1024 -nographic -no-reboot -nic none "${disk[@]}" \
+        -accel "tcg,thread=${VM_TCG_THREAD:-multi}" -smp "${VM_SMP:-6}" -m 1024 -nographic "${reboot[@]}" -nic none "${disk[@]}" \
         -kernel "$kernel" -initrd "$initrd" \
         -virtfs "local,path=$out_dir,mount_tag=out,security_model=none,id=out" \
         -append "console=$console quiet panic=-1 $*" \

@@ -3,17 +3,18 @@
 //! nothing it should have; promote copies a result into the baseline directory atomically,
 //! and refuses (unless forced) a result whose own figures could not stand for a baseline.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 
 use crate::exit::Outcome;
-use crate::store::{RESULT_FILE, load, write_atomic};
+use crate::store::{RESULT_FILE, load, read};
 use rtsoak_analysis::judge::diff as compare;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::Status;
 use rtsoak_report::diff::render;
+use rtsoak_report::escape::terminal;
 
 /// Compare `new` with `baseline` and print every finding, then the verdict.
 pub(super) fn diff(
@@ -32,7 +33,8 @@ pub(super) fn diff(
         &DiffRules::default(),
     );
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        let text = serde_json::to_string_pretty(&result)?;
+        println!("{}", rtsoak_report::escape::json(text));
     } else if markdown {
         print!("{}", rtsoak_report::diff::markdown(&result));
     } else {
@@ -43,15 +45,6 @@ pub(super) fn diff(
         Status::Inconclusive => Outcome::Inconclusive,
         Status::Pass => Outcome::Pass,
     })
-}
-
-/// The result file of a result path (a `result.json` or its directory).
-fn result_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join(RESULT_FILE)
-    } else {
-        path.to_path_buf()
-    }
 }
 
 /// Why `doc` cannot be a baseline: every later night would be compared with figures that do
@@ -78,43 +71,52 @@ pub(crate) fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
 }
 
 /// Copy `result`'s `result.json` into `to/result.json` atomically, after checking it loads and
-/// can stand for a baseline (`force`: even if it cannot).
+/// can stand for a baseline (`force`: even if it cannot). What is written is the very bytes that
+/// were checked: the result is read once, from one open file (`store::read`), never again by
+/// name, so a file swapped after the check is never what is promoted.
 pub(super) fn promote(result: &Path, to: &Path, force: bool) -> anyhow::Result<Outcome> {
-    let doc = load(result).context("promoting a result to the baseline")?;
+    let (doc, input) = read(result).context("promoting a result to the baseline")?;
     let unfit = unfit_as_baseline(&doc);
     if !unfit.is_empty() {
         let reasons = unfit.join("; ");
         if !force {
             // A refused input, like a bad flag: exit 2, and nothing is written.
-            eprintln!(
+            let message = format!(
                 "Error: {} cannot be a baseline: {reasons}. Every later comparison would rest on \
                  figures that do not stand for the system; promote a complete result with no \
                  failure that measured what it was asked, or give --force to promote it anyway",
                 result.display()
             );
+            eprintln!("{}", terminal(&message));
             return Ok(Outcome::Usage);
         }
-        eprintln!(
+        let message = format!(
             "Warning: promoting {} although it cannot stand for a baseline (--force): {reasons}",
             result.display()
         );
+        eprintln!("{}", terminal(&message));
     }
-    let source = result_file(result);
-    let bytes = std::fs::read(&source).with_context(|| format!("reading {}", source.display()))?;
-    rtsoak_sys::safe_dir::SafeDir::create(to).with_context(|| {
+    let dir = rtsoak_sys::safe_dir::SafeDir::create(to).with_context(|| {
         format!(
             "creating the baseline directory {}: choose another with --to",
             to.display()
         )
     })?;
     let target = to.join(RESULT_FILE);
-    write_atomic(&target, &bytes)?;
-    println!(
+    dir.write(RESULT_FILE.as_ref(), &input.bytes, 0o644)
+        .with_context(|| {
+            format!(
+                "writing {}: choose another place with --to",
+                target.display()
+            )
+        })?;
+    let message = format!(
         "Baseline {} is now the {} result started at {} (copied from {})",
         target.display(),
         doc.plan.profile,
         doc.started_at,
-        source.display()
+        input.path.display()
     );
+    println!("{}", terminal(&message));
     Ok(Outcome::Pass)
 }

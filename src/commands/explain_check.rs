@@ -30,6 +30,9 @@ pub(crate) fn explain_check(
             rtsoak_record::cpulist::format(&allowed)
         ));
     }
+    if let Some(path) = &keep_trace {
+        check_trace_dir(path)?;
+    }
     calibrate::check_privilege()?;
     println!(
         "explainer calibration: {rounds} round{}; a noise publisher (FIFO {}) and a burst thread \
@@ -80,4 +83,18 @@ pub(crate) fn explain_check(
 fn usage(message: String) -> anyhow::Result<Outcome> {
     eprintln!("Error: {message}");
     Ok(Outcome::Usage)
+}
+
+/// Refuse `--keep-trace`'s directory before anything is staged, as it would be refused when the
+/// trace file is made (as root, one another user controls is refused, exit 2): never after a
+/// tracefs instance and real-time threads were started for nothing.
+fn check_trace_dir(path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    rtsoak_sys::safe_dir::SafeDir::open(dir)
+        .map(drop)
+        .with_context(|| format!("--keep-trace {}: choose another place", path.display()))
 }

@@ -1,6 +1,7 @@
 //! One file per sub-command; each reads as a short sequence of named steps.
 
 mod bench;
+mod campaign;
 mod diff;
 pub mod environment;
 mod explain_check;
@@ -45,6 +46,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             command: crate::cli::BaselineCommand::Promote { result, to, force },
         } => diff::promote(&result, &to, force),
         Command::Bench { bench } => bench::bench(bench, cli.quiet),
+        Command::Campaign { command } => campaign::campaign(command),
         Command::ExplainCheck {
             rounds,
             cpus,

@@ -56,7 +56,8 @@ pub(super) fn probe(
             system_check: &check,
             support: &support,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        let text = serde_json::to_string_pretty(&report)?;
+        println!("{}", rtsoak_report::escape::json(text));
     } else {
         print!(
             "{}",
@@ -64,4 +65,77 @@ pub(super) fn probe(
         );
     }
     Ok(Outcome::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::sysinfo::{SysRoot, host_facts};
+    use rtsoak_record::text::acts_on;
+    use rtsoak_record::{Privileges, Trial};
+
+    /// What another user could have set: a title change, a screen clear, a carriage return
+    /// that hides the line, C1 CSI, a right-to-left override, and a line break before a forgery.
+    const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{9b}31m\u{202e}\nFORGED line";
+
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_tree(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn probe_shows_a_hosts_escape_sequences_escaped_on_lines_of_their_own() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sys/vm-2cpu");
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&fixture, dir.path());
+        let proc = dir.path().join("proc");
+        for file in [
+            "sys/kernel/hostname",
+            "sys/kernel/osrelease",
+            "sys/kernel/version",
+        ] {
+            std::fs::write(proc.join(file), format!("{HOSTILE}\n")).unwrap();
+        }
+        std::fs::write(
+            proc.join("cmdline"),
+            format!("isolcpus=1 rcu_nocbs={HOSTILE}\n"),
+        )
+        .unwrap();
+        std::fs::write(proc.join("cpuinfo"), format!("model name\t: {HOSTILE}\n")).unwrap();
+        std::fs::write(
+            proc.join("interrupts"),
+            format!("           CPU0       CPU1\n 26:  0  13  IO-APIC   4-edge      {HOSTILE}\n"),
+        )
+        .unwrap();
+        let root = SysRoot::at(dir.path());
+        let host = host_facts(&root);
+        let granted = Trial::granted("everything");
+        let privileges = Privileges {
+            rt_priority: granted.clone(),
+            memory_lock: granted.clone(),
+            pidfd_getfd: granted,
+        };
+        let cpus = rtsoak_record::RtCpus {
+            publisher: 1,
+            subscriber: 1,
+            noise: vec![0],
+        };
+        let check = crate::preflight::check(&root, &cpus, &privileges, &[]);
+        let text = rtsoak_report::probe::render(&check, &host, &[], |_| "");
+        assert!(text.contains("\\x1b]0;pwned\\x07\\x1b[2J\\x0d"), "{text}");
+        assert!(!text.chars().any(|c| acts_on(c) && c != '\n'), "{text}");
+        assert!(
+            !text.lines().any(|line| line.starts_with("FORGED")),
+            "{text}"
+        );
+    }
 }

@@ -7,6 +7,7 @@ use anyhow::Context;
 
 use crate::exit::Outcome;
 use crate::store::{load, write_atomic};
+use rtsoak_report::escape::terminal;
 
 /// Render `results` as `format` (`details`: the table format with every other table after
 /// the headline).
@@ -47,7 +48,7 @@ pub(super) fn report(
         }
         Some(path) if docs.len() == 1 && !path.is_dir() => {
             write_atomic(path, &render(format, &docs[0].1))?;
-            eprintln!("Wrote {}", path.display());
+            eprintln!("Wrote {}", terminal(&path.display().to_string()));
         }
         Some(dir) => {
             rtsoak_sys::safe_dir::SafeDir::create(dir).with_context(|| {
@@ -64,7 +65,7 @@ pub(super) fn report(
                 );
                 let file = dir.join(name);
                 write_atomic(&file, &render(format, doc))?;
-                eprintln!("Wrote {}", file.display());
+                eprintln!("Wrote {}", terminal(&file.display().to_string()));
             }
         }
     }
@@ -76,13 +77,14 @@ pub(super) fn report(
 fn warn_undecodable(path: &Path, doc: &rtsoak_record::result::ResultDoc) {
     for t in rtsoak_analysis::merge::by_transport(doc) {
         for (series, runs) in t.undecodable() {
-            eprintln!(
+            let warning = format!(
                 "Warning: {}: {} {series}: the histogram of {runs} run(s) does not decode; its \
                  percentiles are shown as - (the exact counts, longest and over-threshold still \
                  stand)",
                 path.display(),
                 t.label
             );
+            eprintln!("{}", terminal(&warning));
         }
     }
 }

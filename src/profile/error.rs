@@ -35,6 +35,12 @@ pub enum ProfileError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot read profile {error}; check the path, or give a built-in name ({})",
+        builtin_names().join(", "))]
+    Input {
+        // Not a `source`: its text is already in the message, once.
+        error: rtsoak_sys::input::InputError,
+    },
     #[error("no profile named `{name}`: the built-in and installed (in {}) profiles are {}; give \
         one of them or a path to a .toml file", .installed_dir.display(), .known.join(", "))]
     UnknownBuiltin {
@@ -66,4 +72,10 @@ pub enum ProfileError {
     #[error("unknown transport `{name}`: known transports are {}; name one of them, or leave \
         `run.transports` empty to run them all", .known.join(", "))]
     UnknownTransport { name: String, known: Vec<String> },
+}
+
+impl From<rtsoak_sys::input::InputError> for ProfileError {
+    fn from(error: rtsoak_sys::input::InputError) -> Self {
+        ProfileError::Input { error }
+    }
 }

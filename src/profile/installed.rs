@@ -12,8 +12,7 @@
 //! Owns: finding, checking and reading installed profiles. Never parses (that is
 //! `profile::parse`) and never writes.
 
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::error::ProfileError;
@@ -21,8 +20,10 @@ use super::error::ProfileError;
 /// Where installed profiles live.
 pub(crate) const DIR: &str = "/etc/rtsoak/profiles";
 
-/// Larger than any profile a person writes; bounds what a bad file can make rtsoak read.
-const MAX_BYTES: u64 = 1 << 20;
+/// The most rtsoak reads of a profile, installed or given by path: larger than any profile a
+/// person writes (the built-in ones are under 10 KiB), and a bound on what a wrong file makes
+/// rtsoak read.
+pub(super) const MAX_BYTES: u64 = 1 << 20;
 
 /// The path and text of the installed profile `name` in `dir`, or `None` when there is none
 /// (no such directory or no such file).
@@ -40,34 +41,11 @@ pub(super) fn find(dir: &Path, name: &str) -> Result<Option<(PathBuf, String)>, 
     for ancestor in canonical.ancestors().skip(1) {
         check_trusted_dir(ancestor)?;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&canonical)
-        .map_err(|source| ProfileError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    let metadata = file.metadata().map_err(|source| ProfileError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    if !metadata.is_file() {
-        return Err(untrusted(&path, "it is not a regular file".into()));
-    }
-    trusted_owner_and_mode(&path, metadata.uid(), metadata.mode(), false)?;
-    let mut bytes = Vec::new();
-    (&mut file)
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| ProfileError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(untrusted(&path, format!("it is over {MAX_BYTES} bytes")));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| ProfileError::Io {
+    // Read once from one open file (a regular file of at most MAX_BYTES, `sys::input`), and
+    // judged by the owner and mode of the file the bytes came from.
+    let input = rtsoak_sys::input::read(&canonical, MAX_BYTES)?;
+    trusted_owner_and_mode(&path, input.stat.st_uid, input.stat.st_mode, false)?;
+    let text = String::from_utf8(input.bytes).map_err(|_| ProfileError::Io {
         path: path.clone(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
     })?;

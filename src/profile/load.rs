@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::builtin::{builtin_names, builtin_text};
 use super::error::ProfileError;
-use super::installed;
+use super::installed::{self, MAX_BYTES};
 use super::sections::Profile;
 
 /// True when `name_or_path` names a file rather than a built-in profile.
@@ -48,9 +48,10 @@ pub(crate) fn named_text(name: &str) -> Result<Option<(&'static str, String)>, P
 /// [`load`], with installed profiles looked up in `installed_dir`.
 fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profile), ProfileError> {
     if is_path(name_or_path) {
-        let text = std::fs::read_to_string(name_or_path).map_err(|source| ProfileError::Io {
+        let input = rtsoak_sys::input::read(Path::new(name_or_path), MAX_BYTES)?;
+        let text = String::from_utf8(input.bytes).map_err(|_| ProfileError::Io {
             path: PathBuf::from(name_or_path),
-            source,
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
         })?;
         return Ok((name_or_path.to_string(), parse(name_or_path, &text)?));
     }
@@ -73,7 +74,7 @@ fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profil
 /// [`resolve`], which knows the machine.
 pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
     toml::from_str(text).map_err(|e| ProfileError::Toml {
-        name: name.to_string(),
+        name: rtsoak_record::text::quote(name),
         message: e
             .to_string()
             .trim_end()

@@ -4,16 +4,21 @@
 //! file in the same directory, then rename), so a reader or a crash never sees half a document;
 //! a comparison re-saves after every run, so a late failure loses only the run in progress.
 
+mod check;
 mod dir;
 pub(crate) mod retention;
 mod upgrade_v2;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use rtsoak_record::text::visible_json;
+use rtsoak_sys::input::Input;
 use rtsoak_sys::safe_dir::SafeDir;
 
+pub use check::Refused;
 pub(crate) use dir::{Saver, new_result_dir};
 
 use rtsoak_record::result::{ResultDoc, SCHEMA_VERSION};
@@ -27,9 +32,10 @@ pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
     write_atomic(path, &to_json(doc))
 }
 
-/// Write any document to `path` as pretty JSON, atomically (the bench results use it).
+/// Write any document to `path` as pretty JSON, atomically (the bench results use it), with
+/// nothing a terminal acts on raw in it.
 pub(crate) fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(doc)?;
+    let mut bytes = visible_json(serde_json::to_string_pretty(doc)?).into_bytes();
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }
@@ -61,44 +67,95 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     })
 }
 
+/// The most rtsoak reads of a saved result (a `result.json`, a baseline, a bench result). The
+/// largest results are built to stay under 10 MB (an 8-hour nightly of every transport whose
+/// every list fills is about 9.5 MB, `size_tests`), and older versions wrote them indented, at
+/// about twice the size: 64 MiB holds those with room to spare, and bounds what a wrong file (a
+/// 4 GB log, `/proc/kcore`) makes rtsoak read and decode.
+pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+
+/// Context of an error that says a file given as a result is not one (not JSON, another
+/// schema, not rtsoak's): a bad argument, exit 2, as a file of the wrong kind is.
+#[derive(Debug)]
+pub struct NotAResult(pub PathBuf);
+
+impl std::fmt::Display for NotAResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "loading {}", self.0.display())
+    }
+}
+
 /// Load a result document (a `result.json`, or a result directory holding one).
 pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
-    let file: PathBuf = if path.is_dir() {
-        path.join(RESULT_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    let bytes =
-        std::fs::read(&file).with_context(|| format!("reading result {}", file.display()))?;
-    from_bytes(&bytes).with_context(|| format!("loading {}", file.display()))
+    Ok(read(path)?.0)
+}
+
+/// Read a result (a `result.json`, or a result directory holding one) once, from one open
+/// file (`sys::input`: a regular file, at most [`MAX_RESULT_BYTES`], as root never through
+/// another user's symlink), and decode it: the document, and the very bytes it was decoded
+/// from, for a caller that copies them.
+pub fn read(path: &Path) -> anyhow::Result<(ResultDoc, Input)> {
+    let input = rtsoak_sys::input::read_file_or_in_dir(
+        path,
+        Some(OsStr::new(RESULT_FILE)),
+        MAX_RESULT_BYTES,
+    )
+    .context("reading the result")?;
+    let doc = from_bytes(&input.bytes).context(NotAResult(input.path.clone()))?;
+    Ok((doc, input))
 }
 
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or
 /// an error, never a panic (a fuzz target holds it to that). Versions 1 and 2 are read too
-/// ([`upgrade_from_v1`], [`upgrade_v2`]).
+/// ([`upgrade_from_v1`], [`upgrade_v2`]). A document that parses but whose counts cannot be added, or whose
+/// runs name transports its plan did not run, is refused with [`Refused`] ([`check`]).
+///
+/// The version is read first on its own; a current document is then decoded straight into
+/// its types. (A generic JSON tree of a result of 16,000 runs took several times the memory
+/// of the document; only version 1 and 2 documents, which need rewriting, go through one.)
 pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
-    serde_json::from_value(upgraded(bytes)?).context("it is not an rtsoak result")
-}
-
-/// The JSON of a `result.json`, upgraded to this version's shape.
-fn upgraded(bytes: &[u8]) -> anyhow::Result<serde_json::Value> {
-    let mut value: serde_json::Value =
-        serde_json::from_slice(bytes).context("the file is not JSON")?;
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
-    match version {
-        Some(1) => {
-            upgrade_from_v1(&mut value);
-            upgrade_v2::upgrade(&mut value);
+    let version = match serde_json::from_slice::<Version>(bytes) {
+        Ok(version) => version.schema_version.and_then(|v| v.as_u64()),
+        Err(error) if error.is_syntax() || error.is_eof() => {
+            return Err(error).context("the file is not JSON");
         }
-        Some(2) => upgrade_v2::upgrade(&mut value),
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        // JSON, but not an object with a version.
+        Err(_) => None,
+    };
+    let doc: ResultDoc = match version {
+        Some(older @ (1 | 2)) => {
+            let mut value: serde_json::Value =
+                serde_json::from_slice(bytes).context("the file is not JSON")?;
+            if older == 1 {
+                upgrade_from_v1(&mut value);
+            }
+            upgrade_v2::upgrade(&mut value);
+            value["schema_version"] = SCHEMA_VERSION.into();
+            serde_json::from_value(value).context("it is not an rtsoak result")?
+        }
+        Some(v) if v == u64::from(SCHEMA_VERSION) => match serde_json::from_slice(bytes) {
+            Ok(doc) => doc,
+            // The version read skips strings unchecked: a lone surrogate (`"\ud800"`) is
+            // found only here, and it makes the file no JSON, not a result of the wrong shape.
+            Err(error) if error.is_syntax() => {
+                return Err(error).context("the file is not JSON");
+            }
+            Err(error) => return Err(error).context("it is not an rtsoak result"),
+        },
         _ => anyhow::bail!(
             "it has result schema version {version:?}; this rtsoak reads versions 1 to \
              {SCHEMA_VERSION}"
         ),
-    }
-    value["schema_version"] = SCHEMA_VERSION.into();
-    Ok(value)
+    };
+    check::check(&doc)?;
+    Ok(doc)
+}
+
+/// A document's version alone: every other field is skipped unread.
+#[derive(serde::Deserialize)]
+struct Version {
+    #[serde(default)]
+    schema_version: Option<serde_json::Value>,
 }
 
 /// Version 1 wrote a ring-setup comparison's run as `"transport": "futex (defer-taskrun)"`
@@ -172,11 +229,13 @@ mod tests {
         for (name, bytes) in docs {
             let saved = to_json(&from_bytes(&bytes).unwrap());
             assert_eq!(to_json(&from_bytes(&saved).unwrap()), saved, "{name}");
-            // Every map keyed by series holds exactly the names the file held.
-            let (before, after): (serde_json::Value, serde_json::Value) = (
-                upgraded(&bytes).unwrap(),
-                serde_json::from_slice(&saved).unwrap(),
-            );
+            // Every map keyed by series holds exactly the names the file held (a version 2
+            // file's cause sentences read as their causes).
+            let mut before: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            if before["schema_version"] == 2 {
+                upgrade_v2::upgrade(&mut before);
+            }
+            let after: serde_json::Value = serde_json::from_slice(&saved).unwrap();
             for (old, new) in before["runs"]
                 .as_array()
                 .unwrap()

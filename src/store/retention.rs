@@ -70,7 +70,7 @@ fn is_own_result(parent: &SafeDir, name: &OsStr, now: SystemTime) -> bool {
     let Ok(dir) = parent.open_entry(name) else {
         return false;
     };
-    dir.read_own_file(OsStr::new(RESULT_FILE), 64 << 20)
+    dir.read_own_file(OsStr::new(RESULT_FILE), super::MAX_RESULT_BYTES)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
         .is_some_and(|v| v["tool"]["name"] == "rtsoak")
@@ -111,9 +111,11 @@ pub(crate) fn prune(
     let dir = SafeDir::open(parent)
         .with_context(|| format!("opening {} to prune old results", parent.display()))?;
     let names = own_results(&dir, now)?;
+    // Saturating: `--keep-days` takes any u64, and a count of days past 2^64 seconds means
+    // "keep them all", never a product wrapped round to hours.
     let max_age = retention
         .keep_days
-        .map(|days| Duration::from_secs(days * 86_400));
+        .map(|days| Duration::from_secs(days.saturating_mul(86_400)));
     let mut removed = Vec::new();
     for (index, name) in names.iter().enumerate() {
         if Some(name.as_os_str()) == current.file_name() {

@@ -92,6 +92,28 @@ fn keep_days_removes_older_results_but_never_the_current_one() {
 }
 
 #[test]
+fn keep_days_too_large_to_count_in_seconds_keeps_everything() {
+    let parent = tempfile::tempdir().unwrap();
+    let p = parent.path();
+    let yesterday = result(p, "20261109T000000Z-run");
+    let current = result(p, "20261110T000000Z-run");
+    let now = stamp_of("20261110T000000Z-run").unwrap();
+    // u64::MAX days, or any count of days whose seconds pass 2^64: a product that wrapped
+    // would be hours, and yesterday's result would go.
+    for days in [u64::MAX, u64::MAX / 86_400 + 1, 1 << 60] {
+        let retention = Retention {
+            keep: None,
+            keep_days: Some(days),
+        };
+        assert!(
+            prune(p, &current, &retention, now).unwrap().is_empty(),
+            "{days} days"
+        );
+    }
+    assert!(yesterday.exists());
+}
+
+#[test]
 fn latest_points_at_the_newest_and_is_replaced_not_duplicated() {
     let parent = tempfile::tempdir().unwrap();
     let p = parent.path();

@@ -108,7 +108,7 @@ pub(crate) fn cpu_model(root: &SysRoot) -> Option<String> {
 fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
     cpuinfo.lines().find_map(|line| {
         let (name, value) = line.split_once(':')?;
-        (name.trim() == key).then(|| value.trim().to_string())
+        (name.trim() == key).then(|| rtsoak_record::text::visible(value.trim()).into_owned())
     })
 }
 

@@ -53,7 +53,8 @@ pub(crate) fn irq_names(interrupts: &str) -> BTreeMap<u32, String> {
                 .last()
                 .unwrap_or(last);
             // Chip and hardware irq come first; a line with nothing after them has no name.
-            (words.len() > 2 || first < last).then(|| (irq, words[first..].join(" ")))
+            let name = rtsoak_record::text::visible(&words[first..].join(" ")).into_owned();
+            (words.len() > 2 || first < last).then_some((irq, name))
         })
         .collect()
 }

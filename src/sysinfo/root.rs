@@ -21,7 +21,7 @@ impl SysRoot {
     }
 
     /// `path` is absolute as on the host (`/proc/cmdline`) and is joined under the root.
-    fn path(&self, path: &str) -> PathBuf {
+    pub(crate) fn path(&self, path: &str) -> PathBuf {
         self.root.join(path.trim_start_matches('/'))
     }
 
@@ -30,14 +30,19 @@ impl SysRoot {
         std::fs::read_to_string(self.path(path))
     }
 
-    /// The file without surrounding whitespace or NUL bytes (device-tree strings end in one);
-    /// `None` if it is missing or unreadable. An empty file gives `Some("")`.
+    /// The whole file as bytes (`/sys/kernel/notes` is binary).
+    pub(crate) fn read_bytes(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(self.path(path))
+    }
+
+    /// The file without surrounding whitespace or NUL bytes (device-tree strings end in one),
+    /// on one line with every character a terminal acts on written visibly (a host name set to
+    /// an escape sequence is shown, and recorded, as `\x1b...`); `None` if it is missing or
+    /// unreadable. An empty file gives `Some("")`.
     pub(crate) fn read_trimmed(&self, path: &str) -> Option<String> {
         let text = self.read(path).ok()?;
-        Some(
-            text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
-                .to_string(),
-        )
+        let trimmed = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+        Some(rtsoak_record::text::visible(trimmed).into_owned())
     }
 
     /// The target of a symbolic link (`/proc/self` names our pid); `None` if it is not one.

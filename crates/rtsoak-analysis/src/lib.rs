@@ -2,9 +2,10 @@
 //! counters, [`stats`]), what lies beyond them (extreme-value tail estimates, [`tail`]), why
 //! each spike happened (the kernel trace walked into the RT tasks' waits and each outlier laid
 //! over them, [`explain`]), a transport's rounds merged and a long run's intervals thinned
-//! ([`merge`], [`coarsen`]), and what it all is worth ([`judge`]: caveats, the verdict, the
+//! ([`merge`], [`coarsen`]), whether a record's figures agree with each other enough to be shown
+//! ([`consistent`]), and what it all is worth ([`judge`]: caveats, the verdict, the
 //! decision, the baseline diff, the floor ratios), with the microbenchmarks' A/B/A arithmetic
-//! ([`bench`]).
+//! ([`bench`]) and kernel campaigns' records and judgement across boots ([`campaign`]).
 //!
 //! Owns: every figure and judgement derived from records, deterministically (every random draw
 //! is seeded, so re-rendering a saved result repeats it). Never reads or writes a file, reads
@@ -26,6 +27,10 @@ pub mod merge;
 
 pub mod coarsen;
 
+pub mod consistent;
+
 pub mod judge;
 
 pub mod bench;
+
+pub mod campaign;

@@ -3,9 +3,11 @@
 //! over-threshold are combined exactly. Percentiles are never averaged.
 //!
 //! Pure: reads a [`ResultDoc`], writes nothing. Every exporter that reports per transport goes
-//! through [`by_transport`], so the figures agree across formats.
+//! through [`by_transport`], so the figures agree across formats. Counts add saturating: a
+//! result that was read has counts that add up (`store::check` refuses one whose do not), and
+//! no sum can ever wrap to a small number. Linear in the runs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use hdrhistogram::Histogram;
 
@@ -58,22 +60,35 @@ impl MergedSeries {
 /// that run out of the series' merge rather than failing the whole report (its exact counters
 /// still count), and the series is marked `undecodable`.
 pub fn by_transport(doc: &ResultDoc) -> Vec<TransportRuns<'_>> {
-    let mut order: Vec<RunKey<'_>> = Vec::new();
+    grouped(&doc.runs)
+        .into_iter()
+        .map(|(key, runs)| merge(key, runs))
+        .collect()
+}
+
+/// `runs` grouped by their key in one pass: the keys in the order of their first supported
+/// run, then those that only ever were unsupported; each key's runs in the order run.
+pub fn grouped(runs: &[RunResult]) -> Vec<(RunKey<'_>, Vec<&RunResult>)> {
+    fn id<'a>(key: RunKey<'a>) -> (&'a str, Option<&'static str>) {
+        (key.transport, key.ring_setup.map(RingSetup::name))
+    }
+    let mut groups: Vec<(RunKey<'_>, Vec<&RunResult>)> = Vec::new();
+    let mut index: HashMap<(&str, Option<&str>), usize> = HashMap::new();
     for unsupported in [false, true] {
-        for run in &doc.runs {
+        for run in runs {
             let key = RunKey::of(run);
-            if (run.status == RunStatus::Unsupported) == unsupported && !order.contains(&key) {
-                order.push(key);
+            if (run.status == RunStatus::Unsupported) == unsupported {
+                index.entry(id(key)).or_insert_with(|| {
+                    groups.push((key, Vec::new()));
+                    groups.len() - 1
+                });
             }
         }
     }
-    order
-        .into_iter()
-        .map(|key| {
-            let runs: Vec<&RunResult> = doc.runs.iter().filter(|r| RunKey::of(r) == key).collect();
-            merge(key, runs)
-        })
-        .collect()
+    for run in runs {
+        groups[index[&id(RunKey::of(run))]].1.push(run);
+    }
+    groups
 }
 
 fn merge<'a>(key: RunKey<'a>, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
@@ -129,24 +144,28 @@ fn merge<'a>(key: RunKey<'a>, runs: Vec<&'a RunResult>) -> TransportRuns<'a> {
     }
 }
 
-/// Two runs' integrity counts added. Own-wake figures add up only where both runs could tell
-/// own wakes apart the same way; otherwise they are not attributable.
+/// Two runs' integrity counts added (saturating). Own-wake figures add up only where both runs
+/// could tell own wakes apart the same way; otherwise they are not attributable.
 fn add_integrity(total: Integrity, run: &Integrity) -> Integrity {
     let same = total.own_wake == run.own_wake;
-    let add = |a: Option<u64>, b: Option<u64>| a.zip(b).filter(|_| same).map(|(a, b)| a + b);
+    let add = |a: Option<u64>, b: Option<u64>| {
+        a.zip(b).filter(|_| same).map(|(a, b)| a.saturating_add(b))
+    };
     Integrity {
-        sent: total.sent + run.sent,
-        delivered: total.delivered + run.delivered,
-        lost: total.lost + run.lost,
-        late: total.late + run.late,
-        overrun: total.overrun + run.overrun,
-        duplicated: total.duplicated + run.duplicated,
-        reordered: total.reordered + run.reordered,
-        planned_periods: total.planned_periods + run.planned_periods,
-        missed_periods: total.missed_periods + run.missed_periods,
-        wake_errors: total.wake_errors + run.wake_errors,
-        cqe_errors: total.cqe_errors + run.cqe_errors,
-        fallback_deliveries: total.fallback_deliveries + run.fallback_deliveries,
+        sent: total.sent.saturating_add(run.sent),
+        delivered: total.delivered.saturating_add(run.delivered),
+        lost: total.lost.saturating_add(run.lost),
+        late: total.late.saturating_add(run.late),
+        overrun: total.overrun.saturating_add(run.overrun),
+        duplicated: total.duplicated.saturating_add(run.duplicated),
+        reordered: total.reordered.saturating_add(run.reordered),
+        planned_periods: total.planned_periods.saturating_add(run.planned_periods),
+        missed_periods: total.missed_periods.saturating_add(run.missed_periods),
+        wake_errors: total.wake_errors.saturating_add(run.wake_errors),
+        cqe_errors: total.cqe_errors.saturating_add(run.cqe_errors),
+        fallback_deliveries: total
+            .fallback_deliveries
+            .saturating_add(run.fallback_deliveries),
         own_wake: if same {
             total.own_wake
         } else {
@@ -201,6 +220,13 @@ impl<'a> TransportRuns<'a> {
             .iter()
             .filter(|(_, s)| !s.percentiles_known())
             .map(|(&key, s)| (key, s.undecodable_runs))
+    }
+
+    /// Measured time of the runs added, ns (saturating, as every sum here).
+    pub fn measured_ns(&self) -> u64 {
+        self.runs
+            .iter()
+            .fold(0, |total: u64, run| total.saturating_add(run.measured_ns))
     }
 
     /// Runs that measured something (not unsupported).

@@ -114,6 +114,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         integrity: integrity(&workers, attribution),
         noise: inputs.noise.activity,
         cpu_busy_percent: inputs.cpu_busy_percent,
+        coordinator: None,
         break_event: workers_break_event(&inputs.workers),
         transport: inputs.transport,
         round: 1,

@@ -88,6 +88,15 @@ impl Integrity {
         })
     }
 
+    /// The transport's failures as one count: failed wake calls, error completions, messages
+    /// only the fallback poll delivered and own wakes that never arrived, added saturating.
+    pub fn transport_errors(&self) -> u64 {
+        [self.cqe_errors, self.fallback_deliveries]
+            .into_iter()
+            .chain(self.wakes_missing)
+            .fold(self.wake_errors, u64::saturating_add)
+    }
+
     /// What of the transport failed, in words: failed wake calls, error completions, messages
     /// only the fallback poll delivered, own wakes that never arrived. Empty when none did.
     pub fn transport_failures(&self) -> Vec<String> {

@@ -35,6 +35,7 @@ pub mod bench;
 
 mod break_event;
 mod caveat;
+mod coordinator;
 mod counters;
 mod cpu_dma_latency;
 mod finding;
@@ -53,6 +54,7 @@ mod tail;
 
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
+pub use coordinator::CoordinatorActivity;
 pub use counters::{BurstReport, Counters, LoadCount};
 pub use cpu_dma_latency::CpuDmaLatency;
 pub use finding::{Finding, Level};

@@ -29,7 +29,8 @@ impl SampleStats {
         self.over_threshold += u64::from(value_ns > threshold_ns);
     }
 
-    /// Combine two spans.
+    /// Combine two spans. Counts add saturating: spans of a result read from a file may hold
+    /// anything, and a sum that wrapped would read as few samples.
     pub fn merge(&mut self, other: &SampleStats) {
         if other.count == 0 {
             return;
@@ -38,8 +39,8 @@ impl SampleStats {
             self.min_ns = other.min_ns;
         }
         self.max_ns = self.max_ns.max(other.max_ns);
-        self.count += other.count;
-        self.over_threshold += other.over_threshold;
+        self.count = self.count.saturating_add(other.count);
+        self.over_threshold = self.over_threshold.saturating_add(other.over_threshold);
     }
 }
 

@@ -99,7 +99,9 @@ pub fn render_doc(doc: &BenchDoc) -> String {
     out
 }
 
-/// The comparison table and the verdict, with the gates it was judged against.
+/// The comparison table and the verdict, with the gates it was judged against. The bench,
+/// labels and series names come from the results compared: each is escaped for the terminal
+/// once, here, before it is laid out.
 pub fn render_comparison(
     bench: &str,
     labels: &[String],
@@ -107,6 +109,13 @@ pub fn render_comparison(
     gates: &Gates,
     verdict: &str,
 ) -> String {
+    use super::escape::terminal;
+    let bench = terminal(bench);
+    let labels: Vec<String> = labels.iter().map(|l| terminal(l).into_owned()).collect();
+    let rows: Vec<(String, &Comparison)> = rows
+        .iter()
+        .map(|(name, c)| (terminal(name).into_owned(), c))
+        .collect();
     let mut out = String::new();
     let three_way = labels.len() == 3;
     let _ = writeln!(out, "bench {bench}: {}", labels.join(" -> "));
@@ -130,7 +139,7 @@ pub fn render_comparison(
         " {change:>12} {:>11} {:>9} {:>8}  verdict",
         "drop-first", "drift", "max CV"
     );
-    for (name, c) in rows {
+    for (name, c) in &rows {
         let _ = write!(out, "{name:<16}");
         for mean in &c.means_ns_per_op {
             let _ = write!(out, " {mean:>12.3}");

@@ -32,13 +32,16 @@ pub(crate) fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<Strin
             lines.push(format!("  {}: spikes not explained: {reason}", t.label));
             continue;
         }
-        let mut series: BTreeMap<SeriesKey, SeriesBlame> = BTreeMap::new();
+        let mut per_series: BTreeMap<SeriesKey, Vec<&SeriesBlame>> = BTreeMap::new();
         for explanation in &explanations {
             for (&key, blame) in &explanation.series {
-                merge(series.entry(key).or_default(), blame);
+                per_series.entry(key).or_default().push(blame);
             }
         }
-        for (key, blame) in &series {
+        let series = per_series
+            .into_iter()
+            .filter_map(|(key, blames)| Some((key, SeriesBlame::sum(blames)?)));
+        for (key, blame) in &series.collect::<Vec<_>>() {
             lines.push(line(&t.label, key.name(), blame, threshold));
         }
         let missing: Vec<&str> = explanations[0]
@@ -61,11 +64,6 @@ pub(crate) fn lines(merged: &[&TransportRuns<'_>], threshold: &str) -> Vec<Strin
                    half of a spike, else it is unexplained):"
         .to_string();
     std::iter::once(heading).chain(lines).collect()
-}
-
-/// Add `more` (another run's) into `total`.
-fn merge(total: &mut SeriesBlame, more: &SeriesBlame) {
-    total.absorb(more);
 }
 
 fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> String {
@@ -132,7 +130,6 @@ mod tests {
             share_percent: 0.0,
             median_us: 480,
         };
-        let mut total = SeriesBlame::default();
         let run = SeriesBlame {
             over_threshold: 1200,
             kept: 1000,
@@ -146,7 +143,7 @@ mod tests {
                 cause("SCHED", 10),
             ],
         };
-        merge(&mut total, &run);
+        let total = SeriesBlame::sum([&run]).unwrap();
         assert_eq!(
             line("futex", "send_call", &total, ">100us"),
             "  futex send_call: 1200 >100us (1000 kept), 97.0% explained: 90.0% softirq TIMER on \
@@ -154,7 +151,7 @@ mod tests {
              softirq RCU on its CPU (median 480 us); 1.0% other causes; 3.0% unexplained (2.0% \
              with the RT task on its CPU and nothing in the trace holding it back)"
         );
-        merge(&mut total, &run);
+        let total = SeriesBlame::sum([&run, &run]).unwrap();
         assert_eq!((total.kept, total.causes[0].count), (2000, 1800));
         assert_eq!(total.causes[0].share_percent, 90.0);
     }

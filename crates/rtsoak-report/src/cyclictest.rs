@@ -44,8 +44,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         .unwrap_or(1)
         .min(MAX_BUCKETS);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let comment = format!(
         "# rtsoak {} {}: rt-tests 2.4 cyclictest -h layout, 1 us buckets; columns: {}",
         doc.tool.version,
         doc.command,
@@ -55,6 +54,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
+    // The one line that quotes the result (its version, command and tags): escaped.
+    let _ = writeln!(out, "{}", super::escape::terminal(&comment));
     let _ = writeln!(out, "# Histogram");
     let counts: Vec<Vec<u64>> = columns.iter().map(|c| per_us(c, buckets)).collect();
     for bucket in 0..buckets as usize {
@@ -107,7 +108,8 @@ fn per_us(column: &Column, buckets: u64) -> Vec<u64> {
     for step in column.histogram.iter_recorded() {
         let ns = column.histogram.median_equivalent(step.value_iterated_to());
         let us = ns.clamp(column.min_ns, column.max_ns) / 1_000;
-        counts[us.min(buckets) as usize] += step.count_at_value();
+        let count = &mut counts[us.min(buckets) as usize];
+        *count = count.saturating_add(step.count_at_value());
     }
     counts
 }
@@ -125,7 +127,9 @@ fn footer(out: &mut String, columns: &[Column], counts: &[Vec<u64>], buckets: u6
         let _ = write!(
             out,
             " {:09}",
-            column[..buckets as usize].iter().sum::<u64>()
+            column[..buckets as usize]
+                .iter()
+                .fold(0u64, |total, &n| total.saturating_add(n))
         );
     }
     let _ = writeln!(out);

@@ -3,18 +3,20 @@
 //! causes, the per-round table when there were several rounds, the tail estimates, the legend
 //! and every caveat,
 //! each block after a blank line. What `--details` prints after the headline
-//! ([`super::headline`]), and `rtsoak report --format details` alone.
+//! ([`super::headline`]), and `rtsoak report --format details` alone. Every line and cell is
+//! escaped for the terminal where it is written ([`lines`], [`lay_out`]).
 
 use std::fmt::Write;
 
 use super::comparison::{TEXT_COLUMNS, Table, comparison};
+use crate::escape::terminal;
 use rtsoak_record::result::ResultDoc;
 
 /// Render `doc` as the terminal comparison table.
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
     let mut out = String::new();
-    let _ = writeln!(out, "{}", c.title);
+    let _ = writeln!(out, "{}", terminal(&c.title));
     lay_out(&mut out, &c.integrity);
     lines(&mut out, &c.problems);
     for table in &c.series {
@@ -48,20 +50,26 @@ fn lines(out: &mut String, lines: &[String]) {
     }
     let _ = writeln!(out);
     for line in lines {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", terminal(line));
     }
 }
 
 /// A blank line, the table's heading, then its header and rows in aligned columns: text
-/// columns to the left, figures to the right.
-fn lay_out(out: &mut String, table: &Table) {
+/// columns to the left, figures to the right. Cells are escaped before they are measured.
+pub(super) fn lay_out(out: &mut String, table: &Table) {
     let _ = writeln!(out);
-    let _ = writeln!(out, "{}", table.heading);
-    let all: Vec<&[String]> = std::iter::once(table.header.as_slice())
-        .chain(table.rows.iter().map(Vec::as_slice))
+    let _ = writeln!(out, "{}", terminal(&table.heading));
+    let all: Vec<Vec<String>> = std::iter::once(&table.header)
+        .chain(&table.rows)
+        .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
         .collect();
     let widths: Vec<usize> = (0..table.header.len())
-        .map(|c| all.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .map(|c| {
+            all.iter()
+                .filter_map(|r| Some(r.get(c)?.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for row in all {
         let cells: Vec<String> = row
@@ -136,6 +144,54 @@ mod tests {
         let text = render(&doc);
         assert!(text.contains("Tail estimates"), "{text}");
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn a_tail_whose_figures_contradict_each_other_is_shown_as_dashes_with_the_reasons() {
+        let mut doc = one_run_doc();
+        let mut broken_fit = synthetic_tail();
+        let rtsoak_record::TailEstimate::Estimated(model) = &mut broken_fit else {
+            panic!("the synthetic tail is estimated: {broken_fit:?}");
+        };
+        model.fit_test.p_value = 2.5;
+        let mut broken_level = synthetic_tail();
+        let rtsoak_record::TailEstimate::Estimated(model) = &mut broken_level else {
+            unreachable!()
+        };
+        let day = model.return_levels.iter_mut().find(|l| l.span == "day");
+        let day = day.expect("a day level");
+        (day.level_ns, day.low_ns, day.high_ns) = (Some(-5000.0), Some(9e12), Some(0.0));
+        doc.runs[0].tail = [
+            (SeriesKey::Rt(Series::Timer), broken_fit),
+            (SeriesKey::Rt(Series::Delivery), broken_level),
+        ]
+        .into();
+        let text = render(&doc);
+        assert!(!text.contains("2.50") && !text.contains("-5.0"), "{text}");
+        let row = |series: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("eventfd {series}")))
+                .unwrap_or_else(|| panic!("no {series} row: {text}"))
+                .to_string()
+        };
+        let timer = row("timer");
+        assert_eq!(
+            timer.split_whitespace().filter(|c| *c == "-").count(),
+            7,
+            "{timer}"
+        );
+        let delivery = row("delivery");
+        assert_eq!(
+            delivery.split_whitespace().filter(|c| *c == "-").count(),
+            1,
+            "{delivery}"
+        );
+        for reason in [
+            "eventfd timer: the fit p-value 2.5 is not a probability (outside 0 to 1): shown as -",
+            "eventfd delivery day: the return level (ns) -5000 is below its threshold",
+        ] {
+            assert!(text.contains(reason), "{reason}: {text}");
+        }
     }
 
     #[test]

@@ -1,5 +1,11 @@
-//! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown.
+//! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown. The
+//! findings name what the two results hold (transports, the baseline's path, their reasons):
+//! every line is escaped for the terminal, every Markdown cell and line for Markdown, where it
+//! is written ([`line`], [`markdown_line`]).
 
+use std::fmt::Write;
+
+use crate::escape::{markdown as md, terminal};
 use rtsoak_record::result::RunKey;
 use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff};
 
@@ -19,27 +25,31 @@ pub fn render(diff: &Diff) -> String {
         } else {
             "ok"
         };
-        out.push_str(&format!(
-            "{mark:<10}  {}: {}\n",
-            finding.label(),
-            finding.reason
-        ));
+        let text = format!("{mark:<10}  {}: {}", finding.label(), finding.reason);
+        line(&mut out, &text);
     }
     for reason in &diff.inconclusive {
-        out.push_str(&format!("{:<10}  {reason}\n", "NOT JUDGED"));
+        line(&mut out, &format!("{:<10}  {reason}", "NOT JUDGED"));
     }
     if !diff.causes.is_empty() {
-        out.push_str(&format!("{WHY_HEADING}\n"));
+        line(&mut out, WHY_HEADING);
         for changes in &diff.causes {
-            out.push_str(&format!("  {}\n", why(changes)));
+            line(&mut out, &format!("  {}", why(changes)));
         }
     }
-    out.push_str(&format!(
-        "verdict: {}: {}\n",
-        diff.status().word(),
-        diff.summary_line()
-    ));
+    let verdict = format!("verdict: {}: {}", diff.status().word(), diff.summary_line());
+    line(&mut out, &verdict);
     out
+}
+
+/// One line of the terminal view, escaped.
+fn line(out: &mut String, text: &str) {
+    let _ = writeln!(out, "{}", terminal(text));
+}
+
+/// One line of the Markdown view: `before`, then `text` escaped, then `after`.
+fn markdown_line(out: &mut String, before: &str, text: &str, after: &str) {
+    let _ = writeln!(out, "{before}{}{after}", md(text));
 }
 
 const WHY_HEADING: &str = "Why the spikes changed (both sides explained; a cause's count is its \
@@ -48,32 +58,30 @@ const WHY_HEADING: &str = "Why the spikes changed (both sides explained; a cause
 /// The comparison as GitHub Markdown: the verdict, the regressions, why it is inconclusive,
 /// why the spikes changed, then every finding in a table.
 pub fn markdown(diff: &Diff) -> String {
-    let mut out = format!(
-        "**verdict: {}**: {}\n\n",
-        diff.status().word(),
-        diff.summary_line()
-    );
+    let mut out = String::new();
+    let verdict = format!("**verdict: {}**: ", diff.status().word());
+    markdown_line(&mut out, &verdict, &diff.summary_line(), "\n");
     for reason in &diff.inconclusive {
-        out.push_str(&format!("- not judged: {reason}\n"));
+        markdown_line(&mut out, "- not judged: ", reason, "");
     }
     if !diff.causes.is_empty() {
-        out.push_str(&format!("\n{WHY_HEADING}\n\n"));
+        let _ = writeln!(out, "\n{WHY_HEADING}\n");
         for changes in &diff.causes {
-            out.push_str(&format!("- {}\n", why(changes)));
+            markdown_line(&mut out, "- ", &why(changes), "");
         }
     }
     out.push_str(
         "\n| finding | regression | baseline | new | why |\n| --- | --- | ---: | ---: | --- |\n",
     );
     for f in &diff.findings {
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
-            f.label(),
-            if f.regression { "**yes**" } else { "no" },
-            f.baseline,
-            f.new,
-            f.reason.replace('|', "\\|")
-        ));
+        let cells = [
+            md(&f.label()),
+            if f.regression { "**yes**" } else { "no" }.to_string(),
+            f.baseline.to_string(),
+            f.new.to_string(),
+            md(&f.reason),
+        ];
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     out
 }
@@ -86,7 +94,9 @@ fn why(changes: &CauseChanges) -> String {
         ring_setup: changes.ring_setup,
     }
     .label();
-    let total = changes.new_over_threshold as i64 - changes.baseline_over_threshold as i64;
+    // In 128 bits: two counts read from files, whose difference an i64 may not hold.
+    let total =
+        i128::from(changes.new_over_threshold) - i128::from(changes.baseline_over_threshold);
     let (paired, unpaired): (Vec<&CauseChange>, Vec<&CauseChange>) =
         changes.changes.iter().partition(|c| !c.unpaired);
     let mut parts: Vec<String> = paired

@@ -7,8 +7,9 @@
 
 use std::fmt::Write;
 
+use super::escape::terminal;
 use super::text::us;
-use rtsoak_analysis::judge::floor::{FigureOverhead, FloorRow, overhead};
+use rtsoak_analysis::judge::floor::{FIGURES, FigureOverhead, FloorRow, Withheld, overhead};
 use rtsoak_record::result::ResultDoc;
 
 /// The table and the lines, or nothing where the document has no floor runs.
@@ -45,18 +46,76 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         "p"
     );
     for row in &rows {
-        for (index, figure) in row.figures.iter().enumerate() {
-            let label = if index == 0 { row.label.as_str() } else { "" };
-            let _ = writeln!(out, "{}", figure_line(label, figure));
-        }
-        if row.figures.is_empty() {
-            let _ = writeln!(out, "{:<16} no round where both sides completed", row.label);
+        for line in figure_lines(row) {
+            let _ = writeln!(out, "{}", terminal(&line));
         }
     }
     for row in &rows {
-        let _ = writeln!(out, "{}", verdict_line(row));
+        for withheld in &row.withheld {
+            let line = format!(
+                "  {} {}: {}",
+                row.label,
+                withheld.series.name(),
+                why(withheld)
+            );
+            let _ = writeln!(out, "{}", terminal(&line));
+        }
+    }
+    for row in &rows {
+        for line in verdict_lines(row) {
+            let _ = writeln!(out, "{}", terminal(&line));
+        }
     }
     out
+}
+
+/// A row's lines of the table, in the order of [`FIGURES`]: a withheld figure is `-` in every
+/// column (the reason follows the table).
+fn figure_lines(row: &FloorRow) -> Vec<String> {
+    let mut lines = Vec::new();
+    for series in FIGURES {
+        let label = if lines.is_empty() {
+            row.label.as_str()
+        } else {
+            ""
+        };
+        if let Some(figure) = row.figures.iter().find(|f| f.series == series) {
+            lines.push(figure_line(label, figure));
+        } else if row.withheld.iter().any(|w| w.series == series) {
+            lines.push(format!(
+                "{:<16} {:<10} {:>7} {:>6} {:>6}  {:>7} {:>6} {:>6}  {:>8} {:>8} {:>7}",
+                label,
+                series.name(),
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                "-"
+            ));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(format!(
+            "{:<16} no round where both sides completed",
+            row.label
+        ));
+    }
+    lines
+}
+
+/// Why a figure is withheld: `the floor's round 2 run: its histogram does not decode: shown as
+/// -`.
+fn why(withheld: &Withheld) -> String {
+    format!(
+        "the {}'s round {} run: {}",
+        withheld.side,
+        withheld.round,
+        withheld.reason.shown_as_dash()
+    )
 }
 
 fn figure_line(label: &str, f: &FigureOverhead) -> String {
@@ -79,31 +138,39 @@ fn figure_line(label: &str, f: &FigureOverhead) -> String {
 /// "eventfd: harness delivery p99 1.04x its floor (+4 %; 5 round(s))" and, below it, whether
 /// that difference is outside the floor's own spread over the rounds (else it is not told apart
 /// from this machine's noise, and the line says so); or why there is no figure.
-fn verdict_line(row: &FloorRow) -> String {
+fn verdict_lines(row: &FloorRow) -> Vec<String> {
     let unpaired = match row.unpaired {
         0 => String::new(),
         n => format!("; {n} round(s) unpaired, a side did not complete"),
     };
+    if let Some(withheld) = row.delivery_withheld() {
+        return vec![format!(
+            "  {}: no delivery figure: {}{unpaired}",
+            row.label,
+            why(withheld)
+        )];
+    }
     let Some((delivery, ratio)) = row
         .delivery()
         .and_then(|figure| Some((figure, figure.p99_ratio()?)))
     else {
-        return format!(
+        return vec![format!(
             "  {}: no delivery figure on both sides{unpaired}",
             row.label
-        );
+        )];
     };
     let how_far = if ratio <= 1.0 {
         "at or below it".to_string()
     } else {
         format!("+{:.0} %", (ratio - 1.0) * 100.0)
     };
-    format!(
-        "  {}: harness delivery p99 {ratio:.2}x its floor ({how_far}; {} round(s){unpaired})\n    {}",
-        row.label,
-        row.rounds,
-        spread_line(row.rounds, delivery)
-    )
+    vec![
+        format!(
+            "  {}: harness delivery p99 {ratio:.2}x its floor ({how_far}; {} round(s){unpaired})",
+            row.label, row.rounds,
+        ),
+        format!("    {}", spread_line(row.rounds, delivery)),
+    ]
 }
 
 /// What the floor's own round-to-round spread says of the difference: a difference inside it
@@ -167,7 +234,7 @@ mod tests {
         let mut doc = rtsoak_testing::fixture::one_run_doc();
         let mut floor = doc.runs[0].clone();
         for series in floor.series.values_mut() {
-            series.summary.p99_ns = series.summary.p99_ns * 4 / 5;
+            rtsoak_testing::fixture::scale(&mut series.summary, 0.8);
         }
         doc.floor_runs = vec![floor];
         let text = render(&doc);
@@ -198,7 +265,8 @@ mod tests {
         let in_round = |round: u32, p99_ns: u64| {
             let mut run = run.clone();
             run.round = round;
-            run.series.get_mut(&delivery).unwrap().summary.p99_ns = p99_ns;
+            let summary = &mut run.series.get_mut(&delivery).unwrap().summary;
+            rtsoak_testing::fixture::set_p99(summary, p99_ns);
             run
         };
         doc.runs = (1..=3)
@@ -234,6 +302,40 @@ mod tests {
         assert!(
             text.lines()
                 .all(|line| line.len() <= super::super::headline::WIDTH)
+        );
+    }
+
+    #[test]
+    fn a_floor_run_whose_histogram_does_not_decode_is_shown_as_dashes_with_the_reason() {
+        let mut doc = rtsoak_testing::fixture::one_run_doc();
+        let mut floor = doc.runs[0].clone();
+        let delivery = rtsoak_record::SeriesKey::Rt(rtsoak_record::Series::Delivery);
+        floor.series.get_mut(&delivery).unwrap().histogram = "not base64!".to_string();
+        doc.floor_runs = vec![floor];
+        let text = render(&doc);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("eventfd") && l.contains("delivery"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            line.split_whitespace().filter(|c| *c == "-").count(),
+            9,
+            "{line}"
+        );
+        assert!(
+            text.contains(
+                "eventfd delivery: the floor's round 1 run: its histogram does not decode: shown \
+                 as -"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("eventfd: no delivery figure: the floor's round 1 run"),
+            "{text}"
+        );
+        assert!(
+            text.contains("send_call") && text.contains("timer"),
+            "{text}"
         );
     }
 

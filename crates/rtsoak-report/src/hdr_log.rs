@@ -29,16 +29,25 @@ const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let base_s = epoch_seconds(&doc.started_at).unwrap_or(0.0);
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "#rtsoak {} {}: latencies in ns; tags are <transport>[/<ring setup>]/<series>",
-        doc.tool.version, doc.command
+    // The comments quote what the result holds (tool version, command, start): one line each,
+    // escaped; tags are made of safe characters only (`RunKey::tag`).
+    let comment = |out: &mut String, text: String| {
+        let _ = writeln!(out, "{}", super::escape::terminal(&text));
+    };
+    comment(
+        &mut out,
+        format!(
+            "#rtsoak {} {}: latencies in ns; tags are <transport>[/<ring setup>]/<series>",
+            doc.tool.version, doc.command
+        ),
     );
     let _ = writeln!(out, "#[Histogram log format version 1.3]");
-    let _ = writeln!(
-        out,
-        "#[StartTime: {base_s:.3} (seconds since epoch), {}]",
-        doc.started_at
+    comment(
+        &mut out,
+        format!(
+            "#[StartTime: {base_s:.3} (seconds since epoch), {}]",
+            doc.started_at
+        ),
     );
     let _ = writeln!(out, "#[BaseTime: {base_s:.3} (seconds since epoch)]");
     let _ = writeln!(
@@ -64,15 +73,24 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
                 if !run.series.contains_key(&name) {
                     continue;
                 }
+                // A histogram that does not decode (a damaged or edited file) has no line: the
+                // log's readers would stop at it. A comment says which one is left out.
+                let Ok(decoded) = decode_histogram(histogram) else {
+                    let _ = writeln!(
+                        out,
+                        "#rtsoak: {key}/{name} interval {} does not decode: left out",
+                        interval.index
+                    );
+                    continue;
+                };
                 // The max column is the histogram's (as the Java writer's), not the exact max.
-                let max_ns = decode_histogram(histogram).map_or(0, |h| h.max());
                 let _ = writeln!(
                     out,
                     "Tag={key}/{name},{:.3},{:.3},{:.3},{}",
                     run_start_s + interval.start_ns as f64 / 1e9,
                     interval.length_ns as f64 / 1e9,
-                    max_ns as f64 / MAX_VALUE_UNIT_RATIO,
-                    histogram
+                    decoded.max() as f64 / MAX_VALUE_UNIT_RATIO,
+                    histogram.trim()
                 );
             }
         }

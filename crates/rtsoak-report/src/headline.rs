@@ -7,11 +7,15 @@
 //! with `--floor`, the harness against its floor ([`super::floor`]). `--details` adds every
 //! other table.
 //!
-//! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown.
+//! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown. The
+//! text is built from the result as it is; the two writers ([`wrap`] and [`table`] for the
+//! terminal, the caller's Markdown escape) escape every line and cell they write.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
+use super::escape::terminal;
 use super::journal::verdict_lines;
 use super::text::us;
 use super::why;
@@ -118,14 +122,16 @@ pub(crate) fn headline(doc: &ResultDoc) -> Headline {
 /// the same thing take one line, not six.
 fn cause_lines(causes: &[MainCause]) -> Vec<String> {
     let mut groups: Vec<(&str, Option<&Cause>, Vec<&MainCause>)> = Vec::new();
+    // Each group found by its key in a map: a decision read from a file may hold any number.
+    let mut index: HashMap<(&str, Option<&Cause>), usize> = HashMap::new();
     for cause in causes {
-        match groups
-            .iter_mut()
-            .find(|(series, main, _)| *series == cause.series && *main == cause.cause.as_ref())
-        {
-            Some((_, _, members)) => members.push(cause),
-            None => groups.push((&cause.series, cause.cause.as_ref(), vec![cause])),
-        }
+        let at = *index
+            .entry((&cause.series, cause.cause.as_ref()))
+            .or_insert_with(|| {
+                groups.push((&cause.series, cause.cause.as_ref(), Vec::new()));
+                groups.len() - 1
+            });
+        groups[at].2.push(cause);
     }
     groups
         .into_iter()
@@ -278,10 +284,14 @@ fn compact(value: f64) -> String {
 /// how many are left.
 fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
     let mut folded: Vec<(&Caveat, usize)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for caveat in caveats {
-        match folded.iter_mut().find(|(c, _)| c.kind == caveat.kind) {
-            Some((_, more)) => *more += 1,
-            None => folded.push((caveat, 0)),
+        match index.get(caveat.kind.as_str()) {
+            Some(&at) => folded[at].1 += 1,
+            None => {
+                index.insert(&caveat.kind, folded.len());
+                folded.push((caveat, 0));
+            }
         }
     }
     folded.sort_by_key(|(c, _)| c.severity);
@@ -404,10 +414,11 @@ pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
 const GAPS: [usize; COLUMNS] = [0, 2, 1, 1, 2, 1, 2, 1, 2];
 
 /// The table: group labels over the figure columns, the header, the rows; the transport left,
-/// figures right.
+/// figures right. Every cell is escaped for the terminal before the columns are measured.
 fn table(out: &mut String, h: &Headline) {
-    let all: Vec<&[String]> = std::iter::once(h.header.as_slice())
-        .chain(h.rows.iter().map(Vec::as_slice))
+    let all: Vec<Vec<String>> = std::iter::once(&h.header)
+        .chain(&h.rows)
+        .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
         .collect();
     let widths: Vec<usize> = (0..COLUMNS)
         .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -440,11 +451,12 @@ fn table(out: &mut String, h: &Headline) {
     }
 }
 
-/// `text` wrapped at [`WIDTH`] columns on spaces, continuation lines indented by `indent` and
-/// two more spaces; `p < 0.01` is never split.
+/// `text`, escaped for the terminal, wrapped at [`WIDTH`] columns on spaces, continuation lines
+/// indented by `indent` and two more spaces; `p < 0.01` is never split.
 fn wrap(out: &mut String, text: &str, indent: &str) {
+    // A control character: none is left in the escaped text to be mistaken for it.
     const GLUE: char = '\u{1}';
-    let glued = text.replace("p < ", &format!("p{GLUE}<{GLUE}"));
+    let glued = terminal(text).replace("p < ", &format!("p{GLUE}<{GLUE}"));
     let mut line = String::from(indent);
     let continuation = format!("{indent}  ");
     for word in glued.split(' ').map(|w| w.replace(GLUE, " ")) {

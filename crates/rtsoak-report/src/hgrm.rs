@@ -28,13 +28,14 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             if series.histogram.is_empty() || !series.percentiles_known() {
                 continue;
             }
-            let _ = writeln!(
-                out,
+            let comment = format!(
                 "# rtsoak {}: transport {}, series {name}, {} runs, values in us",
                 doc.command,
                 transport.label,
                 transport.measured_runs()
             );
+            // The comment names what the result holds: one line, escaped.
+            let _ = writeln!(out, "{}", super::escape::terminal(&comment));
             distribution(&mut out, &series.histogram);
         }
     }
@@ -52,7 +53,7 @@ fn distribution(out: &mut String, histogram: &Histogram<u64>) {
     );
     let mut total = 0u64;
     for step in histogram.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
-        total += step.count_since_last_iteration();
+        total = total.saturating_add(step.count_since_last_iteration());
         let quantile = step.quantile_iterated_to();
         let value = scaled(histogram.highest_equivalent(step.value_iterated_to()));
         if quantile < 1.0 {

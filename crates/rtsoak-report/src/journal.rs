@@ -1,6 +1,8 @@
 //! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
-//! then the verdict with one line per failure, breach and regression.
+//! then the verdict with one line per failure, breach and regression. Every line is escaped
+//! for the terminal as it is made ([`line`]): the journal shows text as a terminal would.
 
+use crate::escape::terminal;
 use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::Series;
 use rtsoak_record::result::verdict::Verdict;
@@ -13,10 +15,10 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
         .iter()
         .map(|t| {
             if t.status == RunStatus::Unsupported {
-                return format!("rtsoak {}: unsupported on this kernel", t.label);
+                return line(format!("rtsoak {}: unsupported on this kernel", t.label));
             }
             let (send, delivery) = (t.summary(Series::SendCall), t.summary(Series::Delivery));
-            format!(
+            line(format!(
                 "rtsoak {}: {} messages, sends>{threshold_us}us {} (longest {:.1} us), \
                  deliveries>{threshold_us}us {} (longest {:.1} us), lost {}, {:?}",
                 t.label,
@@ -27,9 +29,14 @@ pub fn transport_lines(doc: &ResultDoc) -> Vec<String> {
                 delivery.max_ns as f64 / 1e3,
                 t.integrity.lost,
                 t.status
-            )
+            ))
         })
         .collect()
+}
+
+/// `text` as one journal line.
+fn line(text: String) -> String {
+    terminal(&text).into_owned()
 }
 
 /// The decision's key facts in one line, for the journal: per series, the transport with the
@@ -52,7 +59,7 @@ pub fn decision_line(decision: &rtsoak_record::result::decision::Decision) -> Op
             ))
         })
         .collect();
-    (!parts.is_empty()).then(|| format!("rtsoak decision: {}", parts.join("; ")))
+    (!parts.is_empty()).then(|| line(format!("rtsoak decision: {}", parts.join("; "))))
 }
 
 /// The verdict line, then one line per failure, per breach, per reason it is inconclusive and
@@ -106,5 +113,5 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
         );
         lines.push(format!("  {}", diff.summary_line()));
     }
-    lines
+    lines.into_iter().map(line).collect()
 }

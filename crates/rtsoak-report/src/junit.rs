@@ -17,6 +17,7 @@
 
 use std::fmt::Write;
 
+use super::escape::{xml_attr as attr, xml_text as text};
 use super::text::us;
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::verdict::Failure;
@@ -131,7 +132,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
 /// The four checks of one transport.
 fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
     let classname = classname(t.transport, t.ring_setup);
-    let time_s = t.runs.iter().map(|r| r.measured_ns).sum::<u64>() as f64 / 1e9;
+    let time_s = t.measured_ns() as f64 / 1e9;
     let case = |name, outcome| Case {
         classname: classname.clone(),
         name,
@@ -386,30 +387,6 @@ fn timestamp(started_at: &str) -> &str {
     started_at.trim_end_matches('Z')
 }
 
-/// `value` as an XML attribute value: markup escaped, line breaks kept as character
-/// references, other control characters (which XML 1.0 cannot hold) dropped.
-fn attr(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\n' => out.push_str("&#10;"),
-            '\t' => out.push_str("&#9;"),
-            c if (c as u32) < 0x20 => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// `value` as element text.
-fn text(value: &str) -> String {
-    attr(value).replace("&#10;", "\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,13 +417,5 @@ mod tests {
                 assert!(!case.contains("<failure"), "{case}");
             }
         }
-    }
-
-    #[test]
-    fn attribute_values_escape_markup_and_keep_line_breaks() {
-        assert_eq!(
-            attr("a<b & \"c\"\nd\u{1}"),
-            "a&lt;b &amp; &quot;c&quot;&#10;d"
-        );
     }
 }

@@ -71,7 +71,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
             Some((i.sent as f64, "messages")),
             json!({"lost": i.lost, "missed_periods": i.missed_periods,
                    "transport_failures": i.transport_failures(),
-                   "measured_s": t.runs.iter().map(|r| r.measured_ns).sum::<u64>() as f64 / 1e9}),
+                   "measured_s": t.measured_ns() as f64 / 1e9}),
         ));
         for judged in SERIES {
             let Some(series) = t.series.get(&SeriesKey::Rt(judged)) else {
@@ -103,9 +103,9 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
                     "architecture": doc.host.arch, "comment": format!("the running kernel of {hostname}")}],
         "tests": tests,
     });
-    let mut out = serde_json::to_vec_pretty(&document).unwrap_or_default();
-    out.push(b'\n');
-    out
+    let mut out = super::escape::json(serde_json::to_string_pretty(&document).unwrap_or_default());
+    out.push('\n');
+    out.into_bytes()
 }
 
 /// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.

@@ -1,7 +1,8 @@
 //! LAVA test-case lines: one `lava-test-case NAME --result pass|fail|skip --measurement V
 //! --units U` per transport and figure, then one for the verdict, as a LAVA test shell's
-//! `lava-test-case` helper takes them (`lava/rtsoak-compare.yaml` runs rtsoak there, and rtsoak
-//! calls the helper with each line's arguments when it finds it on `PATH`).
+//! `lava-test-case` helper takes them, and the signal that helper prints for each
+//! (`lava/rtsoak-compare.yaml` runs rtsoak in a test shell, where rtsoak prints the signals
+//! itself).
 //!
 //! Names are `<transport>[.<ring setup>].<figure>` or `<transport>.<series>.<figure>` and the
 //! last line's `verdict`, from letters, digits and `_-.` only: LAVA keeps a test case's name in
@@ -48,6 +49,32 @@ pub fn arguments(text: &str) -> Vec<Vec<String>> {
         .filter_map(|line| line.strip_prefix("lava-test-case "))
         .map(|rest| rest.split(' ').map(str::to_string).collect())
         .collect()
+}
+
+/// The signal LAVA's `lava-test-case` helper prints for `args` (a line's arguments, as
+/// [`arguments`] gives them), word for word as the helper writes it: `TEST_CASE_ID`, `RESULT`,
+/// then `UNITS` and `MEASUREMENT` where given. The dispatcher records a test case from it.
+pub fn signal(args: &[String]) -> String {
+    let value = |flag: &str| {
+        args.iter()
+            .position(|arg| arg == flag)
+            .and_then(|at| args.get(at + 1))
+    };
+    let mut signal = format!(
+        "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID={}",
+        args.first().map_or("", String::as_str)
+    );
+    for (flag, key) in [
+        ("--result", "RESULT"),
+        ("--units", "UNITS"),
+        ("--measurement", "MEASUREMENT"),
+    ] {
+        if let Some(value) = value(flag) {
+            let _ = write!(signal, " {key}={value}");
+        }
+    }
+    signal.push('>');
+    signal
 }
 
 /// One transport's figures: (name, result, measurement, units).
@@ -98,8 +125,7 @@ fn lines(
         (
             format!("{prefix}.transport-errors"),
             result(!i.transport_failures().is_empty()),
-            (i.wake_errors + i.cqe_errors + i.fallback_deliveries + i.wakes_missing.unwrap_or(0))
-                .to_string(),
+            i.transport_errors().to_string(),
             "errors",
         ),
     ];
@@ -182,6 +208,20 @@ mod tests {
                 line[4].parse::<f64>().unwrap();
             }
         }
+        assert_eq!(
+            signal(&args[0]),
+            format!(
+                "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID={} RESULT={} UNITS={} MEASUREMENT={}>",
+                args[0][0], args[0][2], args[0][6], args[0][4]
+            )
+        );
+        assert_eq!(
+            signal(args.last().unwrap()),
+            format!(
+                "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=verdict RESULT={}>",
+                args.last().unwrap()[2]
+            )
+        );
         assert_eq!(
             case_name("futex (defer-taskrun)/x"),
             "futex--defer-taskrun--x"

@@ -15,11 +15,13 @@
 #![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod bench;
+pub mod campaign;
 mod causes;
 mod comparison;
 mod cyclictest;
 mod details;
 pub mod diff;
+pub mod escape;
 mod floor;
 mod hdr_log;
 mod headline;
@@ -111,7 +113,7 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "lava",
         file_name: "lava-test-cases.sh",
-        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; run where `lava-test-case` is on PATH",
+        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; replay in a LAVA test shell (inside one, rtsoak prints the signals itself)",
         render: |doc| lava::render(doc).into_bytes(),
     },
     Format {
@@ -157,6 +159,80 @@ mod tests {
                 "README.md has no row for the `{}` format",
                 format.name
             );
+        }
+    }
+
+    /// What another user could have put in a result: a title change, a screen clear, a
+    /// carriage return that hides the line, C1 CSI, a right-to-left override, a character
+    /// XML 1.0 forbids, Markdown and XML markup, and a line break before a forgery.
+    const HOSTILE: &str =
+        "\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{9b}31m\u{202e}\u{fffe}|<b>&`x`\nFORGED line";
+
+    /// Nothing in `text` that a terminal acts on (line breaks and the cyclictest file's TABs
+    /// are the format's own), and no line that starts with what followed a line break.
+    fn assert_inert(what: &str, text: &str) {
+        let active: Vec<char> = text
+            .chars()
+            .filter(|&c| rtsoak_record::text::acts_on(c) && c != '\n' && c != '\t')
+            .collect();
+        assert!(
+            active.is_empty(),
+            "{what}: {:?} in\n{text}",
+            &active[..active.len().min(8)]
+        );
+        assert!(
+            !text
+                .lines()
+                .any(|line| line.trim_start().starts_with("FORGED")),
+            "{what}: a forged line in\n{text}"
+        );
+    }
+
+    #[test]
+    fn every_format_shows_every_foreign_text_of_a_result_escaped() {
+        let mut doc = rtsoak_testing::fixture::two_round_doc();
+        doc.decision = Some(rtsoak_analysis::judge::decision::decide(&doc));
+        doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
+        let doc = rtsoak_testing::fixture::with_foreign_text(&doc, HOSTILE);
+        assert!(
+            doc.runs[0].transport.ends_with(HOSTILE),
+            "labels are foreign too"
+        );
+        assert!(doc.host.hostname.as_deref().unwrap().ends_with(HOSTILE));
+        for format in FORMATS {
+            let bytes = (format.render)(&doc);
+            let text = String::from_utf8(bytes).unwrap();
+            if format.name == "junit" {
+                // Element text keeps the line breaks a message has: XML's lines are not the
+                // report's structure.
+                let active = |c: char| rtsoak_record::text::acts_on(c) && c != '\n';
+                assert!(!text.chars().any(active), "{text}");
+            } else {
+                assert_inert(format.name, &text);
+            }
+        }
+        assert_inert("details", &terminal::render(&doc, true));
+        assert_inert("textfile", &textfile::render(&doc));
+        for line in journal::transport_lines(&doc)
+            .into_iter()
+            .chain(journal::verdict_lines(doc.verdict.as_ref().unwrap()))
+        {
+            assert_inert("journal", &line);
+        }
+        let diff = rtsoak_analysis::judge::diff(HOSTILE, &doc, &doc, &Default::default());
+        assert_inert("diff", &diff::render(&diff));
+        assert_inert("diff --markdown", &diff::markdown(&diff));
+    }
+
+    #[test]
+    fn the_junit_of_a_result_full_of_what_xml_forbids_parses() {
+        let doc = rtsoak_testing::fixture::with_foreign_text(
+            &rtsoak_testing::fixture::two_round_doc(),
+            HOSTILE,
+        );
+        let xml = junit::render(&doc);
+        if let Some(root) = rtsoak_testing::python_check::xml_root(&xml) {
+            assert_eq!(root, "testsuites");
         }
     }
 

@@ -18,6 +18,7 @@
 
 use std::fmt::{Display, Write};
 
+use crate::escape::{prometheus_help, prometheus_label as label};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Attribution, Integrity};
@@ -47,14 +48,6 @@ fn seconds(ns: u64) -> String {
     format!("{}", ns as f64 / 1e9)
 }
 
-/// A label value with `\`, `"` and newlines escaped.
-fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
 /// Writes families and samples, putting the common labels on every sample.
 pub(crate) struct Writer<'a> {
     out: String,
@@ -72,7 +65,7 @@ impl<'a> Writer<'a> {
 
     /// A family's `# HELP` and `# TYPE` lines.
     pub(crate) fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.out, "# HELP {name} {help}");
+        let _ = writeln!(self.out, "# HELP {name} {}", prometheus_help(help));
         let _ = writeln!(self.out, "# TYPE {name} {kind}");
     }
 
@@ -559,11 +552,6 @@ mod tests {
         assert!(text.contains(
             "rtsoak_own_wakes_missing{transport=\"eventfd\",ring_setup=\"defer-taskrun\"} 0\n"
         ));
-    }
-
-    #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
     }
 
     #[test]

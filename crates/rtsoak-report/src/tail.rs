@@ -1,9 +1,12 @@
 //! The "Tail estimates" block of `--details` and `report`: per run and series, the worst
 //! latency to expect in an hour, a day and a year with their 95 % intervals, or why there is
-//! no estimate. Pure: from a result to a table and lines.
+//! no estimate. A model or a level whose figures contradict each other
+//! ([`rtsoak_analysis::consistent`]) is shown as `-`, with the reason under the table. Pure: from
+//! a result to a table and lines.
 
 use super::comparison::Table;
-use rtsoak_analysis::tail::EXTRAPOLATION_MARK;
+use rtsoak_analysis::consistent;
+use rtsoak_analysis::tail::{EXTRAPOLATION_MARK, SPANS_S};
 use rtsoak_record::result::{ResultDoc, RunKey};
 use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 
@@ -13,11 +16,12 @@ use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
 pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)> {
     let mut rows = Vec::new();
     let mut refusals = Vec::new();
+    let mut withheld = Vec::new();
     for run in &doc.runs {
         for (series, estimate) in &run.tail {
             let label = format!("{} {series}", RunKey::of(run).label());
             match estimate {
-                TailEstimate::Estimated(model) => rows.push(row(label, model)),
+                TailEstimate::Estimated(model) => rows.push(row(label, model, &mut withheld)),
                 TailEstimate::HeavyTail { reason, .. } => {
                     refusals.push(format!("  {label}: heavy tail: {reason}"));
                 }
@@ -54,6 +58,12 @@ pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)
         lines.clear();
     }
     lines.extend(refusals);
+    if !withheld.is_empty() {
+        lines.push(
+            "Tail figures not shown (the result's own figures contradict each other):".into(),
+        );
+        lines.extend(withheld);
+    }
     if !estimated {
         return Some((None, lines));
     }
@@ -64,9 +74,17 @@ pub(crate) fn tail_block(doc: &ResultDoc) -> Option<(Option<Table>, Vec<String>)
     Some((Some(table), lines))
 }
 
-fn row(label: String, model: &TailModel) -> Vec<String> {
+/// The row of `model`; where its figures contradict each other, `-` in every figure (or in a
+/// level's cell) and the reason pushed on `withheld`.
+fn row(label: String, model: &TailModel, withheld: &mut Vec<String>) -> Vec<String> {
+    if let Err(reason) = consistent::tail_model(model) {
+        withheld.push(format!("  {label}: {}", reason.shown_as_dash()));
+        let mut cells = vec![label];
+        cells.extend(std::iter::repeat_n("-".to_string(), 4 + SPANS_S.len()));
+        return cells;
+    }
     let mut cells = vec![
-        label,
+        label.clone(),
         format!("{:.1}", model.threshold_ns as f64 / 1000.0),
         model.clusters.to_string(),
         format!(
@@ -79,7 +97,20 @@ fn row(label: String, model: &TailModel) -> Vec<String> {
         ),
         format!("{:.2}", model.fit_test.p_value),
     ];
-    cells.extend(model.return_levels.iter().map(level));
+    // One cell per span of the header, found by name: a level a result lacks is `-`.
+    for (span, _) in SPANS_S {
+        let Some(return_level) = model.return_levels.iter().find(|l| l.span == span) else {
+            cells.push("-".to_string());
+            continue;
+        };
+        match consistent::return_level(model, return_level) {
+            Ok(()) => cells.push(level(return_level)),
+            Err(reason) => {
+                withheld.push(format!("  {label} {span}: {}", reason.shown_as_dash()));
+                cells.push("-".to_string());
+            }
+        }
+    }
     cells
 }
 

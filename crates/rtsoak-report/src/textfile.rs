@@ -55,6 +55,9 @@ fn decision_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
          that do not differ from it significantly (exact test, p < 0.01), 0 for the others.",
     );
     for series in &decision.series {
+        // A set: a decision read from a file may rank and name any number of transports.
+        let fewest: std::collections::HashSet<&str> =
+            series.fewest.iter().map(String::as_str).collect();
         for rate in &series.ranking {
             let setup = rate
                 .ring_setup
@@ -66,7 +69,7 @@ fn decision_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
                     ("transport", &rate.transport),
                     ("ring_setup", setup),
                 ],
-                usize::from(series.fewest.contains(&rate.label)),
+                usize::from(fewest.contains(rate.label.as_str())),
             );
         }
     }

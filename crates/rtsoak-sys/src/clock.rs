@@ -25,6 +25,23 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     ) {}
 }
 
+/// Sleep until `deadline_ns` of `CLOCK_MONOTONIC`, or until a signal handler runs in this
+/// thread (`clock_nanosleep` is never restarted after one, whatever `SA_RESTART` says): true
+/// if a signal ended the sleep early. A supervisor sleeps with it to wake on SIGCHLD or a stop
+/// signal at once instead of polling for them.
+#[inline]
+pub fn sleep_until_ns_or_signal(deadline_ns: u64) -> bool {
+    let ts = nix::sys::time::TimeSpec::new(
+        (deadline_ns / 1_000_000_000) as libc::time_t,
+        (deadline_ns % 1_000_000_000) as libc::c_long,
+    );
+    clock_nanosleep(
+        ClockId::CLOCK_MONOTONIC,
+        ClockNanosleepFlags::TIMER_ABSTIME,
+        &ts,
+    ) == Err(nix::errno::Errno::EINTR)
+}
+
 /// Now as RFC 3339 UTC, whole seconds.
 pub fn timestamp() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
@@ -38,6 +55,13 @@ mod tests {
     fn an_absolute_sleep_never_ends_early() {
         let deadline = now_ns() + 2_000_000;
         sleep_until_ns(deadline);
+        assert!(now_ns() >= deadline);
+    }
+
+    #[test]
+    fn a_sleep_that_may_end_on_a_signal_still_waits_for_its_deadline_without_one() {
+        let deadline = now_ns() + 2_000_000;
+        assert!(!sleep_until_ns_or_signal(deadline));
         assert!(now_ns() >= deadline);
     }
 }

@@ -17,12 +17,16 @@
 #![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod alloc;
+pub mod checked_input;
 pub mod clock;
+pub mod confine;
 pub mod cpu_dma_latency;
 pub mod cpu_lock;
 pub mod futex;
 pub mod inherited;
+pub mod input;
 pub mod io_wq;
+pub mod kexec;
 pub mod memlock;
 pub mod mm;
 pub mod pidfd;

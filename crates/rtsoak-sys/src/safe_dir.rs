@@ -89,7 +89,17 @@ pub struct SafeDir {
 impl SafeDir {
     /// Open the existing directory `path` (checked as the module says when running as root).
     pub fn open(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, false, Ancestors::RootOnly)
+        walk(path, Missing::Fail, Ancestors::RootOnly)
+    }
+
+    /// Refuse `path` now if [`create`] would refuse it, creating nothing: its directories that
+    /// exist are walked and checked as `create` walks them, and the walk stops, content, at the
+    /// first that does not exist yet (`create` would make it under a checked parent). For a
+    /// command that must refuse a bad directory before anything runs, but create it only later.
+    ///
+    /// [`create`]: SafeDir::create
+    pub fn check_creatable(path: &Path) -> anyhow::Result<()> {
+        walk(path, Missing::Stop, Ancestors::RootOnly).map(drop)
     }
 
     /// Open the existing directory `path` that a service shares with rtsoak: as [`open`], but
@@ -97,13 +107,13 @@ impl SafeDir {
     ///
     /// [`open`]: SafeDir::open
     pub fn open_service_dir(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, false, Ancestors::AnyOwner)
+        walk(path, Missing::Fail, Ancestors::AnyOwner)
     }
 
     /// Open `path`, creating it and any missing parent with mode 0755 (whatever the umask),
     /// each relative to the fd of its checked parent.
     pub fn create(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, true, Ancestors::RootOnly)
+        walk(path, Missing::Create, Ancestors::RootOnly)
     }
 
     /// The path it was opened by (for messages: the fd is what is written through).
@@ -301,9 +311,20 @@ enum Ancestors {
     AnyOwner,
 }
 
-/// Walk `path` from `/` one component at a time (`create`: making what is missing), checking
-/// each directory when running as root.
-fn walk(path: &Path, create: bool, ancestors: Ancestors) -> anyhow::Result<SafeDir> {
+/// What a walk does with a directory that does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Fail, naming it.
+    Fail,
+    /// Make it (mode 0755) under its checked parent.
+    Create,
+    /// Stop there: everything that exists was checked.
+    Stop,
+}
+
+/// Walk `path` from `/` one component at a time (making what is missing, or stopping there, as
+/// `missing` says), checking each directory when running as root.
+fn walk(path: &Path, missing: Missing, ancestors: Ancestors) -> anyhow::Result<SafeDir> {
     let root = euid() == 0;
     let absolute = std::path::absolute(path)
         .map_err(|e| anyhow::anyhow!("resolving {}: {e}", path.display()))?;
@@ -320,7 +341,10 @@ fn walk(path: &Path, create: bool, ancestors: Ancestors) -> anyhow::Result<SafeD
     while let Some(name) = todo.pop() {
         let last = todo.is_empty();
         let next = match open_dir_nofollow(fd.as_fd(), &name) {
-            Err(Errno::ENOENT) if create => match mkdirat(
+            Err(Errno::ENOENT) if missing == Missing::Stop => {
+                return Ok(SafeDir { fd, path: shown });
+            }
+            Err(Errno::ENOENT) if missing == Missing::Create => match mkdirat(
                 fd.as_fd(),
                 name.as_os_str(),
                 Mode::from_bits_truncate(0o755),

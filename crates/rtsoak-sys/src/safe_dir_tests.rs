@@ -142,3 +142,22 @@ fn as_root_a_service_dir_may_sit_below_a_service_users_directory_but_must_be_roo
         .to_string();
     assert!(error.contains("owned by uid 65534"), "{error}");
 }
+
+#[test]
+fn checking_a_place_to_create_creates_nothing_and_refuses_what_create_would() {
+    let base = tempfile::tempdir().unwrap();
+    SafeDir::check_creatable(&base.path().join("a/b/c")).unwrap();
+    assert!(!base.path().join("a").exists(), "nothing was created");
+    std::fs::write(base.path().join("file"), "").unwrap();
+    assert!(SafeDir::check_creatable(&base.path().join("file/sub")).is_err());
+    if !is_root() {
+        rtsoak_testing::skip("another user's directory needs root to make");
+        return;
+    }
+    let foreign = base.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+    let error = SafeDir::check_creatable(&foreign.join("out")).unwrap_err();
+    assert!(error.downcast_ref::<Untrusted>().is_some(), "{error:#}");
+    assert!(!foreign.join("out").exists());
+}

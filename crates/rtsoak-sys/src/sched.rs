@@ -117,6 +117,15 @@ pub fn set_thread_name(name: &str) -> Result<(), SysError> {
     nix::sys::prctl::set_name(&name).map_err(|e| SysError::new("prctl(PR_SET_NAME)", e))
 }
 
+/// Let the calling thread's timed sleeps end within `slack_ns` of their deadline
+/// (`prctl(PR_SET_TIMERSLACK)`). A SCHED_OTHER thread's sleeps are otherwise allowed to end up
+/// to 50 us late, so that the kernel can batch timer interrupts: too loose for a supervisor
+/// that must wake in the quiet part of a real-time period.
+pub fn set_timer_slack_ns(slack_ns: u64) -> Result<(), SysError> {
+    nix::sys::prctl::set_timerslack(slack_ns as libc::c_ulong)
+        .map_err(|e| SysError::new("prctl(PR_SET_TIMERSLACK)", e))
+}
+
 /// Ask for SIGKILL when the parent (the coordinator) dies, then make sure it has not already
 /// died between fork and this call (in which case our parent is now someone else).
 pub fn die_with_parent(expected_parent: i32) -> Result<(), SysError> {

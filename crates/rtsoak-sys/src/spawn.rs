@@ -6,7 +6,7 @@
 //!
 //! Owns the spawn and the child's exit status. Never changes the parent's fds or signal state.
 
-use std::ffi::{CString, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::ExitStatusExt;
@@ -36,21 +36,66 @@ pub fn spawn(
     args: &[&str],
     fds: &[(BorrowedFd<'_>, RawFd)],
 ) -> Result<Process, SysError> {
-    let c = |text: OsString| {
-        CString::new(text.into_vec()).map_err(|_| SysError::new("posix_spawn", Errno::EINVAL))
-    };
-    let path = c(program.as_os_str().to_owned())?;
+    let path = c_string(program.as_os_str().to_owned())?;
     let mut argv = vec![path.clone()];
     for arg in args {
-        argv.push(c(OsString::from(arg))?);
+        argv.push(c_string(OsString::from(arg))?);
     }
+    start(&path, &argv, &environment(&[])?, Stdout::Null, fds)
+}
+
+/// Start `program` with `argv` (its name as the caller wants it seen first: a command's own
+/// `argv[0]`), the current environment plus `extra`, stdin from `/dev/null`, stdout and stderr
+/// ours, no other fd; no signal blocked and SIGPIPE at its default. Never searches `PATH`:
+/// `program` is the file run.
+pub fn spawn_command(
+    program: &Path,
+    argv: &[&OsStr],
+    extra: &[(&OsStr, &OsStr)],
+) -> Result<Process, SysError> {
+    let path = c_string(program.as_os_str().to_owned())?;
+    let argv = argv
+        .iter()
+        .map(|arg| c_string(arg.to_os_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    start(&path, &argv, &environment(extra)?, Stdout::Ours, &[])
+}
+
+/// Where a child's stdout goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stdout {
+    Null,
+    Ours,
+}
+
+fn c_string(text: OsString) -> Result<CString, SysError> {
+    CString::new(text.into_vec()).map_err(|_| SysError::new("posix_spawn", Errno::EINVAL))
+}
+
+/// `extra`, then this process's environment without the names `extra` sets, as `NAME=value`
+/// strings.
+fn environment(extra: &[(&OsStr, &OsStr)]) -> Result<Vec<CString>, SysError> {
     let mut envp = Vec::new();
-    for (name, value) in std::env::vars_os() {
+    let pairs = extra
+        .iter()
+        .map(|(name, value)| (name.to_os_string(), value.to_os_string()))
+        .chain(std::env::vars_os().filter(|(name, _)| extra.iter().all(|(n, _)| n != name)));
+    for (name, value) in pairs {
         let mut entry = name;
         entry.push("=");
         entry.push(value);
-        envp.push(c(entry)?);
+        envp.push(c_string(entry)?);
     }
+    Ok(envp)
+}
+
+fn start(
+    path: &CString,
+    argv: &[CString],
+    envp: &[CString],
+    stdout: Stdout,
+    fds: &[(BorrowedFd<'_>, RawFd)],
+) -> Result<Process, SysError> {
     let null = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -60,7 +105,9 @@ pub fn spawn(
     let failed = |e| SysError::new("posix_spawn_file_actions", e);
     let mut actions = nix::spawn::PosixSpawnFileActions::init().map_err(failed)?;
     actions.add_dup2(null.as_raw_fd(), 0).map_err(failed)?;
-    actions.add_dup2(null.as_raw_fd(), 1).map_err(failed)?;
+    if stdout == Stdout::Null {
+        actions.add_dup2(null.as_raw_fd(), 1).map_err(failed)?;
+    }
     // Each source goes to a number above every source and target first, then to its target,
     // so a source whose number is another's target is never overwritten before it is moved.
     let above = fds
@@ -95,12 +142,17 @@ pub fn spawn(
     defaults.add(Signal::SIGPIPE);
     attributes.set_sigdefault(&defaults).map_err(failed)?;
 
-    let pid = nix::spawn::posix_spawn(path.as_c_str(), &actions, &attributes, &argv, &envp)
+    let pid = nix::spawn::posix_spawn(path.as_c_str(), &actions, &attributes, argv, envp)
         .map_err(|e| SysError::new("posix_spawn", e))?;
     Ok(Process { pid, status: None })
 }
 
 impl Process {
+    /// A child this process started otherwise (`confine`), to be waited for here.
+    pub(crate) fn started(pid: Pid) -> Process {
+        Process { pid, status: None }
+    }
+
     /// The process id.
     pub fn id(&self) -> u32 {
         self.pid.as_raw() as u32
@@ -148,8 +200,8 @@ impl Process {
 }
 
 /// Make `command` start in a process group of its own (so it and its children can be signalled
-/// together), pinned to `cpus`, and killed if this process dies (for an external command that
-/// is not one of rtsoak's workers, started with `std::process::Command`).
+/// together), pinned to `cpus`, and killed if this process dies: the command a kernel campaign
+/// runs on each boot, an rtsoak of its own started with `std::process::Command`.
 pub fn own_group_pinned(command: &mut std::process::Command, cpus: nix::sched::CpuSet) {
     use nix::unistd::Pid;
     use std::os::unix::process::CommandExt;

@@ -14,7 +14,7 @@ use rtsoak_record::Support;
 use rtsoak_record::result::{
     Interval, IntervalSeries, ResultDoc, RunResult, RunStatus, SeriesResult, Tool,
 };
-use rtsoak_record::{Attribution, Integrity, Outlier, SampleStats};
+use rtsoak_record::{Attribution, Integrity, Outlier, SampleStats, Summary};
 use rtsoak_record::{BreakEvent, TransportSupport};
 use rtsoak_record::{HostFacts, Series, SeriesKey};
 use rtsoak_record::{Policy, RingSetup};
@@ -134,6 +134,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
         } else {
             Default::default()
         },
+        coordinator: None,
     }
 }
 
@@ -428,4 +429,82 @@ pub fn one_run_doc() -> ResultDoc {
         Wake::Exact { piggybacked: 25 },
     );
     doc("run", plan(&["eventfd"], 1), vec![eventfd])
+}
+
+/// `summary` with its p99 at `p99_ns` and the rest moved only as far as keeps it consistent
+/// (percentiles in order between the shortest and the longest sample), as a real run's would be.
+pub fn set_p99(summary: &mut Summary, p99_ns: u64) {
+    summary.p99_ns = p99_ns;
+    summary.p90_ns = summary.p90_ns.min(p99_ns);
+    summary.p50_ns = summary.p50_ns.min(summary.p90_ns);
+    summary.min_ns = summary.min_ns.min(summary.p50_ns);
+    summary.p99_9_ns = summary.p99_9_ns.max(p99_ns);
+    summary.p99_99_ns = summary.p99_99_ns.max(summary.p99_9_ns);
+    summary.max_ns = summary.max_ns.max(summary.p99_99_ns);
+}
+
+/// `summary` with every latency at `share` of what it was: a faster run of the same shape.
+pub fn scale(summary: &mut Summary, share: f64) {
+    for ns in [
+        &mut summary.min_ns,
+        &mut summary.p50_ns,
+        &mut summary.p90_ns,
+        &mut summary.p99_ns,
+        &mut summary.p99_9_ns,
+        &mut summary.p99_99_ns,
+        &mut summary.max_ns,
+    ] {
+        *ns = (*ns as f64 * share) as u64;
+    }
+}
+
+/// `doc` with `text` appended to every text it holds that may hold any text (names, reasons,
+/// messages, the host's strings, the command line; not the histograms, and not what is an
+/// enum or a number written as text): each field, found by its path with the array indices
+/// left out, is kept where the document still reads back with it.
+pub fn with_foreign_text(doc: &ResultDoc, text: &str) -> ResultDoc {
+    use serde_json::Value;
+    fn paths(value: &Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+        match value {
+            Value::String(_) => {
+                out.insert(path.to_string());
+            }
+            Value::Array(items) => items
+                .iter()
+                .for_each(|v| paths(v, &format!("{path}/*"), out)),
+            Value::Object(map) => {
+                for (key, v) in map.iter().filter(|(key, _)| *key != "histogram") {
+                    paths(v, &format!("{path}/{key}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn append(value: &mut Value, path: &[&str], text: &str) {
+        match (value, path.split_first()) {
+            (Value::String(s), None) => s.push_str(text),
+            (Value::Array(items), Some((&"*", rest))) => {
+                items.iter_mut().for_each(|v| append(v, rest, text));
+            }
+            (Value::Object(map), Some((key, rest))) => {
+                if let Some(v) = map.get_mut(*key) {
+                    append(v, rest, text);
+                }
+            }
+            _ => {}
+        }
+    }
+    let original = serde_json::to_value(doc).unwrap();
+    let mut all = std::collections::BTreeSet::new();
+    paths(&original, "", &mut all);
+    let mut hostile = original.clone();
+    for path in all {
+        let parts: Vec<&str> = path.split('/').skip(1).collect();
+        let mut trial = hostile.clone();
+        append(&mut trial, &parts, text);
+        if serde_json::from_value::<ResultDoc>(trial.clone()).is_ok() {
+            hostile = trial;
+        }
+    }
+    serde_json::from_value(hostile).unwrap()
 }

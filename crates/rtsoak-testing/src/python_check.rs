@@ -1,6 +1,7 @@
 //! Test helpers that read exporter output with independent Python implementations: the
-//! `hdrhistogram` package (import name `hdrh`) for interval logs and `prometheus_client`'s text
-//! parser for Prometheus files. `.ci/run` installs both; where python3 or a package is missing
+//! `hdrhistogram` package (import name `hdrh`) for interval logs, `prometheus_client`'s text
+//! parser for Prometheus files and Python's own `xml.etree` for JUnit XML. `.ci/run` installs
+//! both packages; where python3 or a package is missing
 //! the check prints `SKIPPED` with the reason and passes ([`crate::skip`]), so a skip is
 //! never silent, except in CI (`RTSOAK_CI` set), where a skipped check fails.
 
@@ -112,6 +113,18 @@ for family in text_string_to_metric_families(open(sys.argv[1]).read()):
     families[family.name] = [family.type, len(family.samples)]
 print(json.dumps(families))
 "#;
+
+const XML_SCRIPT: &str = r#"
+import sys
+import xml.etree.ElementTree as ElementTree
+print(ElementTree.parse(sys.argv[1]).getroot().tag)
+"#;
+
+/// Python's own XML parser (`xml.etree`, part of Python) reads `xml`; returns the root's tag.
+pub fn xml_root(xml: &str) -> Option<String> {
+    let out = python("xml.etree.ElementTree", XML_SCRIPT, xml)?;
+    Some(out.trim().to_string())
+}
 
 /// `prometheus_client`'s parser accepts `text`; returns family name → (type, samples).
 pub fn prometheus(text: &str) -> Option<BTreeMap<String, (String, usize)>> {

@@ -54,7 +54,10 @@ pub(crate) fn compare_results(
             "series": rows.iter().map(|(name, c)| serde_json::json!({"series": name, "comparison": c})).collect::<Vec<_>>(),
             "verdict": verdict,
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!(
+            "{}",
+            rtsoak_report::escape::json(serde_json::to_string_pretty(&value)?)
+        );
     } else {
         let labels: Vec<String> = docs
             .iter()
@@ -156,20 +159,19 @@ fn config_without_cpu(config: &BenchConfig) -> serde_json::Map<String, serde_jso
 /// Load a bench result (a `bench.json`, or a directory holding one). Refuses soak results and
 /// other schema versions with a message saying what was found.
 fn load(path: &Path) -> anyhow::Result<BenchDoc> {
-    let file: PathBuf = if path.is_dir() {
-        path.join(BENCH_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).with_context(|| {
-        format!(
-            "reading bench result {}: give the bench.json (or its directory) that \
-             `rtsoak bench` wrote",
-            file.display()
-        )
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    // Read once, bounded, never through another user's symlink as root (`sys::input`).
+    let input = rtsoak_sys::input::read_file_or_in_dir(
+        path,
+        Some(std::ffi::OsStr::new(BENCH_FILE)),
+        crate::store::MAX_RESULT_BYTES,
+    )
+    .context(
+        "reading a bench result: give the bench.json (or its directory) that `rtsoak bench` \
+         wrote",
+    )?;
+    let file = input.path;
+    let value: serde_json::Value = serde_json::from_slice(&input.bytes)
+        .with_context(|| format!("{} is not JSON", file.display()))?;
     anyhow::ensure!(
         value.get("command").and_then(|v| v.as_str()) == Some(BENCH_COMMAND),
         "{} is not an rtsoak bench result (soak results are compared with `rtsoak compare`)",
@@ -182,6 +184,28 @@ fn load(path: &Path) -> anyhow::Result<BenchDoc> {
          {BENCH_SCHEMA_VERSION}",
         file.display()
     );
-    serde_json::from_value(value)
-        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))
+    let doc: BenchDoc = serde_json::from_value(value)
+        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))?;
+    times_measured(&doc)
+        .with_context(|| format!("{} is not a valid rtsoak bench result", file.display()))?;
+    Ok(doc)
+}
+
+/// Every round took a time: a positive, finite ns per operation. A comparison divides by the
+/// parents' means, so a zero or a negative one read from a file would make any change look
+/// like none (or like infinity).
+fn times_measured(doc: &BenchDoc) -> anyhow::Result<()> {
+    for series in &doc.series {
+        for round in &series.rounds {
+            anyhow::ensure!(
+                round.ns_per_op.is_finite() && round.ns_per_op > 0.0,
+                "round {} of series {} has ns_per_op {}, which no operation takes; give the \
+                 bench.json `rtsoak bench` wrote",
+                round.index,
+                rtsoak_record::text::quote(&series.name),
+                round.ns_per_op
+            );
+        }
+    }
+    Ok(())
 }

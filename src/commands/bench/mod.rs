@@ -144,7 +144,10 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
     };
     save_json(&doc, &result_path)?;
     if common.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!(
+            "{}",
+            rtsoak_report::escape::json(serde_json::to_string_pretty(&doc)?)
+        );
     } else {
         print!("{}", report::render_doc(&doc));
     }

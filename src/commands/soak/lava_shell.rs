@@ -1,50 +1,69 @@
-//! Inside a LAVA test shell (`lava-test-case` on `PATH`), a finished soak reports itself: every
-//! line of the `lava` export becomes a call of `lava-test-case` with that line's arguments,
-//! which is how a test shell records a result (LAVA reads the signals the helper prints, not
-//! rtsoak's stdout). Outside one, nothing happens. Never fails the run: a helper that cannot be
-//! started or exits non-zero is reported on stderr.
+//! Inside a LAVA test shell, a finished soak reports itself: each line of the `lava` export
+//! becomes the test case signal that LAVA's own `lava-test-case` helper prints for those
+//! arguments (`<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=futex.lost RESULT=pass UNITS=messages
+//! MEASUREMENT=0>`), which is what the dispatcher reads from the console to record a result.
+//! rtsoak prints the signals itself and executes nothing: no helper is looked up on `PATH`, so
+//! no program another user placed there, or in the working directory, ever runs as root.
+//!
+//! A test shell is told by `LAVA_RESULT_DIR`, which LAVA's `lava-test-shell` exports for the
+//! test run (its value, a path, is never used). Where the job asked for `lava-signal: kmsg`
+//! (`KMSG` set, as the helper reads it), the signals go to `/dev/kmsg` as `<0>SIGNAL`, as the
+//! helper sends them; otherwise on stdout. The helper's other effect, files under
+//! `$LAVA_RESULT_DIR/results/`, is left out: LAVA reads results from the signals alone, and root
+//! writes to no path taken from the environment. Outside a test shell nothing happens; a
+//! failure is said on stderr and never fails the run.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::io::Write;
 
 use rtsoak_record::result::ResultDoc;
 use rtsoak_report::lava;
 
-/// The helper LAVA puts on a test shell's `PATH`.
-const HELPER: &str = "lava-test-case";
+/// Set by LAVA's `lava-test-shell` for the test run it starts.
+const IN_TEST_SHELL: &str = "LAVA_RESULT_DIR";
+/// Set (non-empty) when the job sends signals through the kernel log, as the helper reads it.
+const THROUGH_KMSG: &str = "KMSG";
+/// The kernel log, where `lava-signal: kmsg` signals go.
+const KMSG: &str = "/dev/kmsg";
 
-/// Report `doc`'s test cases through `lava-test-case`, if it is on `PATH`.
+/// Signal `doc`'s test cases, if this runs inside a LAVA test shell.
 pub(super) fn report(doc: &ResultDoc) {
-    let Some(helper) = find_on_path(HELPER, std::env::var_os("PATH").as_deref()) else {
+    if std::env::var_os(IN_TEST_SHELL).is_none_or(|dir| dir.is_empty()) {
         return;
-    };
-    for args in lava::arguments(&lava::render(doc)) {
-        match Command::new(&helper).args(&args).status() {
-            Ok(status) if status.success() => {}
-            Ok(status) => eprintln!("rtsoak: {HELPER} {} exited with {status}", args.join(" ")),
-            Err(error) => {
-                eprintln!("rtsoak: could not run {}: {error}", helper.display());
-                return;
-            }
+    }
+    let signals: Vec<String> = lava::arguments(&lava::render(doc))
+        .iter()
+        .map(|args| lava::signal(args))
+        .collect();
+    if std::env::var_os(THROUGH_KMSG).is_some_and(|value| !value.is_empty()) {
+        match to_kmsg(&signals) {
+            Ok(()) => return,
+            Err(error) => eprintln!(
+                "rtsoak: KMSG is set but {KMSG} cannot take LAVA's signals ({error}); they go to \
+                 stdout instead"
+            ),
         }
+    }
+    let mut stdout = std::io::stdout().lock();
+    for signal in &signals {
+        let _ = writeln!(stdout, "{signal}");
     }
 }
 
-/// The first executable file called `name` in the directories of `path`.
-fn find_on_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path?)
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate).unwrap_or(false))
-        .filter(|found| {
-            found
-                .metadata()
-                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-        })
-}
-
-fn is_executable(path: &Path) -> Option<bool> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = path.metadata().ok()?;
-    Some(meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+/// Each signal as one kernel log record, `<0>` in front, written as the helper writes it: one
+/// open of /dev/kmsg per signal, since the kernel rate-limits writes per open file (10 in 5 s
+/// under the default `kernel.printk_devkmsg=ratelimit`) and would drop the rest of a run's.
+fn to_kmsg(signals: &[String]) -> std::io::Result<()> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    for signal in signals {
+        let mut kmsg = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(KMSG)?;
+        if !kmsg.metadata()?.file_type().is_char_device() {
+            return Err(std::io::Error::other("not the kernel's character device"));
+        }
+        // One write, one record.
+        kmsg.write_all(format!("<0>{signal}\n").as_bytes())?;
+    }
+    Ok(())
 }

@@ -46,15 +46,17 @@ pub(super) fn soak(
     // The worker binary beside this one, found and checked before anything runs: a missing or
     // untrusted one is refused here, naming what to install.
     rtsoak_measure::launch::worker_binary::worker_executable()?;
+    // Every path argument is refused here, if it is refused at all, before anything is locked,
+    // mounted, removed or measured: the baseline (read once, now), the textfile directory
+    // (held open until the metrics are written) and where the result directory will be made.
+    let scheduled = nightly::prepare(&args.nightly)?;
+    check_output(command, args)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
-    // A trace instance a killed rtsoak left behind still traces into its buffer: every run
-    // removes those, explaining or not.
-    rtsoak_measure::explain::tracefs::remove_stale();
+    end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
-    let baseline = nightly::load_baseline(&args.nightly)?;
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -97,13 +99,22 @@ pub(super) fn soak(
     run_rounds(&mut doc, &mut saver, &rounds)?;
     judge_and_save(
         &mut doc,
-        baseline.as_ref(),
+        scheduled.baseline.as_ref(),
         &stop,
         &mut saver,
         &result_dir,
         &args.export,
     );
-    report(&doc, &saver, &result_dir, args)
+    report(&doc, &saver, &result_dir, args, &scheduled)
+}
+
+/// What a killed rtsoak left behind, ended before this run starts, explaining or not: trace
+/// instances still tracing into their buffers, and the processes of an external noise command
+/// whose rtsoak and noise init were both killed (only possible where the kernel gave it no PID
+/// namespace).
+fn end_leftovers() {
+    rtsoak_measure::explain::tracefs::remove_stale();
+    rtsoak_measure::coordinator::noise::leftovers::end();
 }
 
 /// What this kernel carries of each transport, and the system check, with a warning for
@@ -166,20 +177,25 @@ fn report(
     saver: &Saver,
     result_dir: &Path,
     args: &SoakArgs,
+    scheduled: &nightly::Scheduled,
 ) -> anyhow::Result<Outcome> {
     lava_shell::report(doc);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
+        println!(
+            "{}",
+            rtsoak_report::escape::json(serde_json::to_string_pretty(doc)?)
+        );
     } else {
         print!("{}", rtsoak_report::terminal::render(doc, args.details));
     }
     if let Some(error) = saver.failure() {
         // Printed after the table, so nothing measured is lost with the file.
-        eprintln!("Error: {error:#}");
+        let message = format!("{error:#}");
+        eprintln!("Error: {}", rtsoak_record::text::visible(&message));
         return Ok(Outcome::SystemError);
     }
     eprintln!("Result saved to {}", saver.path().display());
-    nightly::finish(doc, result_dir, &args.nightly, !args.json);
+    nightly::finish(doc, result_dir, &args.nightly, scheduled, !args.json);
     Ok(nightly::outcome(doc))
 }
 
@@ -280,6 +296,22 @@ fn prepare_output(command: &str, args: &SoakArgs) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// Refuse the place the result directory will be made (`-o`, or in `--results-dir`) as
+/// [`prepare_output`] would, making nothing yet: that waits until the RT CPUs are locked, so a
+/// run refused for busy CPUs leaves no empty directory behind.
+fn check_output(command: &str, args: &SoakArgs) -> anyhow::Result<()> {
+    let dir = args.output.clone().unwrap_or_else(|| {
+        let stamp = timestamp().replace([':', '-'], "");
+        nightly::results_parent(&args.nightly).join(format!("{stamp}-{command}"))
+    });
+    rtsoak_sys::safe_dir::SafeDir::check_creatable(&dir).with_context(|| {
+        format!(
+            "creating the result directory {}: choose another with --output or --results-dir",
+            dir.display()
+        )
+    })
+}
+
 /// Keep the coordinator (its progress display and the explainer's trace reader) off the RT
 /// CPUs, and off the noise where the layout allows (`plan.housekeeping_cpus`).
 fn place_coordinator(plan: &RunPlan) {
@@ -288,19 +320,18 @@ fn place_coordinator(plan: &RunPlan) {
     }
 }
 
-/// Refuse a missing external noise command before anything runs.
+/// Find and check the external noise command's program before anything runs
+/// (`launch::program`): a missing one, or as root one another user could have planted, is
+/// refused here, as a bad profile value.
 fn check_external_command(plan: &RunPlan) -> anyhow::Result<()> {
     let Some(program) = plan.noise.external.first().filter(|_| plan.noise.enabled) else {
         return Ok(());
     };
-    if rtsoak_measure::coordinator::noise::find_program(program).is_none() {
+    if let Err(why) = rtsoak_measure::launch::program::external_program(program) {
         return Err(profile::ProfileError::Invalid {
             key: "noise.load.external".into(),
             value: format!("{:?}", plan.noise.external),
-            allowed: format!(
-                "a program that exists: `{program}` is not in PATH; install it, give its full \
-                 path, or set external = []"
-            ),
+            allowed: format!("a program that exists and may be run: {why}, or set external = []"),
         }
         .into());
     }

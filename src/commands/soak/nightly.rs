@@ -19,6 +19,7 @@ use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::diff::DiffRules;
 use rtsoak_record::result::verdict::{FailureKind, Status, Verdict};
 use rtsoak_report::journal;
+use rtsoak_sys::safe_dir::SafeDir;
 
 /// A loaded baseline and the name it is reported under.
 pub(super) struct Baseline {
@@ -26,13 +27,60 @@ pub(super) struct Baseline {
     doc: ResultDoc,
 }
 
+/// What a scheduled run takes from its flags before anything runs: the baseline, read, and the
+/// textfile directory, open.
+pub(super) struct Scheduled {
+    /// `--baseline`, loaded (none given, or none there yet).
+    pub(super) baseline: Option<Baseline>,
+    /// `--textfile-dir`, opened (and as root checked) now and written through this fd at the
+    /// end, never looked up again by name (none given, or none there).
+    textfile: Option<SafeDir>,
+}
+
+/// Load `--baseline` and open `--textfile-dir` before anything runs, so that a broken baseline
+/// or a refused directory fails the invocation at once (exit 2 for a refusal), never after the
+/// run, when a refused textfile would leave node_exporter serving the night before's verdict.
+pub(super) fn prepare(args: &NightlyArgs) -> anyhow::Result<Scheduled> {
+    Ok(Scheduled {
+        baseline: load_baseline(args)?,
+        textfile: open_textfile_dir(args)?,
+    })
+}
+
+/// `--textfile-dir`, opened as node_exporter's directory is (`SafeDir::open_service_dir`). One
+/// that does not exist is a warning, as for the systemd units, which name Debian's
+/// node_exporter directory whether node_exporter is installed or not: nothing is written.
+fn open_textfile_dir(args: &NightlyArgs) -> anyhow::Result<Option<SafeDir>> {
+    let Some(dir) = &args.textfile_dir else {
+        return Ok(None);
+    };
+    if std::fs::symlink_metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        eprintln!(
+            "Warning: --textfile-dir {} does not exist: the metrics will not be written. Create \
+             it (owned by root, writable by no one else), or drop --textfile-dir.",
+            dir.display()
+        );
+        return Ok(None);
+    }
+    // node_exporter's directory: Debian gives its parent to the `prometheus` user, which the
+    // walk by fd makes harmless (see `SafeDir::open_service_dir`).
+    SafeDir::open_service_dir(dir)
+        .with_context(|| {
+            format!(
+                "opening --textfile-dir {} for the metrics: choose another, or drop it",
+                dir.display()
+            )
+        })
+        .map(Some)
+}
+
 /// Load `--baseline` before anything runs, so a broken baseline fails fast. A baseline that
 /// does not exist yet (the first night) is a warning: the run goes on uncompared.
-pub(crate) fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
+fn load_baseline(args: &NightlyArgs) -> anyhow::Result<Option<Baseline>> {
     let Some(path) = &args.baseline else {
         return Ok(None);
     };
-    if !path.exists() {
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         eprintln!(
             "Warning: no baseline at {} yet; this result is not compared. Make one with \
              `rtsoak baseline promote RESULT --to {}`.",
@@ -74,7 +122,13 @@ pub(super) fn judge(doc: &ResultDoc, baseline: Option<&Baseline>) -> Verdict {
 /// fails here is a warning: the result is saved and its verdict stands. The verdict's first
 /// line always goes to stderr (the line a log or a gate looks for); its reasons too under
 /// systemd, or when stdout did not get the table (`--json`), which already ends with them.
-pub(super) fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, table_printed: bool) {
+pub(super) fn finish(
+    doc: &ResultDoc,
+    result_dir: &Path,
+    args: &NightlyArgs,
+    scheduled: &Scheduled,
+    table_printed: bool,
+) {
     let journal = std::env::var_os("JOURNAL_STREAM").is_some();
     if journal {
         for line in journal::transport_lines(doc) {
@@ -95,25 +149,18 @@ pub(super) fn finish(doc: &ResultDoc, result_dir: &Path, args: &NightlyArgs, tab
             eprintln!("{line}");
         }
     }
-    if let Some(dir) = &args.textfile_dir {
+    if let Some(dir) = &scheduled.textfile {
         let name = rtsoak_report::textfile::file_name(doc);
-        let path = dir.join(&name);
         let text = rtsoak_report::textfile::render(doc);
-        // node_exporter's directory: Debian gives its parent to the `prometheus` user, which
-        // the walk by fd makes harmless (see `SafeDir::open_service_dir`).
-        let written = rtsoak_sys::safe_dir::SafeDir::open_service_dir(dir).and_then(|out| {
-            out.write(name.as_ref(), text.as_bytes(), 0o644)
-                .map_err(anyhow::Error::from)
-        });
-        if let Err(error) = written {
+        if let Err(error) = dir.write(name.as_ref(), text.as_bytes(), 0o644) {
             eprintln!(
-                "Warning: writing the metrics to {}: {error:#}; check --textfile-dir",
-                path.display()
+                "Warning: writing the metrics to {}: {error}; check --textfile-dir",
+                dir.path().join(&name).display()
             );
         }
     }
     let retention = Retention {
-        keep: args.keep.map(|n| n as usize),
+        keep: args.keep.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         keep_days: args.keep_days,
     };
     match retention::keep(result_dir, &retention, SystemTime::now()) {

@@ -403,7 +403,8 @@ fn maximum(pair: &Pair<'_>, threshold_ns: u64, rules: &DiffRules) -> Finding {
 
 /// Did `new` grow beyond `baseline` by more than `tolerance` (a fraction) and `floor_ns`?
 fn grew(name: &str, baseline: u64, new: u64, tolerance: f64, floor_ns: u64) -> (bool, String) {
-    let allowed = (baseline as f64 * (1.0 + tolerance)).max((baseline + floor_ns) as f64);
+    let allowed =
+        (baseline as f64 * (1.0 + tolerance)).max(baseline.saturating_add(floor_ns) as f64);
     let (b_us, n_us) = (baseline as f64 / 1e3, new as f64 / 1e3);
     if new as f64 > allowed {
         (

@@ -8,6 +8,8 @@
 //!
 //! Pure: two merged transports in, their changes out.
 
+use std::collections::HashMap;
+
 use crate::merge::TransportRuns;
 use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::diff::{CauseChange, CauseChanges};
@@ -31,11 +33,12 @@ pub(super) fn changes(
     causes.sort();
     causes.dedup();
     causes.push(None);
+    let (old_counts, new_counts) = (counts(&old), counts(&new));
     let mut changes: Vec<CauseChange> = causes
         .into_iter()
         .map(|cause| {
-            let (baseline_share_percent, baseline_count) = share(&old, cause);
-            let (new_share_percent, new_count) = share(&new, cause);
+            let (baseline_share_percent, baseline_count) = share(&old, &old_counts, cause);
+            let (new_share_percent, new_count) = share(&new, &new_counts, cause);
             CauseChange {
                 cause: cause.cloned(),
                 unpaired: unpaired(cause, &old, &new),
@@ -85,19 +88,20 @@ fn blame(t: &TransportRuns<'_>, series: Series) -> Option<SeriesBlame> {
     SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(series))
 }
 
+/// Each cause's count in `blame`: found once each, however many causes a result holds.
+fn counts(blame: &SeriesBlame) -> HashMap<&Cause, u64> {
+    blame.causes.iter().map(|c| (&c.cause, c.count)).collect()
+}
+
 /// A cause's share of the kept spikes, percent, and its count estimated over all spikes
 /// (`None`: the unexplained ones).
-fn share(blame: &SeriesBlame, cause: Option<&Cause>) -> (f64, f64) {
+fn share(blame: &SeriesBlame, counts: &HashMap<&Cause, u64>, cause: Option<&Cause>) -> (f64, f64) {
     if blame.kept == 0 {
         return (0.0, 0.0);
     }
     let count = match cause {
         None => blame.unexplained,
-        Some(cause) => blame
-            .causes
-            .iter()
-            .find(|c| &c.cause == cause)
-            .map_or(0, |c| c.count),
+        Some(cause) => counts.get(cause).copied().unwrap_or(0),
     };
     let share = count as f64 / blame.kept as f64;
     (100.0 * share, share * blame.over_threshold as f64)

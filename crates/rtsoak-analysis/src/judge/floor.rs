@@ -2,15 +2,21 @@
 //! the rounds in which both the harness's run and the floor pair's run completed are paired,
 //! and per figure the median over those rounds of each side's p50 and p99 is compared as a
 //! ratio, harness over floor. The over-threshold rates are compared on the counts summed over
-//! the same rounds, with the exact two-sided rate test ([`super::rates`]). Pure arithmetic over
-//! the result document; `export::floor` shows it.
+//! the same rounds, with the exact two-sided rate test ([`super::rates`]). A figure whose run on
+//! either side in some paired round cannot be shown (its histogram does not decode, its
+//! summary contradicts itself: [`crate::consistent`]) is withheld with the reason, never
+//! computed from what is left. Pure arithmetic over the result document, linear in its runs,
+//! counts added saturating; `export::floor` shows it.
 
+use std::collections::HashMap;
+
+use crate::consistent::{self, Inconsistent};
 use rtsoak_record::Summary;
 use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
 use rtsoak_record::{Series, SeriesKey};
 
 /// The figures the floor pair also takes, in the order shown.
-pub(crate) const FIGURES: [Series; 3] = [Series::Delivery, Series::SendCall, Series::Timer];
+pub const FIGURES: [Series; 3] = [Series::Delivery, Series::SendCall, Series::Timer];
 
 /// One transport's (and ring setup's) harness against its floor.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,14 +27,34 @@ pub struct FloorRow {
     pub rounds: usize,
     /// Rounds left unpaired: one side did not complete or is missing.
     pub unpaired: usize,
-    /// One entry per figure of [`FIGURES`] that both sides measured.
+    /// One entry per figure of [`FIGURES`] that both sides measured and that can be shown.
     pub figures: Vec<FigureOverhead>,
+    /// The figures of [`FIGURES`] that both sides measured but that cannot be shown, and why.
+    pub withheld: Vec<Withheld>,
+}
+
+/// A figure not shown: a run it rests on cannot be shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Withheld {
+    /// Which figure.
+    pub series: Series,
+    /// The paired round of the run.
+    pub round: u32,
+    /// `harness` or `floor`.
+    pub side: &'static str,
+    /// Why the run's figures cannot be shown.
+    pub reason: Inconsistent,
 }
 
 impl FloorRow {
     /// The delivery figure, the one the headline reads.
     pub fn delivery(&self) -> Option<&FigureOverhead> {
         self.figures.iter().find(|f| f.series == Series::Delivery)
+    }
+
+    /// Why the delivery figure is withheld, if it is.
+    pub fn delivery_withheld(&self) -> Option<&Withheld> {
+        self.withheld.iter().find(|w| w.series == Series::Delivery)
     }
 }
 
@@ -83,75 +109,110 @@ fn ratio(harness_ns: u64, floor_ns: u64) -> Option<f64> {
 /// Every row of the document's `--floor` comparison, in the order the harness's runs first
 /// appear; empty without floor runs.
 pub fn overhead(doc: &ResultDoc) -> Vec<FloorRow> {
+    if doc.floor_runs.is_empty() {
+        return Vec::new();
+    }
+    let floor = by_label(doc.floor_runs.iter());
+    let harness = by_label(doc.runs.iter());
     let mut labels: Vec<String> = Vec::new();
+    let mut listed = std::collections::HashSet::new();
     for run in doc
         .runs
         .iter()
         .filter(|r| r.status != RunStatus::Unsupported)
     {
         let label = RunKey::of(run).label();
-        if !doc.floor_runs.is_empty() && !labels.contains(&label) {
+        if listed.insert(label.clone()) {
             labels.push(label);
         }
     }
-    labels.into_iter().map(|label| row(doc, label)).collect()
+    labels
+        .into_iter()
+        .map(|label| {
+            let floor = floor.get(&label).map_or(&[][..], Vec::as_slice);
+            row(label.clone(), (harness[&label].as_slice(), floor))
+        })
+        .collect()
 }
 
-fn row(doc: &ResultDoc, label: String) -> FloorRow {
-    let of_label = |runs: &'_ [RunResult]| -> Vec<RunResult> {
-        runs.iter()
-            .filter(|r| RunKey::of(r).label() == label)
-            .cloned()
-            .collect()
-    };
-    let (harness, floor) = (of_label(&doc.runs), of_label(&doc.floor_runs));
+/// `runs` by their row's label, each label's runs in the order run.
+fn by_label<'a>(runs: impl Iterator<Item = &'a RunResult>) -> HashMap<String, Vec<&'a RunResult>> {
+    let mut out: HashMap<String, Vec<&RunResult>> = HashMap::new();
+    for run in runs {
+        out.entry(RunKey::of(run).label()).or_default().push(run);
+    }
+    out
+}
+
+fn row(label: String, (harness, floor): (&[&RunResult], &[&RunResult])) -> FloorRow {
     let rounds_run = harness.len().max(floor.len());
+    // The first completed floor run of each round, found by round (not by a scan per run).
+    let mut floor_by_round: HashMap<u32, &RunResult> = HashMap::new();
+    for f in floor.iter().filter(|f| f.status == RunStatus::Completed) {
+        floor_by_round.entry(f.round).or_insert(f);
+    }
     let pairs: Vec<(&RunResult, &RunResult)> = harness
         .iter()
         .filter(|h| h.status == RunStatus::Completed)
-        .filter_map(|h| {
-            floor
-                .iter()
-                .find(|f| f.round == h.round && f.status == RunStatus::Completed)
-                .map(|f| (h, f))
-        })
+        .filter_map(|h| Some((*h, *floor_by_round.get(&h.round)?)))
         .collect();
-    let figures = FIGURES
-        .into_iter()
-        .filter_map(|series| figure(series, &pairs))
-        .collect();
+    let mut figures = Vec::new();
+    let mut withheld = Vec::new();
+    for series in FIGURES {
+        match figure(series, &pairs) {
+            Ok(Some(shown)) => figures.push(shown),
+            Ok(None) => {}
+            Err(why) => withheld.push(why),
+        }
+    }
     FloorRow {
         label,
         rounds: pairs.len(),
         unpaired: rounds_run - pairs.len(),
         figures,
+        withheld,
     }
 }
 
-/// One figure over the paired rounds; `None` where a side has no sample of it in some round.
-fn figure(series: Series, pairs: &[(&RunResult, &RunResult)]) -> Option<FigureOverhead> {
+/// One figure over the paired rounds; `None` where a side has no sample of it in some round,
+/// withheld where a side's run of it cannot be shown.
+fn figure(
+    series: Series,
+    pairs: &[(&RunResult, &RunResult)],
+) -> Result<Option<FigureOverhead>, Withheld> {
     let key = SeriesKey::Rt(series);
     let mut sides = Vec::with_capacity(pairs.len());
     for (harness, floor) in pairs {
-        let h = &harness.series.get(&key)?.summary;
-        let f = &floor.series.get(&key)?.summary;
-        if h.count == 0 || f.count == 0 {
-            return None;
+        let (Some(h), Some(f)) = (harness.series.get(&key), floor.series.get(&key)) else {
+            return Ok(None);
+        };
+        if h.summary.count == 0 || f.summary.count == 0 {
+            return Ok(None);
         }
-        sides.push((*h, *f));
+        for (side, run, s) in [("harness", harness, h), ("floor", floor, f)] {
+            consistent::series(s).map_err(|reason| Withheld {
+                series,
+                round: run.round,
+                side,
+                reason,
+            })?;
+        }
+        sides.push((h.summary, f.summary));
     }
     if sides.is_empty() {
-        return None;
+        return Ok(None);
     }
     let median_of =
         |pick: fn(&(Summary, Summary)) -> u64| median_ns(sides.iter().map(pick).collect());
-    let harness_over = sides
-        .iter()
-        .fold((0, 0), |(k, n), (h, _)| (k + h.over_threshold, n + h.count));
-    let floor_over = sides
-        .iter()
-        .fold((0, 0), |(k, n), (_, f)| (k + f.over_threshold, n + f.count));
-    Some(FigureOverhead {
+    let add = |(k, n): (u64, u64), s: &Summary| {
+        (
+            k.saturating_add(s.over_threshold),
+            n.saturating_add(s.count),
+        )
+    };
+    let harness_over = sides.iter().fold((0, 0), |total, (h, _)| add(total, h));
+    let floor_over = sides.iter().fold((0, 0), |total, (_, f)| add(total, f));
+    Ok(Some(FigureOverhead {
         series,
         harness_p50_ns: median_of(|(h, _)| h.p50_ns),
         floor_p50_ns: median_of(|(_, f)| f.p50_ns),
@@ -168,7 +229,7 @@ fn figure(series: Series, pairs: &[(&RunResult, &RunResult)]) -> Option<FigureOv
             harness_over.0,
             harness_over.1,
         ),
-    })
+    }))
 }
 
 /// The median (the mean of the middle two for an even count); 0 for none.
@@ -178,7 +239,8 @@ fn median_ns(mut values: Vec<u64>) -> u64 {
     match n {
         0 => 0,
         _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2,
+        // The mean of the middle two, rounded down, without their sum overflowing.
+        _ => values[n / 2 - 1].midpoint(values[n / 2]),
     }
 }
 

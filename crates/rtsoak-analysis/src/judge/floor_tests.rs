@@ -13,10 +13,8 @@ fn with_floor(floor_share: f64) -> ResultDoc {
         .map(|mut run| {
             run.status = RunStatus::Completed;
             for series in run.series.values_mut() {
-                let summary = &mut series.summary;
-                summary.p50_ns = (summary.p50_ns as f64 * floor_share) as u64;
-                summary.p99_ns = (summary.p99_ns as f64 * floor_share) as u64;
-                summary.over_threshold = 0;
+                rtsoak_testing::fixture::scale(&mut series.summary, floor_share);
+                series.summary.over_threshold = 0;
             }
             run
         })

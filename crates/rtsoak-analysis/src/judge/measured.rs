@@ -145,7 +145,8 @@ fn not_measured(doc: &ResultDoc, t: &TransportRuns<'_>) -> Option<Inconclusive> 
 fn missed_too_many(doc: &ResultDoc, t: &TransportRuns<'_>) -> Option<String> {
     let bound = doc.plan.verdict.inconclusive_missed_percent?;
     let (missed, planned) = (t.integrity.missed_periods, t.integrity.planned_periods);
-    if planned == 0 || missed * 100 <= u64::from(bound) * planned {
+    // In 128 bits: counts read from a file times 100 must not wrap.
+    if planned == 0 || u128::from(missed) * 100 <= u128::from(bound) * u128::from(planned) {
         return None;
     }
     Some(format!(
@@ -185,14 +186,15 @@ pub(crate) fn rt_worker_short_of_its_policy<'a>(t: &TransportRuns<'a>) -> Option
 /// did no work, and noise workers that failed or did not get their policy, priority or CPUs.
 /// (A noise worker that died fails its run instead: `coordinator` marks it failed.)
 fn noise_not_as_asked(t: &TransportRuns<'_>) -> Option<String> {
-    let mut problems: Vec<String> = Vec::new();
-    let mut failures = 0;
+    let mut problems: Vec<&String> = Vec::new();
+    let mut seen: std::collections::HashSet<&String> = std::collections::HashSet::new();
+    let mut failures: u64 = 0;
     for run in &t.runs {
         let noise = &run.noise;
-        failures += noise.failures;
+        failures = failures.saturating_add(noise.failures);
         for problem in noise.idle.iter().chain(&noise.errors) {
-            if !problems.contains(problem) {
-                problems.push(problem.clone());
+            if seen.insert(problem) {
+                problems.push(problem);
             }
         }
     }
@@ -212,7 +214,11 @@ fn noise_not_as_asked(t: &TransportRuns<'_>) -> Option<String> {
     Some(format!(
         "the noise did not run as the profile asked{counted}: {}{more}; the figures were \
          measured under less noise than planned",
-        problems[..named].join("; ")
+        problems[..named]
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     ))
 }
 

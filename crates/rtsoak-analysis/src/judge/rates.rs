@@ -16,9 +16,10 @@ pub(crate) fn rate_increase_p_value(k_a: u64, n_a: u64, k_b: u64, n_b: u64) -> f
     if k_b == 0 || n_a == 0 || n_b == 0 {
         return 1.0;
     }
-    let total = k_a + k_b;
+    // P(X >= k_b) for X ~ Binomial(k_a + k_b, p) is I_p(k_b, k_a + 1): in floats, so counts
+    // read from a file cannot overflow the sum.
     let p = n_b as f64 / (n_a as f64 + n_b as f64);
-    checked_beta_reg(k_b as f64, (total - k_b + 1) as f64, p).unwrap_or(1.0)
+    checked_beta_reg(k_b as f64, k_a as f64 + 1.0, p).unwrap_or(1.0)
 }
 
 /// Two-sided p-value that the rates `k_a / n_a` and `k_b / n_b` differ, either way: twice the

@@ -2,11 +2,13 @@
 //! each run's tail estimate. The point estimate of the one-day return level is judged against
 //! the limit (its interval is in the table: a limit on the upper bound would fail every short
 //! soak for being short, which is what the rate's own interval and "soak longer" already say).
-//! Where the limit is set but a run's tail gave no estimate, the verdict is INCONCLUSIVE, never
-//! PASS.
+//! Where the limit is set but a run's tail gave no estimate, or one whose figures contradict
+//! each other ([`crate::consistent`], the rule the tail table shows them by), the
+//! verdict is INCONCLUSIVE, never PASS.
 //!
 //! Pure: reads merged transports, returns breaches and reasons.
 
+use crate::consistent;
 use crate::merge::TransportRuns;
 use rtsoak_record::{Series, SeriesKey, TailEstimate};
 
@@ -31,9 +33,12 @@ pub(super) fn days(t: &TransportRuns<'_>, series: Series) -> Vec<Day> {
         .map(|run| match run.tail.get(&SeriesKey::Rt(series)) {
             Some(TailEstimate::Estimated(model)) => {
                 let day = model.return_levels.iter().find(|l| l.span == "day");
-                match day.and_then(|l| l.level_ns) {
-                    Some(level) => Day::Level(level),
-                    None => Day::BelowThreshold(model.threshold_ns),
+                let consistent = consistent::tail_model(model)
+                    .and_then(|()| day.map_or(Ok(()), |l| consistent::return_level(model, l)));
+                match (consistent, day.and_then(|l| l.level_ns)) {
+                    (Err(reason), _) => Day::Refused(reason.to_string()),
+                    (Ok(()), Some(level)) => Day::Level(level),
+                    (Ok(()), None) => Day::BelowThreshold(model.threshold_ns),
                 }
             }
             Some(TailEstimate::HeavyTail { reason, .. })
@@ -167,6 +172,39 @@ mod tests {
                 .iter()
                 .any(|i| i.kind == InconclusiveKind::TailNotEstimable),
             "{v:?}"
+        );
+        assert_ne!(v.status, Status::Pass);
+    }
+
+    #[test]
+    fn a_day_level_that_contradicts_itself_is_judged_by_nothing_and_says_why() {
+        // Under the limit, but below its own threshold and outside its own interval: no PASS.
+        let mut doc = with_day_level(Series::Delivery, -5.0);
+        for run in &mut doc.runs {
+            if let Some(TailEstimate::Estimated(model)) =
+                run.tail.get_mut(&SeriesKey::Rt(Series::Delivery))
+            {
+                model.return_levels[0].low_ns = Some(9e12);
+                model.return_levels[0].high_ns = Some(0.0);
+            }
+        }
+        let v = verdict(&doc);
+        let reason = v
+            .inconclusive
+            .iter()
+            .find(|i| i.kind == InconclusiveKind::TailNotEstimable)
+            .unwrap_or_else(|| panic!("{v:?}"));
+        assert!(
+            reason
+                .message
+                .contains("-5000 is below its threshold 20000"),
+            "{}",
+            reason.message
+        );
+        assert!(
+            !v.breaches
+                .iter()
+                .any(|b| b.what == Limit::MaxExpectedPerDay)
         );
         assert_ne!(v.status, Status::Pass);
     }

@@ -44,8 +44,7 @@ const SEED: u64 = 0x7a11_5eed;
 pub const EXTRAPOLATION_MARK: f64 = 100.0;
 
 /// The spans return levels are given for, with their names.
-pub(crate) const SPANS_S: [(&str, u64); 3] =
-    [("hour", 3600), ("day", 86_400), ("year", 31_536_000)];
+pub const SPANS_S: [(&str, u64); 3] = [("hour", 3600), ("day", 86_400), ("year", 31_536_000)];
 
 /// What one series of one run kept.
 #[derive(Debug, Clone, Copy)]

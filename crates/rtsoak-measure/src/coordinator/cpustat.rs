@@ -1,15 +1,16 @@
 //! Per-CPU time from `/proc/stat`, to show where the load of a run actually went: the noise
-//! CPUs busy, the RT CPUs running little beyond the RT pair.
+//! CPUs busy, the RT CPUs running little beyond the RT pair; and, for a kernel campaign, whether
+//! a fresh boot has gone idle enough to measure.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Where the kernel keeps the counts.
-pub(crate) const PROC_STAT: &str = "/proc/stat";
+pub const PROC_STAT: &str = "/proc/stat";
 
 /// Cumulative time of one CPU, in the kernel's ticks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct CpuTicks {
+pub struct CpuTicks {
     /// Ticks spent doing anything (user, nice, system, irq, softirq, steal).
     pub busy: u64,
     /// All ticks, idle and iowait included.
@@ -17,7 +18,7 @@ pub(crate) struct CpuTicks {
 }
 
 /// Read every `cpuN` line of `/proc/stat`. Missing or unreadable: empty.
-pub(super) fn read(proc_stat: impl AsRef<Path>) -> BTreeMap<usize, CpuTicks> {
+pub fn read(proc_stat: impl AsRef<Path>) -> BTreeMap<usize, CpuTicks> {
     let Ok(text) = std::fs::read_to_string(proc_stat) else {
         return BTreeMap::new();
     };

@@ -5,9 +5,10 @@
 //! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
 //! workers die with it if it dies.
 
-mod cpustat;
+pub mod cpustat;
 mod exits;
 pub mod noise;
+mod pace;
 mod progress;
 pub use progress::Progress;
 pub mod stop;
@@ -20,18 +21,19 @@ use anyhow::Context;
 
 use self::exits::ChildExits;
 use self::noise::NoiseManager;
+use self::pace::{Pace, Wakeups};
 use self::stop::StopFlag;
 use crate::explain::{self, Tracer};
 use crate::launch::{Spawned, ring_for, spawn};
 use crate::protocol::read_report;
 use crate::result::{NoiseOutcome, WorkerOutput};
 use crate::result::{RunInputs, build_run};
-use rtsoak_record::Role;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{RunResult, RunStatus};
 use rtsoak_record::transport::Name;
-use rtsoak_sys::clock::now_ns;
+use rtsoak_record::{CoordinatorActivity, Role};
 use rtsoak_sys::clock::timestamp;
+use rtsoak_sys::clock::{now_ns, sleep_until_ns_or_signal};
 use rtsoak_sys::region::{
     RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
 };
@@ -42,9 +44,10 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 const START_LEAD_NS: u64 = 50_000_000;
 /// Slack beyond the planned end before the coordinator declares a worker hung.
 const HANG_SLACK_NS: u64 = 10_000_000_000;
-/// Supervision tick: short, because queue noise is replaced on it (and frame rings are drained
-/// on it).
-const TICK: Duration = Duration::from_millis(10);
+/// How late the coordinator's timed sleeps may end: its phase-locked wakeups (`pace`) must
+/// fall in the quiet part of a period, not anywhere in the 50 us a SCHED_OTHER thread's sleep
+/// is otherwise allowed to slip.
+const TIMER_SLACK_NS: u64 = 1_000;
 
 /// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
 /// directory). Errors are for setup failures before any worker ran; once workers run, every
@@ -85,6 +88,7 @@ pub fn run_one(
         workers: outputs,
         noise: ended.noise,
     });
+    result.coordinator = done.coordinator;
     analyse(&mut result, plan, &region, ended.trace, ended.rt_pids);
     settle_status(&mut result, &frame_problems);
     Ok(result)
@@ -275,6 +279,9 @@ struct Driven {
     measured_ns: u64,
     /// Busy share of each CPU from the first period to the end, percent.
     cpu_busy_percent: std::collections::BTreeMap<usize, f64>,
+    /// What the coordinator did on the RT CPUs while the run measured (`None` where it never
+    /// started).
+    coordinator: Option<CoordinatorActivity>,
 }
 
 impl Driven {
@@ -290,6 +297,7 @@ impl Driven {
             reason: Some(format!("{error:#}")),
             measured_ns: 0,
             cpu_busy_percent: Default::default(),
+            coordinator: None,
         }
     }
 }
@@ -344,17 +352,18 @@ fn drive(
         window.measure_start_ns,
         window.planned_end_ns,
     );
-    let (status, reason) = supervise(plan, region, workers, noise, stop, progress, &window);
+    let supervised = supervise(plan, region, workers, noise, stop, progress, &window);
     progress.run_finished(r);
     let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(cpustat::PROC_STAT));
     let measured_ns = now_ns()
         .min(window.planned_end_ns)
         .saturating_sub(window.measure_start_ns);
     Ok(Driven {
-        status,
-        reason,
+        status: supervised.status,
+        reason: supervised.reason,
         measured_ns,
         cpu_busy_percent,
+        coordinator: Some(supervised.coordinator.activity(measured_ns)),
     })
 }
 
@@ -382,7 +391,9 @@ fn start_rt_pair(
 
 /// Supervise the running workers, a tick at a time, until they are all done, or the
 /// publisher is, or one ended early, a stop signal came, one went silent or the run overran
-/// its planned end. Returns how the run ended, and why where it did not complete.
+/// its planned end. Returns how the run ended, why where it did not complete, and how often
+/// the coordinator woke on the RT CPUs meanwhile. It sleeps between ticks as `pace` says, and
+/// wakes at once on a signal (a stop, or a worker that ended).
 fn supervise(
     plan: &RunPlan,
     region: &SharedRegion,
@@ -391,7 +402,7 @@ fn supervise(
     stop: &StopFlag,
     progress: &mut Progress,
     window: &Window,
-) -> (RunStatus, Option<String>) {
+) -> Supervised {
     let r = region.get();
     let publisher = &r.workers[RT_PUBLISHER_SLOT];
     let watched = [
@@ -410,8 +421,18 @@ fn supervise(
     let exits = ChildExits::get();
     // An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
     let mut dead = None;
+    let pace = Pace::new(
+        plan,
+        window.start_ns,
+        window.planned_end_ns,
+        progress.every_ns(),
+    );
+    let mut wakeups = Wakeups::new(pace, plan, window.measure_start_ns, window.planned_end_ns);
+    // Best effort: a coarser slack only blurs where in a period the wakeups fall.
+    let _ = rtsoak_sys::sched::set_timer_slack_ns(TIMER_SLACK_NS);
     loop {
-        std::thread::sleep(TICK);
+        sleep_until_ns_or_signal(pace.next_after(now_ns()));
+        wakeups.count(now_ns(), rtsoak_sys::sched::current_cpu());
         for worker in workers.iter_mut() {
             worker.frames.drain();
         }
@@ -461,7 +482,18 @@ fn supervise(
             break;
         }
     }
-    (status, reason)
+    Supervised {
+        status,
+        reason,
+        coordinator: wakeups,
+    }
+}
+
+/// How the supervised part of a run ended, and the coordinator's own wakeups meanwhile.
+struct Supervised {
+    status: RunStatus,
+    reason: Option<String>,
+    coordinator: Wakeups,
 }
 
 /// Wait until the worker in `slot` is ready, has failed, or the setup time ran out.

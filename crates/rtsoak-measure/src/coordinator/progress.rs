@@ -73,14 +73,21 @@ impl Progress {
         self.last_ns = 0;
     }
 
-    /// Redraw if it is time.
-    pub fn tick(&mut self, region: &Region, now_ns: u64) {
-        let every = if self.tty {
+    /// How often the display redraws, ns; `None` when it is off (`--quiet`).
+    pub fn every_ns(&self) -> Option<u64> {
+        self.enabled.then_some(if self.tty {
             TTY_EVERY_NS
         } else {
             PLAIN_EVERY_NS
+        })
+    }
+
+    /// Redraw if it is time.
+    pub fn tick(&mut self, region: &Region, now_ns: u64) {
+        let Some(every) = self.every_ns() else {
+            return;
         };
-        if !self.enabled || now_ns < self.last_ns + every {
+        if now_ns < self.last_ns + every {
             return;
         }
         if self.last_ns == 0 && !self.tty {

@@ -41,7 +41,7 @@ impl StopFlag {
     }
 
     /// Its name (`SIGINT`).
-    pub(crate) fn signal_name(&self) -> String {
+    pub fn signal_name(&self) -> String {
         match nix::sys::signal::Signal::try_from(self.signal()) {
             Ok(signal) => signal.as_str().to_string(),
             Err(_) => "a signal".to_string(),

@@ -9,4 +9,5 @@
 //! `coordinator::noise`.
 
 pub(crate) mod burst;
+pub(crate) mod external_init;
 pub(crate) mod load;

@@ -39,6 +39,11 @@ pub(crate) use context::WorkerContext;
 
 /// Entry point of `rtsoak-worker`. Returns the process exit code.
 pub fn main() -> i32 {
+    // The same binary runs the external noise command's init (before anything below ignores
+    // the signals the init waits for).
+    if let Some(args) = noise::external_init::invoked() {
+        return noise::external_init::main(&args);
+    }
     // The coordinator decides when workers stop: a Ctrl-C reaching the whole process group
     // must not kill a worker before it has reported.
     signals::ignore(&[

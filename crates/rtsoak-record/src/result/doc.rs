@@ -150,6 +150,10 @@ pub struct RunResult {
     /// Busy share of each CPU from the first period to the end of the run, percent (from
     /// `/proc/stat`): where the load actually went.
     pub cpu_busy_percent: BTreeMap<usize, f64>,
+    /// The coordinator's own wakeups on the RT CPUs while the run measured (absent in older
+    /// results and in runs that never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinator: Option<crate::CoordinatorActivity>,
     /// Why each send-call and delivery spike happened (absent when the explainer was off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explanation: Option<explain::Explanation>,
@@ -320,7 +324,8 @@ impl NoiseActivity {
     /// True when the noise did something: a process started, a burst ran, a load operation
     /// completed, or the external command ran.
     pub fn ran(&self) -> bool {
-        self.queue.publishers_started + self.queue.subscribers_started > 0
+        self.queue.publishers_started > 0
+            || self.queue.subscribers_started > 0
             || self.bursts.is_some_and(|b| b.bursts > 0)
             || self.load.values().any(|l| l.operations > 0)
             || self.external.is_some()

@@ -91,46 +91,58 @@ pub struct SeriesBlame {
 }
 
 impl SeriesBlame {
-    /// Add `more` (another run's) into this one: counts add, causes add by identity (ties in order of [`Cause`]), medians are
-    /// kept from the run where the cause was most frequent, shares are recomputed.
-    pub fn absorb(&mut self, more: &SeriesBlame) {
-        self.over_threshold += more.over_threshold;
-        self.kept += more.kept;
-        self.explained += more.explained;
-        self.unexplained += more.unexplained;
-        self.unexplained_on_cpu += more.unexplained_on_cpu;
-        for cause in &more.causes {
-            match self.causes.iter_mut().find(|c| c.cause == cause.cause) {
-                Some(existing) => {
-                    if cause.count > existing.count {
-                        existing.median_us = cause.median_us;
+    /// `blames` (one per run) added: counts add (saturating: a result that was read has counts
+    /// that add up, `store::check`), causes add by identity, a cause's median is kept from the run
+    /// whose count of it exceeded the sum so far, shares are recomputed. `None` for no blame.
+    /// Linear in the causes: each is found in a map, and the list is sorted once.
+    pub fn sum<'a>(blames: impl IntoIterator<Item = &'a SeriesBlame>) -> Option<SeriesBlame> {
+        let mut total: Option<SeriesBlame> = None;
+        let mut causes: BTreeMap<&Cause, CauseShare> = BTreeMap::new();
+        for more in blames {
+            let total = total.get_or_insert_with(SeriesBlame::default);
+            total.over_threshold = total.over_threshold.saturating_add(more.over_threshold);
+            total.kept = total.kept.saturating_add(more.kept);
+            total.explained = total.explained.saturating_add(more.explained);
+            total.unexplained = total.unexplained.saturating_add(more.unexplained);
+            total.unexplained_on_cpu = total
+                .unexplained_on_cpu
+                .saturating_add(more.unexplained_on_cpu);
+            for cause in &more.causes {
+                match causes.get_mut(&cause.cause) {
+                    Some(existing) => {
+                        if cause.count > existing.count {
+                            existing.median_us = cause.median_us;
+                        }
+                        existing.count = existing.count.saturating_add(cause.count);
                     }
-                    existing.count += cause.count;
+                    None => {
+                        causes.insert(&cause.cause, cause.clone());
+                    }
                 }
-                None => self.causes.push(cause.clone()),
             }
         }
-        self.causes
+        let mut total = total?;
+        total.causes = causes.into_values().collect();
+        total
+            .causes
             .sort_by(|a, b| b.count.cmp(&a.count).then(a.cause.cmp(&b.cause)));
-        let kept = self.kept.max(1) as f64;
-        for cause in &mut self.causes {
+        let kept = total.kept.max(1) as f64;
+        for cause in &mut total.causes {
             cause.share_percent = (1000.0 * cause.count as f64 / kept).round() / 10.0;
         }
+        Some(total)
     }
 
-    /// The series' blame over `explanations` (one per run), merged.
+    /// The series' blame over `explanations` (one per run), merged ([`SeriesBlame::sum`]).
     pub fn merged<'a>(
         explanations: impl IntoIterator<Item = &'a Explanation>,
         series: crate::SeriesKey,
     ) -> Option<SeriesBlame> {
-        let mut total: Option<SeriesBlame> = None;
-        for blame in explanations
-            .into_iter()
-            .filter_map(|e| e.series.get(&series))
-        {
-            total.get_or_insert_with(SeriesBlame::default).absorb(blame);
-        }
-        total
+        Self::sum(
+            explanations
+                .into_iter()
+                .filter_map(|e| e.series.get(&series)),
+        )
     }
 
     /// Share of kept outliers that were explained, percent (100 when none were kept).

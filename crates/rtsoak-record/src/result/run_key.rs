@@ -27,11 +27,25 @@ impl<'a> RunKey<'a> {
     }
 
     /// The key as path parts without spaces, for tags and labels that must not hold one:
-    /// `eventfd`, or `eventfd/defer-taskrun` in a ring-setup comparison.
+    /// `eventfd`, or `eventfd/defer-taskrun` in a ring-setup comparison. A transport name is a
+    /// registry name (letters, digits, `-`); any other character a result read back from a
+    /// file holds in it (a space, a comma, a slash, a control character) is a `_` here, so a
+    /// tag stays one field of a line-oriented file.
     pub fn tag(&self) -> String {
+        let transport: String = self
+            .transport
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         match self.ring_setup {
-            Some(setup) => format!("{}/{}", self.transport, setup.name()),
-            None => self.transport.to_string(),
+            Some(setup) => format!("{transport}/{}", setup.name()),
+            None => transport,
         }
     }
 

@@ -10,13 +10,14 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::fold;
+use crate::launch::external::External;
 use crate::launch::{Spawned, burst_spec, load_spec, queue_noise_spec, ring_for, spawn};
 use crate::protocol::read_report;
 use crate::protocol::ring::RingReader;
@@ -63,7 +64,7 @@ pub(crate) struct NoiseManager<'a> {
     scratch_dir: PathBuf,
     seats: Vec<Seat>,
     fixed: Vec<Spawned>,
-    external: Option<Child>,
+    external: Option<External>,
     next_publisher_id: u32,
     spawning: bool,
     rng: fastrand::Rng,
@@ -335,38 +336,30 @@ impl<'a> NoiseManager<'a> {
         fold::failed(&mut self.outcome.activity, message);
     }
 
-    /// Start the external command: its own process group (so it and its children can be
-    /// stopped together), pinned to the noise CPUs, dying with the coordinator, output to a log
-    /// in the result directory. Never through a shell.
-    fn start_external(&self) -> anyhow::Result<Child> {
+    /// Start the external command through its init (`launch::external`): its own process
+    /// group, pinned to the noise CPUs, its whole tree dying with the coordinator, output to a
+    /// log in the result directory. Never through a shell, never found by a search of `PATH`
+    /// as root (`launch::program`).
+    fn start_external(&self) -> anyhow::Result<External> {
         let argv = &self.plan.noise.external;
+        let program = crate::launch::program::external_program(&argv[0])
+            .map_err(|why| anyhow::anyhow!("the external noise command {argv:?}: {why}"))?;
         // Created by the result directory's fd under a fresh name, so a link planted as
         // external-noise.log is replaced, never written through; 0644 whatever the umask.
         let log = rtsoak_sys::safe_dir::SafeDir::open(&self.scratch_dir)
             .and_then(|dir| Ok(dir.create_file("external-noise.log".as_ref(), 0o644)?))
             .context("creating external-noise.log in the result directory")?;
-        let mut set = nix::sched::CpuSet::new();
-        for &cpu in &self.plan.noise_cpus {
-            set.set(cpu)?;
-        }
-        let mut command = Command::new(&argv[0]);
-        command
-            .args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log);
-        rtsoak_sys::spawn::own_group_pinned(&mut command, set);
-        command
-            .spawn()
-            .with_context(|| format!("starting the external noise command {argv:?}"))
+        crate::launch::external::start(&program, argv, &log, &self.plan.noise_cpus)
     }
 
-    /// Stop the external command's process group: SIGTERM, then SIGKILL after the grace time.
-    fn stop_external(&mut self, mut child: Child) {
-        let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
+    /// Stop the external command's process group: SIGTERM (its init passes it on to the
+    /// command's whole tree and ends it after its own grace time), then SIGKILL after ours.
+    fn stop_external(&mut self, mut external: External) {
+        let pgid = nix::unistd::Pid::from_raw(external.init.id() as i32);
         let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGTERM);
-        let status = wait_until(&mut child, Instant::now() + GRACE);
+        let init_ended = wait_until(&mut external.init, Instant::now() + GRACE).is_some();
         let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
+        let status = external.command_status().filter(|_| init_ended);
         let exit = match status {
             Some(status) => match status.signal() {
                 Some(signal) => {
@@ -378,14 +371,14 @@ impl<'a> NoiseManager<'a> {
         };
         self.outcome.activity.external = Some(ExternalActivity {
             argv: self.plan.noise.external.clone(),
-            pid: child.id() as i32,
+            pid: external.pid,
             exit,
         });
     }
 }
 
-/// A child process as [`wait_until`] sees it: the workers' `sys::spawn::Process` or the external
-/// command's `std::process::Child`.
+/// A child process as [`wait_until`] sees it (the workers' and the external command's init's
+/// `sys::spawn::Process`).
 trait Ending {
     /// Its status if it has ended; `Err` if it cannot be asked.
     fn ended(&mut self) -> Result<Option<ExitStatus>, ()>;
@@ -394,17 +387,6 @@ trait Ending {
 }
 
 impl Ending for Process {
-    fn ended(&mut self) -> Result<Option<ExitStatus>, ()> {
-        self.try_wait().map_err(drop)
-    }
-
-    fn kill_and_reap(&mut self) {
-        let _ = self.kill();
-        let _ = self.wait();
-    }
-}
-
-impl Ending for Child {
     fn ended(&mut self) -> Result<Option<ExitStatus>, ()> {
         self.try_wait().map_err(drop)
     }
@@ -428,16 +410,4 @@ fn wait_until(child: &mut impl Ending, deadline: Instant) -> Option<ExitStatus> 
             }
         }
     }
-}
-
-/// Find `program` the way `execvp` would, to refuse a missing external command before any run.
-pub fn find_program(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        let path = PathBuf::from(program);
-        return path.is_file().then_some(path);
-    }
-    let paths = std::env::var_os("PATH")?;
-    std::env::split_paths(&paths)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
 }

@@ -1,0 +1,303 @@
+//! Files rtsoak reads by a path it was given (a result, a baseline, a profile, a bench result),
+//! each read once from one open file, so that what is checked is what is used: a caller that
+//! copies a file (`baseline promote`) copies the very bytes it checked, and a file swapped
+//! between two looks cannot be, since there is only one.
+//!
+//! The rules, the same for every input:
+//!
+//! - The path is resolved here, one component at a time (`O_PATH|O_NOFOLLOW` from `/` or the
+//!   working directory). As root, a symlink another user owns is never followed, wherever it is
+//!   on the path: that user could point it at root's files, or swap it between two looks. A
+//!   symlink of root's own (`latest` in a results directory, `/var/run`) is followed; an
+//!   ordinary user's runs follow every symlink, as any program does.
+//! - What the path names must be a regular file, by `fstat` of the `O_PATH` fd, before it is
+//!   opened for reading: a FIFO (which could block the open or the read forever, or answer
+//!   differently to each reader), a device (`/dev/zero` never ends), a socket or a directory is
+//!   refused, naming what it is.
+//! - It is then opened once, `O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC` by its directory's fd,
+//!   checked to be the file resolved (same device and inode), and read from that fd up to the
+//!   caller's limit: a larger file is refused naming the limit, before its bytes are read where
+//!   its size says so, and after `limit + 1` bytes where it does not (a /proc file).
+//!
+//! Owns: opening, checking and reading those inputs. Never writes, never blocks on what it
+//! opens, never reads past the limit.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{AT_FDCWD, OFlag, openat, readlinkat};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat};
+
+use crate::SysError;
+use crate::safe_dir::euid;
+
+/// Symlinks followed on the way to an input before giving up (the kernel's own limit).
+const MAX_SYMLINKS: usize = 40;
+
+/// An input that cannot be read: which path and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {problem}", path.display())]
+pub struct InputError {
+    /// The path given, or the file in the directory given (`DIR/result.json`).
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub problem: Problem,
+}
+
+/// Why an input is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum Problem {
+    /// Nothing is there.
+    #[error("there is no such file")]
+    Missing,
+    /// Something other than a regular file: what it is (`a FIFO (named pipe)`).
+    #[error("it is {0}, not a regular file: give the file itself")]
+    NotRegular(&'static str),
+    /// Larger than the caller reads.
+    #[error(
+        "it is larger than {} MiB, the most rtsoak reads of one: check that it is the file you \
+         meant",
+        limit_bytes >> 20
+    )]
+    TooLarge {
+        /// The limit, bytes.
+        limit_bytes: u64,
+    },
+    /// As root: a symlink on the way that another user owns.
+    #[error(
+        "{} is a symlink owned by uid {uid}, and rtsoak, run by root, follows no symlink another \
+         user owns (they could point it at root's files): give the path it points to",
+        link.display()
+    )]
+    ForeignSymlink {
+        /// The symlink.
+        link: PathBuf,
+        /// Its owner.
+        uid: u32,
+    },
+    /// Replaced between being resolved and being opened.
+    #[error("it was replaced while rtsoak opened it: give a file nobody is changing")]
+    Replaced,
+    /// More symlinks than the kernel itself follows.
+    #[error("it leads through more than {MAX_SYMLINKS} symlinks")]
+    TooManySymlinks,
+    /// A system call failed (permission denied, not a directory on the way, ...).
+    #[error(transparent)]
+    Sys(#[from] SysError),
+}
+
+/// An input read whole: where it was read from, its bytes and what `fstat` said of it.
+#[derive(Debug)]
+pub struct Input {
+    /// The path given, or the file in the directory given (`DIR/result.json`).
+    pub path: PathBuf,
+    /// Every byte, at most the limit.
+    pub bytes: Vec<u8>,
+    /// `fstat` of the fd the bytes were read from (owner and mode, for callers with rules of
+    /// their own).
+    pub stat: FileStat,
+}
+
+/// Read the regular file `path`, at most `limit_bytes` of it (see the module's comment).
+pub fn read(path: &Path, limit_bytes: u64) -> Result<Input, InputError> {
+    read_file_or_in_dir(path, None, limit_bytes)
+}
+
+/// Read the regular file `path`, or where `path` is a directory, the file `name` in it (a
+/// result directory's `result.json`), at most `limit_bytes` (see the module's comment).
+pub fn read_file_or_in_dir(
+    path: &Path,
+    name: Option<&OsStr>,
+    limit_bytes: u64,
+) -> Result<Input, InputError> {
+    let found = resolve(path, name)?;
+    let fail = |problem: Problem| InputError {
+        path: found.shown.clone(),
+        problem,
+    };
+    if let Some(kind) = not_regular(&found.stat) {
+        return Err(fail(Problem::NotRegular(kind)));
+    }
+    if size_of(&found.stat) > limit_bytes {
+        return Err(fail(Problem::TooLarge { limit_bytes }));
+    }
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let fd = openat(
+        found.parent.as_fd(),
+        found.name.as_os_str(),
+        flags,
+        Mode::empty(),
+    )
+    .map_err(|errno| fail(opened(errno, "open")))?;
+    let stat = fstat(&fd).map_err(|errno| fail(SysError::new("fstat", errno).into()))?;
+    if (stat.st_dev, stat.st_ino) != (found.stat.st_dev, found.stat.st_ino) {
+        return Err(fail(Problem::Replaced));
+    }
+    let mut bytes = Vec::with_capacity(size_of(&stat).min(limit_bytes) as usize);
+    File::from(fd)
+        .take(limit_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|error| fail(SysError::from_io("read", &error).into()))?;
+    if bytes.len() as u64 > limit_bytes {
+        return Err(fail(Problem::TooLarge { limit_bytes }));
+    }
+    Ok(Input {
+        path: found.shown,
+        bytes,
+        stat,
+    })
+}
+
+/// The file an input path names: its directory's fd, its name there, and `fstat` of it.
+struct Resolved {
+    parent: OwnedFd,
+    name: OsString,
+    stat: FileStat,
+    shown: PathBuf,
+}
+
+/// Walk `path` one component at a time (then `name` inside it, if it is a directory), as the
+/// module's comment says; the last component is not opened for reading here.
+fn resolve(path: &Path, mut name: Option<&OsStr>) -> Result<Resolved, InputError> {
+    let root = euid() == 0;
+    let fail = |shown: &Path, problem: Problem| InputError {
+        path: shown.to_path_buf(),
+        problem,
+    };
+    let mut todo = Vec::new();
+    push_components(&mut todo, path);
+    if todo.is_empty() {
+        todo.push(OsString::from("."));
+    }
+    let mut dir = start(path.is_absolute()).map_err(|e| fail(path, e.into()))?;
+    let mut shown = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        PathBuf::new()
+    };
+    let mut hops = 0;
+    while let Some(component) = todo.pop() {
+        let at = shown.join(&component);
+        let fd = openat(
+            dir.as_fd(),
+            component.as_os_str(),
+            OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|errno| {
+            // A missing directory on the way: the path given is what the user knows.
+            let named = if todo.is_empty() { &at } else { path };
+            fail(named, opened(errno, "open"))
+        })?;
+        let stat = fstat(&fd).map_err(|e| fail(&at, SysError::new("fstat", e).into()))?;
+        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
+        if kind == SFlag::S_IFLNK {
+            if root && stat.st_uid != 0 {
+                let problem = Problem::ForeignSymlink {
+                    link: at.clone(),
+                    uid: stat.st_uid,
+                };
+                return Err(fail(path, problem));
+            }
+            hops += 1;
+            if hops > MAX_SYMLINKS {
+                return Err(fail(path, Problem::TooManySymlinks));
+            }
+            // The link read through the fd just checked: swapping the name now changes nothing.
+            let target = readlinkat(fd.as_fd(), "")
+                .map_err(|e| fail(&at, SysError::new("readlinkat", e).into()))?;
+            let target = Path::new(&target);
+            if target.is_absolute() {
+                dir = start(true).map_err(|e| fail(&at, e.into()))?;
+                shown = PathBuf::from("/");
+            }
+            push_components(&mut todo, target);
+            continue;
+        }
+        let last = todo.is_empty();
+        if kind == SFlag::S_IFDIR && (!last || name.is_some()) {
+            if last && let Some(inside) = name.take() {
+                todo.push(inside.to_os_string());
+            }
+            dir = fd;
+            if component == ".." {
+                shown.pop();
+            } else {
+                shown = at;
+            }
+            continue;
+        }
+        if !last {
+            return Err(fail(&at, SysError::new("open", Errno::ENOTDIR).into()));
+        }
+        return Ok(Resolved {
+            parent: dir,
+            name: component,
+            stat,
+            shown: at,
+        });
+    }
+    unreachable!("the walk returns at its last component")
+}
+
+/// Where a walk starts: `/`, or the working directory.
+fn start(absolute: bool) -> Result<OwnedFd, SysError> {
+    let from = if absolute { "/" } else { "." };
+    openat(
+        AT_FDCWD,
+        from,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| SysError::new("open", e))
+}
+
+/// Push the components of `path` onto `todo` so that the first is popped first.
+fn push_components(todo: &mut Vec<OsString>, path: &Path) {
+    let names: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    todo.extend(names.into_iter().rev());
+}
+
+/// The problem of an open that failed with `errno`.
+fn opened(errno: Errno, call: &'static str) -> Problem {
+    match errno {
+        Errno::ENOENT => Problem::Missing,
+        errno => SysError::new(call, errno).into(),
+    }
+}
+
+/// What `stat` describes, where it is not a regular file.
+fn not_regular(stat: &FileStat) -> Option<&'static str> {
+    match SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT {
+        SFlag::S_IFREG => None,
+        SFlag::S_IFDIR => Some("a directory"),
+        SFlag::S_IFIFO => Some("a FIFO (named pipe)"),
+        SFlag::S_IFCHR => Some("a character device"),
+        SFlag::S_IFBLK => Some("a block device"),
+        SFlag::S_IFSOCK => Some("a socket"),
+        _ => Some("not a file rtsoak knows"),
+    }
+}
+
+fn size_of(stat: &FileStat) -> u64 {
+    u64::try_from(stat.st_size).unwrap_or(0)
+}
+
+#[cfg(test)]
+#[path = "input_tests.rs"]
+mod tests;
