@@ -16,7 +16,7 @@ import textwrap
 from collections import defaultdict
 
 import plotting
-from rtsoak_results import HEADLINE_SERIES, ResultError, format_table, load_results, run_label, series_title
+from rtsoak_results import HEADLINE_SERIES, ResultError, cause_words, format_table, load_results, run_label, series_title
 
 TOP_CAUSES = 4
 OTHER = "other causes"
@@ -39,7 +39,7 @@ def blame(transport, series_name):
         kept += int(series.get("kept", 0))
         unexplained += int(series.get("unexplained", 0))
         for cause in series.get("causes", []):
-            entry = causes[cause["cause"]]
+            entry = causes[cause_words(cause["cause"])]
             entry[0] += int(cause["count"])
             if int(cause["count"]) > entry[2]:
                 entry[1], entry[2] = int(cause["median_us"]), int(cause["count"])

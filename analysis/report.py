@@ -24,7 +24,7 @@ import plot_intervals
 import plot_percentiles
 import plot_tail
 import plotting
-from rtsoak_results import HEADLINE_SERIES, Result, format_table, load_result
+from rtsoak_results import HEADLINE_SERIES, Result, cause_words, format_table, load_result
 from summary_table import COLUMNS, result_rows, threshold_text
 
 STYLE = """
@@ -111,10 +111,22 @@ def verdict_html(result: Result) -> str:
 def decision_html(result: Result) -> str:
     decision = result.data.get("decision") or {}
     sentences = [s.get("sentence", "") for s in decision.get("series") or []]
-    sentences += [c.get("sentence", "") for c in decision.get("causes") or []]
+    sentences += [c.get("sentence") or main_cause_sentence(c) for c in decision.get("causes") or []]
     if not sentences:
         return "<p>no decision recorded (a result written before rtsoak stated one: `rtsoak report` derives it)</p>"
     return "<ul class=\"decision\">" + "".join(f"<li>{html.escape(s)}</li>" for s in sentences) + "</ul>"
+
+
+def main_cause_sentence(cause: dict) -> str:
+    """`futex: 83 % of 1364 delivery spikes (1000 kept): <cause> (median 353 us)`, as rtsoak
+    says it (version 3 keeps the fields, not the sentence)."""
+    kept = f" ({cause['kept']} kept)" if cause["kept"] < cause["over_threshold"] else ""
+    median = f" (median {cause['median_us']} us)" if cause.get("median_us") is not None else ""
+    series = cause["series"].replace("_", " ")
+    return (
+        f"{cause['label']}: {cause['share_percent']:.0f} % of {cause['over_threshold']} {series} spikes{kept}: "
+        f"{cause_words(cause.get('cause'))}{median}"
+    )
 
 
 def not_measured_html(result: Result) -> str:

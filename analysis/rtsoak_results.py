@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-# The result schema versions these scripts read; 2 is the one rtsoak writes.
-SCHEMA_VERSIONS = (1, 2)
+# The result schema versions these scripts read; 3 is the one rtsoak writes.
+SCHEMA_VERSIONS = (1, 2, 3)
 SCHEMA_VERSION = SCHEMA_VERSIONS[-1]
 NS_PER_US = 1000.0
 
@@ -306,6 +306,62 @@ def load_result(path_text: str) -> Result:
     if data["schema_version"] == 1:
         upgrade_from_v1(data)
     return Result(path, data)
+
+
+# A task's role as a cause names it (version 3 writes the role; these are rtsoak's words).
+ROLE_WORDS = {
+    "rt_publisher": "the RT publisher",
+    "rt_subscriber": "the RT subscriber",
+    "noise_publisher": "a noise publisher",
+    "noise_subscriber": "a noise subscriber",
+    "burst": "a burst thread",
+    "load_generator": "a load generator",
+    "rtsoak": "an rtsoak process",
+    "interrupt_thread": "an interrupt thread",
+    "kernel_thread": "a kernel thread",
+    "idle": "the idle task",
+    "other": "a task outside rtsoak",
+}
+
+
+def cause_words(cause) -> str:
+    """A cause in words, as rtsoak's report says it: version 3 writes an object with a `kind`
+    (null for the unexplained spikes), version 2 the sentence itself."""
+    if cause is None:
+        return "unexplained"
+    if isinstance(cause, str):
+        return cause
+    kind = cause["kind"]
+    if kind == "lock":
+        text = f"blocked on a {cause['lock']}"
+        if cause.get("caller"):
+            text += f" in {cause['caller']}"
+        holder = cause.get("holder")
+        if holder:
+            text += f" held by {ROLE_WORDS[holder['role']]}"
+            if holder.get("boosted_to"):
+                text += f" boosted to {holder['boosted_to']}"
+            if holder.get("preempted_by"):
+                text += f" and preempted by {task_words(holder['preempted_by'])}"
+        return text
+    simple = {
+        "preempted": lambda c: f"preempted by {task_words(c['by'])}",
+        "waiting_for_cpu": lambda c: f"woken while its CPU ran {task_words(c['by'])}",
+        "idle_wakeup": lambda c: "woken onto its idle CPU and slow to run (idle exit, wakeup IPI)",
+        "blocked": lambda c: (
+            f"waiting in the kernel until woken by {task_words(c['woken_by'])}" if c.get("woken_by") else "waiting in the kernel"
+        ),
+        "interrupt": lambda c: f"interrupt handler {c['name']} on its CPU",
+        "softirq": lambda c: f"softirq {c['action']} on its CPU",
+        "unknown": lambda c: c["text"],
+    }
+    return simple[kind](cause)
+
+
+def task_words(task: dict) -> str:
+    """`a burst thread (FIFO 50)`, `a kernel thread ktimers/1 (FIFO 98)`."""
+    name = f" {task['name']}" if task.get("name") else ""
+    return f"{ROLE_WORDS[task['role']]}{name} ({task['priority']})"
 
 
 def upgrade_from_v1(data: dict) -> None:

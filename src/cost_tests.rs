@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use nix::sys::resource::{UsageWho, getrusage};
 
+use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::explain::{CauseShare, Explanation, SeriesBlame, Tracing};
 use rtsoak_record::result::{ResultDoc, RunResult};
 use rtsoak_record::{Series, SeriesKey, TailEstimate, TailRefusal};
@@ -46,10 +47,12 @@ fn explanation() -> Explanation {
         explained: 3,
         unexplained: 1,
         unexplained_on_cpu: 1,
-        causes: ["preempted by a noise worker", "blocked on a lock"]
+        causes: ["TIMER", "NET_RX"]
             .iter()
-            .map(|cause| CauseShare {
-                cause: cause.to_string(),
+            .map(|action| CauseShare {
+                cause: Cause::Softirq {
+                    action: action.to_string(),
+                },
                 count: 1,
                 share_percent: 25.0,
                 median_us: 40,

@@ -106,7 +106,20 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
                     chain.share_percent >= 50.0 && chain.blamed_us > 0,
                     "{who}: a cause covers at least half of its spike: {outlier:?}"
                 ),
-                Why::Unexplained { reason, .. } => assert!(!reason.is_empty(), "{who}"),
+                Why::Unexplained {
+                    largest_wait,
+                    reason,
+                    ..
+                } => {
+                    assert!(
+                        reason.is_none(),
+                        "{who}: no sentence is stored: {outlier:?}"
+                    );
+                    assert!(
+                        largest_wait.as_ref().is_none_or(|w| w.share_percent < 50.0),
+                        "{who}: a wait under half of its spike: {outlier:?}"
+                    );
+                }
             }
         }
     }

@@ -13,7 +13,9 @@ use rtsoak_analysis::judge::rates::rates_differ_p_value;
 use rtsoak_analysis::merge::by_transport;
 use rtsoak_record::SeriesKey;
 use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::decision::Decision;
+use rtsoak_report::why;
 
 const SAVED: &[&str] = &[
     "compare-vm-2cpu.json",
@@ -195,18 +197,20 @@ fn assert_main_causes_named(path: &Path) {
             .iter()
             .filter(|c| c.series == cause.series && c.cause == cause.cause)
             .count();
+        let named = why::cause_or_unexplained(cause.cause.as_ref());
         if sharing == 1 {
-            let sentence = cause
-                .sentence
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            assert!(words.contains(&sentence), "{sentence}\n{text}");
+            let line = format!(
+                "{}: {:.0} % of {} ",
+                cause.label, cause.share_percent, cause.over_threshold
+            );
+            assert!(words.contains(&line), "{line}\n{text}");
+            let after = &words[words.find(&line).unwrap()..];
+            assert!(after.contains(&named), "{named}\n{text}");
             continue;
         }
         // Transports sharing a main cause are named together on its line, each with its share.
         let share = format!("{} {:.0} %", cause.label, cause.share_percent);
-        let line = format!("main cause {}:", cause.cause);
+        let line = format!("main cause {named}:");
         assert!(words.contains(&line), "{line}\n{text}");
         let after = &words[words.find(&line).unwrap()..];
         assert!(after.contains(&share), "{share}\n{text}");
@@ -234,7 +238,7 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
     );
     let (old_doc, new_doc) = (store::load(&old).unwrap(), store::load(&new).unwrap());
     for changes in &diff.causes {
-        let over = |doc: &ResultDoc| {
+        let blame = |doc: &ResultDoc| {
             by_transport(doc)
                 .iter()
                 .find(|t| t.transport == changes.transport)
@@ -246,10 +250,20 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
                     )
                 })
                 .unwrap()
-                .over_threshold
         };
-        assert_eq!(changes.baseline_over_threshold, over(&old_doc));
-        assert_eq!(changes.new_over_threshold, over(&new_doc));
+        let (old_blame, new_blame) = (blame(&old_doc), blame(&new_doc));
+        assert_eq!(changes.baseline_over_threshold, old_blame.over_threshold);
+        assert_eq!(changes.new_over_threshold, new_blame.over_threshold);
+        // Both were written by version 2, which stored each cause as its sentence: every one
+        // is read back into its cause, so each pairs, and none is left out.
+        assert!(changes.changes.iter().all(|c| !c.unpaired), "{changes:?}");
+        for cause in old_blame.causes.iter().chain(&new_blame.causes) {
+            assert!(!matches!(cause.cause, Cause::Unknown { .. }), "{cause:?}");
+            let of = |c: &&rtsoak_record::result::diff::CauseChange| {
+                c.cause.as_ref() == Some(&cause.cause)
+            };
+            assert_eq!(changes.changes.iter().filter(of).count(), 1, "{cause:?}");
+        }
         let delta =
             |c: &rtsoak_record::result::diff::CauseChange| (c.new_count - c.baseline_count).abs();
         assert!(

@@ -164,24 +164,26 @@ fn every_field_of_the_schema_says_what_it_means() {
 }
 
 #[test]
-fn every_saved_version_2_result_validates_and_an_older_version_is_refused_by_its_number() {
+fn every_saved_version_2_or_3_result_validates_as_saved_and_as_this_build_reads_it() {
     let validator = validator(&schema());
     let results = saved_results();
-    let version_2 = results
-        .iter()
-        .filter(|(_, doc)| doc["schema_version"] == 2)
-        .count();
+    let readable = |doc: &Value| doc["schema_version"] == 2 || doc["schema_version"] == 3;
     assert!(
-        version_2 >= 3,
+        results.iter().filter(|(_, doc)| readable(doc)).count() >= 3,
         "the saved real results in tests/fixtures/results/ were not found"
     );
     for (path, doc) in &results {
         let what = path.strip_prefix(root()).unwrap().display().to_string();
-        if doc["schema_version"] == 2 {
+        if readable(doc) {
             assert_valid(&validator, doc, &what);
+            // Read (a version 2 sentence becomes its cause) and saved again, as version 3.
+            let read = rtsoak::store::from_bytes(&serde_json::to_vec(doc).unwrap()).unwrap();
+            let saved: Value = serde_json::from_slice(&rtsoak_report::json::render(&read)).unwrap();
+            assert_eq!(saved["schema_version"], 3, "{what}");
+            assert_valid(&validator, &saved, &format!("{what}, read and saved"));
         } else {
-            // The schema describes version 2 only; a version 1 result is read by rtsoak's
-            // loader, which upgrades it, never by this schema.
+            // The schema describes versions 2 and 3 only; a version 1 result is read by
+            // rtsoak's loader, which upgrades it, never by this schema.
             let errors = errors(&validator, doc);
             assert!(
                 errors.iter().any(|e| e.starts_with("/schema_version:")),
@@ -257,7 +259,7 @@ fn a_result_with_an_unknown_key_a_missing_key_or_a_wrong_type_is_rejected_where_
         Edit::Remove("/plan/rt/policy".into()),
         Edit::Remove(at("/explanation/tracing/lines")),
         Edit::Remove(at("/workers/1/counters/wakeups")),
-        Edit::Set("/schema_version".into(), json!(3)),
+        Edit::Set("/schema_version".into(), json!(4)),
         Edit::Set(at("/measured_ns"), json!("1000000000")),
         Edit::Set(at("/measured_ns"), json!(1.5)),
         Edit::Set(at("/measured_ns"), json!(-1)),

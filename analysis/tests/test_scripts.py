@@ -356,7 +356,7 @@ def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_
     import json
     import os
 
-    from rtsoak_results import load_result
+    from rtsoak_results import cause_words, load_result
 
     data = json.loads(explained_result.read_text())
     if os.geteuid() != 0:
@@ -379,7 +379,7 @@ def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_
             by_cause = dict((cause, count) for cause, count, _ in printed)
             assert by_cause["unexplained"] == blame["unexplained"]
             for cause in blame["causes"]:
-                assert by_cause[cause["cause"]] == cause["count"], cause
+                assert by_cause[cause_words(cause["cause"])] == cause["count"], cause
             for cause, count, share in printed:
                 assert abs(share - 100.0 * count / max(blame["kept"], 1)) < 0.06, (cause, share)
     drawn = draw_in_process("plot_causes", [load_result(str(explained_result))], list(HEADLINE), tmp_path)
@@ -391,7 +391,7 @@ def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_
         for name in HEADLINE:
             causes = run["explanation"]["series"][name]["causes"]
             if causes:
-                assert causes[0]["cause"] in legend, (causes[0], legend)
+                assert cause_words(causes[0]["cause"]) in legend, (causes[0], legend)
     assert data["host"]["kernel_release"] in drawn["causes"]["caption"]
 
 

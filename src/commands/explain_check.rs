@@ -54,7 +54,7 @@ pub(crate) fn explain_check(
     let done = calibration.rounds;
     let mut right = 0;
     for (i, round) in done.iter().enumerate() {
-        let said = round.explained.why.summary();
+        let said = rtsoak_report::why::why(&round.explained.why);
         let verdict = if round.wrong.is_empty() {
             right += 1;
             "right".to_string()

@@ -7,6 +7,7 @@
 mod check;
 mod dir;
 pub(crate) mod retention;
+mod upgrade_v2;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -105,13 +106,13 @@ pub fn read(path: &Path) -> anyhow::Result<(ResultDoc, Input)> {
 }
 
 /// Decode a result document from the bytes of a `result.json`: any bytes give a document or
-/// an error, never a panic (a fuzz target holds it to that). Version 1 documents are read too
-/// ([`upgrade_from_v1`]). A document that parses but whose counts cannot be added, or whose
+/// an error, never a panic (a fuzz target holds it to that). Versions 1 and 2 are read too
+/// ([`upgrade_from_v1`], [`upgrade_v2`]). A document that parses but whose counts cannot be added, or whose
 /// runs name transports its plan did not run, is refused with [`Refused`] ([`check`]).
 ///
 /// The version is read first on its own; a current document is then decoded straight into
 /// its types. (A generic JSON tree of a result of 16,000 runs took several times the memory
-/// of the document; only version 1 documents, which need rewriting, go through one.)
+/// of the document; only version 1 and 2 documents, which need rewriting, go through one.)
 pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
     let version = match serde_json::from_slice::<Version>(bytes) {
         Ok(version) => version.schema_version.and_then(|v| v.as_u64()),
@@ -122,10 +123,14 @@ pub fn from_bytes(bytes: &[u8]) -> anyhow::Result<ResultDoc> {
         Err(_) => None,
     };
     let doc: ResultDoc = match version {
-        Some(1) => {
+        Some(older @ (1 | 2)) => {
             let mut value: serde_json::Value =
                 serde_json::from_slice(bytes).context("the file is not JSON")?;
-            upgrade_from_v1(&mut value);
+            if older == 1 {
+                upgrade_from_v1(&mut value);
+            }
+            upgrade_v2::upgrade(&mut value);
+            value["schema_version"] = SCHEMA_VERSION.into();
             serde_json::from_value(value).context("it is not an rtsoak result")?
         }
         Some(v) if v == u64::from(SCHEMA_VERSION) => match serde_json::from_slice(bytes) {
@@ -193,7 +198,6 @@ fn upgrade_from_v1(value: &mut serde_json::Value) {
         let pass = verdict.get("pass").and_then(Value::as_bool) == Some(true);
         verdict.insert("status".into(), (if pass { "pass" } else { "fail" }).into());
     }
-    value["schema_version"] = SCHEMA_VERSION.into();
 }
 
 #[cfg(test)]
@@ -225,11 +229,13 @@ mod tests {
         for (name, bytes) in docs {
             let saved = to_json(&from_bytes(&bytes).unwrap());
             assert_eq!(to_json(&from_bytes(&saved).unwrap()), saved, "{name}");
-            // Every map keyed by series holds exactly the names the file held.
-            let (before, after): (serde_json::Value, serde_json::Value) = (
-                serde_json::from_slice(&bytes).unwrap(),
-                serde_json::from_slice(&saved).unwrap(),
-            );
+            // Every map keyed by series holds exactly the names the file held (a version 2
+            // file's cause sentences read as their causes).
+            let mut before: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            if before["schema_version"] == 2 {
+                upgrade_v2::upgrade(&mut before);
+            }
+            let after: serde_json::Value = serde_json::from_slice(&saved).unwrap();
             for (old, new) in before["runs"]
                 .as_array()
                 .unwrap()

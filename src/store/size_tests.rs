@@ -3,13 +3,16 @@
 //! saved as `result.json` is: the Jetson profile's 10-minute comparison, and an 8-hour nightly
 //! of every transport in five rounds. The histograms are drawn as a busy 2-CPU machine spread
 //! them (calibrated at the end against what its default comparison's intervals encoded to);
-//! every chain is an unexplained one with a long reason, the largest kind.
+//! every chain is an unexplained one naming the largest wait it had, the largest kind.
 
 use std::collections::BTreeMap;
 
 use rtsoak_analysis::coarsen;
 use rtsoak_analysis::stats::{coarse_copy, encode_histogram, new_histogram};
-use rtsoak_record::result::explain::{ExplainedOutlier, Explanation, Why, chains_per_run};
+use rtsoak_record::result::cause::{Cause, Culprit, LockHolder};
+use rtsoak_record::result::explain::{
+    ExplainedOutlier, Explanation, TaskRole, WaitShare, Why, chains_per_run,
+};
 use rtsoak_record::result::{Interval, IntervalSeries};
 use rtsoak_record::{Outlier, SampleStats};
 use rtsoak_record::{Series, SeriesKey};
@@ -111,11 +114,27 @@ fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
         })
         .rev()
         .collect();
-    let reason = "the longest wait in the trace covers 45% of it (blocked on a PI futex (rt_mutex) \
-                  held by a noise publisher boosted to FIFO 40 and preempted by a burst thread \
-                  (FIFO 50)); the RT task was on its CPU for 55% of it and the trace shows \
-                  nothing holding it back there (time in the kernel path itself, or taken from \
-                  the CPU below the kernel: a hypervisor, firmware)";
+    let why = Why::Unexplained {
+        largest_wait: Some(WaitShare {
+            cause: Cause::Lock {
+                lock: "PI futex (rt_mutex)".into(),
+                caller: Some("futex_lock_pi".into()),
+                holder: Some(LockHolder {
+                    role: TaskRole::NoisePublisher,
+                    boosted_to: Some("FIFO 40".into()),
+                    preempted_by: Some(Culprit {
+                        role: TaskRole::Burst,
+                        name: None,
+                        priority: "FIFO 50".into(),
+                    }),
+                }),
+            },
+            share_percent: 45.0,
+        }),
+        on_cpu_percent: Some(55.0),
+        events_lost_near: true,
+        reason: None,
+    };
     doc.runs = (0..runs)
         .map(|_| {
             let mut run = template.clone();
@@ -174,10 +193,7 @@ fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
                         series: Series::Delivery.name().to_string(),
                         at_ns: o.at_ns,
                         value_ns: o.value_ns,
-                        why: Why::Unexplained {
-                            reason: reason.to_string(),
-                            on_cpu_percent: Some(55.0),
-                        },
+                        why: why.clone(),
                     })
                     .collect(),
                 outliers_not_listed: 2_000u64.saturating_sub(chains as u64),

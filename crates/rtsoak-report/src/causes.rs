@@ -8,6 +8,8 @@ use rtsoak_analysis::merge::TransportRuns;
 use rtsoak_record::SeriesKey;
 use rtsoak_record::result::explain::SeriesBlame;
 
+use crate::why;
+
 /// Causes listed per series; the rest are folded into "other causes".
 const TOP: usize = 3;
 
@@ -83,7 +85,9 @@ fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> 
         .map(|c| {
             format!(
                 "{:.1}% {} (median {} us)",
-                c.share_percent, c.cause, c.median_us
+                c.share_percent,
+                why::cause(&c.cause),
+                c.median_us
             )
         })
         .collect();
@@ -113,12 +117,15 @@ fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtsoak_record::result::cause::Cause;
     use rtsoak_record::result::explain::CauseShare;
 
     #[test]
     fn a_series_line_gives_counts_shares_top_causes_and_the_unexplained() {
         let cause = |name: &str, count| CauseShare {
-            cause: name.to_string(),
+            cause: Cause::Softirq {
+                action: name.to_string(),
+            },
             count,
             share_percent: 0.0,
             median_us: 480,
@@ -130,19 +137,19 @@ mod tests {
             unexplained: 30,
             unexplained_on_cpu: 20,
             causes: vec![
-                cause("blocked on a lock", 900),
-                cause("preempted", 40),
-                cause("irq", 20),
-                cause("softirq", 10),
+                cause("TIMER", 900),
+                cause("NET_RX", 40),
+                cause("RCU", 20),
+                cause("SCHED", 10),
             ],
         };
         let total = SeriesBlame::sum([&run]).unwrap();
         assert_eq!(
             line("futex", "send_call", &total, ">100us"),
-            "  futex send_call: 1200 >100us (1000 kept), 97.0% explained: 90.0% blocked on a \
-             lock (median 480 us); 4.0% preempted (median 480 us); 2.0% irq (median 480 us); \
-             1.0% other causes; 3.0% unexplained (2.0% with the RT task on its CPU and nothing in \
-             the trace holding it back)"
+            "  futex send_call: 1200 >100us (1000 kept), 97.0% explained: 90.0% softirq TIMER on \
+             its CPU (median 480 us); 4.0% softirq NET_RX on its CPU (median 480 us); 2.0% \
+             softirq RCU on its CPU (median 480 us); 1.0% other causes; 3.0% unexplained (2.0% \
+             with the RT task on its CPU and nothing in the trace holding it back)"
         );
         let total = SeriesBlame::sum([&run, &run]).unwrap();
         assert_eq!((total.kept, total.causes[0].count), (2000, 1800));

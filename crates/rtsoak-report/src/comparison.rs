@@ -428,7 +428,7 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
                 .as_ref()
                 .and_then(|e| e.break_event.as_ref());
             if let Some(why) = why {
-                notes.push(format!("  why: {}", why.why.summary()));
+                notes.push(format!("  why: {}", crate::why::why(&why.why)));
             }
         }
     }

@@ -7,7 +7,9 @@ use std::fmt::Write;
 
 use crate::escape::{markdown as md, terminal};
 use rtsoak_record::result::RunKey;
-use rtsoak_record::result::diff::{CauseChanges, Diff};
+use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff};
+
+use crate::why;
 
 /// Causes named per series in "why the spikes changed"; the rest are counted.
 const CAUSES_NAMED: usize = 3;
@@ -95,24 +97,38 @@ fn why(changes: &CauseChanges) -> String {
     // In 128 bits: two counts read from files, whose difference an i64 may not hold.
     let total =
         i128::from(changes.new_over_threshold) - i128::from(changes.baseline_over_threshold);
-    let mut parts: Vec<String> = changes
-        .changes
+    let (paired, unpaired): (Vec<&CauseChange>, Vec<&CauseChange>) =
+        changes.changes.iter().partition(|c| !c.unpaired);
+    let mut parts: Vec<String> = paired
         .iter()
         .take(CAUSES_NAMED)
         .map(|c| {
             format!(
                 "{:+.0} {} ({:.0} % → {:.0} % of the kept spikes)",
                 c.new_count - c.baseline_count,
-                c.cause,
+                why::cause_or_unexplained(c.cause.as_ref()),
                 c.baseline_share_percent,
                 c.new_share_percent
             )
         })
         .collect();
-    let rest = changes.changes.len().saturating_sub(CAUSES_NAMED);
+    let rest = paired.len().saturating_sub(CAUSES_NAMED);
     if rest > 0 {
         parts.push(format!("{rest} more causes changed less"));
     }
+    // Never folded into the rest: a cause that could not be paired is not known to have changed.
+    parts.extend(unpaired.iter().map(|c| {
+        let (share, side) = if c.baseline_count > 0.0 {
+            (c.baseline_share_percent, "the baseline")
+        } else {
+            (c.new_share_percent, "this result")
+        };
+        format!(
+            "not paired: {} ({share:.0} % of the kept spikes in {side}; an older rtsoak's words \
+             this one does not recognise, so it may be one of the causes above)",
+            why::cause_or_unexplained(c.cause.as_ref()),
+        )
+    }));
     format!(
         "{row} {}: {total:+} spikes over the threshold ({} → {}): {}",
         changes.series,
@@ -124,6 +140,7 @@ fn why(changes: &CauseChanges) -> String {
 
 #[cfg(test)]
 mod tests {
+    use rtsoak_record::result::cause::Cause;
     use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff, DiffRules};
 
     #[test]
@@ -142,7 +159,12 @@ mod tests {
                 baseline_over_threshold: 200,
                 new_over_threshold: 3000,
                 changes: vec![CauseChange {
-                    cause: "blocked on a lock".into(),
+                    cause: Some(Cause::Lock {
+                        lock: "lock".into(),
+                        caller: None,
+                        holder: None,
+                    }),
+                    unpaired: false,
                     baseline_count: 20.0,
                     new_count: 2700.0,
                     baseline_share_percent: 10.0,
@@ -157,6 +179,48 @@ mod tests {
                  on a lock (10 % → 90 % of the kept spikes)"
             ),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_cause_that_could_not_be_paired_is_named_with_its_side_not_folded_into_the_rest() {
+        let change = |cause: Cause, unpaired, baseline_count: f64| CauseChange {
+            cause: Some(cause),
+            unpaired,
+            baseline_count,
+            new_count: 0.0,
+            baseline_share_percent: baseline_count / 2.0,
+            new_share_percent: 0.0,
+        };
+        let softirq = |action: &str| Cause::Softirq {
+            action: action.into(),
+        };
+        let mut changes: Vec<CauseChange> = ["A", "B", "C", "D"]
+            .into_iter()
+            .map(|a| change(softirq(a), false, 10.0))
+            .collect();
+        changes.push(change(
+            Cause::Unknown {
+                text: "an old phrase".into(),
+            },
+            true,
+            60.0,
+        ));
+        let line = super::why(&CauseChanges {
+            transport: "eventfd".into(),
+            ring_setup: None,
+            series: "delivery".into(),
+            baseline_over_threshold: 200,
+            new_over_threshold: 200,
+            changes,
+        });
+        assert!(line.contains("1 more causes changed less"), "{line}");
+        assert!(
+            line.ends_with(
+                "not paired: an old phrase (30 % of the kept spikes in the baseline; an older \
+                 rtsoak's words this one does not recognise, so it may be one of the causes above)"
+            ),
+            "{line}"
         );
     }
 }

@@ -19,9 +19,11 @@ use super::comparison::{not_run_word, status_word, title};
 use super::escape::terminal;
 use super::journal::verdict_lines;
 use super::text::us;
+use super::why;
 use rtsoak_analysis::judge::decision::{decide, per_million};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_analysis::stats::clopper_pearson_95;
+use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::decision::{Decision, MainCause};
 use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
 use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
@@ -125,23 +127,24 @@ pub(crate) fn headline(doc: &ResultDoc, rtsoak: &str) -> Headline {
 /// cause are named together, each with its share (and median), so six transports held back by
 /// the same thing take one line, not six.
 fn cause_lines(causes: &[MainCause]) -> Vec<String> {
-    let mut groups: Vec<(&str, &str, Vec<&MainCause>)> = Vec::new();
+    let mut groups: Vec<(&str, Option<&Cause>, Vec<&MainCause>)> = Vec::new();
     // Each group found by its key in a map: a decision read from a file may hold any number.
-    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut index: HashMap<(&str, Option<&Cause>), usize> = HashMap::new();
     for cause in causes {
         let at = *index
-            .entry((&cause.series, &cause.cause))
+            .entry((&cause.series, cause.cause.as_ref()))
             .or_insert_with(|| {
-                groups.push((&cause.series, &cause.cause, Vec::new()));
+                groups.push((&cause.series, cause.cause.as_ref(), Vec::new()));
                 groups.len() - 1
             });
         groups[at].2.push(cause);
     }
     groups
         .into_iter()
-        .map(|(series, name, members)| {
+        .map(|(series, main, members)| {
+            let name = why::cause_or_unexplained(main);
             if let [one] = members.as_slice() {
-                return one.sentence.clone();
+                return main_cause(one, &name);
             }
             let each: Vec<String> = members
                 .iter()
@@ -161,6 +164,29 @@ fn cause_lines(causes: &[MainCause]) -> Vec<String> {
         .collect()
 }
 
+/// `futex: 83 % of 1364 delivery spikes (1000 kept): <cause> (median 353 us)`, or the line a
+/// version 2 result holds.
+fn main_cause(c: &MainCause, name: &str) -> String {
+    if let Some(sentence) = &c.sentence {
+        return sentence.clone();
+    }
+    let median = c
+        .median_us
+        .map_or(String::new(), |us| format!(" (median {us} us)"));
+    let kept = if c.kept < c.over_threshold {
+        format!(" ({} kept)", c.kept)
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {:.0} % of {} {} spikes{kept}: {name}{median}",
+        c.label,
+        c.share_percent,
+        c.over_threshold,
+        c.series.replace('_', " ")
+    )
+}
+
 /// Why each `--break-on` sample was late, where the explainer says: the question a break asks,
 /// answered under the failure it caused.
 fn break_whys(doc: &ResultDoc) -> Vec<String> {
@@ -171,7 +197,7 @@ fn break_whys(doc: &ResultDoc) -> Vec<String> {
             format!(
                 "  why: {}: {}",
                 RunKey::of(run).label(),
-                event.why.summary()
+                why::why(&event.why)
             )
         })
         .collect()

@@ -40,6 +40,7 @@ mod tail;
 pub mod terminal;
 mod text;
 pub mod textfile;
+pub mod why;
 
 pub use output::{NamedFile, Render};
 

@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 use super::episodes::{Episode, Episodes};
 use super::event::Pid;
 use rtsoak_record::Outlier;
-use rtsoak_record::result::explain::{CauseShare, Chain, ExplainedOutlier, SeriesBlame, Why};
+use rtsoak_record::result::cause::Cause;
+use rtsoak_record::result::explain::{
+    CauseShare, Chain, ExplainedOutlier, SeriesBlame, WaitShare, Why,
+};
 
 /// A wait must cover at least this share of an outlier to be its cause, percent.
 pub(crate) const CAUSE_MIN_PERCENT: f64 = 50.0;
@@ -92,26 +95,20 @@ fn verdict(
             }))
         }
         best => {
-            let near_loss = trace
+            let events_lost_near = trace
                 .losses
                 .iter()
                 .any(|&(at, _)| at + 1_000 >= start_us && at <= end_us + 1_000);
-            let mut reason = match best {
-                Some((episode, overlap)) => {
-                    let chain = Chain {
-                        task: episode.task.clone(),
-                        wait: episode.wait.clone(),
-                        blamed_us: overlap,
-                        share_percent: 0.0,
-                    };
-                    format!(
-                        "the longest wait in the trace covers {:.0}% of it ({})",
-                        share(overlap),
-                        chain.cause()
-                    )
+            let largest_wait = best.map(|(episode, overlap)| WaitShare {
+                cause: Chain {
+                    task: episode.task.clone(),
+                    wait: episode.wait.clone(),
+                    blamed_us: overlap,
+                    share_percent: 0.0,
                 }
-                None => "no wait of the RT tasks in the trace during it".to_string(),
-            };
+                .cause(),
+                share_percent: round1(share(overlap)),
+            });
             // What the trace does show: an RT task on its CPU all along, with nothing else there.
             let on_cpu = trace
                 .on_cpu
@@ -122,27 +119,18 @@ fn verdict(
                 .unwrap_or(0);
             let on_cpu_percent =
                 (share(on_cpu) >= CAUSE_MIN_PERCENT).then(|| round1(share(on_cpu)));
-            if on_cpu_percent.is_some() {
-                reason += &format!(
-                    "; the RT task was on its CPU for {:.0}% of it and the trace shows nothing \
-                     holding it back there (time in the kernel path itself, or taken from the CPU \
-                     below the kernel: a hypervisor, firmware)",
-                    share(on_cpu)
-                );
-            }
-            if near_loss {
-                reason += "; the kernel lost trace events around it";
-            }
             Why::Unexplained {
-                reason,
+                largest_wait,
                 on_cpu_percent,
+                events_lost_near,
+                reason: None,
             }
         }
     }
 }
 
 fn summarise(target: &Target, explained: &[ExplainedOutlier]) -> SeriesBlame {
-    let mut causes: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut causes: BTreeMap<Cause, Vec<u64>> = BTreeMap::new();
     let (mut unexplained, mut on_cpu) = (0, 0);
     for outlier in explained {
         match &outlier.why {
@@ -243,18 +231,29 @@ mod tests {
             panic!("{:?}", each[0])
         };
         assert_eq!((chain.blamed_us, chain.share_percent), (150, 75.0));
-        assert!(
-            matches!(&each[1].why, Why::Unexplained { reason, on_cpu_percent: None }
-                if reason.contains("covers 40%")),
-            "{:?}",
-            each[1]
+        let ktimers = Cause::Preempted {
+            by: role::task(7, "ktimers/1", 1).culprit(),
+        };
+        assert_eq!(
+            each[1].why,
+            Why::Unexplained {
+                largest_wait: Some(WaitShare {
+                    cause: ktimers.clone(),
+                    share_percent: 40.0
+                }),
+                on_cpu_percent: None,
+                events_lost_near: false,
+                reason: None,
+            }
         );
-        assert!(
-            matches!(&each[2].why, Why::Unexplained { reason, on_cpu_percent: Some(p) }
-                if *p == 100.0 && reason.starts_with("no wait") && reason.contains("lost trace events")
-                    && reason.contains("on its CPU for 100% of it")),
-            "{:?}",
-            each[2]
+        assert_eq!(
+            each[2].why,
+            Why::Unexplained {
+                largest_wait: None,
+                on_cpu_percent: Some(100.0),
+                events_lost_near: true,
+                reason: None,
+            }
         );
         assert_eq!(
             (
@@ -267,10 +266,7 @@ mod tests {
         );
         assert_eq!(blame.unexplained_on_cpu, 1);
         assert_eq!(blame.causes.len(), 1);
-        assert_eq!(
-            blame.causes[0].cause,
-            "preempted by a kernel thread ktimers/1 (FIFO 98)"
-        );
+        assert_eq!(blame.causes[0].cause, ktimers);
         assert_eq!((blame.causes[0].count, blame.causes[0].median_us), (1, 150));
         assert!((blame.causes[0].share_percent - 33.3).abs() < 0.01);
     }

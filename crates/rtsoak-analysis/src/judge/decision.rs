@@ -166,7 +166,7 @@ fn claim(lower: &Rate, higher: &Rate) -> Claim {
 }
 
 /// The series with the most spikes of an explained transport, and what held it back most
-/// often: its top cause, or "unexplained" where that is the larger share.
+/// often: its top cause, or none where the unexplained spikes are the larger share.
 fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
     let explanations: Vec<_> = t
         .runs
@@ -187,35 +187,21 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         .filter(|(_, b)| b.kept > 0)
         .max_by_key(|(_, b)| b.over_threshold)?;
     let unexplained = 100.0 * blame.unexplained as f64 / blame.kept as f64;
-    let top = blame.causes.first();
-    let (cause, share, median) = match top {
+    let (cause, share_percent, median_us) = match blame.causes.first() {
         Some(c) if c.share_percent >= unexplained => {
-            (c.cause.clone(), c.share_percent, Some(c.median_us))
+            (Some(c.cause.clone()), c.share_percent, Some(c.median_us))
         }
-        _ => ("unexplained".to_string(), unexplained, None),
+        _ => (None, unexplained, None),
     };
-    let median_us = median;
-    let median = median.map_or(String::new(), |us| format!(" (median {us} us)"));
-    let kept = if blame.kept < blame.over_threshold {
-        format!(" ({} kept)", blame.kept)
-    } else {
-        String::new()
-    };
-    let sentence = format!(
-        "{}: {share:.0} % of {} {} spikes{kept}: {cause}{median}",
-        t.label,
-        blame.over_threshold,
-        series_words(series)
-    );
     Some(MainCause {
         label: t.label.clone(),
         series: series.to_string(),
         over_threshold: blame.over_threshold,
         kept: blame.kept,
         cause,
-        share_percent: share,
+        share_percent,
         median_us,
-        sentence,
+        sentence: None,
     })
 }
 

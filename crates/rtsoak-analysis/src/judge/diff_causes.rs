@@ -2,19 +2,19 @@
 //! change in each cause between them (a kernel upgrade that regresses raises one cause, and
 //! the first question RT engineers ask is which). Counts are estimated over all spikes: each
 //! cause's share of the kept spikes times the spikes over the threshold, so runs that kept
-//! different shares of their spikes still compare.
+//! different shares of their spikes still compare. Causes pair by identity, never by words; a
+//! cause an older rtsoak stored in words this one does not recognise is listed as not paired,
+//! never as gone.
 //!
 //! Pure: two merged transports in, their changes out.
 
 use std::collections::HashMap;
 
 use crate::merge::TransportRuns;
+use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::diff::{CauseChange, CauseChanges};
 use rtsoak_record::result::explain::SeriesBlame;
 use rtsoak_record::{Series, SeriesKey};
-
-/// The label of spikes the trace could not explain.
-const UNEXPLAINED: &str = "unexplained";
 
 /// The changes of `series` between `b` (baseline) and `n` (new), if both were explained.
 pub(super) fn changes(
@@ -23,23 +23,25 @@ pub(super) fn changes(
     series: Series,
 ) -> Option<CauseChanges> {
     let (old, new) = (blame(b, series)?, blame(n, series)?);
-    let mut causes: Vec<String> = old
+    // `None` is the unexplained spikes, a row of its own.
+    let mut causes: Vec<Option<&Cause>> = old
         .causes
         .iter()
         .chain(&new.causes)
-        .map(|c| c.cause.clone())
+        .map(|c| Some(&c.cause))
         .collect();
     causes.sort();
     causes.dedup();
-    causes.push(UNEXPLAINED.to_string());
+    causes.push(None);
     let (old_counts, new_counts) = (counts(&old), counts(&new));
     let mut changes: Vec<CauseChange> = causes
         .into_iter()
         .map(|cause| {
-            let (baseline_share_percent, baseline_count) = share(&old, &old_counts, &cause);
-            let (new_share_percent, new_count) = share(&new, &new_counts, &cause);
+            let (baseline_share_percent, baseline_count) = share(&old, &old_counts, cause);
+            let (new_share_percent, new_count) = share(&new, &new_counts, cause);
             CauseChange {
-                cause,
+                cause: cause.cloned(),
+                unpaired: unpaired(cause, &old, &new),
                 baseline_count,
                 new_count,
                 baseline_share_percent,
@@ -50,8 +52,9 @@ pub(super) fn changes(
         .collect();
     changes.sort_by(|a, b| {
         let delta = |c: &CauseChange| (c.new_count - c.baseline_count).abs();
-        delta(b)
-            .total_cmp(&delta(a))
+        a.unpaired
+            .cmp(&b.unpaired)
+            .then_with(|| delta(b).total_cmp(&delta(a)))
             .then_with(|| a.cause.cmp(&b.cause))
     });
     Some(CauseChanges {
@@ -62,6 +65,14 @@ pub(super) fn changes(
         new_over_threshold: new.over_threshold,
         changes,
     })
+}
+
+/// Whether `cause` is one an older rtsoak stored in words this one does not recognise, found
+/// on one side only: the other side may hold it under other words or as an identity, so a
+/// count of 0 there would be a guess.
+fn unpaired(cause: Option<&Cause>, old: &SeriesBlame, new: &SeriesBlame) -> bool {
+    let held = |blame: &SeriesBlame| blame.causes.iter().any(|c| Some(&c.cause) == cause);
+    matches!(cause, Some(Cause::Unknown { .. })) && held(old) != held(new)
 }
 
 /// The series' blame over the runs, if every run was traced.
@@ -77,24 +88,20 @@ fn blame(t: &TransportRuns<'_>, series: Series) -> Option<SeriesBlame> {
     SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(series))
 }
 
-/// Each cause's count in `blame`, by name: found once each, however many causes a result holds.
-fn counts(blame: &SeriesBlame) -> HashMap<&str, u64> {
-    blame
-        .causes
-        .iter()
-        .map(|c| (c.cause.as_str(), c.count))
-        .collect()
+/// Each cause's count in `blame`: found once each, however many causes a result holds.
+fn counts(blame: &SeriesBlame) -> HashMap<&Cause, u64> {
+    blame.causes.iter().map(|c| (&c.cause, c.count)).collect()
 }
 
-/// A cause's share of the kept spikes, percent, and its count estimated over all spikes.
-fn share(blame: &SeriesBlame, counts: &HashMap<&str, u64>, cause: &str) -> (f64, f64) {
+/// A cause's share of the kept spikes, percent, and its count estimated over all spikes
+/// (`None`: the unexplained ones).
+fn share(blame: &SeriesBlame, counts: &HashMap<&Cause, u64>, cause: Option<&Cause>) -> (f64, f64) {
     if blame.kept == 0 {
         return (0.0, 0.0);
     }
-    let count = if cause == UNEXPLAINED {
-        blame.unexplained
-    } else {
-        counts.get(cause).copied().unwrap_or(0)
+    let count = match cause {
+        None => blame.unexplained,
+        Some(cause) => counts.get(cause).copied().unwrap_or(0),
     };
     let share = count as f64 / blame.kept as f64;
     (100.0 * share, share * blame.over_threshold as f64)

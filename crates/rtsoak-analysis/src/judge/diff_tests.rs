@@ -1,6 +1,8 @@
 use super::*;
 use crate::stats::{encode_histogram, new_histogram};
 use rtsoak_record::SampleStats;
+use rtsoak_record::result::cause::{Cause, Culprit};
+use rtsoak_record::result::explain::TaskRole;
 use rtsoak_record::result::verdict::Status;
 use rtsoak_testing::fixture::one_run_doc;
 
@@ -281,28 +283,53 @@ fn an_undecodable_histogram_leaves_its_percentiles_unjudged_and_says_so() {
     );
 }
 
+/// A lock with no holder named, one of two causes the explained fixtures use.
+fn lock_cause() -> Cause {
+    Cause::Lock {
+        lock: "rt_mutex".into(),
+        caller: None,
+        holder: None,
+    }
+}
+
+/// A preemption by ktimers, the other.
+fn preempted_cause() -> Cause {
+    Cause::Preempted {
+        by: Culprit {
+            role: TaskRole::KernelThread,
+            name: Some("ktimers/1".into()),
+            priority: "FIFO 98".into(),
+        },
+    }
+}
+
 /// The fixture with its send calls explained: `over` spikes, 100 kept, `lock` of them blocked
 /// on a lock, `preempted` preempted, the rest unexplained.
 fn explained(over: u64, lock: u64, preempted: u64) -> ResultDoc {
+    explained_by(over, [(lock_cause(), lock), (preempted_cause(), preempted)])
+}
+
+/// The fixture with its send calls explained by `causes`, 100 kept of `over`.
+fn explained_by(over: u64, causes: [(Cause, u64); 2]) -> ResultDoc {
     use rtsoak_record::result::explain::{CauseShare, Explanation, SeriesBlame};
     use rtsoak_record::{Series, SeriesKey};
     let mut doc = doc(1_000_000, over, 150_000);
-    let cause = |cause: &str, count| CauseShare {
-        cause: cause.into(),
-        count,
-        share_percent: count as f64,
-        median_us: 300,
-    };
+    let explained: u64 = causes.iter().map(|(_, count)| count).sum();
     let blame = SeriesBlame {
         over_threshold: over,
         kept: 100,
-        explained: lock + preempted,
-        unexplained: 100 - lock - preempted,
+        explained,
+        unexplained: 100 - explained,
         unexplained_on_cpu: 0,
-        causes: vec![
-            cause("blocked on a lock", lock),
-            cause("preempted", preempted),
-        ],
+        causes: causes
+            .into_iter()
+            .map(|(cause, count)| CauseShare {
+                cause,
+                count,
+                share_percent: count as f64,
+                median_us: 300,
+            })
+            .collect(),
     };
     doc.runs[0].explanation = Some(Explanation {
         series: [(SeriesKey::Rt(Series::Delivery), blame)].into(),
@@ -327,7 +354,7 @@ fn where_both_sides_were_explained_the_diff_says_which_cause_changed_most() {
         ("delivery", 200, 3000)
     );
     let lock = &changes.changes[0];
-    assert_eq!(lock.cause, "blocked on a lock", "the largest change first");
+    assert_eq!(lock.cause, Some(lock_cause()), "the largest change first");
     // 10 % of 200 spikes, then 90 % of 3000.
     assert_eq!((lock.baseline_count, lock.new_count), (20.0, 2700.0));
     assert_eq!(
@@ -341,4 +368,28 @@ fn where_both_sides_were_explained_the_diff_says_which_cause_changed_most() {
             .causes
             .is_empty()
     );
+}
+
+#[test]
+fn a_cause_an_older_build_worded_unrecognisably_is_said_unpaired_not_dropped_or_zeroed() {
+    let old_words = Cause::Unknown {
+        text: "preempted by an old phrase".into(),
+    };
+    let base = explained_by(200, [(old_words.clone(), 40), (lock_cause(), 10)]);
+    let new = explained(200, 10, 40);
+    let d = diff("base", &base, &new, &DiffRules::default());
+    let changes = &d.causes[0].changes;
+    let unpaired: Vec<_> = changes.iter().filter(|c| c.unpaired).collect();
+    assert_eq!(unpaired.len(), 1, "{changes:?}");
+    assert_eq!(unpaired[0].cause, Some(old_words.clone()));
+    assert_eq!(unpaired[0].baseline_count, 80.0, "kept with its count");
+    assert!(
+        changes.last().unwrap().unpaired,
+        "after every paired change"
+    );
+    let lock = changes.iter().find(|c| c.cause == Some(lock_cause()));
+    assert!(lock.is_some_and(|c| !c.unpaired && c.baseline_count == c.new_count));
+    // The same words on both sides pair, as they always did.
+    let both_old = diff("base", &base, &base, &DiffRules::default());
+    assert!(both_old.causes[0].changes.iter().all(|c| !c.unpaired));
 }

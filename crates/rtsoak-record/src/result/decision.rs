@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cause::Cause;
 use crate::RingSetup;
 
 /// What a comparison decides.
@@ -82,13 +83,15 @@ pub struct MainCause {
     pub over_threshold: u64,
     /// ...
     pub kept: u64,
-    /// The main cause, or `unexplained`.
-    pub cause: String,
+    /// The main cause; none where the unexplained spikes are the larger share.
+    pub cause: Option<Cause>,
     /// Its share of the kept spikes, percent.
     pub share_percent: f64,
     /// The median time it held the RT task back within a spike, us (none for `unexplained`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_us: Option<u64>,
-    /// The cause in one sentence.
-    pub sentence: String,
+    /// The line version 2 wrote for it, kept as it was (its earliest builds wrote the median
+    /// only there); none from version 3, whose report words the fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentence: Option<String>,
 }

@@ -3,7 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cause::Cause;
 use crate::{RingSetup, Status};
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
 
 /// When a difference counts as a regression. Every rule needs both statistical evidence (or a
 /// tolerance) and a minimum size, so run-to-run noise passes.
@@ -82,7 +87,8 @@ pub struct CauseChanges {
     pub baseline_over_threshold: u64,
     /// ...
     pub new_over_threshold: u64,
-    /// Every cause on either side (and `unexplained`), the largest change in count first.
+    /// Every cause on either side (and the unexplained spikes), the largest change in count
+    /// first, then the causes that could not be paired.
     pub changes: Vec<CauseChange>,
 }
 
@@ -92,8 +98,13 @@ pub struct CauseChanges {
 /// spike rates compare.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CauseChange {
-    /// The cause in words, or `unexplained`.
-    pub cause: String,
+    /// The cause; none for the spikes no wait explained.
+    pub cause: Option<Cause>,
+    /// A cause an older rtsoak stored in words this one does not recognise, found on one side
+    /// only: it may be one of the other side's causes under other words, so its change is not
+    /// known (its count on the other side is 0 because nothing there could be paired with it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unpaired: bool,
     /// Spikes of this cause, estimated over all spikes (share of the kept ones x all).
     pub baseline_count: f64,
     /// ...

@@ -16,7 +16,7 @@ use crate::{CpuDmaLatency, HostFacts, SystemCheck};
 use crate::{Integrity, Outlier, SampleStats, Summary};
 
 /// Bumped on any incompatible change of the document's shape.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One invocation's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

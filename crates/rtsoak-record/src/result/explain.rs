@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cause::Cause;
+
 /// Most chains a result document lists, over all its runs: at most 1.6 MB of JSON (an
 /// unexplained one with its reason takes about 480 bytes). A run keeps an equal share of them
 /// ([`chains_per_run`]), its longest spikes': the default comparison's 8 transports list up
@@ -20,6 +22,10 @@ pub fn chains_per_run(planned_runs: usize) -> usize {
 
 fn is_zero(value: &u64) -> bool {
     *value == 0
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// The explanation of one run's spikes.
@@ -86,12 +92,12 @@ pub struct SeriesBlame {
 
 impl SeriesBlame {
     /// `blames` (one per run) added: counts add (saturating: a result that was read has counts
-    /// that add up, `store::check`), causes add by name, a cause's median is kept from the run
+    /// that add up, `store::check`), causes add by identity, a cause's median is kept from the run
     /// whose count of it exceeded the sum so far, shares are recomputed. `None` for no blame.
-    /// Linear in the causes: each name is found in a map, and the list is sorted once.
+    /// Linear in the causes: each is found in a map, and the list is sorted once.
     pub fn sum<'a>(blames: impl IntoIterator<Item = &'a SeriesBlame>) -> Option<SeriesBlame> {
         let mut total: Option<SeriesBlame> = None;
-        let mut causes: BTreeMap<&str, CauseShare> = BTreeMap::new();
+        let mut causes: BTreeMap<&Cause, CauseShare> = BTreeMap::new();
         for more in blames {
             let total = total.get_or_insert_with(SeriesBlame::default);
             total.over_threshold = total.over_threshold.saturating_add(more.over_threshold);
@@ -102,7 +108,7 @@ impl SeriesBlame {
                 .unexplained_on_cpu
                 .saturating_add(more.unexplained_on_cpu);
             for cause in &more.causes {
-                match causes.get_mut(cause.cause.as_str()) {
+                match causes.get_mut(&cause.cause) {
                     Some(existing) => {
                         if cause.count > existing.count {
                             existing.median_us = cause.median_us;
@@ -152,8 +158,8 @@ impl SeriesBlame {
 /// One cause and how often it was the cause.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CauseShare {
-    /// The cause in words, by role (the per-outlier chains carry pids).
-    pub cause: String,
+    /// The cause, by role (the per-outlier chains carry pids).
+    pub cause: Cause,
     /// Outliers it explains.
     pub count: u64,
     /// Of the series' kept outliers, percent.
@@ -178,13 +184,30 @@ pub struct ExplainedOutlier {
 pub enum Why {
     Explained(Box<Chain>),
     Unexplained {
-        /// What the trace showed, or did not.
-        reason: String,
+        /// The wait of the RT tasks that overlapped the spike most, covering less than half
+        /// of it (none: no wait of theirs during it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        largest_wait: Option<WaitShare>,
         /// Where the trace shows an RT task on its CPU for at least half of the spike with
         /// nothing holding it back: that share, percent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         on_cpu_percent: Option<f64>,
+        /// The kernel lost trace events within 1 ms of the spike.
+        #[serde(default, skip_serializing_if = "is_false")]
+        events_lost_near: bool,
+        /// What an older rtsoak wrote in words instead of the fields above (schema version 2
+        /// and before); none from this one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
+}
+
+/// A wait that covered part of a spike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitShare {
+    pub cause: Cause,
+    /// Of the spike, percent.
+    pub share_percent: f64,
 }
 
 /// What held an RT task back during an outlier.
@@ -279,127 +302,4 @@ pub enum TaskRole {
     Idle,
     /// A task outside rtsoak.
     Other,
-}
-
-impl TaskRole {
-    /// The role in words, with an article, for cause sentences.
-    pub(crate) fn phrase(self) -> &'static str {
-        match self {
-            TaskRole::RtPublisher => "the RT publisher",
-            TaskRole::RtSubscriber => "the RT subscriber",
-            TaskRole::NoisePublisher => "a noise publisher",
-            TaskRole::NoiseSubscriber => "a noise subscriber",
-            TaskRole::Burst => "a burst thread",
-            TaskRole::LoadGenerator => "a load generator",
-            TaskRole::Rtsoak => "an rtsoak process",
-            TaskRole::InterruptThread => "an interrupt thread",
-            TaskRole::KernelThread => "a kernel thread",
-            TaskRole::Idle => "the idle task",
-            TaskRole::Other => "a task outside rtsoak",
-        }
-    }
-}
-
-impl TaskRef {
-    /// `a burst thread (FIFO 50)`; a task outside rtsoak is named by its comm.
-    pub(crate) fn phrase(&self) -> String {
-        match self.role {
-            TaskRole::KernelThread
-            | TaskRole::InterruptThread
-            | TaskRole::Rtsoak
-            | TaskRole::Other => {
-                format!("{} {} ({})", self.role.phrase(), self.kind(), self.priority)
-            }
-            _ => format!("{} ({})", self.role.phrase(), self.priority),
-        }
-    }
-
-    /// The comm, with a kworker's pool-local number cut off (`kworker/u8:17` is `kworker/u8`,
-    /// `kworker/1:2H` is `kworker/1H`): the kernel numbers workers as it creates them, so the
-    /// number would split one cause into many.
-    fn kind(&self) -> String {
-        match self
-            .comm
-            .strip_prefix("kworker/")
-            .and_then(|rest| rest.split_once(':'))
-        {
-            Some((pool, worker)) => {
-                let high = if worker.ends_with('H') { "H" } else { "" };
-                format!("kworker/{pool}{high}")
-            }
-            None => self.comm.clone(),
-        }
-    }
-}
-
-impl Why {
-    /// The verdict in one line: the cause and for how long, or why there is none.
-    pub fn summary(&self) -> String {
-        match self {
-            Why::Explained(chain) => format!("{} for {} us", chain.cause(), chain.blamed_us),
-            Why::Unexplained { reason, .. } => format!("unexplained: {reason}"),
-        }
-    }
-}
-
-impl Chain {
-    /// The cause in words, by role, the same for every outlier it explains.
-    pub fn cause(&self) -> String {
-        match &self.wait {
-            Wait::Lock { lock, holder } => {
-                let mut text = format!("blocked on a {}", lock.kind);
-                if let Some(caller) = &lock.caller {
-                    text += &format!(" in {caller}");
-                }
-                if let Some(holder) = holder {
-                    text += &format!(" held by {}", holder.task.role.phrase());
-                    if let Some(boost) = &holder.boosted_to {
-                        text += &format!(" boosted to {boost}");
-                    }
-                    if let Some(by) = &holder.preempted_by {
-                        text += &format!(" and preempted by {}", by.phrase());
-                    }
-                }
-                text
-            }
-            Wait::Preempted { by } => format!("preempted by {}", by.phrase()),
-            Wait::WaitingForCpu { by } => format!("woken while its CPU ran {}", by.phrase()),
-            Wait::IdleWakeup { .. } => {
-                "woken onto its idle CPU and slow to run (idle exit, wakeup IPI)".to_string()
-            }
-            Wait::Blocked { woken_by } => match woken_by {
-                Some(by) => format!("waiting in the kernel until woken by {}", by.phrase()),
-                None => "waiting in the kernel".to_string(),
-            },
-            Wait::Interrupt { name } => format!("interrupt handler {name} on its CPU"),
-            Wait::Softirq { action } => format!("softirq {action} on its CPU"),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kworkers_number_does_not_split_a_cause_but_a_cpu_bound_threads_cpu_does() {
-        let task = |comm: &str| TaskRef {
-            pid: 7,
-            comm: comm.to_string(),
-            role: TaskRole::KernelThread,
-            priority: "normal".to_string(),
-        };
-        assert_eq!(
-            task("kworker/u8:17").phrase(),
-            "a kernel thread kworker/u8 (normal)"
-        );
-        assert_eq!(
-            task("kworker/1:2H").phrase(),
-            "a kernel thread kworker/1H (normal)"
-        );
-        assert_eq!(
-            task("ksoftirqd/1").phrase(),
-            "a kernel thread ksoftirqd/1 (normal)"
-        );
-    }
 }

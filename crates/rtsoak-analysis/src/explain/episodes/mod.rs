@@ -508,6 +508,7 @@ impl Seen<'_> {
 mod tests {
     use super::*;
     use crate::explain::event::parse;
+    use rtsoak_record::result::cause::{Cause, Culprit};
     use rtsoak_record::result::explain::TaskRole;
 
     /// The episodes of `watched` in `lines`, keeping every wait of a microsecond or more.
@@ -653,7 +654,7 @@ mod tests {
                  prev_prio=120 prev_state=R ==> next_comm=rtsoak-sub next_pid=10 next_prio=19",
             ],
         );
-        let kinds: Vec<(u64, String)> = episodes
+        let kinds: Vec<(u64, Cause)> = episodes
             .done
             .iter()
             .map(|e| {
@@ -666,23 +667,37 @@ mod tests {
                 (e.end_us - e.start_us, chain.cause())
             })
             .collect();
+        let culprit = |role, name: &str, priority: &str| Culprit {
+            role,
+            name: Some(name.into()),
+            priority: priority.into(),
+        };
         assert_eq!(
             kinds,
             [
                 (
                     50,
-                    "preempted by a kernel thread ktimers/2 (FIFO 98)".to_string()
+                    Cause::Preempted {
+                        by: culprit(TaskRole::KernelThread, "ktimers/2", "FIFO 98")
+                    }
                 ),
-                (30, "interrupt handler 24:virtio0 on its CPU".to_string()),
+                (
+                    30,
+                    Cause::Interrupt {
+                        name: "24:virtio0".into()
+                    }
+                ),
                 (
                     80,
-                    "woken while its CPU ran an interrupt thread irq/24-virtio0 (FIFO 99)"
-                        .to_string()
+                    Cause::WaitingForCpu {
+                        by: culprit(TaskRole::InterruptThread, "irq/24-virtio0", "FIFO 99")
+                    }
                 ),
                 (
                     210,
-                    "waiting in the kernel until woken by a kernel thread kworker/2 (normal)"
-                        .to_string()
+                    Cause::Blocked {
+                        woken_by: Some(culprit(TaskRole::KernelThread, "kworker/2", "normal"))
+                    }
                 ),
             ]
         );
