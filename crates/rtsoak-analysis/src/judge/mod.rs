@@ -11,6 +11,7 @@ mod diff_causes;
 pub mod floor;
 mod measured;
 pub mod rates;
+mod sharing;
 mod tail_limit;
 mod verdict;
 
