@@ -36,6 +36,7 @@ mod tail;
 pub mod terminal;
 mod text;
 pub mod textfile;
+pub mod verdict_text;
 
 use rtsoak_record::result::ResultDoc;
 

@@ -13,6 +13,7 @@ mod measured;
 pub mod rates;
 mod sharing;
 mod tail_limit;
+mod validity;
 mod verdict;
 
 pub use caveats::{caveats, ranked as ranked_caveats};
