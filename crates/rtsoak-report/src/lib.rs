@@ -24,6 +24,7 @@ mod floor;
 mod hdr_log;
 mod headline;
 mod hgrm;
+mod identity;
 pub mod journal;
 pub mod json;
 mod junit;

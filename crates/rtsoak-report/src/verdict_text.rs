@@ -4,6 +4,7 @@
 //! say the same thing.
 
 use rtsoak_record::Status;
+use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Verdict;
 
 /// `PASS`, `FAIL`, `INCONCLUSIVE`, or on a PASS that accepted conditions (a development
@@ -51,6 +52,29 @@ pub fn reasons(verdict: &Verdict) -> Vec<String> {
         );
     }
     reasons
+}
+
+/// The verdict and what qualifies it, for an export's free text (JUnit's `system-out`): the
+/// verdict line, one line per reason, then every caveat with its severity, most serious first.
+pub fn summary(doc: &ResultDoc) -> Vec<String> {
+    let mut lines = match &doc.verdict {
+        Some(verdict) => {
+            let mut lines = vec![format!("rtsoak verdict: {}", status_phrase(verdict))];
+            lines.extend(reasons(verdict).into_iter().map(|r| format!("  {r}")));
+            lines
+        }
+        None => vec!["rtsoak verdict: none (the invocation did not finish)".to_string()],
+    };
+    lines.extend(caveat_lines(doc));
+    lines
+}
+
+/// Every caveat of `doc` as `[severity] sentence`, most serious first.
+pub fn caveat_lines(doc: &ResultDoc) -> Vec<String> {
+    doc.caveats
+        .iter()
+        .map(|c| format!("[{}] {}", c.severity.word(), c.text))
+        .collect()
 }
 
 #[cfg(test)]
