@@ -127,3 +127,23 @@ def test_prometheus_has_the_verdict_its_reasons_the_end_time_and_who_measured_on
                 "inconclusive": {("inconclusive", "invalidated")}}[status]
     assert reasons == expected
     assert any(s.name == "rtsoak_run_end_timestamp_seconds" and s.value > 1.7e9 for s in samples)
+
+
+def test_the_html_reports_verdict_colour_follows_its_meaning_and_caveats_keep_their_severity(judged, tmp_path):
+    from conftest import run_script
+
+    status, data, path = judged
+    if status == "pass":
+        data["verdict"]["accepted"] = [{"condition": "kernel.preempt-rt", "message": "not a PREEMPT_RT kernel"}]
+        path = write_result(data, tmp_path / "accepted")
+    run_script("report.py", path, "-o", tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text()
+    heading = {
+        "pass": '<h2 class="verdict qualified">Verdict: PASS on a non-RT kernel: these figures describe this kernel</h2>',
+        "fail": '<h2 class="verdict fail">Verdict: FAIL</h2>',
+        "inconclusive": '<h2 class="verdict inconclusive">Verdict: INCONCLUSIVE</h2>',
+    }[status]
+    assert heading in page
+    assert "h2.verdict.pass { color: #1b5e20; }" in page, "only a plain PASS is green"
+    for caveat in data["caveats"]:
+        assert f'<li class="{caveat["severity"]}">[{caveat["severity"]}] ' in page
