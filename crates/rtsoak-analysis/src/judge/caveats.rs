@@ -68,7 +68,7 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
 /// How much a condition the system check found changes what the figures mean, by its finding
 /// id: a kernel without PREEMPT_RT, no real-time priority and noise on the RT CPUs change what
 /// every figure means; RCU callbacks and SMT are details; the rest shift the figures.
-fn check_severity(id: &str) -> Severity {
+pub fn check_severity(id: &str) -> Severity {
     match id {
         "kernel.preempt-rt" | "privileges.rt-priority" | "layout.noise-shares-rt-cpu" => {
             Severity::Invalidates
