@@ -61,6 +61,10 @@ fn an_rt_board_with_isolated_cpus_is_read_in_full() {
         sched_rt_period_us: Some(1_000_000),
         clocksource: some("arch_sys_counter"),
         io_uring_disabled: Some(0),
+        board: Some(rtsoak_record::Board {
+            model: some("NVIDIA Jetson Orin Nano Developer Kit"),
+            ..Default::default()
+        }),
     };
     assert_eq!(facts, expected);
     assert_eq!(facts.online_cpus(), vec![0, 1, 2, 3, 4, 5]);
@@ -94,6 +98,7 @@ fn a_plain_vm_is_not_rt_and_has_no_isolation_or_cpufreq() {
         sched_rt_period_us: Some(1_000_000),
         clocksource: some("tsc"),
         io_uring_disabled: Some(0),
+        board: None,
     };
     assert_eq!(facts, expected);
     assert_eq!(facts.isolated_cpus(), Vec::<usize>::new());
@@ -130,6 +135,7 @@ fn an_old_rt_kernel_is_recognised_by_its_version_string_alone() {
         sched_rt_period_us: Some(1_000_000),
         clocksource: some("hpet"),
         io_uring_disabled: None,
+        board: None,
     };
     assert_eq!(facts, expected);
 }

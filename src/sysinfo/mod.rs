@@ -9,6 +9,7 @@
 //! Per-CPU reading lives in [`cpus`], kernel and boot command line in [`kernel`], interrupts in
 //! [`irqs`], processes and threads in [`tasks`].
 
+mod board;
 pub(crate) mod cpus;
 
 pub(crate) mod irqs;
@@ -50,6 +51,7 @@ pub(crate) fn host_facts(root: &SysRoot) -> HostFacts {
         clocksource: root
             .read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         io_uring_disabled: root.parsed("/proc/sys/kernel/io_uring_disabled"),
+        board: board::board(root, preempt_rt),
     }
 }
 

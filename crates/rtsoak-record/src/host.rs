@@ -40,6 +40,10 @@ pub struct HostFacts {
     pub clocksource: Option<String>,
     /// `/proc/sys/kernel/io_uring_disabled` (absent before Linux 6.6)
     pub io_uring_disabled: Option<u32>,
+    /// What names the board: the device tree's model and compatible strings, the L4T release
+    /// (absent where none of them exists, and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board: Option<crate::Board>,
 }
 
 impl HostFacts {

@@ -33,6 +33,7 @@ pub mod result;
 
 pub mod bench;
 
+mod board;
 mod break_event;
 mod caveat;
 mod counters;
@@ -51,6 +52,7 @@ mod support;
 mod system_check;
 mod tail;
 
+pub use board::Board;
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
 pub use counters::{BurstReport, Counters, LoadCount};

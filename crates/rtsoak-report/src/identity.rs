@@ -3,10 +3,15 @@
 
 use rtsoak_record::HostFacts;
 
-/// The board, as the result's host facts name it: its CPU model (`unknown` where none was
-/// read).
+/// The board, as the result's host facts name it: the device tree's model, else its most
+/// specific compatible string, else the CPU model (`unknown` where none was read).
 pub(crate) fn board(host: &HostFacts) -> String {
-    host.cpu_model
+    let device_tree = host
+        .board
+        .as_ref()
+        .and_then(|b| b.model.clone().or_else(|| b.compatible.first().cloned()));
+    device_tree
+        .or_else(|| host.cpu_model.clone())
         .clone()
         .filter(|model| !model.trim().is_empty())
         .unwrap_or_else(|| "unknown".to_string())

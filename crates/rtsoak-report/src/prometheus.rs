@@ -469,7 +469,7 @@ mod tests {
         doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
         let text = render(&doc);
         let identity = "{profile=\"ci\",kernel_release=\"6.12.117+deb13-rt-arm64\",\
-                        preempt_rt=\"true\",board=\"0xd42\"";
+                        preempt_rt=\"true\",board=\"NVIDIA Jetson Orin Nano Developer Kit\"";
         for sample in text.lines().filter(|l| !l.starts_with('#')) {
             assert!(sample.contains(identity), "{sample}");
         }
@@ -479,7 +479,10 @@ mod tests {
             "{text}"
         );
         // 2026-11-30T12:01:00Z
-        assert!(text.contains(",board=\"0xd42\"} 1796040060\n"), "{text}");
+        assert!(
+            text.contains(",board=\"NVIDIA Jetson Orin Nano Developer Kit\"} 1796040060\n"),
+            "{text}"
+        );
     }
 
     #[test]
