@@ -36,6 +36,13 @@ pub(super) fn answer(
 ) -> Vec<Accepted> {
     let limits = &doc.plan.verdict;
     let mut accepted = Vec::new();
+    if inconclusive
+        .iter()
+        .any(|i| i.kind == InconclusiveKind::NothingMeasured)
+    {
+        // No figure to invalidate: `nothing-measured` already says why it is not PASS.
+        return accepted;
+    }
     for caveat in ranked(doc)
         .into_iter()
         .filter(|c| c.severity == Severity::Invalidates)

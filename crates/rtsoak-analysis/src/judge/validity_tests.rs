@@ -145,3 +145,13 @@ fn every_combination(
             .flat_map(move |y| c.into_iter().map(move |z| (x, y, z)))
     })
 }
+
+#[test]
+fn a_run_that_measured_nothing_has_no_figures_to_invalidate() {
+    let mut doc = one_run_doc();
+    doc.runs[0].integrity.lost = 0;
+    doc.host.preempt_rt = false;
+    doc.runs[0].status = rtsoak_record::result::RunStatus::Unsupported;
+    let verdict = verdict(&doc);
+    assert_eq!(kinds(&verdict), [InconclusiveKind::NothingMeasured]);
+}
