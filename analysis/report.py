@@ -39,7 +39,9 @@ th:first-child, td:first-child { text-align: left; position: sticky; left: 0; ba
 th { background: #f2f2f2; }
 td.bad { color: #b00020; font-weight: 600; }
 table.headline { white-space: normal; } table.headline th { white-space: normal; max-width: 9em; }
-h2.verdict.pass { color: #1b5e20; } h2.verdict.fail, h2.verdict.inconclusive { color: #b00020; }
+h2.verdict.pass { color: #1b5e20; } h2.verdict.fail { color: #b00020; }
+h2.verdict.inconclusive, h2.verdict.qualified { color: #8a5a00; }
+li.invalidates { color: #b00020; } li.distorts { color: #8a5a00; } li.detail { color: #555; }
 img { max-width: 100%; height: auto; display: block; margin: 6px 0; }
 figure { margin: 0 0 1.2em 0; } figcaption { font-size: 0.85em; color: #555; }
 ul.caveats { padding-left: 1.2em; font-size: 0.9em; }
@@ -105,7 +107,34 @@ def verdict_html(result: Result) -> str:
     reasons += [f"breach: {b.get('message')}" for b in verdict.get("breaches") or []]
     reasons += [f"inconclusive: {i.get('message')}" for i in verdict.get("inconclusive") or []]
     items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
-    return f'<h2 class="verdict {status.lower()}">Verdict: {html.escape(status)}</h2>' + (f"<ul>{items}</ul>" if items else "")
+    accepted = {a.get("condition") for a in verdict.get("accepted") or []}
+    css = status.lower()
+    if status == "PASS" and accepted:
+        # A development profile's PASS is no clean PASS: it says what it is not, in amber.
+        css, status = "qualified", qualified_pass(accepted)
+    return f'<h2 class="verdict {css}">Verdict: {html.escape(status)}</h2>' + (f"<ul>{items}</ul>" if items else "")
+
+
+def qualified_pass(accepted: set) -> str:
+    """What rtsoak's verdict line says of a PASS that accepted invalidating conditions."""
+    qualifiers = []
+    if "kernel.preempt-rt" in accepted:
+        qualifiers.append("on a non-RT kernel")
+    if "layout.noise-shares-rt-cpu" in accepted:
+        qualifiers.append("with noise on the RT CPUs")
+    if qualifiers == ["on a non-RT kernel"]:
+        return "PASS on a non-RT kernel: these figures describe this kernel"
+    described = "these figures describe this machine as it is set up, not real-time conditions"
+    return f"PASS {' '.join(qualifiers) or 'with accepted conditions'}: {described}"
+
+
+def caveat_html(caveat) -> str:
+    """One caveat with its severity (version 1 results held sentences only)."""
+    if not isinstance(caveat, dict):
+        return f"<li>{html.escape(str(caveat))}</li>"
+    severity = str(caveat.get("severity", "detail"))
+    text = html.escape(str(caveat.get("text", "")))
+    return f'<li class="{html.escape(severity)}">[{html.escape(severity)}] {text}</li>'
 
 
 def decision_html(result: Result) -> str:
@@ -193,7 +222,7 @@ def render_report(result: Result, baseline: Result | None, output_dir: Path) -> 
     if baseline is not None:
         compare_results.render(baseline, result, output_dir, caveats=False)
         figures.append(figure_html("compare", f"Baseline {baseline.label} (dashed, hatched) vs this result"))
-    caveats = "".join(f"<li>{html.escape(c)}</li>" for c in result.caveats)
+    caveats = "".join(caveat_html(c) for c in result.data.get("caveats") or [])
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

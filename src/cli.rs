@@ -44,6 +44,7 @@ pub enum Command {
     },
     /// Check the system for real-time measurement (kernel, isolation, interrupts, tasks,
     /// frequency, idle states, privileges) and report which transports this kernel supports.
+    #[command(after_help = crate::exit::PROBE_EXIT_CODES_HELP)]
     Probe {
         /// Print the whole check and the transport matrix as JSON.
         #[arg(long)]

@@ -33,12 +33,36 @@ pub enum Outcome {
     BisectAbort = 128,
     /// 130: stopped by a signal; what was measured is saved, marked interrupted.
     Interrupted = 130,
+    /// `probe` only, exit 1: the machine has a problem that invalidates real-time figures
+    /// measured on it (the probe's own codes: [`PROBE_EXIT_CODES_HELP`]).
+    NotReady,
 }
 
 impl Outcome {
     /// The process exit code.
     pub fn code(self) -> i32 {
-        self as i32
+        match self {
+            Outcome::NotReady => 1,
+            other => other as i32,
+        }
+    }
+}
+
+/// The exit codes of `rtsoak probe`, which measures nothing: whether the machine is ready.
+pub(crate) const PROBE_EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0    ready: no finding invalidates real-time figures measured here (warnings may remain)
+  1    not ready: a problem, or a condition that invalidates real-time figures (no PREEMPT_RT,
+       no real-time priority, noise on the RT CPUs), was found; each PROBLEM line says what
+  2    usage error: bad flag, profile or CPU list
+  5    the probe could not run (the system refused something it needs)
+A lab gates a soak on it: `rtsoak probe && rtsoak run ...`.";
+
+/// The exit-code table of the command called `name` (its `--help` and manual page).
+pub(crate) fn exit_codes_help(name: &str) -> &'static str {
+    match name {
+        "probe" => PROBE_EXIT_CODES_HELP,
+        _ => EXIT_CODES_HELP,
     }
 }
 

@@ -111,7 +111,7 @@ fn page(command: &Command) -> std::io::Result<Vec<u8>> {
     if command.get_subcommands().any(|s| !s.is_hide_set()) {
         man.render_subcommands_section(&mut out)?;
     }
-    out.extend_from_slice(exit_status(crate::exit::EXIT_CODES_HELP).as_bytes());
+    out.extend_from_slice(exit_status(crate::exit::exit_codes_help(command.get_name())).as_bytes());
     if command.get_version().is_some() {
         man.render_version_section(&mut out)?;
     }

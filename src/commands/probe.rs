@@ -9,7 +9,7 @@ use crate::profile::{self, CpuTopology, Overrides};
 use crate::sysinfo::{SysRoot, host_facts};
 use rtsoak_measure::transport;
 use rtsoak_record::TransportSupport;
-use rtsoak_record::{HostFacts, SystemCheck};
+use rtsoak_record::{HostFacts, Level, Severity, SystemCheck};
 
 /// What `rtsoak probe --json` prints.
 #[derive(Debug, Serialize)]
@@ -64,11 +64,53 @@ pub(super) fn probe(
             rtsoak_report::probe::render(&check, &host, &support, transport::about)
         );
     }
-    Ok(Outcome::Pass)
+    Ok(readiness(&check))
+}
+
+/// Ready (0) unless a finding is a problem, or a condition that invalidates real-time figures
+/// (judged as a result's caveats judge it): then not ready (1).
+fn readiness(check: &SystemCheck) -> Outcome {
+    let invalidating = check.findings.iter().any(|f| {
+        f.level == Level::Problem
+            || (f.level != Level::Ok
+                && rtsoak_analysis::judge::caveats::check_severity(&f.id) == Severity::Invalidates)
+    });
+    if invalidating {
+        Outcome::NotReady
+    } else {
+        Outcome::Pass
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::preflight::fixture_tests::checked;
+
+    #[test]
+    fn a_board_with_only_warnings_is_ready_and_a_non_rt_shared_machine_is_not() {
+        // The RT board's only finding is RT throttling, a warning that distorts.
+        assert_eq!(readiness(&checked("rt-board-6cpu")), Outcome::Pass);
+        // The VM: no PREEMPT_RT (a problem), noise on its two CPUs.
+        assert_eq!(readiness(&checked("vm-2cpu")), Outcome::NotReady);
+        assert_eq!(Outcome::NotReady.code(), 1);
+    }
+
+    #[test]
+    fn an_invalidating_warning_alone_makes_the_machine_not_ready() {
+        let mut check = checked("rt-board-6cpu");
+        let noise = check
+            .findings
+            .iter_mut()
+            .find(|f| f.id == "layout.noise-shares-rt-cpu")
+            .expect("the check judges noise placement");
+        noise.level = Level::Warning;
+        assert_eq!(readiness(&check), Outcome::NotReady);
+    }
+}
+
+#[cfg(test)]
+mod escaping_tests {
     use std::path::Path;
 
     use crate::sysinfo::{SysRoot, host_facts};

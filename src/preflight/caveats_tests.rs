@@ -12,6 +12,12 @@ use crate::sysinfo::{SysRoot, host_facts};
 
 /// A result with no runs on the VM fixture, its default plan and its system check.
 fn vm_doc(held: Option<bool>) -> ResultDoc {
+    vm_doc_with(held, &Overrides::default())
+}
+
+/// A result with no runs on the VM fixture, the default profile with `overrides`, and its
+/// system check.
+fn vm_doc_with(held: Option<bool>, overrides: &Overrides) -> ResultDoc {
     let root = SysRoot::at(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/sys/vm-2cpu"
@@ -25,7 +31,7 @@ fn vm_doc(held: Option<bool>) -> ResultDoc {
     let plan = crate::profile::resolve(
         &name,
         &profile,
-        &Overrides::default(),
+        overrides,
         &topology,
         &rtsoak_record::transport::Name::all(),
     )
@@ -113,7 +119,7 @@ fn a_result_without_a_system_check_keeps_the_host_based_caveats() {
 
 #[test]
 fn caveats_are_ranked_by_what_they_change_not_by_code_order() {
-    let ranked = ranked(&vm_doc(Some(true)));
+    let ranked = ranked(&with_run(vm_doc(Some(true)), true, true));
     let severities: Vec<Severity> = ranked.iter().map(|c| c.severity).collect();
     let mut sorted = severities.clone();
     sorted.sort();
@@ -129,4 +135,128 @@ fn caveats_are_ranked_by_what_they_change_not_by_code_order() {
     assert_eq!(of("noise shares CPUs 0-1"), Severity::Invalidates);
     assert_eq!(of("RT CPUs 0-1 not isolated"), Severity::Distorts);
     assert_eq!(of("RCU callbacks run on the RT CPUs"), Severity::Detail);
+}
+
+/// `doc` with one eventfd run made as `run -t eventfd` makes it: with noise (queue noise, and
+/// bursts that ran when `bursts`) or none (see [`quiet_vm_doc`] for the plan `--no-noise` makes).
+fn with_run(mut doc: ResultDoc, noise: bool, bursts: bool) -> ResultDoc {
+    let mut run = rtsoak_testing::fixture::one_run_doc().runs.remove(0);
+    run.noise.enabled = noise;
+    run.noise.cpus = if noise {
+        doc.plan.noise_cpus.clone()
+    } else {
+        Vec::new()
+    };
+    run.noise.bursts = (noise && bursts).then(|| rtsoak_record::BurstReport {
+        threads: 2,
+        bursts: 1200,
+        ..Default::default()
+    });
+    doc.runs = vec![run];
+    doc
+}
+
+/// The VM fixture's result as `run -t eventfd --no-noise` plans it.
+fn quiet_vm_doc() -> ResultDoc {
+    let overrides = Overrides {
+        no_noise: true,
+        ..Default::default()
+    };
+    vm_doc_with(Some(true), &overrides)
+}
+
+/// The kinds of `doc`'s caveats, with their severities.
+fn kinds(doc: &ResultDoc) -> Vec<(String, Severity)> {
+    ranked(doc)
+        .into_iter()
+        .map(|c| (c.kind, c.severity))
+        .collect()
+}
+
+fn has(doc: &ResultDoc, kind: &str) -> Option<Severity> {
+    kinds(doc)
+        .into_iter()
+        .find(|(k, _)| k == kind)
+        .map(|(_, severity)| severity)
+}
+
+#[test]
+fn a_run_without_noise_is_told_the_coordinator_shares_its_cpus_not_that_noise_does() {
+    let quiet = with_run(quiet_vm_doc(), false, false);
+    assert_eq!(
+        has(&quiet, "layout.noise-shares-rt-cpu"),
+        None,
+        "{:#?}",
+        ranked(&quiet)
+    );
+    assert_eq!(
+        has(&quiet, "sched.rt-throttling"),
+        None,
+        "nothing busy ran to throttle"
+    );
+    assert_eq!(
+        has(&quiet, "layout.coordinator-shares-rt-cpu"),
+        Some(Severity::Distorts)
+    );
+    let all = caveats(&quiet);
+    assert!(
+        all.iter()
+            .any(|c| c.starts_with("the coordinator shares CPUs 0-1 with the RT pair")),
+        "{all:#?}"
+    );
+    assert!(!all.iter().any(|c| c.contains("noise")), "{all:#?}");
+}
+
+#[test]
+fn noise_on_the_rt_cpus_invalidates_and_throttling_counts_only_where_bursts_ran() {
+    let bursts = with_run(vm_doc(Some(true)), true, true);
+    assert_eq!(
+        has(&bursts, "layout.noise-shares-rt-cpu"),
+        Some(Severity::Invalidates)
+    );
+    assert_eq!(
+        has(&bursts, "sched.rt-throttling"),
+        Some(Severity::Distorts)
+    );
+    assert_eq!(
+        has(&bursts, "layout.coordinator-shares-rt-cpu"),
+        Some(Severity::Distorts)
+    );
+    assert!(caveats(&bursts).iter().any(
+        |c| c == "noise shares CPUs 0-1 with the RT pair: latencies include that interference"
+    ));
+    let queue_only = with_run(vm_doc(Some(true)), true, false);
+    assert_eq!(
+        has(&queue_only, "layout.noise-shares-rt-cpu"),
+        Some(Severity::Invalidates)
+    );
+    assert_eq!(has(&queue_only, "sched.rt-throttling"), None);
+}
+
+#[test]
+fn noise_and_coordinator_apart_from_the_rt_pair_or_nothing_run_leave_no_sharing_caveat() {
+    let mut apart = vm_doc(Some(true));
+    apart.plan.noise_cpus = vec![2, 3];
+    let apart = with_run(apart, true, true);
+    assert_eq!(has(&apart, "layout.noise-shares-rt-cpu"), None);
+    assert_eq!(has(&apart, "layout.coordinator-shares-rt-cpu"), None);
+    let nothing_ran = vm_doc(Some(true));
+    assert_eq!(has(&nothing_ran, "layout.noise-shares-rt-cpu"), None);
+    assert_eq!(has(&nothing_ran, "layout.coordinator-shares-rt-cpu"), None);
+}
+
+#[test]
+fn machine_caveats_hold_with_noise_or_without() {
+    for noise in [false, true] {
+        let doc = with_run(vm_doc(Some(false)), noise, noise);
+        assert_eq!(has(&doc, "kernel.preempt-rt"), Some(Severity::Invalidates));
+        assert_eq!(has(&doc, "cpus.isolated"), Some(Severity::Distorts));
+        assert_eq!(has(&doc, "cpu.idle"), Some(Severity::Distorts));
+    }
+    let mut rt = with_run(vm_doc(Some(true)), false, false);
+    rt.system_check = None;
+    rt.host.preempt_rt = true;
+    rt.host.isolated = vec![0, 1];
+    assert_eq!(has(&rt, "kernel.preempt-rt"), None);
+    assert_eq!(has(&rt, "cpus.isolated"), None);
 }

@@ -91,7 +91,7 @@ fn pre_6_7_matrix() -> Vec<TransportSupport> {
     })
 }
 
-fn checked(name: &str) -> SystemCheck {
+pub(crate) fn checked(name: &str) -> SystemCheck {
     check(
         &root(name),
         &default_cpus(name),

@@ -99,4 +99,4 @@ fn worth(findings: &[Finding]) -> Vec<String> {
 #[cfg(test)]
 mod caveats_tests;
 #[cfg(test)]
-mod fixture_tests;
+pub(crate) mod fixture_tests;

@@ -52,6 +52,11 @@ pub struct VerdictSection {
     pub require_rt_priority: bool,
     /// Fail unless both RT CPUs are isolated.
     pub require_isolated_cpus: bool,
+    /// Fail if noise ran on an RT CPU.
+    pub require_noise_apart: bool,
+    /// A development machine's profile: a kernel without PREEMPT_RT and noise on the RT CPUs
+    /// are accepted (a PASS names them) instead of making the verdict inconclusive.
+    pub development: bool,
 }
 
 /// The share of planned periods a run may miss before its verdict is inconclusive, percent.
@@ -123,6 +128,8 @@ pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, Profile
         require_preempt_rt: section.require_preempt_rt,
         require_rt_priority: section.require_rt_priority,
         require_isolated_cpus: section.require_isolated_cpus,
+        require_noise_apart: section.require_noise_apart,
+        development: section.development,
     })
 }
 
@@ -232,5 +239,28 @@ mod tests {
         assert_eq!(limits.max_missed_periods, Some(0));
         assert!(limits.require_preempt_rt && limits.require_rt_priority);
         assert!(limits.require_isolated_cpus);
+    }
+
+    #[test]
+    fn every_builtin_profile_requires_rt_conditions_or_says_it_is_for_a_development_machine() {
+        for name in crate::profile::builtin_names() {
+            let (_, profile) = crate::profile::load(name).unwrap();
+            let limits = resolve_limits(&profile.verdict).unwrap();
+            let requires_rt = limits.require_preempt_rt
+                && limits.require_rt_priority
+                && limits.require_isolated_cpus
+                && limits.require_noise_apart;
+            assert!(
+                requires_rt != limits.development,
+                "{name}: a profile either requires what its RT figures need or is a development \
+                 machine's, never both or neither"
+            );
+        }
+        let development = |name| {
+            let (_, profile) = crate::profile::load(name).unwrap();
+            resolve_limits(&profile.verdict).unwrap().development
+        };
+        assert!(!development("jetson-orin-nano") && !development("nightly"));
+        assert!(development("default") && development("ci"));
     }
 }

@@ -207,6 +207,13 @@ pub struct Limits {
     pub require_rt_priority: bool,
     /// Both RT CPUs must be isolated (`/sys/devices/system/cpu/isolated`).
     pub require_isolated_cpus: bool,
+    /// No noise may run on the RT pair's CPUs.
+    pub require_noise_apart: bool,
+    /// A development machine's profile: the conditions that would invalidate the figures as
+    /// real-time figures and that describe the machine itself (a kernel without PREEMPT_RT,
+    /// noise on the RT CPUs) are accepted instead of making the verdict inconclusive, and a PASS
+    /// names them.
+    pub development: bool,
 }
 
 /// The noise of a run: lower-priority queue participants that come and go, real-time busy

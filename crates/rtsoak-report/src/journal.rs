@@ -80,7 +80,7 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
     };
     let mut lines = vec![format!(
         "rtsoak verdict: {} ({}, {}{inconclusive}, {})",
-        verdict.status.word(),
+        super::verdict_text::status_phrase(verdict),
         plural(verdict.failures.len(), "failure", "failures"),
         plural(verdict.breaches.len(), "breach", "breaches"),
         match &verdict.baseline {

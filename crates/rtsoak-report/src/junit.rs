@@ -9,8 +9,10 @@
 //! - `verdict`: the verdict's breaches that name the transport (`<failure>`, typed by the
 //!   profile key), else its inconclusive reasons (`<skipped>`).
 //!
-//! What names no transport (a condition of the machine, an interrupted invocation, a baseline
-//! that compared nothing) is the `verdict` testcase of classname `rtsoak`. The figures of each
+//! The `verdict` testcase of classname `rtsoak` is the invocation's verdict as a whole: a
+//! `<failure>` on FAIL, `<skipped>` on INCONCLUSIVE (every reason its message), passed only on
+//! PASS. The suite's `<system-out>` holds the verdict line (on a development profile's PASS,
+//! what it is not), its reasons and the caveats with their severity. The figures of each
 //! transport and series (messages, missed periods, lost, over-threshold per million, p99 and the
 //! longest, in us) are the suite's `<properties>`, `<label>.<figure>`, as the Ant and Jenkins
 //! schemas allow properties on a suite only. Pure: the text comes from the saved result alone.
@@ -53,6 +55,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         ("arch".into(), doc.host.arch.clone()),
         ("preempt_rt".into(), doc.host.preempt_rt.to_string()),
     ];
+    properties.push(("board".into(), super::identity::board(&doc.host)));
     if let Some(verdict) = &doc.verdict {
         properties.push(("verdict".into(), status_word(verdict.status).into()));
     }
@@ -125,6 +128,11 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             }
         }
     }
+    let _ = writeln!(
+        out,
+        "    <system-out>{}</system-out>",
+        text(&super::verdict_text::summary(doc).join("\n"))
+    );
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }
@@ -265,50 +273,29 @@ impl Judged<'_> {
     }
 }
 
-/// The `verdict` testcase of what names no transport.
+/// The `verdict` testcase of the invocation: the verdict as a whole, every reason in its
+/// message.
 fn invocation_case(doc: &ResultDoc) -> Case {
     let outcome = match &doc.verdict {
         None => Outcome::Skip {
             message: "no verdict: the invocation did not finish".into(),
         },
         Some(v) => {
-            let failures: Vec<_> = v
+            let message = format!(
+                "{}: {}",
+                super::verdict_text::status_phrase(v),
+                super::verdict_text::reasons(v).join("; ")
+            );
+            let kind = v
                 .failures
-                .iter()
-                .filter(|f| f.transport.is_none())
-                .collect();
-            let breaches: Vec<_> = v
-                .breaches
-                .iter()
-                .filter(|b| b.transport.is_none())
-                .collect();
-            let inconclusive: Vec<_> = v
-                .inconclusive
-                .iter()
-                .filter(|i| i.transport.is_none())
-                .collect();
-            let regression = v.baseline.as_ref().is_some_and(|d| d.regression);
-            if let Some(f) = failures.first() {
-                Outcome::Fail {
-                    kind: kind_word(&f.kind),
-                    message: join(failures.iter().map(|f| f.message.as_str())),
-                }
-            } else if let Some(b) = breaches.first() {
-                Outcome::Fail {
-                    kind: b.what.key(),
-                    message: join(breaches.iter().map(|b| b.message.as_str())),
-                }
-            } else if regression {
-                Outcome::Fail {
-                    kind: "regression".into(),
-                    message: "a regression against the baseline".into(),
-                }
-            } else if !inconclusive.is_empty() {
-                Outcome::Skip {
-                    message: join(inconclusive.iter().map(|i| i.message.as_str())),
-                }
-            } else {
-                Outcome::Pass
+                .first()
+                .map(|f| kind_word(&f.kind))
+                .or_else(|| v.breaches.first().map(|b| b.what.key()))
+                .unwrap_or_else(|| "regression".into());
+            match v.status {
+                rtsoak_record::Status::Fail => Outcome::Fail { kind, message },
+                rtsoak_record::Status::Inconclusive => Outcome::Skip { message },
+                rtsoak_record::Status::Pass => Outcome::Pass,
             }
         }
     };

@@ -7,8 +7,10 @@
 //! verdict; DONE for a figure nothing judges. A series test's `number` is its longest sample in
 //! microseconds; p99 and over-threshold per million are in `misc`. The kernel and board are the
 //! `environment` (comment and misc), the result files the `output_files` (relative `file:`
-//! URLs: the document lives beside them). Ids are `rtsoak:<start>:<path>`, unique per
-//! invocation. Pure: the document comes from the saved result alone.
+//! URLs: the document lives beside them). Ids are `rtsoak:<host>:<start>:<path>`: two boards
+//! starting in the same second do not collide. The `rtsoak.verdict` test's `misc` holds the
+//! verdict line (on a development profile's PASS, what it is not), its reasons and the caveats
+//! with their severity. Pure: the document comes from the saved result alone.
 
 use serde_json::{Value, json};
 
@@ -27,6 +29,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
     let release = doc.host.kernel_release.as_deref().unwrap_or("unknown");
     let hostname = doc.host.hostname.as_deref().unwrap_or("unknown");
     let stamp = &doc.started_at;
+    let host_id = super::identity::host_id(&doc.host);
     let checkout_id = format!("{ORIGIN}:{release}");
     let build_id = format!("{ORIGIN}:{release}:{}:{hostname}", doc.host.arch);
     let environment = json!({
@@ -38,6 +41,10 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
             "kernel_version": doc.host.kernel_version,
             "arch": doc.host.arch,
             "preempt_rt": doc.host.preempt_rt,
+            "board": super::identity::board(&doc.host),
+            "board_compatible": doc.host.board.as_ref().map(|b| &b.compatible),
+            "l4t_release": doc.host.board.as_ref().and_then(|b| b.l4t_release.as_deref()),
+            "vendor_rt_kernel": doc.host.board.as_ref().and_then(|b| b.vendor_rt_kernel),
             "profile": doc.plan.profile,
             "rtsoak_version": doc.tool.version,
         },
@@ -46,7 +53,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
     let mut tests = Vec::new();
     let test = |path: String, status: &str, number: Option<(f64, &str)>, misc: Value| {
         let mut t = json!({
-            "id": format!("{ORIGIN}:{stamp}:{path}"),
+            "id": format!("{ORIGIN}:{host_id}:{stamp}:{path}"),
             "build_id": build_id,
             "origin": ORIGIN,
             "path": path,
@@ -95,7 +102,12 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
         Some(rtsoak_record::Status::Fail) => "FAIL",
         Some(rtsoak_record::Status::Inconclusive) | None => "SKIP",
     };
-    tests.push(test(format!("{ORIGIN}.verdict"), verdict, None, json!({})));
+    tests.push(test(
+        format!("{ORIGIN}.verdict"),
+        verdict,
+        None,
+        verdict_misc(doc),
+    ));
     let document = json!({
         "version": {"major": VERSION.0, "minor": VERSION.1},
         "checkouts": [{"id": checkout_id, "origin": ORIGIN, "comment": format!("Linux {release}")}],
@@ -106,6 +118,21 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
     let mut out = super::escape::json(serde_json::to_string_pretty(&document).unwrap_or_default());
     out.push('\n');
     out.into_bytes()
+}
+
+/// The verdict test's `misc`: the verdict line, its reasons, what the profile accepted, and
+/// the caveats with their severity.
+fn verdict_misc(doc: &ResultDoc) -> Value {
+    let Some(verdict) = &doc.verdict else {
+        return json!({"verdict": "none: the invocation did not finish",
+                      "caveats": super::verdict_text::caveat_lines(doc)});
+    };
+    json!({
+        "verdict": super::verdict_text::status_phrase(verdict),
+        "reasons": super::verdict_text::reasons(verdict),
+        "accepted": verdict.accepted.iter().map(|a| &a.condition).collect::<Vec<_>>(),
+        "caveats": super::verdict_text::caveat_lines(doc),
+    })
 }
 
 /// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.

@@ -27,6 +27,7 @@ mod floor;
 mod hdr_log;
 mod headline;
 mod hgrm;
+mod identity;
 pub mod journal;
 pub mod json;
 mod junit;
@@ -40,6 +41,7 @@ mod tail;
 pub mod terminal;
 mod text;
 pub mod textfile;
+pub mod verdict_text;
 pub mod why;
 
 pub use output::{NamedFile, Render};

@@ -2,8 +2,9 @@
 //! `<dir>/rtsoak.prom` atomically). Metric names start with `rtsoak_` and carry their unit
 //! (`_seconds`). Every per-transport sample is labelled `transport` (the registry name) and
 //! `ring_setup` (the setup the run asked for), and latencies also `series`; labels are added by
-//! the writer here ([`Writer`]), never by editing the text, so the textfile exporter can put its
-//! `profile` label on every sample the same way.
+//! the writer here ([`Writer`]), never by editing the text. Every sample carries what measured
+//! ([`identity_labels`]: `profile`, `kernel_release`, `preempt_rt`, `board`), and the file
+//! ends with the verdict and the run's end time, as the textfile does.
 //!
 //! Latency is a histogram, `rtsoak_latency_seconds_bucket{le=...}` with `_sum` and `_count`, on
 //! bucket bounds that are the same for every board and profile ([`BUCKET_BOUNDS_NS`], dense
@@ -123,14 +124,25 @@ fn key<'a>(doc: &ResultDoc, t: &TransportRuns<'a>) -> Key<'a> {
 
 /// Render `doc` in the Prometheus text format.
 pub(crate) fn render(doc: &ResultDoc) -> String {
-    render_labelled(doc, &[])
+    let common = identity_labels(doc, doc.plan.profile.clone());
+    let mut w = Writer::new(&common);
+    write_metrics(&mut w, doc);
+    super::textfile::verdict_metrics(&mut w, doc);
+    w.finish()
 }
 
-/// [`render`] with `common` labels on every sample (the textfile's `profile`).
-pub(crate) fn render_labelled(doc: &ResultDoc, common: &[(&str, String)]) -> String {
-    let mut w = Writer::new(common);
-    write_metrics(&mut w, doc);
-    w.finish()
+/// The labels every sample of an export carries, so a fleet's dashboard can split it by what
+/// measured: `profile` (as given), `kernel_release`, `preempt_rt` and `board`.
+pub(crate) fn identity_labels(doc: &ResultDoc, profile: String) -> Vec<(&'static str, String)> {
+    vec![
+        ("profile", profile),
+        (
+            "kernel_release",
+            doc.host.kernel_release.clone().unwrap_or_default(),
+        ),
+        ("preempt_rt", doc.host.preempt_rt.to_string()),
+        ("board", super::identity::board(&doc.host)),
+    ]
 }
 
 /// Every metric of `doc`, through `w`.
@@ -436,6 +448,36 @@ mod tests {
     use super::*;
     use rtsoak_testing::fixture::two_round_doc;
 
+    /// The metrics alone, without the identity labels and the verdict: what a test of one
+    /// metric's own labels reads.
+    fn bare(doc: &ResultDoc) -> String {
+        let mut w = Writer::new(&[]);
+        write_metrics(&mut w, doc);
+        w.finish()
+    }
+
+    #[test]
+    fn every_sample_names_what_measured_and_the_verdict_its_reasons_and_end_come_last() {
+        let mut doc = two_round_doc();
+        doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
+        let text = render(&doc);
+        let identity = "{profile=\"ci\",kernel_release=\"6.12.117+deb13-rt-arm64\",\
+                        preempt_rt=\"true\",board=\"NVIDIA Jetson Orin Nano Developer Kit\"";
+        for sample in text.lines().filter(|l| !l.starts_with('#')) {
+            assert!(sample.contains(identity), "{sample}");
+        }
+        assert!(text.contains("rtsoak_verdict{"), "{text}");
+        assert!(
+            text.contains(",verdict=\"fail\",kind=\"lost-messages\",transport=\"eventfd\""),
+            "{text}"
+        );
+        // 2026-11-30T12:01:00Z
+        assert!(
+            text.contains(",board=\"NVIDIA Jetson Orin Nano Developer Kit\"} 1796040060\n"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn the_dashboards_failure_panel_adds_every_count_that_fails_a_run() {
         let dashboard: serde_json::Value =
@@ -519,7 +561,7 @@ mod tests {
 
     #[test]
     fn integrity_counts_are_published_and_a_count_that_cannot_exist_has_no_sample() {
-        let text = render(&two_round_doc());
+        let text = bare(&two_round_doc());
         assert!(
             text.contains(
                 "rtsoak_missed_periods{transport=\"futex\",ring_setup=\"defer-taskrun\"} 5\n"
@@ -605,7 +647,7 @@ mod tests {
             }
             .apply(run);
         }
-        let text = render(&doc);
+        let text = bare(&doc);
         assert!(
             text.contains("rtsoak_messages_sent{transport=\"futex\",ring_setup=\"none\"}"),
             "{text}"

@@ -33,7 +33,7 @@ fn profile_label(doc: &ResultDoc) -> String {
 /// The textfile: the Prometheus metrics and the verdict, every sample labelled with the
 /// profile by the writer.
 pub fn render(doc: &ResultDoc) -> String {
-    let common = [("profile", profile_label(doc))];
+    let common = prometheus::identity_labels(doc, profile_label(doc));
     let mut w = Writer::new(&common);
     prometheus::write_metrics(&mut w, doc);
     verdict_metrics(&mut w, doc);
@@ -76,13 +76,17 @@ fn decision_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
 }
 
 /// `rtsoak_verdict{verdict=...}` (one sample per verdict, 1 for the one given),
-/// `rtsoak_verdict_pass`, `rtsoak_verdict_failures`, `rtsoak_verdict_breaches`,
-/// `rtsoak_verdict_inconclusive_reason{kind, transport, ring_setup}` (one sample per reason)
-/// and, with a baseline, `rtsoak_regression`.
-fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
+/// `rtsoak_verdict_reason{verdict, kind, transport, ring_setup}` (one sample per failure,
+/// breach and reason it is inconclusive), `rtsoak_verdict_pass`, `rtsoak_verdict_failures`,
+/// `rtsoak_verdict_breaches`, `rtsoak_verdict_inconclusive_reason{kind, transport, ring_setup}`
+/// (one sample per reason), with a baseline `rtsoak_regression`, and the run's end time
+/// `rtsoak_run_end_timestamp_seconds`, so an alert can fire when the nightly stops running.
+pub(crate) fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
+    end_time(w, doc);
     let Some(verdict) = &doc.verdict else {
         return;
     };
+    verdict_reasons(w, verdict);
     w.family(
         "rtsoak_verdict",
         "gauge",
@@ -151,6 +155,69 @@ fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
             "rtsoak_regression",
             "1 if a figure regressed against the baseline (rtsoak diff).",
             usize::from(diff.regression),
+        );
+    }
+}
+
+/// `rtsoak_run_end_timestamp_seconds`: when the invocation finished (none: it did not).
+fn end_time(w: &mut Writer<'_>, doc: &ResultDoc) {
+    let Some(end) = doc
+        .finished_at
+        .as_deref()
+        .and_then(|at| humantime::parse_rfc3339_weak(at).ok())
+        .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+    else {
+        return;
+    };
+    w.family(
+        "rtsoak_run_end_timestamp_seconds",
+        "gauge",
+        "When the invocation that wrote this result finished, Unix seconds: `time() - \
+         rtsoak_run_end_timestamp_seconds > 90000` fires when a nightly stops running.",
+    );
+    w.sample("rtsoak_run_end_timestamp_seconds", &[], end.as_secs());
+}
+
+/// `rtsoak_verdict_reason`: 1 per reason of the verdict, labelled with the verdict it leads to
+/// (`fail`, `inconclusive`) and its kind (a failure kind, a breached profile key, an
+/// inconclusive kind).
+fn verdict_reasons(w: &mut Writer<'_>, verdict: &rtsoak_record::result::verdict::Verdict) {
+    let word = |value: serde_json::Value| value.as_str().unwrap_or_default().to_string();
+    let mut reasons: Vec<(&str, String, Option<&str>, &str)> = Vec::new();
+    for f in &verdict.failures {
+        let kind = word(serde_json::to_value(f.kind).unwrap_or_default());
+        let setup = f.ring_setup.map_or("", |s| s.name());
+        reasons.push(("fail", kind, f.transport.as_deref(), setup));
+    }
+    for b in &verdict.breaches {
+        let setup = b.ring_setup.map_or("", |s| s.name());
+        reasons.push(("fail", b.what.key(), b.transport.as_deref(), setup));
+    }
+    for i in &verdict.inconclusive {
+        let kind = word(serde_json::to_value(i.kind).unwrap_or_default());
+        let setup = i.ring_setup.map_or("", |s| s.name());
+        reasons.push(("inconclusive", kind, i.transport.as_deref(), setup));
+    }
+    if reasons.is_empty() {
+        return;
+    }
+    w.family(
+        "rtsoak_verdict_reason",
+        "gauge",
+        "1 per reason of the verdict: the verdict it leads to (fail, inconclusive), its kind (a \
+         failure kind, a breached [verdict] key, an inconclusive kind) and the transport it \
+         concerns (empty: the whole invocation); the sentences are in result.json.",
+    );
+    for (verdict, kind, transport, setup) in &reasons {
+        w.sample(
+            "rtsoak_verdict_reason",
+            &[
+                ("verdict", verdict),
+                ("kind", kind),
+                ("transport", transport.unwrap_or("")),
+                ("ring_setup", setup),
+            ],
+            1,
         );
     }
 }

@@ -28,7 +28,13 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
         Some(check) => from_check(doc, check),
         None => from_host(doc),
     };
-    caveats.extend(doc.plan.layout_notes.iter().map(|note| layout_caveat(note)));
+    caveats.extend(super::sharing::caveats(doc));
+    caveats.extend(
+        doc.plan
+            .layout_notes
+            .iter()
+            .filter_map(|note| layout_caveat(note)),
+    );
     if let Some(hold) = &doc.cpu_dma_latency
         && hold.held_us.is_none()
         && deep_idle_states(doc)
@@ -62,7 +68,7 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
 /// How much a condition the system check found changes what the figures mean, by its finding
 /// id: a kernel without PREEMPT_RT, no real-time priority and noise on the RT CPUs change what
 /// every figure means; RCU callbacks and SMT are details; the rest shift the figures.
-fn check_severity(id: &str) -> Severity {
+pub fn check_severity(id: &str) -> Severity {
     match id {
         "kernel.preempt-rt" | "privileges.rt-priority" | "layout.noise-shares-rt-cpu" => {
             Severity::Invalidates
@@ -72,16 +78,17 @@ fn check_severity(id: &str) -> Severity {
     }
 }
 
-/// A note the plan's layout left (`plan.layout_notes`): noise put on the RT CPUs is the check's
-/// `layout.noise-shares-rt-cpu`, so both fold into one line; the explainer left off is a
-/// detail; anything else (an RT priority of 99) shifts the figures.
-fn layout_caveat(note: &str) -> Caveat {
+/// A note the plan's layout left (`plan.layout_notes`): noise or the coordinator put on the RT
+/// CPUs is the plan's intent, and what really shared them is [`super::sharing`]'s to say from
+/// the runs, so those notes are no caveat; the explainer left off is a detail; anything else
+/// (an RT priority of 99) shifts the figures.
+fn layout_caveat(note: &str) -> Option<Caveat> {
     if note.contains("interference") {
-        Caveat::new(Severity::Invalidates, "layout.noise-shares-rt-cpu", note)
+        None
     } else if note.starts_with("spikes not explained") {
-        Caveat::new(Severity::Detail, "explain.off", note)
+        Some(Caveat::new(Severity::Detail, "explain.off", note))
     } else {
-        Caveat::new(Severity::Distorts, "layout", note)
+        Some(Caveat::new(Severity::Distorts, "layout", note))
     }
 }
 
@@ -161,7 +168,8 @@ fn percent(part: u64, whole: u64) -> String {
 }
 
 /// The check's summary (its distinct worth lines, problems first), each as the caveat of its
-/// finding, less its idle-state line when the result records the `/dev/cpu_dma_latency` hold:
+/// finding, less the findings whose truth depends on what ran ([`super::sharing`] derives those
+/// from the runs), less its idle-state line when the result records the `/dev/cpu_dma_latency` hold:
 /// held, the CPUs stayed out of those states; not held, the hold's own caveat says so with the
 /// reason.
 fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<Caveat> {
@@ -172,7 +180,8 @@ fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<Caveat> {
             let Some(line) = &finding.worth else {
                 continue;
             };
-            let hidden = held && finding.id == "cpu.idle";
+            let hidden = (held && finding.id == "cpu.idle")
+                || super::sharing::RUN_DERIVED.contains(&finding.id.as_str());
             if !hidden && !caveats.iter().any(|c| &c.text == line) {
                 caveats.push(Caveat::new(check_severity(&finding.id), &finding.id, line));
             }

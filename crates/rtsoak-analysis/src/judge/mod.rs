@@ -11,7 +11,9 @@ mod diff_causes;
 pub mod floor;
 mod measured;
 pub mod rates;
+mod sharing;
 mod tail_limit;
+mod validity;
 mod verdict;
 
 pub use caveats::{caveats, ranked as ranked_caveats};

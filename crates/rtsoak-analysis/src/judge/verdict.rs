@@ -2,7 +2,8 @@
 //! forgive (a run that failed, was interrupted, lost a message, had its transport fail or was
 //! stopped by `--break-on`), then every breach of the plan's `[verdict]` limits with the figure
 //! that broke the limit and the limit, per transport on its merged rounds, then what kept the
-//! run from measuring what it was asked ([`super::measured`]).
+//! run from measuring what it was asked ([`super::measured`]), then every condition that
+//! invalidates the figures ([`super::validity`]).
 //!
 //! Pure: [`verdict`] reads a [`ResultDoc`] and returns a [`Verdict`]; it never prints, reads
 //! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
@@ -43,7 +44,11 @@ pub fn verdict(doc: &ResultDoc) -> Verdict {
         }
     }
     judge_machine(doc, limits, &mut breaches);
-    Verdict::of(failures, breaches, measured::shortfalls(doc, &merged))
+    let mut inconclusive = measured::shortfalls(doc, &merged);
+    let accepted = super::validity::answer(doc, &mut breaches, &mut inconclusive);
+    let mut verdict = Verdict::of(failures, breaches, inconclusive);
+    verdict.accepted = accepted;
+    verdict
 }
 
 /// Every run of the transport that failed, was interrupted or broke; its lost messages and

@@ -32,6 +32,19 @@ pub struct Verdict {
     /// The comparison against the baseline (`--baseline`), if one was made.
     #[serde(default)]
     pub baseline: Option<super::diff::Diff>,
+    /// Conditions that invalidate the figures as real-time figures which the profile accepts
+    /// (`verdict.development`): a PASS names them. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted: Vec<Accepted>,
+}
+
+/// A condition the profile accepts although it changes what every figure means.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepted {
+    /// The caveat's kind (`kernel.preempt-rt`, `layout.noise-shares-rt-cpu`).
+    pub condition: String,
+    /// The caveat's sentence.
+    pub message: String,
 }
 
 /// Which limit was broken; serialized as the profile key that sets it.
@@ -62,6 +75,8 @@ pub enum Limit {
     RequireRtPriority,
     #[serde(rename = "verdict.require_isolated_cpus")]
     RequireIsolatedCpus,
+    #[serde(rename = "verdict.require_noise_apart")]
+    RequireNoiseApart,
 }
 
 impl Limit {
@@ -113,6 +128,10 @@ pub enum InconclusiveKind {
     /// `verdict.max_expected_per_day_us` is set, but a run's tail gave no estimate (too few
     /// clusters, a rejected fit, a heavy tail).
     TailNotEstimable,
+    /// A condition that changes what every figure means (a caveat marked `invalidates`: a
+    /// kernel without PREEMPT_RT, noise on the RT CPUs) held, and the profile neither requires
+    /// its absence (that would be a breach) nor accepts it (`verdict.development`).
+    Invalidated,
     /// The baseline comparison compared nothing it should have: no pair, a transport on one
     /// side only, or a side whose figures are incomplete (interrupted, failed, lossy, empty).
     Baseline,
@@ -184,6 +203,7 @@ impl Verdict {
             breaches,
             inconclusive,
             baseline: None,
+            accepted: Vec::new(),
         };
         verdict.settle();
         verdict

@@ -1,0 +1,133 @@
+//! The verdict in words every rendering shares: its word, which on a PASS that accepted
+//! conditions invalidating the figures as real-time figures says in the same phrase what the
+//! PASS is not, and its reasons. One wording, so the terminal, the journal and every export
+//! say the same thing.
+
+use rtsoak_record::Status;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::verdict::Verdict;
+
+/// `PASS`, `FAIL`, `INCONCLUSIVE`, or on a PASS that accepted conditions (a development
+/// profile's) `PASS on a non-RT kernel: these figures describe this kernel`.
+pub fn status_phrase(verdict: &Verdict) -> String {
+    let word = verdict.status.word();
+    if verdict.status != Status::Pass || verdict.accepted.is_empty() {
+        return word.to_string();
+    }
+    let has = |condition: &str| verdict.accepted.iter().any(|a| a.condition == condition);
+    let non_rt = has("kernel.preempt-rt");
+    let mut qualifiers = Vec::new();
+    if non_rt {
+        qualifiers.push("on a non-RT kernel");
+    }
+    if has("layout.noise-shares-rt-cpu") {
+        qualifiers.push("with noise on the RT CPUs");
+    }
+    let described = if non_rt && qualifiers.len() == 1 {
+        "these figures describe this kernel"
+    } else {
+        "these figures describe this machine as it is set up, not real-time conditions"
+    };
+    if qualifiers.is_empty() {
+        // A condition this build does not know by name (a newer result): still say it.
+        return format!("{word} with accepted conditions: {described}");
+    }
+    format!("{word} {}: {described}", qualifiers.join(" "))
+}
+
+/// Every reason of the verdict, one sentence each: failures, breaches, why it is inconclusive,
+/// regressions against the baseline.
+pub fn reasons(verdict: &Verdict) -> Vec<String> {
+    let mut reasons: Vec<String> = verdict
+        .failures
+        .iter()
+        .map(|f| f.message.clone())
+        .chain(verdict.breaches.iter().map(|b| b.message.clone()))
+        .chain(verdict.inconclusive.iter().map(|i| i.message.clone()))
+        .collect();
+    if let Some(diff) = &verdict.baseline {
+        reasons.extend(
+            diff.regressions()
+                .map(|f| format!("regression: {}: {}", f.label(), f.reason)),
+        );
+    }
+    reasons
+}
+
+/// The verdict and what qualifies it, for an export's free text (JUnit's `system-out`): the
+/// verdict line, one line per reason, then every caveat with its severity, most serious first.
+pub fn summary(doc: &ResultDoc) -> Vec<String> {
+    let mut lines = match &doc.verdict {
+        Some(verdict) => {
+            let mut lines = vec![format!("rtsoak verdict: {}", status_phrase(verdict))];
+            lines.extend(reasons(verdict).into_iter().map(|r| format!("  {r}")));
+            lines
+        }
+        None => vec!["rtsoak verdict: none (the invocation did not finish)".to_string()],
+    };
+    lines.extend(caveat_lines(doc));
+    lines
+}
+
+/// Every caveat of `doc` as `[severity] sentence`, most serious first.
+pub fn caveat_lines(doc: &ResultDoc) -> Vec<String> {
+    doc.caveats
+        .iter()
+        .map(|c| format!("[{}] {}", c.severity.word(), c.text))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtsoak_record::result::verdict::{Accepted, Inconclusive, InconclusiveKind};
+
+    fn accepting(conditions: &[&str]) -> Verdict {
+        let mut verdict = Verdict::of(Vec::new(), Vec::new(), Vec::new());
+        verdict.accepted = conditions
+            .iter()
+            .map(|c| Accepted {
+                condition: c.to_string(),
+                message: String::new(),
+            })
+            .collect();
+        verdict
+    }
+
+    #[test]
+    fn a_pass_names_what_it_accepted_and_a_plain_pass_is_one_word() {
+        assert_eq!(status_phrase(&accepting(&[])), "PASS");
+        assert_eq!(
+            status_phrase(&accepting(&["kernel.preempt-rt"])),
+            "PASS on a non-RT kernel: these figures describe this kernel"
+        );
+        assert_eq!(
+            status_phrase(&accepting(&[
+                "kernel.preempt-rt",
+                "layout.noise-shares-rt-cpu"
+            ])),
+            "PASS on a non-RT kernel with noise on the RT CPUs: these figures describe this \
+             machine as it is set up, not real-time conditions"
+        );
+    }
+
+    #[test]
+    fn only_a_pass_is_qualified() {
+        let mut verdict = accepting(&["kernel.preempt-rt"]);
+        verdict = Verdict {
+            accepted: verdict.accepted,
+            ..Verdict::of(
+                Vec::new(),
+                Vec::new(),
+                vec![Inconclusive {
+                    transport: None,
+                    ring_setup: None,
+                    kind: InconclusiveKind::Noise,
+                    message: "the bursts never ran".into(),
+                }],
+            )
+        };
+        assert_eq!(status_phrase(&verdict), "INCONCLUSIVE");
+        assert_eq!(reasons(&verdict), ["the bursts never ran"]);
+    }
+}
