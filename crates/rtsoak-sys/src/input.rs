@@ -26,14 +26,14 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, OFlag, openat, readlinkat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat};
 
 use crate::SysError;
-use crate::safe_dir::euid;
+use crate::safe_dir::{euid, push_components};
 
 /// Symlinks followed on the way to an input before giving up (the kernel's own limit).
 const MAX_SYMLINKS: usize = 40;
@@ -258,19 +258,6 @@ fn start(absolute: bool) -> Result<OwnedFd, SysError> {
         Mode::empty(),
     )
     .map_err(|e| SysError::new("open", e))
-}
-
-/// Push the components of `path` onto `todo` so that the first is popped first.
-fn push_components(todo: &mut Vec<OsString>, path: &Path) {
-    let names: Vec<OsString> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(name) => Some(name.to_os_string()),
-            Component::ParentDir => Some(OsString::from("..")),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
-        })
-        .collect();
-    todo.extend(names.into_iter().rev());
 }
 
 /// The problem of an open that failed with `errno`.

@@ -424,8 +424,9 @@ fn open_dir_nofollow_root() -> anyhow::Result<OwnedFd> {
     )?)
 }
 
-/// Push the components of `path` onto `todo` so that the first is popped first.
-fn push_components(todo: &mut Vec<OsString>, path: &Path) {
+/// Push the components of `path` onto `todo` so that the first is popped first (the walks of
+/// `SafeDir` and `input` alike).
+pub(crate) fn push_components(todo: &mut Vec<OsString>, path: &Path) {
     let names: Vec<OsString> = path
         .components()
         .filter_map(|c| match c {
