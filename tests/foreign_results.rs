@@ -115,6 +115,42 @@ fn assert_inert(what: &str, output: &Output) {
     }
 }
 
+/// `rtsoak report --format FORMAT RESULT`, as what it shows: its stdout and stderr, and for a
+/// format that is a directory of files (`hgrm`, which refuses a stream), the directory written
+/// with `--output`: every file's name and content, as its stdout.
+fn report_as(format: &str, result: &Path) -> Output {
+    let directory = rtsoak_report::FORMATS
+        .iter()
+        .any(|f| f.name == format && matches!(f.render, rtsoak_report::Render::Directory(_)));
+    if !directory {
+        return rtsoak()
+            .args(["report", "--format", format])
+            .arg(result)
+            .output()
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(format);
+    let mut output = rtsoak()
+        .args(["report", "-q", "--format", format, "--output"])
+        .arg(&out)
+        .arg(result)
+        .output()
+        .unwrap();
+    let mut names: Vec<_> = std::fs::read_dir(&out)
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    names.sort();
+    for path in names {
+        output
+            .stdout
+            .extend(path.file_name().unwrap().as_encoded_bytes());
+        output.stdout.push(b'\n');
+        output.stdout.extend(std::fs::read(&path).unwrap());
+    }
+    output
+}
+
 #[test]
 fn escape_sequences_in_every_text_of_a_result_reach_no_terminal_from_report_diff_or_promote() {
     let (bytes, taken) = hostile_result();
@@ -131,11 +167,7 @@ fn escape_sequences_in_every_text_of_a_result_reach_no_terminal_from_report_diff
     }
     let (_dir, result) = saved(&bytes);
     for format in rtsoak_report::names() {
-        let output = rtsoak()
-            .args(["report", "--format", format])
-            .arg(&result)
-            .output()
-            .unwrap();
+        let output = report_as(format, &result);
         assert_eq!(output.status.code(), Some(0), "{format}: {output:?}");
         // Element text of JUnit keeps a message's line breaks: XML's lines are no report's.
         if format != "junit" {

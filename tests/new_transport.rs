@@ -21,9 +21,9 @@ use std::process::Command;
 
 use common::{is_root, serial, skip};
 
-/// What the copy needs to build: the workspace's own files (tests, docs and scripts are left
-/// out).
-const COPIED: [&str; 8] = [
+/// What the copy needs to build: the workspace's own files, its members included (tests, docs
+/// and scripts are left out).
+const COPIED: [&str; 9] = [
     "Cargo.toml",
     "Cargo.lock",
     "clippy.toml",
@@ -32,6 +32,7 @@ const COPIED: [&str; 8] = [
     "crates",
     "profiles",
     "analysis/grafana",
+    "bench/minimal-pair",
 ];
 
 /// The generated transport's settings, in the records crate.
