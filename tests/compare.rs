@@ -169,8 +169,11 @@ fn report_writes_a_format_to_a_file_and_refuses_what_is_not_a_result() {
         .assert()
         .success();
     let text = std::fs::read_to_string(&out).unwrap();
+    // Every series carries the identity labels first (profile, kernel, board), then its own.
     assert!(
-        text.contains("rtsoak_messages_sent{transport=\"eventfd\",ring_setup="),
+        text.lines()
+            .any(|line| line.starts_with("rtsoak_messages_sent{")
+                && line.contains("transport=\"eventfd\",ring_setup=")),
         "{text}"
     );
 
