@@ -7,7 +7,10 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(doc) = rtsoak::store::from_bytes(data) {
         for format in rtsoak_report::FORMATS {
-            let _ = (format.render)(&doc);
+            match format.render {
+                rtsoak_report::Render::File(render) => drop(render(&doc)),
+                rtsoak_report::Render::Directory(render) => drop(render(&doc)),
+            }
         }
     }
 });
