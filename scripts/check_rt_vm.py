@@ -55,7 +55,7 @@ WAITS = ["read", "poll+read"]
 # Of the compare's kept send-call and delivery spikes, the share the trace must account for.
 ACCOUNTED_MIN_PERCENT = 90.0
 # rtsoak's result schema version.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Exit codes of a comparison that measured without a failure: 0 PASS, 7 INCONCLUSIVE.
 VERDICT_EXITS = {"pass": 0, "inconclusive": 7}
 # The reasons a comparison under emulation may be inconclusive: periods the RT publisher missed,

@@ -72,7 +72,7 @@ def good_result(expect):
                              "kernel lacks it",
                    "integrity": {"sent": 0, "delivered": 0, "lost": 0}}
     return {
-        "schema_version": 2, "interrupted": False, "finished_at": "2026-11-30T12:00:00Z",
+        "schema_version": 3, "interrupted": False, "finished_at": "2026-11-30T12:00:00Z",
         "verdict": {"status": "pass", "pass": True, "failures": [], "breaches": [], "inconclusive": []},
         "host": {"preempt_rt": True, "isolated": [4, 5], "nohz_full": [4, 5],
                  "online": [0, 1, 2, 3, 4, 5], "arch": "x86_64"},
