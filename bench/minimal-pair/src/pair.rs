@@ -86,14 +86,19 @@ pub(crate) fn run(args: &Args) -> Result<Outcome, String> {
     };
     let (warmup, measured) = args.periods();
     let (publisher, subscriber) = std::thread::scope(|scope| {
-        let subscriber = scope.spawn(|| subscribe(args, &shared, measured as usize));
+        let subscriber = scope.spawn(|| {
+            let _ends_run = EndsRun(&shared.done);
+            subscribe(args, &shared, measured as usize)
+        });
         let publisher = publish(args, &shared, warmup, measured);
         shared.done.store(true, Ordering::Release);
         wake(args.mechanism, &shared);
         (publisher, subscriber.join())
     });
-    let publisher = publisher?;
+    // The subscriber's failure first: when it failed before it was ready, the publisher's
+    // error only says that it never was.
     let subscriber = subscriber.map_err(|_| "the subscriber thread panicked".to_string())??;
+    let publisher = publisher?;
     Ok(Outcome {
         mechanism: args.mechanism,
         period_ns: args.period_ns,
@@ -106,6 +111,18 @@ pub(crate) fn run(args: &Args) -> Result<Outcome, String> {
         send_call: publisher.send_call.figures(),
         delivery: subscriber.delivery.figures(),
     })
+}
+
+/// Sets `done` when the subscriber thread ends, however it ends: an error anywhere in its setup
+/// (real-time, io_uring, the first arm) or a panic would otherwise leave the publisher waiting
+/// for `subscriber_ready` forever. Setting it when the subscriber succeeded changes nothing: it
+/// returns `Ok` only once the publisher has set it.
+struct EndsRun<'a>(&'a AtomicBool);
+
+impl Drop for EndsRun<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 struct Published {
@@ -202,11 +219,7 @@ fn subscribe(args: &Args, shared: &Shared, capacity: usize) -> Result<Subscribed
         overrun: 0,
         ring: "defer-taskrun",
     };
-    let realtime = become_realtime(args.subscriber_cpu, args.priority);
-    if let Err(error) = realtime {
-        shared.done.store(true, Ordering::Release);
-        return Err(error);
-    }
+    become_realtime(args.subscriber_cpu, args.priority)?;
     let mut ring = match IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()

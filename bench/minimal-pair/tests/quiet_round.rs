@@ -114,6 +114,42 @@ fn a_quiet_round_of_each_mechanism_accounts_for_every_period_in_valid_json() {
     }
 }
 
+/// A subscriber that fails in its setup ends the run with its own error, instead of leaving the
+/// publisher waiting for it to get ready. CPU 1000 is within the parser's range but absent from
+/// any machine this runs on, so pinning the subscriber to it fails.
+#[test]
+fn a_subscriber_that_cannot_start_ends_the_run_with_its_error() {
+    if !is_root() {
+        skip("the minimal pair needs root (mlockall) to reach the subscriber's setup");
+        return;
+    }
+    if std::path::Path::new("/sys/devices/system/cpu/cpu1000").exists() {
+        skip("this machine has a CPU 1000, which the test needs absent");
+        return;
+    }
+    let mut child = Command::new(PAIR)
+        .args(["eventfd", "--duration-s", "1", "--cpus", "0,1000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Generous: the run ends at once when it works; a hung publisher never ends at all.
+    let limit = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the publisher waited for a subscriber that had failed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("pinning to CPU 1000"), "{stderr}");
+    assert!(output.stdout.is_empty(), "nothing on stdout: {stderr}");
+}
+
 #[test]
 fn a_bad_argument_is_named_with_the_usage_and_exit_2() {
     for (args, named) in [
