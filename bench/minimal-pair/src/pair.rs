@@ -173,9 +173,8 @@ fn publish(args: &Args, shared: &Shared, warmup: u64, measured: u64) -> Result<P
         // Deadlines that passed before the publisher could send again are skipped, and
         // counted: a missed period is a sample no histogram holds.
         let next = (period + 1).max((returned_ns - start_ns) / args.period_ns + 1);
-        out.missed += (period + 1..next.min(total))
-            .filter(|p| *p >= warmup)
-            .count() as u64;
+        // Only the measured phase's: [max(period + 1, warmup), min(next, total)).
+        out.missed += next.min(total).saturating_sub((period + 1).max(warmup));
         period = next;
     }
     Ok(out)
