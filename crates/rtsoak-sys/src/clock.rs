@@ -1,6 +1,9 @@
 //! `CLOCK_MONOTONIC` in nanoseconds (read through the vDSO), absolute-deadline sleeps, and the
 //! wall-clock time a result is stamped with.
 
+use std::os::fd::BorrowedFd;
+
+use nix::poll::{PollFd, PollFlags, ppoll};
 use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
@@ -25,21 +28,33 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     ) {}
 }
 
-/// Sleep until `deadline_ns` of `CLOCK_MONOTONIC`, or until a signal handler runs in this
-/// thread (`clock_nanosleep` is never restarted after one, whatever `SA_RESTART` says): true
-/// if a signal ended the sleep early. A supervisor sleeps with it to wake on SIGCHLD or a stop
-/// signal at once instead of polling for them.
-#[inline]
-pub fn sleep_until_ns_or_signal(deadline_ns: u64) -> bool {
-    let ts = nix::sys::time::TimeSpec::new(
-        (deadline_ns / 1_000_000_000) as libc::time_t,
-        (deadline_ns % 1_000_000_000) as libc::c_long,
-    );
-    clock_nanosleep(
-        ClockId::CLOCK_MONOTONIC,
-        ClockNanosleepFlags::TIMER_ABSTIME,
-        &ts,
-    ) == Err(nix::errno::Errno::EINTR)
+/// Sleep until `deadline_ns` of `CLOCK_MONOTONIC`, or until `bell` is readable: true if the
+/// bell ended the sleep early. A supervisor sleeps with it on the read end of a self-pipe its
+/// signal handlers write to, so that SIGCHLD or a stop signal wakes it at once, even one that
+/// arrived just before the sleep began or was handled by another thread (a sleep merely
+/// interrupted by a handler would miss both, and sleep on to its deadline).
+pub fn sleep_until_ns_or_ready(deadline_ns: u64, bell: BorrowedFd<'_>) -> bool {
+    loop {
+        let now = now_ns();
+        if now >= deadline_ns {
+            return false;
+        }
+        let left_ns = deadline_ns - now;
+        let timeout = nix::sys::time::TimeSpec::new(
+            (left_ns / 1_000_000_000) as libc::time_t,
+            (left_ns % 1_000_000_000) as libc::c_long,
+        );
+        let mut fds = [PollFd::new(bell, PollFlags::POLLIN)];
+        match ppoll(&mut fds, Some(timeout), None) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => return true,
+            // Not a bell one can wait on: the deadline alone, as a plain sleep.
+            Err(_) => {
+                sleep_until_ns(deadline_ns);
+                return false;
+            }
+        }
+    }
 }
 
 /// Now as RFC 3339 UTC, whole seconds.
@@ -59,9 +74,17 @@ mod tests {
     }
 
     #[test]
-    fn a_sleep_that_may_end_on_a_signal_still_waits_for_its_deadline_without_one() {
+    fn a_sleep_on_a_bell_waits_for_its_deadline_unless_the_bell_already_rang() {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        let (mut ring, bell) = std::os::unix::net::UnixStream::pair().unwrap();
         let deadline = now_ns() + 2_000_000;
-        assert!(!sleep_until_ns_or_signal(deadline));
+        assert!(!sleep_until_ns_or_ready(deadline, bell.as_fd()));
         assert!(now_ns() >= deadline);
+        // Rung before the sleep began, as a signal handler may: the sleep does not start.
+        ring.write_all(b"x").unwrap();
+        let far_ns = now_ns() + 10_000_000_000;
+        assert!(sleep_until_ns_or_ready(far_ns, bell.as_fd()));
+        assert!(now_ns() < far_ns);
     }
 }

@@ -121,9 +121,30 @@ pub fn set_thread_name(name: &str) -> Result<(), SysError> {
 /// (`prctl(PR_SET_TIMERSLACK)`). A SCHED_OTHER thread's sleeps are otherwise allowed to end up
 /// to 50 us late, so that the kernel can batch timer interrupts: too loose for a supervisor
 /// that must wake in the quiet part of a real-time period.
-pub fn set_timer_slack_ns(slack_ns: u64) -> Result<(), SysError> {
+///
+/// The slack is inherited by every process this thread starts and kept across `exec`, so it
+/// is lowered only for as long as the returned guard lives: the noise processes started before
+/// and after keep the slack they would have had (a load generator's timers firing twice as
+/// often in a later run would make the noise depend on the order of the runs).
+pub fn lower_timer_slack_ns(slack_ns: u64) -> Result<TimerSlack, SysError> {
+    let previous = nix::sys::prctl::get_timerslack()
+        .map_err(|e| SysError::new("prctl(PR_GET_TIMERSLACK)", e))?;
     nix::sys::prctl::set_timerslack(slack_ns as libc::c_ulong)
-        .map_err(|e| SysError::new("prctl(PR_SET_TIMERSLACK)", e))
+        .map_err(|e| SysError::new("prctl(PR_SET_TIMERSLACK)", e))?;
+    Ok(TimerSlack { previous })
+}
+
+/// The calling thread's timer slack lowered by [`lower_timer_slack_ns`]: put back on drop.
+#[derive(Debug)]
+pub struct TimerSlack {
+    previous: libc::c_int,
+}
+
+impl Drop for TimerSlack {
+    fn drop(&mut self) {
+        // Best effort: the value was read from this thread a moment ago.
+        let _ = nix::sys::prctl::set_timerslack(self.previous as libc::c_ulong);
+    }
 }
 
 /// Ask for SIGKILL when the parent (the coordinator) dies, then make sure it has not already
@@ -243,5 +264,20 @@ impl From<rtsoak_record::Policy> for SchedPolicy {
             rtsoak_record::Policy::Rr => SchedPolicy::RoundRobin,
             rtsoak_record::Policy::Other => SchedPolicy::Other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lowered_timer_slack_is_put_back_when_its_guard_ends() {
+        let before = nix::sys::prctl::get_timerslack().unwrap();
+        {
+            let _slack = lower_timer_slack_ns(1_000).unwrap();
+            assert_eq!(nix::sys::prctl::get_timerslack().unwrap(), 1_000);
+        }
+        assert_eq!(nix::sys::prctl::get_timerslack().unwrap(), before);
     }
 }

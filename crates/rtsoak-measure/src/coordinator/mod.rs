@@ -5,6 +5,7 @@
 //! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
 //! workers die with it if it dies.
 
+mod bell;
 pub mod cpustat;
 mod exits;
 pub mod noise;
@@ -19,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use self::bell::Bell;
 use self::exits::ChildExits;
 use self::noise::NoiseManager;
 use self::pace::{Pace, Wakeups};
@@ -33,7 +35,7 @@ use rtsoak_record::result::{RunResult, RunStatus};
 use rtsoak_record::transport::Name;
 use rtsoak_record::{CoordinatorActivity, Role};
 use rtsoak_sys::clock::timestamp;
-use rtsoak_sys::clock::{now_ns, sleep_until_ns_or_signal};
+use rtsoak_sys::clock::{now_ns, sleep_until_ns, sleep_until_ns_or_ready};
 use rtsoak_sys::region::{
     RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
 };
@@ -48,6 +50,9 @@ const HANG_SLACK_NS: u64 = 10_000_000_000;
 /// fall in the quiet part of a period, not anywhere in the 50 us a SCHED_OTHER thread's sleep
 /// is otherwise allowed to slip.
 const TIMER_SLACK_NS: u64 = 1_000;
+/// Without a bell to wake it (a process that could not make one), the longest the coordinator
+/// sleeps: signals are then seen at this tick, as before it had one.
+const FALLBACK_TICK_NS: u64 = 10_000_000;
 
 /// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
 /// directory). Errors are for setup failures before any worker ran; once workers run, every
@@ -419,6 +424,7 @@ fn supervise(
     let mut status = RunStatus::Completed;
     let mut reason = None;
     let exits = ChildExits::get();
+    let bell = Bell::get();
     // An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
     let mut dead = None;
     let pace = Pace::new(
@@ -428,10 +434,24 @@ fn supervise(
         progress.every_ns(),
     );
     let mut wakeups = Wakeups::new(pace, plan, window.measure_start_ns, window.planned_end_ns);
-    // Best effort: a coarser slack only blurs where in a period the wakeups fall.
-    let _ = rtsoak_sys::sched::set_timer_slack_ns(TIMER_SLACK_NS);
     loop {
-        sleep_until_ns_or_signal(pace.next_after(now_ns()));
+        {
+            // Only for the sleep, and only where the wakeups are placed within a period: the
+            // noise processes this loop starts must not inherit it. Best effort: a coarser
+            // slack only blurs where in a period the wakeups fall.
+            let _slack = pace
+                .phase_locked()
+                .then(|| rtsoak_sys::sched::lower_timer_slack_ns(TIMER_SLACK_NS).ok());
+            let deadline_ns = pace.next_after(now_ns());
+            match bell.fd() {
+                Some(fd) => {
+                    if sleep_until_ns_or_ready(deadline_ns, fd) {
+                        bell.drain();
+                    }
+                }
+                None => sleep_until_ns(deadline_ns.min(now_ns() + FALLBACK_TICK_NS)),
+            }
+        }
         wakeups.count(now_ns(), rtsoak_sys::sched::current_cpu());
         for worker in workers.iter_mut() {
             worker.frames.drain();

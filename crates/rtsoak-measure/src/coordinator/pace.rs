@@ -11,7 +11,7 @@
 //! is most of a period away. A floor run (`--floor`) is not disturbed at all: the coordinator
 //! sleeps from the pair's start to its planned end.
 //!
-//! Signals end any sleep at once (`rtsoak_sys::clock::sleep_until_ns_or_signal`): a stop signal, and
+//! Signals end any sleep at once (the coordinator sleeps on its `bell`): a stop signal, and
 //! SIGCHLD from a worker that ended, whose replacement (queue noise) or whose failure cannot
 //! wait for the next tick. Pure arithmetic; the loop in `coordinator` sleeps.
 

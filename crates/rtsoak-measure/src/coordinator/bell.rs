@@ -1,0 +1,77 @@
+//! The coordinator's wake-up bell: a self-pipe that SIGINT, SIGTERM, SIGHUP and SIGCHLD write a
+//! byte to, which the coordinator sleeps on (`rtsoak_sys::clock::sleep_until_ns_or_ready`).
+//!
+//! Its sleeps are long where it shares the RT CPUs (up to a second; a `--floor` run's lasts to
+//! its planned end), so a signal must end one whenever it arrives: a handler that runs just
+//! before the sleep begins, or in another thread, leaves its byte in the pipe and the sleep
+//! does not start. The flags the handlers set ([`super::stop::StopFlag`],
+//! [`super::exits::ChildExits`]) still say what happened; the bell only wakes.
+//!
+//! Owns the pipe, registered once for the process. Never handles a signal itself.
+
+use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::OnceLock;
+
+/// The signals that must wake the coordinator.
+const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD];
+
+/// The read end of the process's bell; `None` where it could not be made, and the coordinator
+/// then sleeps to its deadlines as a plain timer.
+pub(super) struct Bell {
+    reader: Option<&'static UnixStream>,
+}
+
+impl Bell {
+    /// The process's bell, made and registered on first use.
+    pub(super) fn get() -> Self {
+        static READER: OnceLock<Option<UnixStream>> = OnceLock::new();
+        Bell {
+            reader: READER.get_or_init(|| make().ok()).as_ref(),
+        }
+    }
+
+    /// What to sleep on, if there is a bell.
+    pub(super) fn fd(&self) -> Option<BorrowedFd<'static>> {
+        self.reader.map(AsFd::as_fd)
+    }
+
+    /// Empty the pipe after a wake: one wake answers every signal that rang before it.
+    pub(super) fn drain(&self) {
+        let Some(mut reader) = self.reader else {
+            return;
+        };
+        let mut buffer = [0u8; 64];
+        while matches!(reader.read(&mut buffer), Ok(n) if n > 0) {}
+    }
+}
+
+/// A non-blocking socket pair, its write end registered for every signal in [`SIGNALS`].
+fn make() -> std::io::Result<UnixStream> {
+    let (reader, writer) = UnixStream::pair()?;
+    reader.set_nonblocking(true)?;
+    for signal in SIGNALS {
+        signal_hook::low_level::pipe::register(signal, writer.try_clone()?)?;
+    }
+    Ok(reader)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_that_ends_rings_the_bell_and_a_drain_silences_it() {
+        let bell = Bell::get();
+        bell.drain();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        let far_ns = rtsoak_sys::clock::now_ns() + 10_000_000_000;
+        let fd = bell.fd().expect("a bell on this machine");
+        assert!(rtsoak_sys::clock::sleep_until_ns_or_ready(far_ns, fd));
+        bell.drain();
+        let soon_ns = rtsoak_sys::clock::now_ns() + 2_000_000;
+        assert!(!rtsoak_sys::clock::sleep_until_ns_or_ready(soon_ns, fd));
+    }
+}
