@@ -237,6 +237,8 @@ fn noise_on_the_rt_cpus_invalidates_and_throttling_counts_only_where_bursts_ran(
 fn noise_and_coordinator_apart_from_the_rt_pair_or_nothing_run_leave_no_sharing_caveat() {
     let mut apart = vm_doc(Some(true));
     apart.plan.noise_cpus = vec![2, 3];
+    // The coordinator is pinned to the housekeeping CPUs, off the RT pair.
+    apart.plan.housekeeping_cpus = vec![2, 3];
     let apart = with_run(apart, true, true);
     assert_eq!(has(&apart, "layout.noise-shares-rt-cpu"), None);
     assert_eq!(has(&apart, "layout.coordinator-shares-rt-cpu"), None);

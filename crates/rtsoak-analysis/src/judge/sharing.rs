@@ -34,8 +34,9 @@ pub(super) fn caveats(doc: &ResultDoc) -> Vec<Caveat> {
     let coordinator = coordinator_on_rt_cpus(doc);
     if !coordinator.is_empty() {
         let text = format!(
-            "the coordinator shares {} with the RT pair: its collecting every 10 ms (and the \
-             explainer's trace reader) runs there, and its kernel work can delay RT wakeups",
+            "the coordinator shares {} with the RT pair (no CPU of its own): it wakes there, \
+             30 % into a period where the run recorded its pacing, and its kernel work can \
+             delay RT wakeups",
             cpus_named(&coordinator)
         );
         caveats.push(Caveat::new(Severity::Distorts, COORDINATOR_SHARES, text));
@@ -71,19 +72,28 @@ fn noise_on_rt_cpus(doc: &ResultDoc) -> Vec<usize> {
     shared
 }
 
-/// The RT CPUs the coordinator was allowed on (it runs on the noise CPUs, noise or not), when
-/// anything ran at all.
+/// The RT CPUs the coordinator ran on, when anything ran at all: it is pinned to the plan's
+/// housekeeping CPUs, which never include an RT CPU, and where there are none it is not pinned
+/// and shares both. A run that recorded its pacing says so itself (`phase_locked`: it had no
+/// CPU of its own); older results are read from the plan.
 fn coordinator_on_rt_cpus(doc: &ResultDoc) -> Vec<usize> {
-    if doc.runs.is_empty() {
+    let recorded: Vec<bool> = doc
+        .runs
+        .iter()
+        .filter_map(|run| run.coordinator.as_ref().map(|c| c.phase_locked))
+        .collect();
+    let shared = if recorded.is_empty() {
+        !doc.runs.is_empty() && doc.plan.housekeeping_cpus.is_empty()
+    } else {
+        recorded.contains(&true)
+    };
+    if !shared {
         return Vec::new();
     }
-    let pair = rt_pair(doc);
-    doc.plan
-        .noise_cpus
-        .iter()
-        .copied()
-        .filter(|cpu| pair.contains(cpu))
-        .collect()
+    let mut pair = rt_pair(doc).to_vec();
+    pair.sort_unstable();
+    pair.dedup();
+    pair
 }
 
 /// Whether a run had real-time busy bursts that ran: the only work rtsoak starts that can use
