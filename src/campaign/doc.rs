@@ -28,8 +28,6 @@ pub use rtsoak_analysis::campaign::doc::{
 
 /// The document's file name in a campaign directory.
 pub const CAMPAIGN_FILE: &str = "campaign.json";
-/// The largest boot result read back (a soak result of an 8-hour nightly is under 10 MB).
-const MAX_RESULT_BYTES: u64 = 64 << 20;
 /// The largest campaign document read back.
 const MAX_DOC_BYTES: u64 = 1 << 30;
 
@@ -120,7 +118,7 @@ pub fn read_result(dir: &SafeDir, path: &Path) -> anyhow::Result<BootResult> {
         at = at.open_entry(name)?;
     }
     let bytes = at
-        .read_own_file(file, MAX_RESULT_BYTES)
+        .read_own_file(file, crate::store::MAX_RESULT_BYTES)
         .with_context(|| format!("reading {}", path.display()))?;
     parse_result(&bytes).with_context(|| format!("loading {}", path.display()))
 }

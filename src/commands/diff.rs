@@ -33,8 +33,7 @@ pub(super) fn diff(
         &DiffRules::default(),
     );
     if json {
-        let text = serde_json::to_string_pretty(&result)?;
-        println!("{}", rtsoak_report::escape::json(text));
+        println!("{}", rtsoak_report::escape::pretty_json(&result)?);
     } else if markdown {
         print!("{}", rtsoak_report::diff::markdown(&result));
     } else {

@@ -56,8 +56,7 @@ pub(super) fn probe(
             system_check: &check,
             support: &support,
         };
-        let text = serde_json::to_string_pretty(&report)?;
-        println!("{}", rtsoak_report::escape::json(text));
+        println!("{}", rtsoak_report::escape::pretty_json(&report)?);
     } else {
         print!(
             "{}",

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use rtsoak_record::text::visible_json;
 use rtsoak_sys::input::Input;
 use rtsoak_sys::safe_dir::SafeDir;
 
@@ -35,7 +34,7 @@ pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
 /// Write any document to `path` as pretty JSON, atomically (the bench results use it), with
 /// nothing a terminal acts on raw in it.
 pub(crate) fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Result<()> {
-    let mut bytes = visible_json(serde_json::to_string_pretty(doc)?).into_bytes();
+    let mut bytes = rtsoak_report::escape::pretty_json(doc)?.into_bytes();
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }

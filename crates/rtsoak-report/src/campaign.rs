@@ -20,12 +20,13 @@ use super::comparison::Table;
 use super::escape::terminal;
 
 /// The document as `campaign.json` holds it: indented JSON with a trailing newline (every
-/// boot's whole result is inside; `campaign report --format json` prints the same bytes).
+/// boot's whole result is inside; `campaign report --format json` prints the same bytes), with
+/// nothing a terminal acts on raw in it: the boots' results are foreign text.
 pub fn render_json(doc: &CampaignDoc) -> Vec<u8> {
-    let mut bytes =
-        serde_json::to_vec_pretty(doc).expect("a campaign document always serializes to JSON");
-    bytes.push(b'\n');
-    bytes
+    let mut text =
+        super::escape::pretty_json(doc).expect("a campaign document always serializes to JSON");
+    text.push('\n');
+    text.into_bytes()
 }
 
 /// The terminal view.

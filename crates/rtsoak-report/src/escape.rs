@@ -9,7 +9,8 @@
 //! - Markdown (GitHub renders inline HTML too): [`markdown`];
 //! - XML 1.0 (JUnit): [`xml_attr`] and [`xml_text`], only characters XML 1.0 allows;
 //! - Prometheus: [`prometheus_label`] and [`prometheus_help`];
-//! - JSON: [`json`], which `serde_json` output goes through.
+//! - JSON: [`json`], which `serde_json` output goes through; [`pretty_json`] for an indented
+//!   document.
 //!
 //! Each markup escape starts from the terminal's rule, so no format passes on what a terminal
 //! would act on when the file is printed. Nothing is dropped: a character a format cannot hold
@@ -18,6 +19,12 @@
 use rtsoak_record::text::{acts_on, push_escape};
 
 pub use rtsoak_record::text::{visible as terminal, visible_json as json};
+
+/// `value` as indented JSON through [`json`]: what every `--json`, the bench results and the
+/// campaign document print or save, the same bytes to a terminal and to a file.
+pub fn pretty_json<T: serde::Serialize>(value: &T) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(value).map(json)
+}
 
 /// A Markdown cell or line: one line, with what GitHub Markdown reads as syntax escaped (a
 /// table's `|`, code spans, emphasis and strike-through, links, inline HTML and character

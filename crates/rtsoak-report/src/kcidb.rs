@@ -115,7 +115,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
                     "architecture": doc.host.arch, "comment": format!("the running kernel of {hostname}")}],
         "tests": tests,
     });
-    let mut out = super::escape::json(serde_json::to_string_pretty(&document).unwrap_or_default());
+    let mut out = super::escape::pretty_json(&document).unwrap_or_default();
     out.push('\n');
     out.into_bytes()
 }

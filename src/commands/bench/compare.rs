@@ -54,10 +54,7 @@ pub(crate) fn compare_results(
             "series": rows.iter().map(|(name, c)| serde_json::json!({"series": name, "comparison": c})).collect::<Vec<_>>(),
             "verdict": verdict,
         });
-        println!(
-            "{}",
-            rtsoak_report::escape::json(serde_json::to_string_pretty(&value)?)
-        );
+        println!("{}", rtsoak_report::escape::pretty_json(&value)?);
     } else {
         let labels: Vec<String> = docs
             .iter()

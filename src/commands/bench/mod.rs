@@ -144,10 +144,7 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
     };
     save_json(&doc, &result_path)?;
     if common.json {
-        println!(
-            "{}",
-            rtsoak_report::escape::json(serde_json::to_string_pretty(&doc)?)
-        );
+        println!("{}", rtsoak_report::escape::pretty_json(&doc)?);
     } else {
         print!("{}", report::render_doc(&doc));
     }

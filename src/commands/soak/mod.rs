@@ -184,10 +184,7 @@ fn report(
 ) -> anyhow::Result<Outcome> {
     lava_shell::report(doc);
     if args.json {
-        println!(
-            "{}",
-            rtsoak_report::escape::json(serde_json::to_string_pretty(doc)?)
-        );
+        println!("{}", rtsoak_report::escape::pretty_json(doc)?);
     } else {
         let columns = super::columns::stdout_columns();
         print!(
