@@ -6,6 +6,7 @@
 //! never judges whether the RT CPUs are isolated enough (the system checks do that).
 
 use rtsoak_record::cpulist;
+use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 
 use super::error::{FROM_CLI, ProfileError, cpu_error, invalid};
 use super::overrides::Overrides;
@@ -123,7 +124,7 @@ pub(super) fn noise_cpus(
     ov: &Overrides,
     topology: &CpuTopology,
     rt: [usize; 2],
-    notes: &mut Vec<String>,
+    notes: &mut Vec<LayoutNote>,
 ) -> Result<Vec<usize>, ProfileError> {
     let key = "cpus.noise";
     let online = online_cpus(topology);
@@ -159,10 +160,13 @@ pub(super) fn noise_cpus(
         if !free.is_empty() {
             return Ok(free);
         }
-        notes.push(format!(
-            "only {} CPUs online: noise and the coordinator share CPUs with the RT pair; \
-             latencies include that interference",
-            online.len()
+        notes.push(LayoutNote::new(
+            LayoutNoteKind::SharesRtCpus,
+            format!(
+                "only {} CPUs online: noise and the coordinator share CPUs with the RT pair; \
+                 latencies include that interference",
+                online.len()
+            ),
         ));
         return Ok(online);
     };
@@ -184,10 +188,13 @@ pub(super) fn noise_cpus(
     }
     let shared: Vec<usize> = noise.iter().copied().filter(|c| rt.contains(c)).collect();
     if !shared.is_empty() {
-        notes.push(format!(
-            "noise CPUs {} include RT CPU {}: latencies include that interference",
-            cpulist::format(&noise),
-            cpulist::format(&shared)
+        notes.push(LayoutNote::new(
+            LayoutNoteKind::SharesRtCpus,
+            format!(
+                "noise CPUs {} include RT CPU {}: latencies include that interference",
+                cpulist::format(&noise),
+                cpulist::format(&shared)
+            ),
         ));
     }
     Ok(noise)

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{ProfileError, invalid};
 use rtsoak_record::Policy;
-use rtsoak_record::plan::{BurstPlan, LoadPlan, NoisePlan, QueueNoisePlan};
+use rtsoak_record::plan::{
+    BurstPlan, LayoutNote, LayoutNoteKind, LoadPlan, NoisePlan, QueueNoisePlan,
+};
 
 /// `[noise]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,7 +170,7 @@ pub(crate) fn resolve_noise(
     disabled: bool,
     rt_priorities: (Policy, u8, u8),
     (noise_cpus, rt_cpus): (&[usize], [usize; 2]),
-    notes: &mut Vec<String>,
+    notes: &mut Vec<LayoutNote>,
 ) -> Result<NoisePlan, ProfileError> {
     let queue = queue_noise(&section.queue, rt_priorities)?;
     let mut bursts = bursts(&section.bursts)?;
@@ -317,7 +319,7 @@ fn burst_cpus(
     noise_cpus: &[usize],
     rt_cpus: [usize; 2],
     (rt_policy, burst_priority, rt_priority): (Policy, u8, u8),
-    notes: &mut Vec<String>,
+    notes: &mut Vec<LayoutNote>,
 ) -> Vec<usize> {
     if !b.enabled {
         return Vec::new();
@@ -325,9 +327,12 @@ fn burst_cpus(
     let shared = noise_cpus.iter().any(|cpu| rt_cpus.contains(cpu));
     if b.on_rt_cpus {
         if shared && rt_policy.is_realtime() && burst_priority > rt_priority {
-            notes.push(format!(
-                "FIFO {burst_priority} bursts also run on the RT pair's CPUs \
-                 (noise.bursts.on_rt_cpus): there the RT pair waits for every burst"
+            notes.push(LayoutNote::new(
+                LayoutNoteKind::BurstsOnRtCpus,
+                format!(
+                    "FIFO {burst_priority} bursts also run on the RT pair's CPUs \
+                     (noise.bursts.on_rt_cpus): there the RT pair waits for every burst"
+                ),
             ));
         }
         return noise_cpus.to_vec();
@@ -338,11 +343,11 @@ fn burst_cpus(
         .filter(|cpu| !rt_cpus.contains(cpu))
         .collect();
     if cpus.is_empty() {
-        notes.push(
+        notes.push(LayoutNote::new(
+            LayoutNoteKind::NoBursts,
             "no FIFO bursts: every noise CPU is an RT CPU, and a burst there would preempt the RT \
-             pair itself (set noise.bursts.on_rt_cpus = true to run them anyway)"
-                .to_string(),
-        );
+             pair itself (set noise.bursts.on_rt_cpus = true to run them anyway)",
+        ));
     }
     cpus
 }
@@ -521,7 +526,7 @@ mod tests {
 
     #[test]
     fn bursts_keep_off_the_rt_cpus_unless_told_otherwise() {
-        let resolve = |section: &NoiseSection, noise: &[usize], notes: &mut Vec<String>| {
+        let resolve = |section: &NoiseSection, noise: &[usize], notes: &mut Vec<LayoutNote>| {
             resolve_noise(
                 section,
                 false,
@@ -542,15 +547,18 @@ mod tests {
         let mut notes = Vec::new();
         let plan = resolve(&NoiseSection::default(), &[4, 5], &mut notes);
         assert!(plan.bursts.cpus.is_empty());
-        assert!(notes[0].contains("no FIFO bursts"), "{notes:?}");
+        assert_eq!(notes[0].kind, LayoutNoteKind::NoBursts, "{notes:?}");
 
         let mut section = NoiseSection::default();
         section.bursts.on_rt_cpus = true;
         let mut notes = Vec::new();
         let plan = resolve(&section, &[4, 5], &mut notes);
         assert_eq!(plan.bursts.cpus, [4, 5]);
+        assert_eq!(notes[0].kind, LayoutNoteKind::BurstsOnRtCpus, "{notes:?}");
         assert!(
-            notes[0].contains("FIFO 50 bursts also run on the RT pair's CPUs"),
+            notes[0]
+                .text
+                .contains("FIFO 50 bursts also run on the RT pair's CPUs"),
             "{notes:?}"
         );
     }

@@ -5,7 +5,7 @@
 //! Owns: the allowed range of every key, overrides winning over the profile, and the plan
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
-use rtsoak_record::plan::{Explain, RtPlan, RunPlan};
+use rtsoak_record::plan::{Explain, LayoutNote, LayoutNoteKind, RtPlan, RunPlan};
 use rtsoak_record::transport::Name;
 
 use rtsoak_record::{Policy, RingSetup};
@@ -316,7 +316,7 @@ fn rt_pair(
     profile: &Profile,
     ov: &Overrides,
     topology: &CpuTopology,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<LayoutNote>,
 ) -> Result<RtPlan, ProfileError> {
     let (policy, publisher_priority, subscriber_priority) = scheduling(profile, ov, notes)?;
     let (publisher_cpu, subscriber_cpu) = rt_cpus(profile, ov, topology)?;
@@ -354,7 +354,7 @@ fn transports(requested: &[String], known: &[Name]) -> Result<Vec<Name>, Profile
 fn scheduling(
     profile: &Profile,
     ov: &Overrides,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<LayoutNote>,
 ) -> Result<(Policy, u8, u8), ProfileError> {
     let rt = &profile.rt;
     let policy = ov.policy.unwrap_or(rt.policy);
@@ -375,9 +375,12 @@ fn scheduling(
         };
         *slot = priority(key, policy, value, suffix)?;
         if *slot == 99 {
-            notes.push(format!(
-                "RT {role} runs at priority 99, the level of the kernel's watchdog and \
-                 migration threads: it can starve them; 98 or lower is safer"
+            notes.push(LayoutNote::new(
+                LayoutNoteKind::RtPriority99,
+                format!(
+                    "RT {role} runs at priority 99, the level of the kernel's watchdog and \
+                     migration threads: it can starve them; 98 or lower is safer"
+                ),
             ));
         }
     }
@@ -416,18 +419,18 @@ fn explain(
     profile: Explain,
     ov: &Overrides,
     no_housekeeping_cpu: bool,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<LayoutNote>,
 ) -> bool {
     match (ov.explain, ov.no_explain, profile) {
         (true, _, _) => true,
         (_, true, _) | (_, _, Explain::Off) => false,
         (_, _, Explain::On) => true,
         (_, _, Explain::Auto) if no_housekeeping_cpu => {
-            notes.push(
+            notes.push(LayoutNote::new(
+                LayoutNoteKind::ExplainOff,
                 "spikes not explained: every CPU is an RT CPU, and the explainer's trace reader \
-                 there would delay the RT wakeups it explains (`--explain` runs it anyway)"
-                    .to_string(),
-            );
+                 there would delay the RT wakeups it explains (`--explain` runs it anyway)",
+            ));
             false
         }
         (_, _, Explain::Auto) => true,

@@ -4,6 +4,7 @@
 use super::*;
 use crate::profile::{builtin_names, load, parse};
 use rtsoak_record::RingSetup;
+use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 use rtsoak_record::transport::Name;
 use rtsoak_record::transport::futex::FutexWake;
 
@@ -73,16 +74,22 @@ fn every_auto_layout_builtin_resolves_on_two_cpus_with_noise_sharing_the_rt_pair
         assert_eq!(plan.noise_cpus, vec![0, 1]);
         assert_eq!(
             plan.layout_notes[0],
-            "only 2 CPUs online: noise and the coordinator share CPUs with the RT pair; \
-             latencies include that interference"
+            LayoutNote::new(
+                LayoutNoteKind::SharesRtCpus,
+                "only 2 CPUs online: noise and the coordinator share CPUs with the RT pair; \
+                 latencies include that interference"
+            )
         );
         // default keeps FIFO bursts off the RT CPUs (so none run here); ci puts them there.
         for note in &plan.layout_notes[1..] {
             assert!(
-                note.contains("no FIFO bursts")
-                    || note.contains("bursts also run on the RT pair")
-                    || note.starts_with("spikes not explained: every CPU is an RT CPU"),
-                "{note}"
+                matches!(
+                    note.kind,
+                    LayoutNoteKind::NoBursts
+                        | LayoutNoteKind::BurstsOnRtCpus
+                        | LayoutNoteKind::ExplainOff
+                ),
+                "{note:?}"
             );
         }
         assert_eq!(plan.transports, known());
@@ -190,7 +197,8 @@ fn priority_99_is_allowed_with_a_note_about_kernel_watchdogs() {
     .unwrap();
     assert_eq!(plan.rt.publisher_priority, 99);
     assert_eq!(plan.layout_notes.len(), 1);
-    assert!(plan.layout_notes[0].contains("watchdog"));
+    assert_eq!(plan.layout_notes[0].kind, LayoutNoteKind::RtPriority99);
+    assert!(plan.layout_notes[0].text.contains("watchdog"));
 }
 
 #[test]
@@ -329,7 +337,10 @@ fn noise_overlapping_the_rt_pair_is_allowed_with_a_note() {
     assert_eq!(plan.noise_cpus, vec![0, 1, 2, 3, 4]);
     assert_eq!(
         plan.layout_notes[0],
-        "noise CPUs 0-4 include RT CPU 4: latencies include that interference"
+        LayoutNote::new(
+            LayoutNoteKind::SharesRtCpus,
+            "noise CPUs 0-4 include RT CPU 4: latencies include that interference"
+        )
     );
     assert_eq!(
         plan.layout_notes.len(),
@@ -634,7 +645,7 @@ fn the_explainer_runs_by_default_only_where_the_coordinator_has_a_cpu_of_its_own
     let note = |plan: &RunPlan| {
         plan.layout_notes
             .iter()
-            .any(|n| n.starts_with("spikes not explained: every CPU is an RT CPU"))
+            .any(|n| n.kind == LayoutNoteKind::ExplainOff)
     };
     let default = Overrides::default();
     let plan = resolve_text("", &default, &jetson()).unwrap();

@@ -1,10 +1,11 @@
 //! Reading a version 2 document: it stored a spike's cause as its sentence (a series' causes,
 //! the decision's main causes, a baseline diff's cause changes), and version 3 stores the cause
-//! itself. Each sentence is read back into the cause it words, by the words version 2 used
+//! itself; it stored the plan's layout notes as sentences, and version 3 gives each its kind. Each sentence is read back into the cause it words, by the words version 2 used
 //! (kept here as they were, whatever the report says today); a sentence that is not one of
 //! those becomes an `unknown` cause holding it, shown as it was and paired by `diff` only
 //! with the same words.
 
+use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 use rtsoak_record::result::cause::{Cause, Culprit, LockHolder};
 use rtsoak_record::result::explain::TaskRole;
 use serde_json::Value;
@@ -12,8 +13,15 @@ use serde_json::Value;
 /// What version 2 wrote for the spikes no wait explained, where it wrote a cause.
 const UNEXPLAINED: &str = "unexplained";
 
-/// Turn every cause sentence of a version 2 document into its cause.
+/// Turn every cause sentence of a version 2 document into its cause, and every layout note
+/// into a note of its kind.
 pub(super) fn upgrade(value: &mut Value) {
+    for note in array(value.pointer_mut("/plan/layout_notes")) {
+        if let Value::String(text) = note {
+            let typed = LayoutNote::new(layout_note_kind(text), text.as_str());
+            *note = serde_json::to_value(typed).unwrap_or(Value::Null);
+        }
+    }
     for run in array(value.get_mut("runs")) {
         let series = run
             .get_mut("explanation")
@@ -34,6 +42,24 @@ pub(super) fn upgrade(value: &mut Value) {
         for change in array(changes.get_mut("changes")) {
             upgrade_cause(change);
         }
+    }
+}
+
+/// The kind of a version 2 layout note, by the words version 2 wrote (each note began or
+/// ended the same way whatever its figures).
+fn layout_note_kind(text: &str) -> LayoutNoteKind {
+    if text.ends_with("latencies include that interference") {
+        LayoutNoteKind::SharesRtCpus
+    } else if text.starts_with("spikes not explained") {
+        LayoutNoteKind::ExplainOff
+    } else if text.starts_with("no FIFO bursts") {
+        LayoutNoteKind::NoBursts
+    } else if text.contains("bursts also run on the RT pair's CPUs") {
+        LayoutNoteKind::BurstsOnRtCpus
+    } else if text.contains("runs at priority 99") {
+        LayoutNoteKind::RtPriority99
+    } else {
+        LayoutNoteKind::Other
     }
 }
 
@@ -190,6 +216,53 @@ mod tests {
             assert!(!matches!(cause, Cause::Unknown { .. }), "{text}");
             assert_eq!(why::cause(&cause), text);
         }
+    }
+
+    #[test]
+    fn every_layout_note_version_2_wrote_is_read_back_as_its_kind() {
+        let notes = [
+            (
+                "only 2 CPUs online: noise and the coordinator share CPUs with the RT pair; \
+                 latencies include that interference",
+                LayoutNoteKind::SharesRtCpus,
+            ),
+            (
+                "noise CPUs 0-4 include RT CPU 4: latencies include that interference",
+                LayoutNoteKind::SharesRtCpus,
+            ),
+            (
+                "FIFO 50 bursts also run on the RT pair's CPUs (noise.bursts.on_rt_cpus): there \
+                 the RT pair waits for every burst",
+                LayoutNoteKind::BurstsOnRtCpus,
+            ),
+            (
+                "no FIFO bursts: every noise CPU is an RT CPU, and a burst there would preempt \
+                 the RT pair itself (set noise.bursts.on_rt_cpus = true to run them anyway)",
+                LayoutNoteKind::NoBursts,
+            ),
+            (
+                "RT publisher runs at priority 99, the level of the kernel's watchdog and \
+                 migration threads: it can starve them; 98 or lower is safer",
+                LayoutNoteKind::RtPriority99,
+            ),
+            (
+                "spikes not explained: every CPU is an RT CPU, and the explainer's trace \
+                 reader there would delay the RT wakeups it explains (`--explain` runs it anyway)",
+                LayoutNoteKind::ExplainOff,
+            ),
+            ("something a later build wrote", LayoutNoteKind::Other),
+        ];
+        let mut doc = serde_json::json!({
+            "plan": {"layout_notes": notes.iter().map(|(text, _)| *text).collect::<Vec<_>>()}
+        });
+        upgrade(&mut doc);
+        let read: Vec<LayoutNote> =
+            serde_json::from_value(doc["plan"]["layout_notes"].clone()).unwrap();
+        let expected: Vec<LayoutNote> = notes
+            .iter()
+            .map(|(text, kind)| LayoutNote::new(*kind, *text))
+            .collect();
+        assert_eq!(read, expected);
     }
 
     #[test]

@@ -64,6 +64,46 @@ pub struct RtPlan {
     pub subscriber_priority: u8,
 }
 
+/// A note the layout left for the reader: what it says, and what kind of thing it is, which
+/// is what the caveats and anything else reading it go by (the text is only ever shown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayoutNote {
+    /// What kind of note.
+    pub kind: LayoutNoteKind,
+    /// The note in words.
+    pub text: String,
+}
+
+impl LayoutNote {
+    /// A note of `kind` saying `text`.
+    pub fn new(kind: LayoutNoteKind, text: impl Into<String>) -> Self {
+        LayoutNote {
+            kind,
+            text: text.into(),
+        }
+    }
+}
+
+/// What a layout note is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutNoteKind {
+    /// The plan puts noise (and the coordinator) on RT CPUs: what really shared them is said
+    /// from the runs, not from this intent.
+    SharesRtCpus,
+    /// FIFO bursts run on the RT pair's CPUs (`noise.bursts.on_rt_cpus`).
+    BurstsOnRtCpus,
+    /// No FIFO bursts: every noise CPU is an RT CPU.
+    NoBursts,
+    /// An RT thread at priority 99, beside the kernel's watchdog and migration threads.
+    RtPriority99,
+    /// The explainer is off: no CPU of its own for its trace reader.
+    ExplainOff,
+    /// A note of a kind this build does not know (a newer result).
+    #[serde(other)]
+    Other,
+}
+
 /// A fully resolved invocation. Every duration is in nanoseconds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunPlan {
@@ -135,9 +175,9 @@ pub struct RunPlan {
     /// real one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inject_fault: Option<Fault>,
-    /// Things about the layout a reader of the result must know (for example "noise shares
-    /// CPU 1 with the RT subscriber: only 2 CPUs online").
-    pub layout_notes: Vec<String>,
+    /// Things about the layout a reader of the result must know (for example that noise shares
+    /// CPU 1 with the RT subscriber because only 2 CPUs are online), each with its kind.
+    pub layout_notes: Vec<LayoutNote>,
     /// Hold `/dev/cpu_dma_latency` at 0 during the runs (`system.hold_cpu_dma_latency`).
     /// Results written before this key existed read as `false`: they held nothing.
     #[serde(default)]

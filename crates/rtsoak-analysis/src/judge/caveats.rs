@@ -12,6 +12,7 @@ use crate::merge::by_transport;
 use rtsoak_record::Role;
 use rtsoak_record::SystemCheck;
 use rtsoak_record::cpulist;
+use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 use rtsoak_record::result::noise_setup::{NoiseKind, NoiseSetup};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Caveat, Level, Severity};
@@ -29,12 +30,7 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
         None => from_host(doc),
     };
     caveats.extend(super::sharing::caveats(doc));
-    caveats.extend(
-        doc.plan
-            .layout_notes
-            .iter()
-            .filter_map(|note| layout_caveat(note)),
-    );
+    caveats.extend(doc.plan.layout_notes.iter().filter_map(layout_caveat));
     if let Some(hold) = &doc.cpu_dma_latency
         && hold.held_us.is_none()
         && deep_idle_states(doc)
@@ -82,14 +78,16 @@ pub fn check_severity(id: &str) -> Severity {
 /// CPUs is the plan's intent, and what really shared them is [`super::sharing`]'s to say from
 /// the runs, so those notes are no caveat; the explainer left off is a detail; anything else
 /// (an RT priority of 99) shifts the figures.
-fn layout_caveat(note: &str) -> Option<Caveat> {
-    if note.contains("interference") {
-        None
-    } else if note.starts_with("spikes not explained") {
-        Some(Caveat::new(Severity::Detail, "explain.off", note))
-    } else {
-        Some(Caveat::new(Severity::Distorts, "layout", note))
-    }
+fn layout_caveat(note: &LayoutNote) -> Option<Caveat> {
+    let (severity, kind) = match note.kind {
+        LayoutNoteKind::SharesRtCpus => return None,
+        LayoutNoteKind::ExplainOff => (Severity::Detail, "explain.off"),
+        LayoutNoteKind::BurstsOnRtCpus
+        | LayoutNoteKind::NoBursts
+        | LayoutNoteKind::RtPriority99
+        | LayoutNoteKind::Other => (Severity::Distorts, "layout"),
+    };
+    Some(Caveat::new(severity, kind, &note.text))
 }
 
 /// The spikes of a run the explainer could not trace are unexplained, and why.
