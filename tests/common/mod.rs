@@ -113,7 +113,7 @@ pub(crate) fn as_ordinary_user_locking(
     std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let script = format!(
         "ulimit -l {memlock_kib} && exec {} {args}",
-        rtsoak_path().display()
+        binary_for_others(home.path()).display()
     );
     let output = std::process::Command::new("setpriv")
         .args([
@@ -129,6 +129,29 @@ pub(crate) fn as_ordinary_user_locking(
         .output()
         .unwrap();
     (output, home)
+}
+
+/// The rtsoak binary as another user can run it: where it was built when every directory on
+/// the way lets others through (a checkout in a home directory, CI's), else a copy, with its
+/// worker binary beside it, in `dir/bin` (a checkout in a private temporary directory, which
+/// `mktemp -d` makes 0700).
+fn binary_for_others(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let built = rtsoak_path();
+    let others_pass = built
+        .ancestors()
+        .skip(1)
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    if others_pass {
+        return built;
+    }
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for name in ["rtsoak", "rtsoak-worker"] {
+        std::fs::copy(built.with_file_name(name), bin.join(name)).unwrap();
+    }
+    bin.join("rtsoak")
 }
 
 /// The run was INCONCLUSIVE (exit 7) and nothing else: no failure, no breach, every reason of
