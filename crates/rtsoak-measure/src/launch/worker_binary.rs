@@ -49,12 +49,15 @@ pub struct WorkerBinaryError {
     pub coordinator: PathBuf,
     /// What is wrong with it.
     pub why: String,
+    /// Whether it is simply not there (which `worker_executable` and the `libexec` search
+    /// pass over), rather than there and refused.
+    pub missing: bool,
 }
 
 /// The argument that makes `rtsoak` itself a worker, where no worker binary is beside it.
 pub const WORKER_ARG: &str = "worker";
 
-/// Why a missing worker binary is missing ([`checked`]).
+/// What a missing worker binary is said to be ([`checked`]).
 const NO_SUCH_FILE: &str = "there is no such file";
 
 /// The program workers are started from, and its arguments: the worker binary beside this
@@ -73,7 +76,7 @@ pub fn worker_executable() -> anyhow::Result<(&'static Path, &'static [&'static 
             })?;
             let worker = match checked(&exe) {
                 Ok(worker) => (worker, false),
-                Err(error) if error.why == NO_SUCH_FILE => {
+                Err(error) if error.missing => {
                     eprintln!(
                         "rtsoak: no {} beside this binary{}: the workers run from {} itself, \
                          with all of it resident (`cargo build --release` builds the small \
@@ -132,11 +135,12 @@ pub fn checked(exe: &Path) -> Result<PathBuf, WorkerBinaryError> {
             name: PathBuf::from(format!("rtsoak{WORKER_SUFFIX}")),
             coordinator: PathBuf::from("rtsoak"),
             why: "the running binary's path has no directory and file name".into(),
+            missing: false,
         });
     };
     for path in &paths {
         match checked_at(exe, path) {
-            Err(error) if error.why == NO_SUCH_FILE => continue,
+            Err(error) if error.missing => continue,
             found => return found,
         }
     }
@@ -146,7 +150,7 @@ pub fn checked(exe: &Path) -> Result<PathBuf, WorkerBinaryError> {
 /// The worker binary at `path`, if it may be run.
 fn checked_at(exe: &Path, path: &Path) -> Result<PathBuf, WorkerBinaryError> {
     let path = path.to_path_buf();
-    let refuse = |why: String| WorkerBinaryError {
+    let refuse_as = |why: String, missing: bool| WorkerBinaryError {
         path: path.clone(),
         name: path.file_name().map(PathBuf::from).unwrap_or_default(),
         coordinator: exe
@@ -154,7 +158,9 @@ fn checked_at(exe: &Path, path: &Path) -> Result<PathBuf, WorkerBinaryError> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("rtsoak")),
         why,
+        missing,
     };
+    let refuse = |why: String| refuse_as(why, false);
     let dir = path.parent().unwrap_or(Path::new("/"));
     let dir = SafeDir::open(dir).map_err(|error| match error.downcast_ref::<Untrusted>() {
         Some(untrusted) => refuse(format!(
@@ -166,7 +172,7 @@ fn checked_at(exe: &Path, path: &Path) -> Result<PathBuf, WorkerBinaryError> {
     })?;
     let name = path.file_name().unwrap_or_default();
     let stat = dir.stat_entry(name).map_err(|errno| match errno {
-        nix::errno::Errno::ENOENT => refuse(NO_SUCH_FILE.into()),
+        nix::errno::Errno::ENOENT => refuse_as(NO_SUCH_FILE.into(), true),
         errno => refuse(format!("lstat: {errno}")),
     })?;
     match refusal(Kind::of(&stat), stat.st_uid, stat.st_mode) {
