@@ -14,7 +14,7 @@ use rtsoak_record::{Caveat, Severity};
 pub(super) const RUN_DERIVED: [&str; 2] = [NOISE_SHARES, THROTTLING];
 
 /// Noise ran on an RT CPU: the system check's finding id, kept as the caveat's kind.
-const NOISE_SHARES: &str = "layout.noise-shares-rt-cpu";
+pub(super) const NOISE_SHARES: &str = "layout.noise-shares-rt-cpu";
 /// The coordinator (and the explainer's trace reader) ran on an RT CPU.
 const COORDINATOR_SHARES: &str = "layout.coordinator-shares-rt-cpu";
 /// RT throttling was on.

@@ -11,6 +11,7 @@
 //! Pure: reads a result document and what the verdict found so far.
 
 use super::caveats::ranked;
+use super::sharing::NOISE_SHARES;
 use rtsoak_record::Severity;
 use rtsoak_record::plan::Limits;
 use rtsoak_record::result::ResultDoc;
@@ -18,8 +19,6 @@ use rtsoak_record::result::verdict::{Accepted, Breach, Inconclusive, Inconclusiv
 
 /// The kernel is not PREEMPT_RT (the system check's finding id, the caveat's kind).
 const NOT_PREEMPT_RT: &str = "kernel.preempt-rt";
-/// Noise ran on an RT CPU.
-const NOISE_SHARES: &str = "layout.noise-shares-rt-cpu";
 /// An RT worker did not get its policy (what it recorded, and what the check found it may do).
 const RT_PRIORITY: [&str; 2] = ["worker.policy", "privileges.rt-priority"];
 /// The conditions a development machine's profile may accept: they describe the machine, and
@@ -93,12 +92,13 @@ fn answered_as_rt_priority(kind: &str, breaches: &[Breach], inconclusive: &[Inco
 }
 
 /// The profile key that would make `kind` a breach.
-fn requirement_of(kind: &str) -> &'static str {
+fn requirement_of(kind: &str) -> String {
     match kind {
-        NOT_PREEMPT_RT => "verdict.require_preempt_rt",
-        NOISE_SHARES => "verdict.require_noise_apart",
-        _ => "verdict.require_rt_priority",
+        NOT_PREEMPT_RT => Limit::RequirePreemptRt,
+        NOISE_SHARES => Limit::RequireNoiseApart,
+        _ => Limit::RequireRtPriority,
     }
+    .key()
 }
 
 fn noise_breach(caveat: &str) -> Breach {

@@ -341,25 +341,6 @@ fn count_draw(mean: f64, dispersion: f64, rng: &mut fastrand::Rng) -> u64 {
     k.max(2)
 }
 
-/// The smallest `k` with P(X <= k) >= `p` for X ~ Poisson(`mean`): P(X <= k) is the regularized
-/// upper incomplete gamma Q(k + 1, mean).
-pub fn poisson_quantile(mean: f64, p: f64) -> u64 {
-    if mean <= 0.0 {
-        return 0;
-    }
-    // Bisection on k between 0 and a bound well past the mean.
-    let (mut low, mut high) = (0u64, (mean + 10.0 * mean.sqrt() + 10.0).ceil() as u64);
-    while low < high {
-        let mid = low + (high - low) / 2;
-        if gamma_ur(mid as f64 + 1.0, mean) >= p {
-            high = mid;
-        } else {
-            low = mid + 1;
-        }
-    }
-    low
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,15 +361,6 @@ mod tests {
             extremal_index: 1.0,
             run_length_samples: 4,
         }
-    }
-
-    #[test]
-    fn poisson_quantiles_match_the_distribution() {
-        // Poisson(10): P(X <= 3) = 0.0103, P(X <= 4) = 0.0293; P(X <= 16) = 0.9730,
-        // P(X <= 17) = 0.9857.
-        assert_eq!(poisson_quantile(10.0, 0.025), 4);
-        assert_eq!(poisson_quantile(10.0, 0.975), 17);
-        assert_eq!(poisson_quantile(0.0, 0.975), 0);
     }
 
     #[test]

@@ -6,10 +6,6 @@ use serde::{Deserialize, Serialize};
 use super::cause::Cause;
 use crate::{RingSetup, Status};
 
-fn is_false(value: &bool) -> bool {
-    !*value
-}
-
 /// When a difference counts as a regression. Every rule needs both statistical evidence (or a
 /// tolerance) and a minimum size, so run-to-run noise passes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -103,7 +99,7 @@ pub struct CauseChange {
     /// A cause an older rtsoak stored in words this one does not recognise, found on one side
     /// only: it may be one of the other side's causes under other words, so its change is not
     /// known (its count on the other side is 0 because nothing there could be paired with it).
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unpaired: bool,
     /// Spikes of this cause, estimated over all spikes (share of the kept ones x all).
     pub baseline_count: f64,

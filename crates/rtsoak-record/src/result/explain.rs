@@ -24,10 +24,6 @@ fn is_zero(value: &u64) -> bool {
     *value == 0
 }
 
-fn is_false(value: &bool) -> bool {
-    !*value
-}
-
 /// The explanation of one run's spikes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Explanation {
@@ -193,7 +189,7 @@ pub enum Why {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         on_cpu_percent: Option<f64>,
         /// The kernel lost trace events within 1 ms of the spike.
-        #[serde(default, skip_serializing_if = "is_false")]
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         events_lost_near: bool,
         /// What an older rtsoak wrote in words instead of the fields above (schema version 2
         /// and before); none from this one.
