@@ -292,7 +292,7 @@ pub(crate) fn mapped_bytes() -> Option<u64> {
 }
 
 /// True with `CAP_IPC_LOCK` in the effective set, which lifts the limit.
-pub(crate) fn has_ipc_lock() -> bool {
+pub fn has_ipc_lock() -> bool {
     const CAP_IPC_LOCK: u32 = 14;
     status_value("CapEff:")
         .and_then(|hex| u64::from_str_radix(&hex, 16).ok())

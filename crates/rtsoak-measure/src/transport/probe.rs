@@ -51,8 +51,8 @@ pub(super) fn refusal(errno: Errno) -> Option<String> {
              seccomp filter)"
                 .to_string(),
         ),
-        Errno::ENOMEM => memlock_limit_bytes()
-            .filter(|_| !has_cap_ipc_lock())
+        Errno::ENOMEM => rtsoak_sys::memlock::memlock_limit_bytes()
+            .filter(|_| !rtsoak_sys::memlock::has_ipc_lock())
             .map(|limit| {
                 format!(
                     "probably the memory-lock limit ({} KiB): raise it (ulimit -l, \
@@ -62,28 +62,6 @@ pub(super) fn refusal(errno: Errno) -> Option<String> {
             }),
         _ => None,
     }
-}
-
-/// This process's `RLIMIT_MEMLOCK`, if finite.
-fn memlock_limit_bytes() -> Option<u64> {
-    use nix::sys::resource::{RLIM_INFINITY, Resource, getrlimit};
-    getrlimit(Resource::RLIMIT_MEMLOCK)
-        .ok()
-        .map(|(soft, _)| soft)
-        .filter(|soft| *soft != RLIM_INFINITY)
-}
-
-/// Whether this process holds `CAP_IPC_LOCK` (bit 14 of `CapEff` in `/proc/self/status`),
-/// which lifts the memory-lock limit.
-fn has_cap_ipc_lock() -> bool {
-    const CAP_IPC_LOCK: u32 = 14;
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            let hex = status.lines().find_map(|l| l.strip_prefix("CapEff:"))?;
-            u64::from_str_radix(hex.trim(), 16).ok()
-        })
-        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 #[cfg(test)]
