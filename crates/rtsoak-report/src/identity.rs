@@ -24,13 +24,5 @@ pub(crate) fn host_id(host: &HostFacts) -> String {
     if name.is_empty() {
         return "unknown".to_string();
     }
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    super::text::restricted(name, &['-', '.'])
 }

@@ -8,6 +8,21 @@ pub(crate) fn noise_ran(run: &RunResult) -> &'static str {
     if run.noise.ran() { "on" } else { "off" }
 }
 
+/// `text` with anything but ASCII letters, digits and the characters of `kept` replaced by `_`:
+/// a name from a result file that becomes part of a file name, a test id or a label, so that a
+/// hand-edited result cannot name a path or break the format.
+pub(crate) fn restricted(text: &str, kept: &[char]) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || kept.contains(&c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Nanoseconds as microseconds with one decimal (`12.3`).
 pub(crate) fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e3)

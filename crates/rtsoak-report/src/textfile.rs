@@ -19,15 +19,7 @@ fn profile_label(doc: &ResultDoc) -> String {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or(profile);
-    stem.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    super::text::restricted(stem, &['-', '_'])
 }
 
 /// The textfile: the Prometheus metrics and the verdict, every sample labelled with the
