@@ -164,9 +164,10 @@ impl Totals {
         for (name, value) in counts {
             self.add((name, None), value)?;
         }
-        // A transport's failures are also reported as one count (the LAVA export's).
-        let errors = "runs[].integrity: wake_errors, cqe_errors, fallback_deliveries and \
-                      wakes_missing together";
+        // A transport's failures are also reported as one count (the LAVA export's): their
+        // sum is a field of its own, named by the fields it adds.
+        let errors =
+            "runs[].integrity.{wake_errors, cqe_errors, fallback_deliveries, wakes_missing}";
         for value in [i.wake_errors, i.cqe_errors, i.fallback_deliveries] {
             self.add((errors, None), value)?;
         }
