@@ -2,8 +2,9 @@
 //! does anything is refused rather than trusted to (a nightly unit that still sets it would
 //! otherwise believe it is in effect).
 //!
-//! Owns: the list of retired variables. rtsoak itself reads no other `RTSOAK_*` variable (the
-//! test suite reads `RTSOAK_CI`; docs/cli.md lists them all).
+//! Owns: the list of retired variables. rtsoak itself reads one other `RTSOAK_*` variable,
+//! `RTSOAK_CARGO_RUN`, only to word its advice (`invocation`); the test suite reads
+//! `RTSOAK_CI`; docs/cli.md lists them all.
 
 use rtsoak_sys::cpu_lock::RETIRED_LOCK_DIR_ENV;
 
