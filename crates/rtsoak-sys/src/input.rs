@@ -14,6 +14,10 @@
 //!   opened for reading: a FIFO (which could block the open or the read forever, or answer
 //!   differently to each reader), a device (`/dev/zero` never ends), a socket or a directory is
 //!   refused, naming what it is.
+//! - As root, a regular file with more than one name, in a directory another user may write
+//!   to, is refused: one of its names could be a hard link planted there to root's files
+//!   (where `fs.protected_hardlinks` is 0, as on minimal and embedded images), which reading
+//!   it would reveal. A hard link root made in its own directories is read.
 //! - It is then opened once, `O_RDONLY|O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC` by its directory's fd,
 //!   checked to be the file resolved (same device and inode), and read from that fd up to the
 //!   caller's limit: a larger file is refused naming the limit, before its bytes are read where
@@ -78,6 +82,20 @@ pub enum Problem {
         link: PathBuf,
         /// Its owner.
         uid: u32,
+    },
+    /// As root: a file with other names, in a directory another user may write to. A hard
+    /// link to root's file (`/etc/shadow`) planted there would read as the file named.
+    #[error(
+        "it has {links} names and is in {}, a directory another user may write to: one of \
+         them could be a hard link to root's files, and rtsoak, run by root, reads no such \
+         file: give a copy in a directory only root may write",
+        dir.display()
+    )]
+    ForeignHardLink {
+        /// Its link count.
+        links: u64,
+        /// The directory.
+        dir: PathBuf,
     },
     /// Replaced between being resolved and being opened.
     #[error("it was replaced while rtsoak opened it: give a file nobody is changing")]
@@ -238,6 +256,16 @@ fn resolve(path: &Path, mut name: Option<&OsStr>) -> Result<Resolved, InputError
         if !last {
             return Err(fail(&at, SysError::new("open", Errno::ENOTDIR).into()));
         }
+        if root && kind == SFlag::S_IFREG && stat.st_nlink > 1 {
+            let parent = fstat(&dir).map_err(|e| fail(&at, SysError::new("fstat", e).into()))?;
+            if others_may_write(&parent) {
+                let problem = Problem::ForeignHardLink {
+                    links: stat.st_nlink as u64,
+                    dir: shown.clone(),
+                };
+                return Err(fail(&at, problem));
+            }
+        }
         return Ok(Resolved {
             parent: dir,
             name: component,
@@ -246,6 +274,13 @@ fn resolve(path: &Path, mut name: Option<&OsStr>) -> Result<Resolved, InputError
         });
     }
     unreachable!("the walk returns at its last component")
+}
+
+/// Whether a user other than root may create names in the directory `stat` describes: it is
+/// another user's, or its group or others may write to it (a sticky `/tmp` included: anyone
+/// may link a file there).
+fn others_may_write(stat: &FileStat) -> bool {
+    stat.st_uid != 0 || stat.st_mode & 0o022 != 0
 }
 
 /// Where a walk starts: `/`, or the working directory.

@@ -104,6 +104,39 @@ fn symlinks_of_this_user_are_followed_relative_to_their_directory() {
 }
 
 #[test]
+fn as_root_a_file_with_other_names_is_read_only_from_a_directory_no_other_user_may_write() {
+    use std::os::unix::fs::PermissionsExt;
+    if euid() != 0 {
+        rtsoak_testing::skip("reading as root needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let private = dir.path().join("private");
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::write(private.join("secret"), b"root's").unwrap();
+    // What another user could plant in a sticky, world-writable directory such as /tmp.
+    std::fs::hard_link(private.join("secret"), shared.join("profile.toml")).unwrap();
+    let error = read(&shared.join("profile.toml"), LIMIT).unwrap_err();
+    assert!(
+        matches!(&error.problem, Problem::ForeignHardLink { links: 2, dir } if *dir == shared),
+        "{error}"
+    );
+    // The same file by its name in root's own directory, and a file of one name anywhere.
+    assert_eq!(
+        read(&private.join("secret"), LIMIT).unwrap().bytes,
+        b"root's"
+    );
+    std::fs::write(shared.join("own.toml"), b"mine").unwrap();
+    assert_eq!(
+        read(&shared.join("own.toml"), LIMIT).unwrap().bytes,
+        b"mine"
+    );
+}
+
+#[test]
 fn as_root_a_symlink_another_user_owns_is_never_followed() {
     if euid() != 0 {
         rtsoak_testing::skip("lchown to another user needs root");
