@@ -10,6 +10,23 @@ use rtsoak_record::bench::BenchDoc;
 /// round with its checks.
 pub fn render_doc(doc: &BenchDoc) -> String {
     let mut out = String::new();
+    write_settings(&mut out, doc);
+    write_series(&mut out, doc);
+    write_rounds(&mut out, doc);
+    let _ = writeln!(
+        out,
+        "{}",
+        if doc.valid {
+            "every round passed every check"
+        } else {
+            "SOME ROUNDS FAILED THEIR CHECKS: the figures above are not valid"
+        }
+    );
+    out
+}
+
+/// What was run, where, on which kernel, and the setup's warnings.
+fn write_settings(out: &mut String, doc: &BenchDoc) {
     let c = &doc.config;
     let kernel = doc
         .host
@@ -47,6 +64,10 @@ pub fn render_doc(doc: &BenchDoc) -> String {
     for warning in &doc.setup.warnings {
         let _ = writeln!(out, "warning: {warning}");
     }
+}
+
+/// One row per series: its figures over the valid rounds.
+fn write_series(out: &mut String, doc: &BenchDoc) {
     let _ = writeln!(
         out,
         "{:<16} {:>12} {:>12} {:>8} {:>12} {:>12} {:>7}",
@@ -69,6 +90,10 @@ pub fn render_doc(doc: &BenchDoc) -> String {
             series.ops_per_cycle,
         );
     }
+}
+
+/// Every round of every series, with what its checks found.
+fn write_rounds(out: &mut String, doc: &BenchDoc) {
     for series in &doc.series {
         for round in &series.rounds {
             let checks = if round.valid {
@@ -87,16 +112,6 @@ pub fn render_doc(doc: &BenchDoc) -> String {
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "{}",
-        if doc.valid {
-            "every round passed every check"
-        } else {
-            "SOME ROUNDS FAILED THEIR CHECKS: the figures above are not valid"
-        }
-    );
-    out
 }
 
 /// The comparison table and the verdict, with the gates it was judged against. The bench,

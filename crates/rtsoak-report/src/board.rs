@@ -67,18 +67,9 @@ fn word(finding: &BoardFinding, conf: &str) -> Worded {
                  boots from {path}"
             )),
         ),
-        BoardFinding::NoDefaultEntry { default_label } => said(
-            "boot",
-            match default_label {
-                Some(label) => {
-                    format!("{conf} says `DEFAULT {label}`, but no entry is `LABEL {label}`")
-                }
-                None => format!("{conf} has no DEFAULT line: the first entry boots"),
-            },
-            Some(format!(
-                "set `DEFAULT <label>` in {conf} to the entry of the real-time kernel"
-            )),
-        ),
+        BoardFinding::NoDefaultEntry { default_label } => {
+            no_default_entry(default_label.as_deref(), conf)
+        }
         BoardFinding::BootsDefault { label } => said(
             "boot",
             format!("the running kernel and command line are the default entry's (`{label}`)"),
@@ -106,19 +97,7 @@ fn word(finding: &BoardFinding, conf: &str) -> Worded {
             release,
             rt_label,
             ..
-        } => said(
-            "boot",
-            format!("the default entry `{label}` boots {release}, which is not PREEMPT_RT"),
-            Some(match rt_label {
-                Some(rt) => {
-                    format!("set `DEFAULT {rt}` in {conf} (entry `{rt}` boots a PREEMPT_RT kernel)")
-                }
-                None => format!(
-                    "install NVIDIA's real-time kernel for this L4T release (JetPack's \
-                     `nvidia-l4t-rt-kernel` packages) and make its entry the DEFAULT in {conf}"
-                ),
-            }),
-        ),
+        } => default_not_rt(label, release, rt_label.as_deref(), conf),
         BoardFinding::DefaultEntryIsolates { label } => said(
             "isolation",
             format!(
@@ -156,6 +135,37 @@ fn word(finding: &BoardFinding, conf: &str) -> Worded {
         detail: said.detail,
         remedy: said.remedy,
     }
+}
+
+fn no_default_entry(default_label: Option<&str>, conf: &str) -> Said {
+    said(
+        "boot",
+        match default_label {
+            Some(label) => {
+                format!("{conf} says `DEFAULT {label}`, but no entry is `LABEL {label}`")
+            }
+            None => format!("{conf} has no DEFAULT line: the first entry boots"),
+        },
+        Some(format!(
+            "set `DEFAULT <label>` in {conf} to the entry of the real-time kernel"
+        )),
+    )
+}
+
+fn default_not_rt(label: &str, release: &str, rt_label: Option<&str>, conf: &str) -> Said {
+    said(
+        "boot",
+        format!("the default entry `{label}` boots {release}, which is not PREEMPT_RT"),
+        Some(match rt_label {
+            Some(rt) => {
+                format!("set `DEFAULT {rt}` in {conf} (entry `{rt}` boots a PREEMPT_RT kernel)")
+            }
+            None => format!(
+                "install NVIDIA's real-time kernel for this L4T release (JetPack's \
+                 `nvidia-l4t-rt-kernel` packages) and make its entry the DEFAULT in {conf}"
+            ),
+        }),
+    )
 }
 
 fn boots_other(

@@ -44,21 +44,7 @@ struct Case {
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let transports = by_transport(doc);
     let mut cases = Vec::new();
-    let mut properties: Vec<(String, String)> = vec![
-        ("rtsoak.version".into(), doc.tool.version.clone()),
-        ("rtsoak.command".into(), doc.argv.join(" ")),
-        ("profile".into(), doc.plan.profile.clone()),
-        (
-            "kernel_release".into(),
-            doc.host.kernel_release.clone().unwrap_or_default(),
-        ),
-        ("arch".into(), doc.host.arch.clone()),
-        ("preempt_rt".into(), doc.host.preempt_rt.to_string()),
-    ];
-    properties.push(("board".into(), super::identity::board(&doc.host)));
-    if let Some(verdict) = &doc.verdict {
-        properties.push(("verdict".into(), status_word(verdict.status).into()));
-    }
+    let mut properties = identity(doc);
     for t in &transports {
         cases.extend(transport_cases(doc, t));
         properties.extend(figures(t));
@@ -100,33 +86,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     }
     out.push_str("    </properties>\n");
     for case in &cases {
-        let open = format!(
-            "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
-            attr(&case.classname),
-            case.name,
-            case.time_s
-        );
-        match &case.outcome {
-            Outcome::Pass => {
-                let _ = writeln!(out, "{open}/>");
-            }
-            Outcome::Fail { kind, message } => {
-                let _ = writeln!(
-                    out,
-                    "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-                    attr(message),
-                    attr(kind),
-                    text(message)
-                );
-            }
-            Outcome::Skip { message } => {
-                let _ = writeln!(
-                    out,
-                    "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
-                    attr(message)
-                );
-            }
-        }
+        write_case(&mut out, case);
     }
     let _ = writeln!(
         out,
@@ -135,6 +95,51 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     );
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+/// The suite's first properties: what ran, where, and the verdict.
+fn identity(doc: &ResultDoc) -> Vec<(String, String)> {
+    let mut properties: Vec<(String, String)> = vec![
+        ("rtsoak.version".into(), doc.tool.version.clone()),
+        ("rtsoak.command".into(), doc.argv.join(" ")),
+        ("profile".into(), doc.plan.profile.clone()),
+        (
+            "kernel_release".into(),
+            doc.host.kernel_release.clone().unwrap_or_default(),
+        ),
+        ("arch".into(), doc.host.arch.clone()),
+        ("preempt_rt".into(), doc.host.preempt_rt.to_string()),
+    ];
+    properties.push(("board".into(), super::identity::board(&doc.host)));
+    if let Some(verdict) = &doc.verdict {
+        properties.push(("verdict".into(), status_word(verdict.status).into()));
+    }
+    properties
+}
+
+/// One `<testcase>`, with its failure or skip.
+fn write_case(out: &mut String, case: &Case) {
+    let open = format!(
+        "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
+        attr(&case.classname),
+        case.name,
+        case.time_s
+    );
+    let _ = match &case.outcome {
+        Outcome::Pass => writeln!(out, "{open}/>"),
+        Outcome::Fail { kind, message } => writeln!(
+            out,
+            "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+            attr(message),
+            attr(kind),
+            text(message)
+        ),
+        Outcome::Skip { message } => writeln!(
+            out,
+            "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
+            attr(message)
+        ),
+    };
 }
 
 /// The four checks of one transport.

@@ -190,29 +190,18 @@ fn resolve(path: &Path, mut name: Option<&OsStr>) -> Result<Resolved, InputError
         path: shown.to_path_buf(),
         problem,
     };
-    let mut todo = Vec::new();
-    push_components(&mut todo, path);
-    if todo.is_empty() {
-        todo.push(OsString::from("."));
-    }
-    let mut dir = start(path.is_absolute()).map_err(|e| fail(path, e.into()))?;
-    let mut shown = if path.is_absolute() {
-        PathBuf::from("/")
-    } else {
-        PathBuf::new()
-    };
-    let mut hops = 0;
-    while let Some(component) = todo.pop() {
-        let at = shown.join(&component);
+    let mut walk = Walk::start(path).map_err(|e| fail(path, e.into()))?;
+    while let Some(component) = walk.todo.pop() {
+        let at = walk.shown.join(&component);
         let fd = openat(
-            dir.as_fd(),
+            walk.dir.as_fd(),
             component.as_os_str(),
             OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
             Mode::empty(),
         )
         .map_err(|errno| {
             // A missing directory on the way: the path given is what the user knows.
-            let named = if todo.is_empty() { &at } else { path };
+            let named = if walk.todo.is_empty() { &at } else { path };
             fail(named, opened(errno, "open"))
         })?;
         let stat = fstat(&fd).map_err(|e| fail(&at, SysError::new("fstat", e).into()))?;
@@ -220,60 +209,114 @@ fn resolve(path: &Path, mut name: Option<&OsStr>) -> Result<Resolved, InputError
         if kind == SFlag::S_IFLNK {
             if root && stat.st_uid != 0 {
                 let problem = Problem::ForeignSymlink {
-                    link: at.clone(),
+                    link: at,
                     uid: stat.st_uid,
                 };
                 return Err(fail(path, problem));
             }
-            hops += 1;
-            if hops > MAX_SYMLINKS {
-                return Err(fail(path, Problem::TooManySymlinks));
-            }
-            // The link read through the fd just checked: swapping the name now changes nothing.
-            let target = readlinkat(fd.as_fd(), "")
-                .map_err(|e| fail(&at, SysError::new("readlinkat", e).into()))?;
-            let target = Path::new(&target);
-            if target.is_absolute() {
-                dir = start(true).map_err(|e| fail(&at, e.into()))?;
-                shown = PathBuf::from("/");
-            }
-            push_components(&mut todo, target);
+            walk.follow(&fd).map_err(|(about_link, problem)| {
+                fail(if about_link { &at } else { path }, problem)
+            })?;
             continue;
         }
-        let last = todo.is_empty();
+        let last = walk.todo.is_empty();
         if kind == SFlag::S_IFDIR && (!last || name.is_some()) {
             if last && let Some(inside) = name.take() {
-                todo.push(inside.to_os_string());
+                walk.todo.push(inside.to_os_string());
             }
-            dir = fd;
-            if component == ".." {
-                shown.pop();
-            } else {
-                shown = at;
-            }
+            walk.enter(fd, &component, at);
             continue;
         }
         if !last {
             return Err(fail(&at, SysError::new("open", Errno::ENOTDIR).into()));
         }
         if root && kind == SFlag::S_IFREG && stat.st_nlink > 1 {
-            let parent = fstat(&dir).map_err(|e| fail(&at, SysError::new("fstat", e).into()))?;
-            if others_may_write(&parent) {
-                let problem = Problem::ForeignHardLink {
-                    links: stat.st_nlink as u64,
-                    dir: shown.clone(),
-                };
-                return Err(fail(&at, problem));
-            }
+            refuse_shared_hard_link(&walk, &stat).map_err(|problem| fail(&at, problem))?;
         }
         return Ok(Resolved {
-            parent: dir,
+            parent: walk.dir,
             name: component,
             stat,
             shown: at,
         });
     }
     unreachable!("the walk returns at its last component")
+}
+
+/// Where a walk has reached: the directory open, how the path to it is shown, the components
+/// still to open (the next one last) and how many symlinks it followed.
+struct Walk {
+    dir: OwnedFd,
+    shown: PathBuf,
+    todo: Vec<OsString>,
+    hops: usize,
+}
+
+impl Walk {
+    /// A walk of `path` from `/` or the working directory.
+    fn start(path: &Path) -> Result<Walk, SysError> {
+        let mut todo = Vec::new();
+        push_components(&mut todo, path);
+        if todo.is_empty() {
+            todo.push(OsString::from("."));
+        }
+        let shown = if path.is_absolute() {
+            PathBuf::from("/")
+        } else {
+            PathBuf::new()
+        };
+        Ok(Walk {
+            dir: start(path.is_absolute())?,
+            shown,
+            todo,
+            hops: 0,
+        })
+    }
+
+    /// Step into the directory `fd`, reached as `component` and shown as `at`.
+    fn enter(&mut self, fd: OwnedFd, component: &OsStr, at: PathBuf) {
+        self.dir = fd;
+        if component == ".." {
+            self.shown.pop();
+        } else {
+            self.shown = at;
+        }
+    }
+
+    /// Go on through the symlink `link` (an `O_PATH` fd of it, already checked): its target
+    /// is read through the fd, so swapping the name now changes nothing. An error says whether
+    /// it is about the link itself (`true`) or the path as given (`false`).
+    fn follow(&mut self, link: &OwnedFd) -> Result<(), (bool, Problem)> {
+        self.hops += 1;
+        if self.hops > MAX_SYMLINKS {
+            return Err((false, Problem::TooManySymlinks));
+        }
+        let target = readlinkat(link.as_fd(), "")
+            .map_err(|e| (true, SysError::new("readlinkat", e).into()))?;
+        let target = Path::new(&target);
+        if target.is_absolute() {
+            self.dir = start(true).map_err(|e| (true, e.into()))?;
+            self.shown = PathBuf::from("/");
+        }
+        push_components(&mut self.todo, target);
+        Ok(())
+    }
+}
+
+/// As root, a file with other names (`stat` of it) in a directory another user may write to
+/// is refused: a planted hard link to root's file would otherwise read as the input named.
+fn refuse_shared_hard_link(walk: &Walk, stat: &FileStat) -> Result<(), Problem> {
+    let parent = fstat(&walk.dir).map_err(|e| SysError::new("fstat", e))?;
+    if others_may_write(&parent) {
+        // st_nlink is u64 on x86_64 and u32 on arm64.
+        #[allow(clippy::useless_conversion)]
+        let links = u64::from(stat.st_nlink);
+        return Err(Problem::ForeignHardLink {
+            links,
+            dir: walk.shown.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// Whether a user other than root may create names in the directory `stat` describes: it is

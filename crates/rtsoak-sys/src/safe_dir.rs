@@ -344,29 +344,9 @@ fn walk(path: &Path, missing: Missing, ancestors: Ancestors) -> anyhow::Result<S
             Err(Errno::ENOENT) if missing == Missing::Stop => {
                 return Ok(SafeDir { fd, path: shown });
             }
-            Err(Errno::ENOENT) if missing == Missing::Create => match mkdirat(
-                fd.as_fd(),
-                name.as_os_str(),
-                Mode::from_bits_truncate(0o755),
-            ) {
-                Ok(()) | Err(Errno::EEXIST) => {
-                    // Opened for reading, not O_PATH: fchmod needs a real fd. Its owner made it
-                    // (whatever the umask, the owner may read it).
-                    let created = openat(
-                        fd.as_fd(),
-                        name.as_os_str(),
-                        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-                        Mode::empty(),
-                    )
-                    .map_err(|e| fail(&shown.join(&name), e))?;
-                    // Ours only if its owner is us: then its mode is ours to set.
-                    if fstat(&created)?.st_uid == euid() {
-                        fchmod(&created, Mode::from_bits_truncate(0o755))?;
-                    }
-                    created
-                }
-                Err(errno) => return Err(fail(&shown.join(&name), errno)),
-            },
+            Err(Errno::ENOENT) if missing == Missing::Create => {
+                make_dir(fd.as_fd(), &name).map_err(|e| fail(&shown.join(&name), e))?
+            }
             Err(Errno::ELOOP | Errno::ENOTDIR) => {
                 let stat = fstatat(fd.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW)
                     .map_err(|e| fail(&shown.join(&name), e))?;
@@ -413,6 +393,28 @@ fn walk(path: &Path, missing: Missing, ancestors: Ancestors) -> anyhow::Result<S
         check(root, ancestors, &shown, &fstat(&fd)?, todo.is_empty())?;
     }
     Ok(SafeDir { fd, path: absolute })
+}
+
+/// Make the directory `name` in `parent` (mode 0755; one made meanwhile by someone else is
+/// taken as found, and checked as every other is) and open it.
+fn make_dir(parent: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd, Errno> {
+    match mkdirat(parent, name, Mode::from_bits_truncate(0o755)) {
+        Ok(()) | Err(Errno::EEXIST) => {}
+        Err(errno) => return Err(errno),
+    }
+    // Opened for reading, not O_PATH: fchmod needs a real fd. Its owner made it (whatever the
+    // umask, the owner may read it).
+    let created = openat(
+        parent,
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    // Ours only if its owner is us: then its mode is ours to set.
+    if fstat(&created)?.st_uid == euid() {
+        fchmod(&created, Mode::from_bits_truncate(0o755))?;
+    }
+    Ok(created)
 }
 
 fn open_dir_nofollow_root() -> anyhow::Result<OwnedFd> {

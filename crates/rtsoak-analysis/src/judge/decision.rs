@@ -84,7 +84,26 @@ fn decide_series(
         .partition(|r| r.label == best.label || p_value(&best, r) >= ALPHA);
     decision.fewest = group.iter().map(|r| r.label.clone()).collect();
     decision.not_significant = group[1..].iter().map(|r| claim(&best, r)).collect();
-    let mut sentence = if ranking.len() == 1 {
+    let mut sentence = opening(&name, threshold, &ranking, &group, &decision.fewest);
+    sentence += &worse_clauses(&group, &worse, &mut decision.significant);
+    sentence.push('.');
+    decision.sentence = sentence;
+    decision.ranking = ranking;
+    decision
+}
+
+/// The decision's first clause: which transport has the fewest spikes over `threshold` in
+/// `ranking` (best first), and which of them (`group`, named `fewest`) do not differ from it.
+fn opening(
+    name: &str,
+    threshold: &str,
+    ranking: &[Rate],
+    group: &[&Rate],
+    fewest: &[String],
+) -> String {
+    let best = &ranking[0];
+    let worse_exist = group.len() < ranking.len();
+    if ranking.len() == 1 {
         format!(
             "{name}: only {} was measured ({} per million over {threshold})",
             best.label,
@@ -101,11 +120,11 @@ fn decide_series(
                     .fold(0.0, f64::max)
             )
         )
-    } else if worse.is_empty() {
+    } else if !worse_exist {
         format!(
             "{name}: {} do not differ significantly at this run length ({} has the fewest \
              spikes over {threshold}, {} per million)",
-            and_list(&decision.fewest),
+            and_list(fewest),
             best.label,
             per_million(best.per_million)
         )
@@ -118,19 +137,25 @@ fn decide_series(
         if group.len() > 1 {
             text += &format!(
                 ", and {} {} not differ from it significantly at this run length",
-                and_list(&decision.fewest[1..]),
+                and_list(&fewest[1..]),
                 if group.len() == 2 { "does" } else { "do" }
             );
         }
         text
-    };
+    }
+}
+
+/// The clauses for the transports significantly `worse` than some of the fewest `group`,
+/// each claim kept in `significant`.
+fn worse_clauses(group: &[&Rate], worse: &[&Rate], significant: &mut Vec<Claim>) -> String {
+    let mut sentence = String::new();
     // Each worse transport, with the members of the fewest group significantly below it;
     // transports with the same such members share one clause.
     let mut clauses: Vec<(Vec<String>, Vec<String>)> = Vec::new();
-    for w in &worse {
+    for w in worse {
         let lower: Vec<&&Rate> = group.iter().filter(|g| p_value(g, w) < ALPHA).collect();
         for g in &lower {
-            decision.significant.push(claim(g, w));
+            significant.push(claim(g, w));
         }
         let lower: Vec<String> = lower.iter().map(|g| g.label.clone()).collect();
         match clauses.iter_mut().find(|(l, _)| *l == lower) {
@@ -151,10 +176,7 @@ fn decide_series(
             and_list(higher)
         );
     }
-    sentence.push('.');
-    decision.sentence = sentence;
-    decision.ranking = ranking;
-    decision
+    sentence
 }
 
 fn claim(lower: &Rate, higher: &Rate) -> Claim {

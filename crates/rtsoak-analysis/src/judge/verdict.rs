@@ -112,95 +112,137 @@ fn judge_transport(
     pooled: &[PooledTail],
     out: &mut Vec<Breach>,
 ) {
-    let name = &t.label;
-    let mut breach = |what, series: Option<&str>, figure: f64, limit: f64, unit: &str, text| {
-        out.push(Breach {
-            transport: Some(t.transport.to_string()),
-            ring_setup: t.ring_setup,
-            what,
-            series: series.map(str::to_string),
-            figure,
-            limit,
-            unit: unit.to_string(),
-            message: format!("{name}: {text} ({})", Limit::key(what)),
-        });
-    };
-    let (missed, planned) = (t.integrity.missed_periods, t.integrity.planned_periods);
-    if let Some(limit) = limits.max_missed_periods.filter(|limit| missed > *limit) {
-        let text = if planned > 0 {
-            format!(
-                "{missed} of {planned} planned periods missed ({:.3} %) > {limit} allowed",
-                missed as f64 * 100.0 / planned as f64
-            )
-        } else {
-            format!("{missed} periods missed > {limit} allowed")
-        };
-        let (figure, limit) = (missed as f64, limit as f64);
-        breach(
-            Limit::MaxMissedPeriods,
-            None,
-            figure,
-            limit,
-            "periods",
-            text,
-        );
-    }
+    let mut breaches = Breaches { t, out };
+    judge_missed(&mut breaches, limits);
     if let Some(limit_ns) = limits.max_expected_per_day_ns {
-        for judged in super::tail_limit::SERIES {
-            if let Some(day) = super::tail_limit::breach(t, pooled, judged, limit_ns) {
-                let (high, limit) = (day.high / 1e3, us(limit_ns));
-                let series = judged.name();
-                let text = format!(
-                    "{series} expected once a day up to {high:.1} us (upper bound of the tail \
-                     estimate's 95 % interval; estimate {:.1} us) > {limit} us allowed",
-                    day.estimate / 1e3
-                );
-                let what = Limit::MaxExpectedPerDay;
-                breach(what, Some(series), high, limit, "us", text);
-            }
-        }
+        judge_expected_per_day(&mut breaches, pooled, limit_ns);
     }
     for judged in JUDGED_SERIES {
-        let series = judged.name();
-        let s = t.summary(judged);
-        let (max_key, max_limit) = match judged {
-            Series::SendCall => (Limit::MaxSendCall, limits.max_send_call_ns),
-            _ => (Limit::MaxDelivery, limits.max_delivery_ns),
+        judge_series(&mut breaches, limits, judged);
+    }
+}
+
+/// Where one transport's breaches of the profile's limits go.
+struct Breaches<'a, 'r> {
+    t: &'a TransportRuns<'r>,
+    out: &'a mut Vec<Breach>,
+}
+
+/// One figure over its limit: what the figure is, of which series, in which unit.
+struct Over<'s> {
+    what: Limit,
+    series: Option<&'s str>,
+    figure: f64,
+    limit: f64,
+    unit: &'static str,
+}
+
+impl Breaches<'_, '_> {
+    fn push(&mut self, over: Over<'_>, text: String) {
+        self.out.push(Breach {
+            transport: Some(self.t.transport.to_string()),
+            ring_setup: self.t.ring_setup,
+            what: over.what,
+            series: over.series.map(str::to_string),
+            figure: over.figure,
+            limit: over.limit,
+            unit: over.unit.to_string(),
+            message: format!("{}: {text} ({})", self.t.label, Limit::key(over.what)),
+        });
+    }
+}
+
+/// `max_missed_periods`.
+fn judge_missed(breaches: &mut Breaches<'_, '_>, limits: &Limits) {
+    let integrity = &breaches.t.integrity;
+    let (missed, planned) = (integrity.missed_periods, integrity.planned_periods);
+    let Some(limit) = limits.max_missed_periods.filter(|limit| missed > *limit) else {
+        return;
+    };
+    let text = if planned > 0 {
+        format!(
+            "{missed} of {planned} planned periods missed ({:.3} %) > {limit} allowed",
+            missed as f64 * 100.0 / planned as f64
+        )
+    } else {
+        format!("{missed} periods missed > {limit} allowed")
+    };
+    let over = Over {
+        what: Limit::MaxMissedPeriods,
+        series: None,
+        figure: missed as f64,
+        limit: limit as f64,
+        unit: "periods",
+    };
+    breaches.push(over, text);
+}
+
+/// `max_expected_per_day`: the upper bound of the tail estimate's interval, per judged series.
+fn judge_expected_per_day(breaches: &mut Breaches<'_, '_>, pooled: &[PooledTail], limit_ns: u64) {
+    for judged in super::tail_limit::SERIES {
+        let Some(day) = super::tail_limit::breach(breaches.t, pooled, judged, limit_ns) else {
+            continue;
         };
-        if let Some(limit_ns) = max_limit.filter(|limit| s.max_ns > *limit) {
-            let (max, limit) = (us(s.max_ns), us(limit_ns));
-            let text = format!("longest {series} {max:.1} us > {limit} us allowed");
-            breach(max_key, Some(series), max, limit, "us", text);
-        }
-        if let Some(limit) = limits
-            .max_over_threshold
-            .filter(|limit| s.over_threshold > *limit)
-        {
-            let over = s.over_threshold;
-            let text = format!("{over} {series} samples over threshold > {limit} allowed");
-            let (figure, limit) = (over as f64, limit as f64);
-            breach(
-                Limit::MaxOverThreshold,
-                Some(series),
-                figure,
-                limit,
-                "samples",
-                text,
+        let (high, limit) = (day.high / 1e3, us(limit_ns));
+        let series = judged.name();
+        let text = format!(
+            "{series} expected once a day up to {high:.1} us (upper bound of the tail \
+             estimate's 95 % interval; estimate {:.1} us) > {limit} us allowed",
+            day.estimate / 1e3
+        );
+        let what = Limit::MaxExpectedPerDay;
+        let over = Over {
+            what,
+            series: Some(series),
+            figure: high,
+            limit,
+            unit: "us",
+        };
+        breaches.push(over, text);
+    }
+}
+
+/// The longest sample and the over-threshold count and rate of one judged series.
+fn judge_series(breaches: &mut Breaches<'_, '_>, limits: &Limits, judged: Series) {
+    let series = judged.name();
+    let s = breaches.t.summary(judged);
+    let (max_key, max_limit) = match judged {
+        Series::SendCall => (Limit::MaxSendCall, limits.max_send_call_ns),
+        _ => (Limit::MaxDelivery, limits.max_delivery_ns),
+    };
+    let over = |what, figure, limit, unit| Over {
+        what,
+        series: Some(series),
+        figure,
+        limit,
+        unit,
+    };
+    if let Some(limit_ns) = max_limit.filter(|limit| s.max_ns > *limit) {
+        let (max, limit) = (us(s.max_ns), us(limit_ns));
+        let text = format!("longest {series} {max:.1} us > {limit} us allowed");
+        breaches.push(over(max_key, max, limit, "us"), text);
+    }
+    if let Some(limit) = limits
+        .max_over_threshold
+        .filter(|limit| s.over_threshold > *limit)
+    {
+        let count = s.over_threshold;
+        let text = format!("{count} {series} samples over threshold > {limit} allowed");
+        let what = Limit::MaxOverThreshold;
+        breaches.push(over(what, count as f64, limit as f64, "samples"), text);
+    }
+    if let Some(limit) = limits.max_over_threshold_per_million
+        && s.count > 0
+    {
+        let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
+        if rate > limit as f64 {
+            let text = format!(
+                "{rate:.2} {series} samples per million over threshold ({} of {}) > {limit} \
+                 allowed",
+                s.over_threshold, s.count
             );
-        }
-        if let Some(limit) = limits.max_over_threshold_per_million
-            && s.count > 0
-        {
-            let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
-            if rate > limit as f64 {
-                let text = format!(
-                    "{rate:.2} {series} samples per million over threshold ({} of {}) > {limit} \
-                     allowed",
-                    s.over_threshold, s.count
-                );
-                let what = Limit::MaxOverThresholdPerMillion;
-                breach(what, Some(series), rate, limit as f64, "per million", text);
-            }
+            let what = Limit::MaxOverThresholdPerMillion;
+            breaches.push(over(what, rate, limit as f64, "per million"), text);
         }
     }
 }

@@ -37,7 +37,7 @@ use rtsoak_record::{CoordinatorActivity, Role};
 use rtsoak_sys::clock::timestamp;
 use rtsoak_sys::clock::{now_ns, sleep_until_ns, sleep_until_ns_or_ready};
 use rtsoak_sys::region::{
-    RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, SharedRegion, phase, worker_state,
+    RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, Region, SharedRegion, phase, worker_state,
 };
 
 /// Time a worker gets to set itself up and report `READY`.
@@ -410,16 +410,7 @@ fn supervise(
 ) -> Supervised {
     let r = region.get();
     let publisher = &r.workers[RT_PUBLISHER_SLOT];
-    let watched = [
-        watchdog::Watched {
-            name: Role::Publisher.name(),
-            slot: publisher,
-        },
-        watchdog::Watched {
-            name: Role::Subscriber.name(),
-            slot: &r.workers[RT_SUBSCRIBER_SLOT],
-        },
-    ];
+    let watched = watched_rt_pair(r);
     let watchdog_ns = watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns);
     let mut status = RunStatus::Completed;
     let mut reason = None;
@@ -435,23 +426,7 @@ fn supervise(
     );
     let mut wakeups = Wakeups::new(pace, plan, window.measure_start_ns, window.planned_end_ns);
     loop {
-        {
-            // Only for the sleep, and only where the wakeups are placed within a period: the
-            // noise processes this loop starts must not inherit it. Best effort: a coarser
-            // slack only blurs where in a period the wakeups fall.
-            let _slack = pace
-                .phase_locked()
-                .then(|| rtsoak_sys::sched::lower_timer_slack_ns(TIMER_SLACK_NS).ok());
-            let deadline_ns = pace.next_after(now_ns());
-            match bell.fd() {
-                Some(fd) => {
-                    if sleep_until_ns_or_ready(deadline_ns, fd) {
-                        bell.drain();
-                    }
-                }
-                None => sleep_until_ns(deadline_ns.min(now_ns() + FALLBACK_TICK_NS)),
-            }
-        }
+        sleep_until_tick(&pace, &bell);
         wakeups.count(now_ns(), rtsoak_sys::sched::current_cpu());
         for worker in workers.iter_mut() {
             worker.frames.drain();
@@ -506,6 +481,40 @@ fn supervise(
         status,
         reason,
         coordinator: wakeups,
+    }
+}
+
+/// The RT pair, whose heartbeats the watchdog reads.
+fn watched_rt_pair(r: &Region) -> [watchdog::Watched<'_>; 2] {
+    [
+        watchdog::Watched {
+            name: Role::Publisher.name(),
+            slot: &r.workers[RT_PUBLISHER_SLOT],
+        },
+        watchdog::Watched {
+            name: Role::Subscriber.name(),
+            slot: &r.workers[RT_SUBSCRIBER_SLOT],
+        },
+    ]
+}
+
+/// Sleep until the next tick `pace` places, or until the bell rings (a stop signal, or a
+/// worker that ended).
+fn sleep_until_tick(pace: &Pace, bell: &Bell) {
+    // Only for the sleep, and only where the wakeups are placed within a period: the noise
+    // processes the loop starts must not inherit it. Best effort: a coarser slack only blurs
+    // where in a period the wakeups fall.
+    let _slack = pace
+        .phase_locked()
+        .then(|| rtsoak_sys::sched::lower_timer_slack_ns(TIMER_SLACK_NS).ok());
+    let deadline_ns = pace.next_after(now_ns());
+    match bell.fd() {
+        Some(fd) => {
+            if sleep_until_ns_or_ready(deadline_ns, fd) {
+                bell.drain();
+            }
+        }
+        None => sleep_until_ns(deadline_ns.min(now_ns() + FALLBACK_TICK_NS)),
     }
 }
 

@@ -170,34 +170,13 @@ impl Episodes {
         if !matches!(record.event, Event::StackFrame { .. } | Event::Lost { .. }) {
             self.seen_running(record.cpu, now, record.pid);
         }
+        self.dispatch(record, now);
+    }
+
+    /// Act on one record's event, at `now`.
+    fn dispatch(&mut self, record: &Record, now: u64) {
         match &record.event {
-            Event::Switch {
-                prev_pid,
-                prev_comm,
-                prev_prio,
-                prev_runnable,
-                prev_blocked,
-                next_pid,
-                next_comm,
-                next_prio,
-            } => {
-                // `prev` is the task the line is about: its header names it when the field is empty.
-                let prev = Seen {
-                    pid: *prev_pid,
-                    comm: if prev_comm.is_empty() {
-                        &record.comm
-                    } else {
-                        prev_comm
-                    },
-                    prio: *prev_prio,
-                };
-                let next = Seen {
-                    pid: *next_pid,
-                    comm: next_comm,
-                    prio: *next_prio,
-                };
-                self.switch(record.cpu, now, prev, (*prev_runnable, *prev_blocked), next);
-            }
+            Event::Switch { .. } => self.switch_record(record, now),
             Event::Waking {
                 pid, target_cpu, ..
             } => {
@@ -250,6 +229,39 @@ impl Episodes {
             }
             Event::Lost { events, .. } => self.losses.push((self.last_us, *events)),
         }
+    }
+
+    /// A `sched_switch` record.
+    fn switch_record(&mut self, record: &Record, now: u64) {
+        let Event::Switch {
+            prev_pid,
+            prev_comm,
+            prev_prio,
+            prev_runnable,
+            prev_blocked,
+            next_pid,
+            next_comm,
+            next_prio,
+        } = &record.event
+        else {
+            return;
+        };
+        // `prev` is the task the line is about: its header names it when the field is empty.
+        let prev = Seen {
+            pid: *prev_pid,
+            comm: if prev_comm.is_empty() {
+                &record.comm
+            } else {
+                prev_comm
+            },
+            prio: *prev_prio,
+        };
+        let next = Seen {
+            pid: *next_pid,
+            comm: next_comm,
+            prio: *next_prio,
+        };
+        self.switch(record.cpu, now, prev, (*prev_runnable, *prev_blocked), next);
     }
 
     /// Close every open wait at the end of the trace.

@@ -39,10 +39,7 @@ pub(crate) fn run<W: Waker>(
     let mut counters = Counters::default();
     context.ready();
 
-    while region.phase() == phase::SETUP {
-        sleep_until_ns(now_ns() + 1_000_000);
-    }
-    if region.phase() == phase::STOP {
+    if !started(region) {
         return Ok(());
     }
     let slot = context.slot();
@@ -82,16 +79,7 @@ pub(crate) fn run<W: Waker>(
         } else {
             counters.warmup_messages += 1;
         }
-        let epoch = region.control.members_epoch.load(Ordering::Acquire);
-        if epoch != seen_epoch {
-            // Queue noise joined or left: reach it from the next send on, outside the timed
-            // calls, as the harness does.
-            seen_epoch = epoch;
-            counters.member_refreshes += 1;
-            if waker.refresh(region).is_err() {
-                counters.wake_errors += 1;
-            }
-        }
+        follow_members(&mut waker, region, &mut seen_epoch, &mut counters);
         let now = now_ns();
         slot.heartbeat_ns.store(now, Ordering::Relaxed);
         period = periods.next_after(period, now, &mut counters);
@@ -113,6 +101,33 @@ pub(crate) fn run<W: Waker>(
         usage_before,
     }
     .report(context)
+}
+
+/// Queue noise joined or left (the membership epoch moved past `seen_epoch`): reach it from
+/// the next send on, outside the timed calls, as the harness does.
+#[inline]
+fn follow_members<W: Waker>(
+    waker: &mut W,
+    region: &Region,
+    seen_epoch: &mut u64,
+    counters: &mut Counters,
+) {
+    let epoch = region.control.members_epoch.load(Ordering::Acquire);
+    if epoch != *seen_epoch {
+        *seen_epoch = epoch;
+        counters.member_refreshes += 1;
+        if waker.refresh(region).is_err() {
+            counters.wake_errors += 1;
+        }
+    }
+}
+
+/// Wait (1 ms at a time) for the coordinator to start the run; false if it stopped it instead.
+fn started(region: &Region) -> bool {
+    while region.phase() == phase::SETUP {
+        sleep_until_ns(now_ns() + 1_000_000);
+    }
+    region.phase() != phase::STOP
 }
 
 /// Send number `n`: its time into the stamps, then the wake calls, every member's, the RT

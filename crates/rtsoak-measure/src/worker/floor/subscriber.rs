@@ -14,7 +14,7 @@ use io_uring::IoUring;
 use io_uring::types::{SubmitArgs, Timespec};
 
 use super::{Finished, Samples};
-use crate::protocol::QueueSpec;
+use crate::protocol::{QueueSpec, RtSpec};
 use crate::transport::Waiter;
 use crate::worker::WorkerContext;
 use crate::worker::own_wake::OwnWakes;
@@ -102,24 +102,7 @@ pub(crate) fn run<W: Waiter>(
 
     // After the loop: it may allocate again.
     region.leave(spec.member);
-    let measure_start_ns = sends.measure_start_ns.min(now_ns());
-    let threshold_ns = spec.threshold_ns;
-    Finished {
-        names: Series::SUBSCRIBER,
-        series: [
-            sends
-                .delivery
-                .into_recorder(threshold_ns, rt.outliers_max as usize, spec.period_ns),
-            Recorder::new(threshold_ns, 0),
-            Recorder::new(threshold_ns, 0),
-            Recorder::new(threshold_ns, 0),
-        ],
-        measure_start_ns,
-        measure_end_ns: measure_start_ns + rt.measured_periods * spec.period_ns,
-        counters: sends.counters,
-        usage_before: sends.usage_before,
-    }
-    .report(context)
+    sends.finished(spec, rt).report(context)
 }
 
 /// Before the loop: the ring (for a waiter that has one), membership as the RT subscriber, the
@@ -152,6 +135,30 @@ fn join<W: Waiter>(
 }
 
 /// The sends the floor subscriber takes from the stamps, and what it made of them.
+impl Sends<'_> {
+    /// What the subscriber leaves once its loop is over: the delivery series over the
+    /// measured phase (from its start, or from now if the run never started).
+    fn finished(self, spec: &QueueSpec, rt: &RtSpec) -> Finished<4> {
+        let measure_start_ns = self.measure_start_ns.min(now_ns());
+        let threshold_ns = spec.threshold_ns;
+        let outliers = rt.outliers_max as usize;
+        Finished {
+            names: Series::SUBSCRIBER,
+            series: [
+                self.delivery
+                    .into_recorder(threshold_ns, outliers, spec.period_ns),
+                Recorder::new(threshold_ns, 0),
+                Recorder::new(threshold_ns, 0),
+                Recorder::new(threshold_ns, 0),
+            ],
+            measure_start_ns,
+            measure_end_ns: measure_start_ns + rt.measured_periods * spec.period_ns,
+            counters: self.counters,
+            usage_before: self.usage_before,
+        }
+    }
+}
+
 struct Sends<'r> {
     stamps: &'r FloorStamps,
     /// Sends taken so far, warm-up included.
