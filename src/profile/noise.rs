@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{ProfileError, invalid};
 use rtsoak_record::Policy;
 use rtsoak_record::plan::{
-    BurstPlan, LayoutNote, LayoutNoteKind, LoadPlan, NoisePlan, QueueNoisePlan,
+    BurstPlan, LayoutNote, LayoutNoteKind, LoadPlan, NoisePlan, QueueNoisePlan, RtPlan,
 };
 
 /// `[noise]`.
@@ -159,8 +159,9 @@ fn in_range(
     }
 }
 
-/// Resolve `[noise]`. `rt_priorities` are the RT pair's; queue noise must stay below both.
-/// `disabled` is `--no-noise`; `noise_cpus` and `rt_cpus` decide where bursts may run.
+/// Resolve `[noise]`. `rt` is the RT pair: queue noise must stay below both its priorities,
+/// and bursts keep off its CPUs unless told otherwise. `disabled` is `--no-noise`; the noise
+/// runs on `noise_cpus`.
 ///
 /// Every key is checked even when the noise is off, so a profile that is wrong stays wrong
 /// whether or not `--no-noise` is given. The checks run per kind (queue, bursts, load), in the
@@ -168,11 +169,11 @@ fn in_range(
 pub(crate) fn resolve_noise(
     section: &NoiseSection,
     disabled: bool,
-    rt_priorities: (Policy, u8, u8),
-    (noise_cpus, rt_cpus): (&[usize], [usize; 2]),
+    rt: &RtPlan,
+    noise_cpus: &[usize],
     notes: &mut Vec<LayoutNote>,
 ) -> Result<NoisePlan, ProfileError> {
-    let queue = queue_noise(&section.queue, rt_priorities)?;
+    let queue = queue_noise(&section.queue, rt)?;
     let mut bursts = bursts(&section.bursts)?;
     let load = load(&section.load)?;
     let external = external(&section.load)?;
@@ -184,17 +185,7 @@ pub(crate) fn resolve_noise(
     }
     // Placed only once the noise is known to run: the notes it may add concern a run with
     // bursts.
-    bursts.cpus = burst_cpus(
-        &section.bursts,
-        noise_cpus,
-        rt_cpus,
-        (
-            rt_priorities.0,
-            bursts.priority,
-            rt_priorities.1.min(rt_priorities.2),
-        ),
-        notes,
-    );
+    bursts.cpus = burst_cpus(&section.bursts, noise_cpus, rt, bursts.priority, notes);
     Ok(NoisePlan {
         enabled: true,
         queue,
@@ -205,13 +196,10 @@ pub(crate) fn resolve_noise(
 }
 
 /// `[noise.queue]`, times in nanoseconds.
-fn queue_noise(
-    q: &QueueNoiseSection,
-    rt_priorities: (Policy, u8, u8),
-) -> Result<QueueNoisePlan, ProfileError> {
+fn queue_noise(q: &QueueNoiseSection, rt: &RtPlan) -> Result<QueueNoisePlan, ProfileError> {
     let publishers = queue_processes("noise.queue.publishers", q.publishers)?;
     let subscribers = queue_processes("noise.queue.subscribers", q.subscribers)?;
-    let priority = queue_priority(q, rt_priorities)?;
+    let priority = queue_priority(q, rt)?;
     let period_us = in_range(
         "noise.queue.period_us",
         q.period_us,
@@ -312,21 +300,23 @@ fn external(l: &LoadSection) -> Result<Vec<String>, ProfileError> {
     Ok(l.external.clone())
 }
 
-/// The CPUs that get a burst thread, with a note when the RT pair's CPUs change the answer.
-/// `priorities` are the RT policy, the burst priority and the lower RT priority.
+/// The CPUs that get a burst thread (of `burst_priority`), with a note when the RT pair's CPUs
+/// change the answer.
 fn burst_cpus(
     b: &BurstSection,
     noise_cpus: &[usize],
-    rt_cpus: [usize; 2],
-    (rt_policy, burst_priority, rt_priority): (Policy, u8, u8),
+    rt: &RtPlan,
+    burst_priority: u8,
     notes: &mut Vec<LayoutNote>,
 ) -> Vec<usize> {
     if !b.enabled {
         return Vec::new();
     }
+    let rt_cpus = [rt.publisher_cpu, rt.subscriber_cpu];
     let shared = noise_cpus.iter().any(|cpu| rt_cpus.contains(cpu));
     if b.on_rt_cpus {
-        if shared && rt_policy.is_realtime() && burst_priority > rt_priority {
+        let rt_priority = rt.publisher_priority.min(rt.subscriber_priority);
+        if shared && rt.policy.is_realtime() && burst_priority > rt_priority {
             notes.push(LayoutNote::new(
                 LayoutNoteKind::BurstsOnRtCpus,
                 format!(
@@ -353,10 +343,7 @@ fn burst_cpus(
 }
 
 /// Queue noise priority: below both RT workers' when both are real-time.
-fn queue_priority(
-    q: &QueueNoiseSection,
-    (rt_policy, publisher, subscriber): (Policy, u8, u8),
-) -> Result<u8, ProfileError> {
+fn queue_priority(q: &QueueNoiseSection, rt: &RtPlan) -> Result<u8, ProfileError> {
     let key = "noise.queue.priority";
     let value = match (q.policy.is_realtime(), q.priority) {
         (true, None) => 20,
@@ -377,8 +364,8 @@ fn queue_priority(
             ));
         }
     };
-    let rt_floor = publisher.min(subscriber);
-    if rt_policy.is_realtime() && value >= rt_floor {
+    let rt_floor = rt.publisher_priority.min(rt.subscriber_priority);
+    if rt.policy.is_realtime() && value >= rt_floor {
         return Err(invalid(
             key,
             value.to_string(),
@@ -394,14 +381,19 @@ fn queue_priority(
 mod tests {
     use super::*;
 
+    /// The RT pair of these tests: FIFO 40 on CPUs 4 and 5.
+    fn rt_pair() -> RtPlan {
+        RtPlan {
+            publisher_cpu: 4,
+            subscriber_cpu: 5,
+            policy: Policy::Fifo,
+            publisher_priority: 40,
+            subscriber_priority: 40,
+        }
+    }
+
     fn resolve(section: &NoiseSection) -> Result<NoisePlan, ProfileError> {
-        resolve_noise(
-            section,
-            false,
-            (Policy::Fifo, 40, 40),
-            (&[0, 1], [4, 5]),
-            &mut Vec::new(),
-        )
+        resolve_noise(section, false, &rt_pair(), &[0, 1], &mut Vec::new())
     }
 
     #[test]
@@ -427,8 +419,8 @@ mod tests {
         let plan = resolve_noise(
             &NoiseSection::default(),
             true,
-            (Policy::Fifo, 40, 40),
-            (&[0, 1], [4, 5]),
+            &rt_pair(),
+            &[0, 1],
             &mut Vec::new(),
         )
         .unwrap();
@@ -527,14 +519,7 @@ mod tests {
     #[test]
     fn bursts_keep_off_the_rt_cpus_unless_told_otherwise() {
         let resolve = |section: &NoiseSection, noise: &[usize], notes: &mut Vec<LayoutNote>| {
-            resolve_noise(
-                section,
-                false,
-                (Policy::Fifo, 40, 40),
-                (noise, [4, 5]),
-                notes,
-            )
-            .unwrap()
+            resolve_noise(section, false, &rt_pair(), noise, notes).unwrap()
         };
         let mut notes = Vec::new();
         let plan = resolve(&NoiseSection::default(), &[0, 1, 4], &mut notes);

@@ -109,8 +109,8 @@ pub fn resolve(
     let noise = super::noise::resolve_noise(
         &profile.noise,
         ov.no_noise,
-        (rt.policy, rt.publisher_priority, rt.subscriber_priority),
-        (&noise_cpus, rt_cpus),
+        &rt,
+        &noise_cpus,
         &mut layout_notes,
     )?;
     let housekeeping_cpus = rtsoak_record::plan::housekeeping_cpus(
@@ -318,14 +318,14 @@ fn rt_pair(
     topology: &CpuTopology,
     notes: &mut Vec<LayoutNote>,
 ) -> Result<RtPlan, ProfileError> {
-    let (policy, publisher_priority, subscriber_priority) = scheduling(profile, ov, notes)?;
+    let scheduling = scheduling(profile, ov, notes)?;
     let (publisher_cpu, subscriber_cpu) = rt_cpus(profile, ov, topology)?;
     Ok(RtPlan {
         publisher_cpu,
         subscriber_cpu,
-        policy,
-        publisher_priority,
-        subscriber_priority,
+        policy: scheduling.policy,
+        publisher_priority: scheduling.publisher,
+        subscriber_priority: scheduling.subscriber,
     })
 }
 
@@ -349,13 +349,20 @@ fn transports(requested: &[String], known: &[Name]) -> Result<Vec<Name>, Profile
     Ok(chosen)
 }
 
+/// The RT pair's scheduling: one policy, a priority per worker.
+struct Scheduling {
+    policy: Policy,
+    publisher: u8,
+    subscriber: u8,
+}
+
 /// Policy and the two priorities. A command-line policy of a different kind (real-time vs
 /// `other`) discards the profile's priorities, which were written for the profile's policy.
 fn scheduling(
     profile: &Profile,
     ov: &Overrides,
     notes: &mut Vec<LayoutNote>,
-) -> Result<(Policy, u8, u8), ProfileError> {
+) -> Result<Scheduling, ProfileError> {
     let rt = &profile.rt;
     let policy = ov.policy.unwrap_or(rt.policy);
     let workers = [
@@ -384,7 +391,12 @@ fn scheduling(
             ));
         }
     }
-    Ok((policy, chosen[0], chosen[1]))
+    let [publisher, subscriber] = chosen;
+    Ok(Scheduling {
+        policy,
+        publisher,
+        subscriber,
+    })
 }
 
 fn priority(
