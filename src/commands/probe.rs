@@ -101,7 +101,7 @@ mod tests {
         let noise = check
             .findings
             .iter_mut()
-            .find(|f| f.id == "layout.noise-shares-rt-cpu")
+            .find(|f| f.id == rtsoak_record::CheckId::LayoutNoiseSharesRtCpu)
             .expect("the check judges noise placement");
         noise.level = Level::Warning;
         assert_eq!(readiness(&check), Outcome::NotReady);

@@ -5,13 +5,13 @@ use super::inputs::Inputs;
 use rtsoak_record::Trial;
 
 use rtsoak_measure::transport;
-use rtsoak_record::{Finding, Level, Support};
+use rtsoak_record::{CheckId, Finding, Level, Support};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     let privileges = inputs.privileges;
     let mut findings = vec![
         trial(
-            "privileges.rt-priority",
+            CheckId::PrivilegesRtPriority,
             "RT priority",
             &privileges.rt_priority,
             "run as root, or grant CAP_SYS_NICE or an RLIMIT_RTPRIO at least the RT pair's \
@@ -19,14 +19,14 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
             "no real-time priority: the RT pair runs SCHED_OTHER",
         ),
         trial(
-            "privileges.memlock",
+            CheckId::PrivilegesMemlock,
             "memory lock",
             &privileges.memory_lock,
             "run as root, or raise RLIMIT_MEMLOCK (`ulimit -l`, systemd `LimitMEMLOCK=`)",
             "16 MiB cannot be locked: the RT workers lock what fits and may page-fault elsewhere",
         ),
         trial(
-            "privileges.pidfd-getfd",
+            CheckId::PrivilegesPidfdGetfd,
             "pidfd_getfd",
             &privileges.pidfd_getfd,
             "use a kernel with pidfd_getfd (Linux 5.6) and no seccomp filter refusing it \
@@ -35,12 +35,15 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
         ),
     ];
     findings.extend(inputs.support.iter().map(|entry| {
-        let id = format!("transport.{}", entry.transport);
+        let name = rtsoak_record::transport::Name::lookup(&entry.transport);
+        let id = name.map_or_else(
+            || CheckId::Other(format!("transport.{}", entry.transport)),
+            CheckId::Transport,
+        );
         if entry.support.is_supported() {
             return Finding::ok(id, entry.transport.clone(), "supported");
         }
-        let needs = rtsoak_record::transport::Name::lookup(&entry.transport)
-            .map_or("", |name| transport::transport(name).needs());
+        let needs = name.map_or("", |name| transport::transport(name).needs());
         if let Support::NotPermitted { fix, .. } = &entry.support {
             // A limit is not a kernel feature: the fix is the privilege, not another kernel.
             return Finding {
@@ -68,7 +71,7 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     findings
 }
 
-fn trial(id: &str, subject: &str, trial: &Trial, remedy: &str, worth: &str) -> Finding {
+fn trial(id: CheckId, subject: &str, trial: &Trial, remedy: &str, worth: &str) -> Finding {
     match &trial.error {
         None => Finding::ok(id, subject, format!("granted ({})", trial.tried)),
         Some(error) => Finding::bad(

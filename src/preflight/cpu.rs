@@ -3,7 +3,7 @@
 use super::inputs::{Inputs, cpus_named};
 
 use rtsoak_record::cpulist;
-use rtsoak_record::{Finding, Level};
+use rtsoak_record::{CheckId, Finding, Level};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
     vec![governor(inputs), idle_states(inputs), smt(inputs)]
@@ -21,7 +21,7 @@ fn rt_cpu_facts<'a>(inputs: &'a Inputs) -> Vec<&'a rtsoak_record::CpuFacts> {
 }
 
 fn governor(inputs: &Inputs) -> Finding {
-    let id = "cpu.governor";
+    let id = CheckId::CpuGovernor;
     let pair = inputs.cpus.pair();
     let facts = rt_cpu_facts(inputs);
     let scaled: Vec<(usize, &str)> = facts
@@ -78,7 +78,7 @@ fn governor(inputs: &Inputs) -> Finding {
 }
 
 fn idle_states(inputs: &Inputs) -> Finding {
-    let id = "cpu.idle";
+    let id = CheckId::CpuIdle;
     let pair = inputs.cpus.pair();
     // State 0 is the shallowest (POLL, WFI): only deeper, enabled states cost exit latency.
     let deep: Vec<String> = inputs
@@ -122,7 +122,7 @@ fn idle_states(inputs: &Inputs) -> Finding {
 }
 
 fn smt(inputs: &Inputs) -> Finding {
-    let id = "cpu.smt";
+    let id = CheckId::CpuSmt;
     let pair = inputs.cpus.pair();
     let shared: Vec<String> = rt_cpu_facts(inputs)
         .iter()

@@ -11,10 +11,10 @@ use rtsoak_report::probe as render;
 
 use crate::profile::{self, CpuTopology, Overrides};
 use crate::sysinfo::{SysRoot, host_facts};
-use rtsoak_record::Level;
 use rtsoak_record::Support;
 use rtsoak_record::TransportSupport;
 use rtsoak_record::{BoardFacts, BoardFinding, BootParameter, DeviceClass};
+use rtsoak_record::{CheckId, Level};
 
 fn root(name: &str) -> SysRoot {
     SysRoot::at(
@@ -102,7 +102,7 @@ pub(crate) fn checked(name: &str) -> SystemCheck {
 
 /// The one finding with `id`.
 fn finding<'a>(check: &'a SystemCheck, id: &'a str) -> &'a rtsoak_record::Finding {
-    let found: Vec<_> = check.by_id(id).collect();
+    let found: Vec<_> = check.by_id(&CheckId::parse(id)).collect();
     assert_eq!(found.len(), 1, "expected one finding {id}: {found:#?}");
     found[0]
 }
@@ -126,11 +126,11 @@ fn the_default_profile_picks_the_isolated_cpus_4_and_5_on_the_rt_board() {
 #[test]
 fn the_rt_board_passes_every_check_except_rt_throttling() {
     let check = checked("rt-board-6cpu");
-    let not_ok: Vec<&str> = check
+    let not_ok: Vec<String> = check
         .findings
         .iter()
         .filter(|f| f.level != Level::Ok)
-        .map(|f| f.id.as_str())
+        .map(|f| f.id.to_string())
         .collect();
     assert_eq!(not_ok, ["sched.rt-throttling"]);
     assert_eq!(

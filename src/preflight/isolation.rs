@@ -6,7 +6,7 @@ use super::inputs::{Inputs, cpus_named};
 
 use rtsoak_record::Task;
 use rtsoak_record::cpulist;
-use rtsoak_record::{Finding, Level};
+use rtsoak_record::{CheckId, Finding, Level};
 
 /// Names listed in a task finding before "and N more".
 const NAMES_SHOWN: usize = 6;
@@ -48,7 +48,7 @@ fn isolation_cmdline(inputs: &Inputs) -> String {
 }
 
 fn isolated(inputs: &Inputs) -> Finding {
-    let id = "cpus.isolated";
+    let id = CheckId::CpusIsolated;
     let host = inputs.host;
     let missing = missing_from(inputs, &host.isolated);
     let pair = cpus_named(&inputs.cpus.pair());
@@ -92,7 +92,7 @@ fn isolated(inputs: &Inputs) -> Finding {
 }
 
 fn nohz_full(inputs: &Inputs) -> Finding {
-    let id = "cpus.nohz-full";
+    let id = CheckId::CpusNohzFull;
     let missing = missing_from(inputs, &inputs.host.nohz_full);
     if missing.is_empty() {
         return Finding::ok(
@@ -122,7 +122,7 @@ fn nohz_full(inputs: &Inputs) -> Finding {
 }
 
 fn rcu_nocbs(inputs: &Inputs) -> Finding {
-    let id = "cpus.rcu-nocbs";
+    let id = CheckId::CpusRcuNocbs;
     let boot = inputs.host.boot_isolation.rcu_nocbs.as_deref();
     let offloaded: Vec<usize> = match boot {
         Some("all") => inputs.host.online.clone(),
@@ -166,7 +166,7 @@ fn rcu_nocbs(inputs: &Inputs) -> Finding {
 }
 
 fn noise_placement(inputs: &Inputs) -> Finding {
-    let id = "layout.noise-shares-rt-cpu";
+    let id = CheckId::LayoutNoiseSharesRtCpu;
     let pair = inputs.cpus.pair();
     let shared: Vec<usize> = inputs
         .cpus
@@ -207,7 +207,7 @@ fn noise_placement(inputs: &Inputs) -> Finding {
 }
 
 fn interrupts(inputs: &Inputs) -> Vec<Finding> {
-    let id = "irq.affinity";
+    let id = CheckId::IrqAffinity;
     let pair = inputs.cpus.pair();
     if inputs.facts.irqs_on_rt_cpus.is_empty() {
         return vec![Finding::ok(
@@ -246,7 +246,7 @@ fn interrupts(inputs: &Inputs) -> Vec<Finding> {
                 )
             };
             Finding::bad(
-                id,
+                id.clone(),
                 Level::Warning,
                 "interrupts",
                 format!(
@@ -264,7 +264,7 @@ fn interrupts(inputs: &Inputs) -> Vec<Finding> {
 }
 
 fn irqbalance(inputs: &Inputs) -> Finding {
-    let id = "irq.irqbalance";
+    let id = CheckId::IrqIrqbalance;
     let pids = &inputs.facts.irqbalance_pids;
     if pids.is_empty() {
         return Finding::ok(id, "irqbalance", "not running");
@@ -288,7 +288,7 @@ fn irqbalance(inputs: &Inputs) -> Finding {
 }
 
 fn user_tasks(inputs: &Inputs) -> Finding {
-    let id = "tasks.user";
+    let id = CheckId::TasksUser;
     let pair = inputs.cpus.pair();
     let tasks: Vec<&Task> = inputs
         .facts
@@ -335,7 +335,7 @@ fn user_tasks(inputs: &Inputs) -> Finding {
 }
 
 fn kernel_threads(inputs: &Inputs) -> Finding {
-    let id = "tasks.kernel";
+    let id = CheckId::TasksKernel;
     let pair = inputs.cpus.pair();
     let (per_cpu, unbound): (Vec<&Task>, Vec<&Task>) = inputs
         .facts

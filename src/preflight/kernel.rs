@@ -3,7 +3,7 @@
 
 use super::inputs::Inputs;
 
-use rtsoak_record::{Finding, Level};
+use rtsoak_record::{CheckId, Finding, Level};
 
 /// Clock sources that make every timestamp a slow device read (microseconds, not nanoseconds).
 const SLOW_CLOCKSOURCES: [&str; 5] = ["hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"];
@@ -23,13 +23,13 @@ fn preempt_rt(inputs: &Inputs) -> Finding {
     let release = host.kernel_release.as_deref().unwrap_or("release unknown");
     if host.preempt_rt {
         return Finding::ok(
-            "kernel.preempt-rt",
+            CheckId::KernelPreemptRt,
             "kernel",
             format!("{release} is PREEMPT_RT ({})", host.preempt_rt_source),
         );
     }
     Finding::bad(
-        "kernel.preempt-rt",
+        CheckId::KernelPreemptRt,
         Level::Problem,
         "kernel",
         format!(
@@ -47,7 +47,7 @@ fn preempt_rt(inputs: &Inputs) -> Finding {
 }
 
 fn io_uring(inputs: &Inputs) -> Finding {
-    let id = "kernel.io-uring";
+    let id = CheckId::KernelIoUring;
     match inputs.host.io_uring_disabled {
         None | Some(0) => Finding::ok(
             id,
@@ -76,7 +76,7 @@ fn io_uring(inputs: &Inputs) -> Finding {
 }
 
 fn rt_throttling(inputs: &Inputs) -> Finding {
-    let id = "sched.rt-throttling";
+    let id = CheckId::SchedRtThrottling;
     let host = inputs.host;
     match (host.sched_rt_runtime_us, host.sched_rt_period_us) {
         (Some(-1), _) => Finding::ok(id, "RT throttling", "off (sched_rt_runtime_us is -1)"),
@@ -111,7 +111,7 @@ fn rt_throttling(inputs: &Inputs) -> Finding {
 }
 
 fn timer_migration(inputs: &Inputs) -> Finding {
-    let id = "timer.migration";
+    let id = CheckId::TimerMigration;
     match inputs.facts.timer_migration {
         Some(0) => Finding::ok(id, "timer migration", "off (kernel.timer_migration is 0)"),
         Some(value) => Finding::bad(
@@ -134,7 +134,7 @@ fn timer_migration(inputs: &Inputs) -> Finding {
 }
 
 fn clocksource(inputs: &Inputs) -> Finding {
-    let id = "clock.source";
+    let id = CheckId::ClockSource;
     match inputs.host.clocksource.as_deref() {
         Some(source) if SLOW_CLOCKSOURCES.contains(&source) => Finding::bad(
             id,

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::CheckId;
+
 /// How a finding bears on the figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -28,8 +30,8 @@ impl Level {
 /// One verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
-    /// Stable name of the check (`irq.affinity`, `kernel.preempt-rt`), for scripts.
-    pub id: String,
+    /// The check (`irq.affinity`, `kernel.preempt-rt` in the JSON), for scripts.
+    pub id: CheckId,
     /// The verdict.
     pub level: Level,
     /// What it is about (`kernel`, `irq 45 (eth0)`, `CPU 4`).
@@ -44,13 +46,9 @@ pub struct Finding {
 
 impl Finding {
     /// An ok finding: nothing to do, nothing to say about the figures.
-    pub fn ok(
-        id: impl Into<String>,
-        subject: impl Into<String>,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn ok(id: CheckId, subject: impl Into<String>, detail: impl Into<String>) -> Self {
         Finding {
-            id: id.into(),
+            id,
             level: Level::Ok,
             subject: subject.into(),
             detail: detail.into(),
@@ -61,7 +59,7 @@ impl Finding {
 
     /// A warning or problem, with what to do and its line in the summary.
     pub fn bad(
-        id: &str,
+        id: CheckId,
         level: Level,
         subject: impl Into<String>,
         detail: impl Into<String>,
@@ -69,7 +67,7 @@ impl Finding {
         worth: Option<String>,
     ) -> Self {
         Finding {
-            id: id.to_string(),
+            id,
             level,
             subject: subject.into(),
             detail: detail.into(),

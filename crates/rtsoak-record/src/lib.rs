@@ -36,6 +36,7 @@ pub mod bench;
 mod board;
 mod break_event;
 mod caveat;
+mod check_id;
 mod coordinator;
 mod counters;
 mod cpu_dma_latency;
@@ -59,6 +60,7 @@ pub use board::{
 };
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
+pub use check_id::CheckId;
 pub use coordinator::CoordinatorActivity;
 pub use counters::{BurstReport, Counters, LoadCount};
 pub use cpu_dma_latency::CpuDmaLatency;

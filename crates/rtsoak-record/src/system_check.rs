@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BoardCheck, Finding, Level, Privileges};
+use super::{BoardCheck, CheckId, Finding, Level, Privileges};
 
 /// The whole check, as `rtsoak probe --json` prints it and every result records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,7 +39,8 @@ impl SystemCheck {
     }
 
     /// Findings with this id.
-    pub fn by_id<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
+    pub fn by_id<'a>(&'a self, id: &CheckId) -> impl Iterator<Item = &'a Finding> + 'a {
+        let id = id.clone();
         self.findings.iter().filter(move |f| f.id == id)
     }
 }

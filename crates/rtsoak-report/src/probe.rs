@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use rtsoak_record::cpulist;
-use rtsoak_record::{BoardFinding, HostFacts, Level, SystemCheck};
+use rtsoak_record::{BoardFinding, CheckId, HostFacts, Level, SystemCheck};
 use rtsoak_record::{Support, TransportSupport};
 
 /// The whole report; `about` says what a supported transport is, by name (the caller asks the
@@ -100,15 +100,11 @@ fn cpu_table(out: &mut String, check: &SystemCheck, host: &HostFacts) {
 const SAME_ID_SHOWN: usize = 5;
 
 fn verdicts(out: &mut String, check: &SystemCheck) {
-    let mut shown: Vec<(&str, usize)> = Vec::new();
+    let mut shown: Vec<(&CheckId, usize)> = Vec::new();
     // Transports have their own table below.
-    for finding in check
-        .findings
-        .iter()
-        .filter(|f| !f.id.starts_with("transport."))
-    {
+    for finding in check.findings.iter().filter(|f| !f.id.is_transport()) {
         let total = check.by_id(&finding.id).count();
-        let seen = match shown.iter_mut().find(|(id, _)| *id == finding.id) {
+        let seen = match shown.iter_mut().find(|(id, _)| **id == finding.id) {
             Some((_, n)) => {
                 *n += 1;
                 *n

@@ -15,7 +15,7 @@ use rtsoak_record::cpulist;
 use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 use rtsoak_record::result::noise_setup::{NoiseKind, NoiseSetup};
 use rtsoak_record::result::{ResultDoc, RunStatus};
-use rtsoak_record::{Caveat, Level, Severity};
+use rtsoak_record::{Caveat, CheckId, Level, Severity};
 
 /// Every caveat of `doc` as a sentence, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
@@ -64,12 +64,12 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
 /// How much a condition the system check found changes what the figures mean, by its finding
 /// id: a kernel without PREEMPT_RT, no real-time priority and noise on the RT CPUs change what
 /// every figure means; RCU callbacks and SMT are details; the rest shift the figures.
-pub fn check_severity(id: &str) -> Severity {
+pub fn check_severity(id: &CheckId) -> Severity {
     match id {
-        "kernel.preempt-rt" | "privileges.rt-priority" | "layout.noise-shares-rt-cpu" => {
-            Severity::Invalidates
-        }
-        "cpus.rcu-nocbs" | "cpu.smt" => Severity::Detail,
+        CheckId::KernelPreemptRt
+        | CheckId::PrivilegesRtPriority
+        | CheckId::LayoutNoiseSharesRtCpu => Severity::Invalidates,
+        CheckId::CpusRcuNocbs | CheckId::CpuSmt => Severity::Detail,
         _ => Severity::Distorts,
     }
 }
@@ -178,10 +178,11 @@ fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<Caveat> {
             let Some(line) = &finding.worth else {
                 continue;
             };
-            let hidden = (held && finding.id == "cpu.idle")
-                || super::sharing::RUN_DERIVED.contains(&finding.id.as_str());
+            let hidden = (held && finding.id == CheckId::CpuIdle)
+                || super::sharing::RUN_DERIVED.contains(&finding.id);
             if !hidden && !caveats.iter().any(|c| &c.text == line) {
-                caveats.push(Caveat::new(check_severity(&finding.id), &finding.id, line));
+                let kind = finding.id.to_string();
+                caveats.push(Caveat::new(check_severity(&finding.id), &kind, line));
             }
         }
     }
@@ -192,7 +193,7 @@ fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<Caveat> {
 fn deep_idle_states(doc: &ResultDoc) -> bool {
     doc.system_check
         .as_ref()
-        .is_none_or(|check| check.by_id("cpu.idle").any(|f| f.level != Level::Ok))
+        .is_none_or(|check| check.by_id(&CheckId::CpuIdle).any(|f| f.level != Level::Ok))
 }
 
 /// The caveats results had before the system check: RT kernel and isolation from host facts.

@@ -7,17 +7,18 @@
 
 use rtsoak_record::cpulist;
 use rtsoak_record::result::ResultDoc;
-use rtsoak_record::{Caveat, Severity};
+use rtsoak_record::{Caveat, CheckId, Severity};
 
 /// The check findings whose truth depends on what ran: their caveats come from here, not from
 /// the check's worth line.
-pub(super) const RUN_DERIVED: [&str; 2] = [NOISE_SHARES, THROTTLING];
+pub(super) const RUN_DERIVED: [CheckId; 2] =
+    [CheckId::LayoutNoiseSharesRtCpu, CheckId::SchedRtThrottling];
 
-/// Noise ran on an RT CPU: the system check's finding id, kept as the caveat's kind.
+/// Noise ran on an RT CPU: the caveat's kind, the id of the system check's finding.
 pub(super) const NOISE_SHARES: &str = "layout.noise-shares-rt-cpu";
 /// The coordinator (and the explainer's trace reader) ran on an RT CPU.
 const COORDINATOR_SHARES: &str = "layout.coordinator-shares-rt-cpu";
-/// RT throttling was on.
+/// RT throttling was on: the caveat's kind, the id of the system check's finding.
 const THROTTLING: &str = "sched.rt-throttling";
 
 /// Every caveat of what shared the RT pair's CPUs, and of throttling where it could bite.
@@ -42,7 +43,7 @@ pub(super) fn caveats(doc: &ResultDoc) -> Vec<Caveat> {
         caveats.push(Caveat::new(Severity::Distorts, COORDINATOR_SHARES, text));
     }
     if busy_rt_noise_ran(doc)
-        && let Some(line) = check_line(doc, THROTTLING)
+        && let Some(line) = check_line(doc, &CheckId::SchedRtThrottling)
     {
         caveats.push(Caveat::new(Severity::Distorts, THROTTLING, line));
     }
@@ -105,7 +106,7 @@ fn busy_rt_noise_ran(doc: &ResultDoc) -> bool {
 }
 
 /// The system check's worth line of the non-ok finding `id`, if there is one.
-fn check_line(doc: &ResultDoc, id: &str) -> Option<String> {
+fn check_line(doc: &ResultDoc, id: &CheckId) -> Option<String> {
     let check = doc.system_check.as_ref()?;
     check
         .by_id(id)
