@@ -4,6 +4,8 @@
 //! that no rtsoak process survives. Behaviour only, no latency figure.
 
 mod common;
+#[path = "faults/queue.rs"]
+mod queue;
 
 use std::path::Path;
 use std::process::Command;

@@ -105,7 +105,7 @@ impl WaitProgress {
         let mut joiner = ": ";
         for (role, label) in [
             (CpuHolderRole::Holding, "held by"),
-            (CpuHolderRole::Queued, "queued ahead"),
+            (CpuHolderRole::Queued, "queued ahead:"),
         ] {
             let named: Vec<String> = waiting
                 .behind
