@@ -222,6 +222,48 @@ fn a_full_queue_is_refused_at_once_and_said_to_be_full() {
     assert!(error.to_string().contains("the queue is full"), "{error}");
 }
 
+/// A process of uid 65534 that listens on the abstract `name` until killed.
+fn listening_as_nobody(name: &str) -> Option<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    const LISTEN: &str = "import socket, sys, time\n\
+        s = socket.socket(socket.AF_UNIX)\n\
+        s.bind('\\0' + sys.argv[1])\n\
+        s.listen(8)\n\
+        time.sleep(60)\n";
+    std::process::Command::new("python3")
+        .args(["-c", LISTEN, name])
+        .uid(65534)
+        .gid(65534)
+        .spawn()
+        .ok()
+}
+
+#[test]
+fn a_ticket_another_user_holds_is_named_with_their_uid_and_waited_for_no_longer_than_asked() {
+    if !nix::unistd::geteuid().is_root() {
+        rtsoak_testing::skip("a process of another uid needs root to start");
+        return;
+    }
+    let names = Names::test("squat");
+    let Some(mut squatter) = listening_as_nobody(&names.ticket(8, 1)) else {
+        rtsoak_testing::skip("python3 is not installed");
+        return;
+    };
+    until_tickets(&names, 8, &[1]);
+    let started = Instant::now();
+    let error = lock_named(&[8], Duration::from_millis(500), &mut |_| {}, &names).unwrap_err();
+    let _ = squatter.kill();
+    let _ = squatter.wait();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let busy = error.downcast_ref::<CpusBusy>().expect("typed");
+    let named = format!("pid {}, uid 65534, python3", squatter.id());
+    assert!(
+        busy.first_queued.as_deref().unwrap().starts_with(&named),
+        "{busy}"
+    );
+    assert!(busy.waited.is_some());
+}
+
 #[test]
 fn a_second_lock_on_a_shared_cpu_is_refused_naming_the_holder_and_the_way_out() {
     let names = Names::test("second");
