@@ -10,7 +10,7 @@
 //! could plant a symlink or hard link for. A run takes all of its CPUs or none.
 //!
 //! **The queue.** A waiter holds a ticket: one more abstract socket per CPU of its run,
-//! `\0rtsoak-cpu4-ticket-K`, with the same number K (1 to [`MAX_TICKET`]) on every CPU.
+//! `\0rtsoak-cpu4-ticket-K`, with the same number K (1 to 64) on every CPU.
 //! - Arriving, waiting or not, an rtsoak looks at the tickets of its CPUs. If any is held it
 //!   does not take the CPUs, even where they are free: without `--wait-for-cpus` it refuses,
 //!   naming the holder and the queue; with it, it binds K = (highest number held) + 1 on each
@@ -31,7 +31,7 @@
 //! whose wait runs out closes them and refuses.
 //!
 //! Whether a ticket is held is asked of each name (a non-blocking connect: refused means free),
-//! from [`MAX_TICKET`] down to 1, not read from `/proc/net/unix`, whose page-by-page listing can
+//! from 64 down to 1, not read from `/proc/net/unix`, whose page-by-page listing can
 //! skip a socket while others come and go. Tickets only move down, one number at a time, bound
 //! before closed, so a downward sweep meets every ticket that stays in the queue.
 //!
