@@ -271,8 +271,9 @@ pub struct SoakArgs {
     /// (docs/floor.md). The floor runs are recorded apart (`floor_runs`) and judged by nothing.
     #[arg(long)]
     pub floor: bool,
-    /// When another rtsoak holds the RT CPUs, wait up to this long for it to finish (e.g. `2h`)
-    /// instead of refusing at once (exit 6).
+    /// When another rtsoak holds the RT CPUs or is queued for them, queue up to this long
+    /// (e.g. `2h`) instead of refusing at once (exit 6): first come, first served, so a run
+    /// queued earlier goes first however often a later one asks (docs/cli.md).
     #[arg(long, value_parser = parse_duration_ns, value_name = "DURATION")]
     pub wait_for_cpus: Option<u64>,
     #[command(flatten)]

@@ -19,7 +19,8 @@ pub enum Outcome {
     LostMessages = 4,
     /// 5: a run failed or the system refused something rtsoak needs.
     SystemError = 5,
-    /// 6: another rtsoak holds the RT CPUs (and `--wait-for-cpus` ran out, if given).
+    /// 6: another rtsoak holds the RT CPUs or is queued for them (and `--wait-for-cpus` ran
+    /// out, if given).
     CpusBusy = 6,
     /// 7: inconclusive: nothing failed, but the run could not measure what it was asked
     /// (nothing measured, too many missed periods, noise or RT priority not as asked, too few
@@ -76,7 +77,7 @@ Exit codes:
   3    regression against the baseline
   4    messages were lost, or a transport failed (wake or completion errors, fallback deliveries)
   5    a run failed, or the system refused something rtsoak needs
-  6    another rtsoak holds the RT CPUs: nothing ran (--wait-for-cpus waits for it)
+  6    another rtsoak holds or is queued for the RT CPUs: nothing ran (--wait-for-cpus queues)
   7    INCONCLUSIVE: could not measure what was asked (nothing measured, too many missed
        periods, noise or RT priority not as asked, too few messages), or a diff compared nothing
   125  campaign --bisect: inconclusive, git bisect skips the commit (1: regression, 0: none)

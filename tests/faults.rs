@@ -4,6 +4,8 @@
 //! that no rtsoak process survives. Behaviour only, no latency figure.
 
 mod common;
+#[path = "faults/queue.rs"]
+mod queue;
 
 use std::path::Path;
 use std::process::Command;
@@ -377,7 +379,7 @@ fn a_second_rtsoak_on_the_same_rt_cpus_is_refused_or_waits_its_turn() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("Waiting for CPU"), "{stderr}");
+    assert!(stderr.contains("Waiting for RT CPUs"), "{stderr}");
     let (first_output, first_stderr) = finish(first);
     assert_eq!(first_output.status.code(), Some(0), "{first_stderr}");
     let (first, queued) = (load(&dir.path().join("first")), load(&queued));

@@ -194,6 +194,39 @@ fn every_saved_version_2_or_3_result_validates_as_saved_and_as_this_build_reads_
     }
 }
 
+#[test]
+fn a_result_that_waited_for_its_cpus_validates_and_reads_back() {
+    use rtsoak_record::{CpuHolder, CpuHolderRole, CpuWait};
+    let validator = validator(&schema());
+    let holder = |role, pid: Option<u32>| CpuHolder {
+        role,
+        cpus: vec![4, 5],
+        pid,
+        uid: pid.map(|_| 0),
+        command: pid.map(|_| "rtsoak compare --profile nightly \\x1b[2J".to_string()),
+    };
+    let wait = CpuWait {
+        waited_ns: 840_000_000_000,
+        queue_position: 2,
+        waited_behind: vec![
+            holder(CpuHolderRole::Holding, Some(4711)),
+            holder(CpuHolderRole::Queued, None),
+        ],
+    };
+    let mut doc = rtsoak::store::from_bytes(
+        &serde_json::to_vec(&fixture("explained-6.12-rt-vm.json")).unwrap(),
+    )
+    .unwrap();
+    doc.cpu_wait = Some(wait.clone());
+    let saved: Value = serde_json::from_slice(&rtsoak_report::json::render(&doc)).unwrap();
+    assert_valid(&validator, &saved, "a result with cpu_wait");
+    let read = rtsoak::store::from_bytes(&serde_json::to_vec(&saved).unwrap()).unwrap();
+    assert_eq!(read.cpu_wait, Some(wait));
+    let mut unknown_role = saved.clone();
+    unknown_role["cpu_wait"]["waited_behind"][0]["role"] = json!("waiting");
+    assert!(!errors(&validator, &unknown_role).is_empty());
+}
+
 /// One change to a valid result that makes it invalid.
 enum Edit {
     /// A key the schema does not know, added at this pointer.

@@ -63,6 +63,7 @@ fn vm_doc_with(held: Option<bool>, overrides: &Overrides) -> ResultDoc {
             held_us: held.then_some(0),
             not_held_because: (!held).then(|| "permission denied".to_string()),
         }),
+        cpu_wait: None,
         tracefs_mounted: None,
         decision: None,
         verdict: None,

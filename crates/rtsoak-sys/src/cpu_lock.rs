@@ -1,25 +1,68 @@
-//! One rtsoak per RT CPU: two soaks on the same RT CPUs (two nightly timers firing in the same
-//! window, a hand run beside a scheduled one) would each measure the other. Before anything runs,
-//! `run` and `compare` bind one abstract-namespace unix socket per RT CPU (`\0rtsoak-cpu4`) and
-//! hold it until they exit. A name can be bound once (`EADDRINUSE` means held), the kernel
-//! releases it when the holder dies however it dies, and it has no file system path, so there is
-//! no file another user could plant a symlink or hard link for. A second rtsoak refuses at once,
-//! naming the holder, or waits up to a limit.
+//! One rtsoak per RT CPU, in the order they asked: two soaks on the same RT CPUs (two nightly
+//! timers firing in the same window, a hand run beside a scheduled one) would each measure the
+//! other. Before anything runs, `run` and `compare` take their RT CPUs here and hold them until
+//! they exit. A second rtsoak refuses at once, naming the holder, or with `--wait-for-cpus`
+//! queues: the first to queue runs next, however often a later client asks again.
 //!
-//! Who holds a CPU is asked of the kernel, not of a note the holder wrote: the waiting side
-//! connects to the socket (the holder listens with a backlog and never accepts, so holding takes
-//! no thread) and reads `SO_PEERCRED` on its own, not-yet-accepted socket, which gives the
-//! listener's pid and uid; its `comm` and `cmdline` come from /proc, escaped before anyone
-//! prints them.
+//! **The locks.** One abstract-namespace unix socket per RT CPU (`\0rtsoak-cpu4`), bound and
+//! listening. A name can be bound once (`EADDRINUSE` means held), the kernel releases it when the
+//! holder dies however it dies, and it has no file system path, so there is no file another user
+//! could plant a symlink or hard link for. A run takes all of its CPUs or none.
+//!
+//! **The queue.** A waiter holds a ticket: one more abstract socket per CPU of its run,
+//! `\0rtsoak-cpu4-ticket-K`, with the same number K (1 to 64) on every CPU.
+//! - Arriving, waiting or not, an rtsoak looks at the tickets of its CPUs. If any is held it
+//!   does not take the CPUs, even where they are free: without `--wait-for-cpus` it refuses,
+//!   naming the holder and the queue; with it, it binds K = (highest number held) + 1 on each
+//!   of its CPUs (a rival arriving in the same instant has taken a name: K + 1). With no ticket
+//!   held it tries the locks, and queues only if they are held.
+//! - A waiter whose number is the lowest held on every one of its CPUs tries the locks (every
+//!   100 ms; the others look every 250 ms), and closes its tickets only once it holds the locks,
+//!   so no one slips in between.
+//! - A waiter moves its ticket down into the number below whenever that is free on all its CPUs,
+//!   binding the lower number before closing the higher: numbers stay as small as the queue,
+//!   and no ticket ever passes another.
+//!
+//! One number across all of a run's CPUs orders every two waiters that share a CPU the same way
+//! on each CPU they share, so overlapping sets cannot deadlock: the waiter with the lowest number
+//! anywhere waits only for running soaks, which end. It is first come, first served per CPU: a
+//! run on CPUs 4-5 queued ahead of one on 5-6 keeps the latter waiting even while 6 is free.
+//! A waiter that dies loses its tickets with its sockets, and the ones behind move down; one
+//! whose wait runs out closes them and refuses.
+//!
+//! Whether a ticket is held is asked of each name (a non-blocking connect: refused means free),
+//! from 64 down to 1, not read from `/proc/net/unix`, whose page-by-page listing can
+//! skip a socket while others come and go. Tickets only move down, one number at a time, bound
+//! before closed, so a downward sweep meets every ticket that stays in the queue.
+//!
+//! **Who.** Who holds a lock or a ticket is asked of the kernel, not of a note the holder wrote:
+//! the asking side connects to the socket (a lock's holder listens with a backlog and never
+//! accepts, so holding takes no thread; a waiter accepts and closes what queued on its tickets
+//! at each look, so theirs never fill) and reads `SO_PEERCRED` on its own, not-yet-accepted
+//! socket, which gives the listener's pid and uid; its `comm` and `cmdline` come from /proc,
+//! escaped before anyone prints them.
+//!
+//! **Other users.** Any local user may bind these names, as they may run rtsoak: a ticket held
+//! by a process that never takes its turn holds the queue as a stopped run holds the lock.
+//! Nobody waits beyond its `--wait-for-cpus`, and whoever waits sees every process ahead named
+//! (pid, uid and command) in its progress and in the error when the wait runs out. A name bound
+//! by a socket that does not listen is no ticket: it is passed over.
 //!
 //! Abstract names belong to a network namespace: every rtsoak that must exclude the others has
 //! to share one (the systemd units do not set `PrivateNetwork=` for that reason).
 //!
-//! Owns: the lock sockets. Never blocks without a limit, never connects in a way that can block
-//! (the connect is non-blocking: a full backlog only makes the holder unknown).
+//! Owns: the lock and ticket sockets. Never blocks without a limit, never connects in a way that
+//! can block (the connect is non-blocking: a full backlog only makes the holder unknown).
+
+mod busy;
+mod holders;
+mod queue;
+#[cfg(test)]
+mod tests;
+mod ticket;
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::sys::socket::{
@@ -27,97 +70,113 @@ use nix::sys::socket::{
     socket, sockopt,
 };
 
-use rtsoak_record::text::printable_bytes;
+use rtsoak_record::{CpuHolder, CpuWait};
+
+pub use busy::CpusBusy;
 
 /// The environment variable older rtsoak versions used to move their lock files. The locks have
 /// no files now; it is refused if set, so a setting that no longer does anything is not trusted
 /// to.
 pub const RETIRED_LOCK_DIR_ENV: &str = "RTSOAK_LOCK_DIR";
 
-/// Another rtsoak holds one of the RT CPUs.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "CPU {cpu} is already the RT CPU of another rtsoak run ({holder}); two soaks on the same RT \
-     CPUs would measure each other. Wait for it to finish, queue behind it with \
-     --wait-for-cpus DURATION, or choose other CPUs with --rt-cpus (lock: abstract unix socket \
-     @{})",
-    lock_name(*cpu)
-)]
-pub struct CpusBusy {
-    /// The CPU found locked.
-    pub cpu: usize,
-    /// Who holds it, as the kernel says (pid, uid) and /proc shows it, already escaped.
-    pub holder: String,
-}
-
 /// The locks on the RT CPUs, held until dropped.
 #[derive(Debug)]
 pub struct CpuLocks {
     _held: Vec<OwnedFd>,
+    wait: Option<CpuWait>,
 }
 
-/// The abstract socket name of CPU `cpu`'s lock (without the leading NUL).
-pub(crate) fn lock_name(cpu: usize) -> String {
-    format!("rtsoak-cpu{cpu}")
+impl CpuLocks {
+    /// How long it took to get them and whom it waited behind; `None` when they were taken at
+    /// once.
+    pub fn wait(&self) -> Option<&CpuWait> {
+        self.wait.as_ref()
+    }
 }
 
-/// Lock every CPU of `cpus`, all or none. With `wait`, keep trying (once every `poll`) until it
-/// runs out.
+/// Where a waiting rtsoak stands, told at every look at the queue while it waits.
+#[derive(Debug)]
+pub struct Waiting<'a> {
+    /// 1 when no other rtsoak is queued ahead of this one (it runs when the holder lets go), n
+    /// when n - 1 are.
+    pub position: u32,
+    /// Since it asked for the CPUs.
+    pub waited: Duration,
+    /// Whom it waits behind: the holders of its CPUs, then those queued ahead, first in the queue
+    /// first; described again whenever `changed`.
+    pub behind: &'a [CpuHolder],
+    /// True at the first look and whenever those queued ahead changed.
+    pub changed: bool,
+}
+
+/// The abstract names of the locks and tickets (without the leading NUL). The tests use a prefix
+/// of their own, so they never meet a real run's.
+#[derive(Debug, Clone)]
+struct Names {
+    prefix: String,
+}
+
+impl Names {
+    fn real() -> Self {
+        Names {
+            prefix: "rtsoak-cpu".to_string(),
+        }
+    }
+
+    /// CPU `cpu`'s lock: `rtsoak-cpu4`.
+    fn lock(&self, cpu: usize) -> String {
+        format!("{}{cpu}", self.prefix)
+    }
+
+    /// Ticket `number` of CPU `cpu`'s queue: `rtsoak-cpu4-ticket-2`.
+    fn ticket(&self, cpu: usize, number: u32) -> String {
+        format!("{}{cpu}-ticket-{number}", self.prefix)
+    }
+}
+
+/// Lock every CPU of `cpus`, all or none. With a `wait`, queue for them (told where it stands
+/// at every look) until it runs out.
 pub fn lock(
     cpus: &[usize],
     wait: Duration,
-    mut waiting: impl FnMut(&CpusBusy),
+    mut waiting: impl FnMut(&Waiting<'_>),
 ) -> anyhow::Result<CpuLocks> {
-    lock_named(cpus, wait, &mut waiting, &lock_name)
+    lock_named(cpus, wait, &mut waiting, &Names::real())
 }
 
-/// [`lock`] with the names chosen by `name` (the tests use names of their own, so they never
-/// meet a real run's locks).
+/// [`lock`] under the names `names` gives.
 fn lock_named(
     cpus: &[usize],
     wait: Duration,
-    waiting: &mut dyn FnMut(&CpusBusy),
-    name: &dyn Fn(usize) -> String,
+    waiting: &mut dyn FnMut(&Waiting<'_>),
+    names: &Names,
 ) -> anyhow::Result<CpuLocks> {
-    const POLL: Duration = Duration::from_millis(250);
     let mut cpus = cpus.to_vec();
     cpus.sort_unstable();
     cpus.dedup();
-    let deadline = Instant::now() + wait;
-    let mut told = false;
-    loop {
-        match try_lock_all(&cpus, name)? {
-            Ok(held) => return Ok(CpuLocks { _held: held }),
-            Err(cpu) if Instant::now() < deadline => {
-                if !told {
-                    waiting(&busy(cpu, &name(cpu)));
-                    told = true;
-                }
-                std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
-            }
-            Err(cpu) => return Err(busy(cpu, &name(cpu)).into()),
-        }
-    }
+    queue::lock_in_turn(&cpus, wait, waiting, names)
 }
 
 /// One attempt: every lock, or none held and the first busy CPU.
-fn try_lock_all(
-    cpus: &[usize],
-    name: &dyn Fn(usize) -> String,
-) -> anyhow::Result<Result<Vec<OwnedFd>, usize>> {
+fn try_lock_all(cpus: &[usize], names: &Names) -> anyhow::Result<Result<Vec<OwnedFd>, usize>> {
     let mut held = Vec::with_capacity(cpus.len());
     for &cpu in cpus {
-        match bind_listening(&name(cpu)) {
+        match bind_listening(&names.lock(cpu)) {
             Ok(socket) => held.push(socket),
             Err(Errno::EADDRINUSE) => return Ok(Err(cpu)),
-            Err(errno) => anyhow::bail!(
-                "binding the RT CPU lock @{} (an abstract unix socket) failed: {errno}; rtsoak \
-                 needs AF_UNIX sockets (check a seccomp filter or RestrictAddressFamilies=)",
-                name(cpu)
-            ),
+            Err(errno) => return Err(unix_socket_error(&names.lock(cpu), errno)),
         }
     }
     Ok(Ok(held))
+}
+
+/// What a failed call on the lock or ticket socket `name` means, and what to do.
+fn unix_socket_error(name: &str, errno: Errno) -> anyhow::Error {
+    anyhow::anyhow!(
+        "binding or asking for the RT CPU lock @{name} (an abstract unix socket) failed: \
+         {errno}; rtsoak needs AF_UNIX sockets (check a seccomp filter or \
+         RestrictAddressFamilies=)"
+    )
 }
 
 /// A non-blocking, close-on-exec unix stream socket: no worker or external noise command
@@ -177,110 +236,4 @@ pub fn has_listener(name: &str) -> Option<bool> {
 /// [`bind_listening`] with an `io::Error` (`AddrInUse` when it is held).
 pub fn bind_abstract(name: &str) -> std::io::Result<OwnedFd> {
     bind_listening(name).map_err(Into::into)
-}
-
-/// The busy error for `cpu`, naming its holder as well as can be found out.
-fn busy(cpu: usize, name: &str) -> CpusBusy {
-    let holder = match listener_of(name) {
-        Ok(Some((pid, uid))) => describe(pid, uid),
-        _ => "holder unknown".to_string(),
-    };
-    CpusBusy { cpu, holder }
-}
-
-/// `pid 1234, uid 0, rtsoak compare --profile nightly`: the command line from /proc, escaped
-/// (another user wrote it) and cut.
-fn describe(pid: u32, uid: u32) -> String {
-    let read = |what: &str| std::fs::read(format!("/proc/{pid}/{what}")).unwrap_or_default();
-    let mut cmdline = read("cmdline");
-    if cmdline.last() == Some(&0) {
-        cmdline.pop();
-    }
-    let command = if cmdline.is_empty() {
-        let mut comm = read("comm");
-        if comm.last() == Some(&b'\n') {
-            comm.pop();
-        }
-        comm
-    } else {
-        cmdline
-            .iter()
-            .map(|&b| if b == 0 { b' ' } else { b })
-            .collect()
-    };
-    const MAX: usize = 200;
-    let cut = command.len().saturating_sub(MAX);
-    let mut text = format!(
-        "pid {pid}, uid {uid}, {}",
-        printable_bytes(&command[..command.len().min(MAX)])
-    );
-    if cut > 0 {
-        text.push_str(&format!("…({cut} more bytes)"));
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Names of this test process's own, so a real run's locks are never met.
-    fn test_names(tag: &'static str) -> impl Fn(usize) -> String {
-        move |cpu| format!("rtsoak-test-{}-{tag}-cpu{cpu}", std::process::id())
-    }
-
-    #[test]
-    fn a_second_lock_on_a_shared_cpu_is_refused_naming_the_holder_and_the_way_out() {
-        let names = test_names("second");
-        let first = lock_named(&[5, 4], Duration::ZERO, &mut |_| {}, &names).unwrap();
-        let error = lock_named(&[3, 4], Duration::ZERO, &mut |_| {}, &names).unwrap_err();
-        let busy = error.downcast_ref::<CpusBusy>().expect("typed");
-        assert_eq!(busy.cpu, 4);
-        let me = format!(
-            "pid {}, uid {}",
-            std::process::id(),
-            nix::unistd::geteuid().as_raw()
-        );
-        assert!(busy.holder.starts_with(&me), "{}", busy.holder);
-        let text = error.to_string();
-        assert!(text.contains("--wait-for-cpus"), "{text}");
-        assert!(text.contains("--rt-cpus"), "{text}");
-        // All or none: CPU 3 was not kept locked by the failed attempt.
-        drop(lock_named(&[3], Duration::ZERO, &mut |_| {}, &names).unwrap());
-        drop(first);
-        drop(lock_named(&[3, 4], Duration::ZERO, &mut |_| {}, &names).unwrap());
-    }
-
-    #[test]
-    fn a_waiting_lock_is_told_once_and_taken_when_the_holder_lets_go() {
-        let names = test_names("wait");
-        let first = lock_named(&[1], Duration::ZERO, &mut |_| {}, &names).unwrap();
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(600));
-            drop(first);
-        });
-        let mut told = 0;
-        let second = lock_named(&[1], Duration::from_secs(30), &mut |_| told += 1, &names);
-        release.join().unwrap();
-        assert!(second.is_ok());
-        assert_eq!(told, 1);
-    }
-
-    #[test]
-    fn a_wait_that_runs_out_is_refused() {
-        let names = test_names("runs-out");
-        let _first = lock_named(&[1], Duration::ZERO, &mut |_| {}, &names).unwrap();
-        let started = Instant::now();
-        let error = lock_named(&[1], Duration::from_millis(300), &mut |_| {}, &names);
-        assert!(error.unwrap_err().downcast_ref::<CpusBusy>().is_some());
-        assert!(started.elapsed() >= Duration::from_millis(300));
-    }
-
-    #[test]
-    fn nobody_listening_is_told_apart_from_a_holder() {
-        assert_eq!(
-            listener_of(&format!("rtsoak-test-{}-nobody", std::process::id())),
-            Err(Errno::ECONNREFUSED)
-        );
-    }
 }

@@ -341,6 +341,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         runs,
         system_check: None,
         cpu_dma_latency: None,
+        cpu_wait: None,
         tracefs_mounted: None,
         decision: None,
         verdict: None,

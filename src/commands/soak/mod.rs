@@ -3,6 +3,7 @@
 //! scheduled runs do once the measuring is over in `nightly`, the report into a LAVA test shell
 //! in `lava_shell`.
 
+mod cpu_wait;
 mod lava_shell;
 mod nightly;
 mod rounds;
@@ -18,6 +19,7 @@ use crate::profile::{self, CpuTopology, Overrides};
 use crate::store::RESULT_FILE;
 use crate::store::{Saver, new_result_dir};
 use crate::sysinfo::{SysRoot, host_facts};
+use cpu_wait::WaitProgress;
 use rounds::{Rounds, check_floor, run_rounds};
 use rtsoak_analysis::judge::ranked_caveats;
 use rtsoak_measure::coordinator::stop::StopFlag;
@@ -53,7 +55,7 @@ pub(super) fn soak(
     check_output(command, args)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
-    let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
+    let cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus, quiet)?;
     end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
@@ -85,6 +87,7 @@ pub(super) fn soak(
         runs: Vec::new(),
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
+        cpu_wait: cpu_locks.wait().cloned(),
         tracefs_mounted,
         decision: None,
         verdict: None,
@@ -208,22 +211,19 @@ fn report(
     Ok(nightly::outcome(doc))
 }
 
-/// Take the RT CPUs for this invocation, or say who has them (the kernel tells who: no note).
-fn lock_rt_cpus(plan: &RunPlan, wait_ns: Option<u64>) -> anyhow::Result<cpu_lock::CpuLocks> {
-    cpu_lock::lock(
-        &[plan.rt.publisher_cpu, plan.rt.subscriber_cpu],
-        std::time::Duration::from_nanos(wait_ns.unwrap_or(0)),
-        |busy| {
-            eprintln!(
-                "Waiting for CPU {} ({}) to be free, for up to {}",
-                busy.cpu,
-                busy.holder,
-                humantime::format_duration(std::time::Duration::from_secs(
-                    wait_ns.unwrap_or(0) / 1_000_000_000
-                ))
-            )
-        },
-    )
+/// Take the RT CPUs for this invocation, or say who has them (the kernel tells who: no note);
+/// with `--wait-for-cpus`, in turn behind those queued for them, showing where it stands.
+fn lock_rt_cpus(
+    plan: &RunPlan,
+    wait_ns: Option<u64>,
+    quiet: bool,
+) -> anyhow::Result<cpu_lock::CpuLocks> {
+    let cpus = [plan.rt.publisher_cpu, plan.rt.subscriber_cpu];
+    let limit = std::time::Duration::from_nanos(wait_ns.unwrap_or(0));
+    let mut progress = WaitProgress::new(&cpus, limit, quiet);
+    let locks = cpu_lock::lock(&cpus, limit, |waiting| progress.show(waiting))?;
+    progress.took(locks.wait());
+    Ok(locks)
 }
 
 /// Where the explainer or `--break-on` will trace, make sure tracefs is mounted (mounting it

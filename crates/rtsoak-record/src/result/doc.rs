@@ -12,7 +12,7 @@ use crate::RingSetup;
 use crate::plan::RunPlan;
 use crate::{BreakEvent, SeriesKey, TransportSupport};
 use crate::{BurstReport, Counters, Hygiene, LoadCount, Role, RtSetup};
-use crate::{CpuDmaLatency, HostFacts, SystemCheck};
+use crate::{CpuDmaLatency, CpuWait, HostFacts, SystemCheck};
 use crate::{Integrity, Outlier, SampleStats, Summary};
 
 /// Bumped on any incompatible change of the document's shape.
@@ -54,6 +54,10 @@ pub struct ResultDoc {
     /// What was held on `/dev/cpu_dma_latency` for the whole invocation, or why nothing was.
     #[serde(default)]
     pub cpu_dma_latency: Option<CpuDmaLatency>,
+    /// How long the invocation waited for its RT CPUs (`--wait-for-cpus`), its place in the
+    /// queue on arrival and whom it waited behind; absent where it took them at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<CpuWait>,
     /// Where rtsoak mounted tracefs for the explainer or `--break-on` because nothing was
     /// mounted (absent: it was mounted already, or not needed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
