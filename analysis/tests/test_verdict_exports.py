@@ -13,7 +13,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from conftest import write_result
+from conftest import rtsoak_binary, write_result
 from test_lab_exports import SCHEMAS, rendered, require
 
 REASON = "the kernel 6.1.0 is not PREEMPT_RT (verdict.require_preempt_rt)"
@@ -86,6 +86,39 @@ def test_kcidb_validates_and_its_verdict_test_holds_the_reasons_and_caveats(judg
         assert REASON in misc["reasons"]
     if status == "inconclusive":
         assert WHY_INCONCLUSIVE in misc["reasons"]
+
+
+def test_a_lab_origin_names_every_kcidb_object_and_id_and_kcidb_io_takes_it(judged, tmp_path):
+    """`--kcidb-origin` on a saved result (as `export.kcidb_origin` and the soak's flag record it):
+    every checkout, build and test is the lab's, every id starts with it, kcidb-io validates."""
+    status, data, path = judged
+    kcidb_io = require("kcidb_io")
+    import json
+
+    out = tmp_path / "kcidb.json"
+    completed = subprocess.run(
+        [str(rtsoak_binary()), "report", "--format", "kcidb", "--kcidb-origin", "board_lab_2", "-o", str(out), str(path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads(out.read_text())
+    kcidb_io.schema.V4_5.validate(document)
+    for kind in ("checkouts", "builds", "tests"):
+        for obj in document[kind]:
+            assert obj["origin"] == "board_lab_2", obj
+            assert obj["id"].startswith("board_lab_2:"), obj
+    assert all(t["build_id"].startswith("board_lab_2:") for t in document["tests"])
+    verdict = next(t for t in document["tests"] if t["path"] == "rtsoak.verdict")
+    assert verdict["status"] == {"pass": "PASS", "fail": "FAIL", "inconclusive": "SKIP"}[status]
+    # An origin KCIDB's schema refuses is refused by rtsoak too, before rendering anything.
+    refused = subprocess.run(
+        [str(rtsoak_binary()), "report", "--format", "kcidb", "--kcidb-origin", "Board-Lab", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert refused.returncode == 2 and not refused.stdout, refused
+    bad = json.loads(json.dumps(document).replace('"board_lab_2', '"Board-Lab'))
+    with pytest.raises(Exception):
+        kcidb_io.schema.V4_5.validate(bad)
 
 
 def test_two_boards_starting_in_the_same_second_get_distinct_kcidb_ids(real_data, tmp_path):
