@@ -10,9 +10,10 @@
 //! URLs: the document lives beside them). Every object is submitted under the plan's origin
 //! (`export.kcidb_origin`, `--kcidb-origin`; `rtsoak` by default), and every id starts with it:
 //! test ids are `<origin>:<host>:<start>:<path>`, so two boards starting in the same second do
-//! not collide. Paths stay `rtsoak.…` whoever submits: they name the test. The `rtsoak.verdict` test's `misc` holds the
-//! verdict line (on a development profile's PASS, what it is not), its reasons and the caveats
-//! with their severity. Pure: the document comes from the saved result alone.
+//! not collide. Paths stay `rtsoak.…` whoever submits: they name the test. The
+//! `rtsoak.verdict` test's `misc` holds the verdict line (on a development profile's PASS, what
+//! it is not), its reasons and the caveats with their severity. Pure: the document comes from
+//! the saved result alone.
 
 use serde_json::{Value, json};
 
