@@ -135,9 +135,10 @@ class Device:
             pass
 
         level = "1.3.2.4"
+        levels = ("test-runscript-overlay", "test-runscript-overlay", "testdef_levels")
         action = RunScript({("uuid", "overlay_path", f"0_{name}"): str(runner),
                             ("uuid", "runner_path", f"0_{name}"): str(runner),
-                            ("test-runscript-overlay", "test-runscript-overlay", "testdef_levels"): {level: f"0_{name}"}})
+                            levels: {level: f"0_{name}"}})
         testdef.TestRunnerAction.__init__(action)
         action.level = level
         action.test_uuid = f"{JOB_ID}_1.3.2.4"

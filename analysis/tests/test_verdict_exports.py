@@ -105,7 +105,8 @@ def test_lava_records_the_verdict_and_each_reason_as_a_case_after_its_sentence(j
                 "inconclusive": {"verdict.reason.invalidated": "skip"}}[status]
     assert reasons == expected, cases
     lines = console.splitlines()
-    for name, sentence in (("verdict.reason.require_preempt_rt", REASON), ("verdict.reason.invalidated", WHY_INCONCLUSIVE)):
+    said = {"verdict.reason.require_preempt_rt": REASON, "verdict.reason.invalidated": WHY_INCONCLUSIVE}
+    for name, sentence in said.items():
         if name in reasons:
             at = next(i for i, line in enumerate(lines) if f"TEST_CASE_ID={name} " in line)
             assert lines[at - 1] == f"rtsoak verdict reason: {sentence}", lines[at - 1]
@@ -126,7 +127,8 @@ def test_a_lab_origin_names_every_kcidb_object_and_id_and_kcidb_io_takes_it(judg
 
     out = tmp_path / "kcidb.json"
     completed = subprocess.run(
-        [str(rtsoak_binary()), "report", "--format", "kcidb", "--kcidb-origin", "board_lab_2", "-o", str(out), str(path)],
+        [str(rtsoak_binary()), "report", "--format", "kcidb", "--kcidb-origin", "board_lab_2", "-o", str(out),
+         str(path)],
         capture_output=True, text=True, timeout=60,
     )
     assert completed.returncode == 0, completed.stderr
