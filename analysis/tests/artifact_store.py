@@ -1,5 +1,5 @@
 """Storage a LAVA job publishes to, on 127.0.0.1, in the two shapes lava/rtsoak-publish speaks:
-a PUT of a file with `Authorization: Bearer TOKEN` (WebDAV, S3-style upload URLs), and a
+a PUT of a file with `Authorization: Bearer TOKEN` (a WebDAV directory, Artifactory), and a
 multipart POST of the fields `path` (the file) and `token`, answered with the stored file's URL,
 as the LAVA lab's artifact store answers. A wrong or missing token is refused with 403, as such
 storage refuses it. What it took is kept in memory by URL path."""
