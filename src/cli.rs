@@ -73,6 +73,11 @@ pub enum Command {
         /// `--format details` gives them alone).
         #[arg(long)]
         details: bool,
+        /// With the kcidb format: submit under this KCIDB origin instead of the one the result
+        /// was run with (`rtsoak` unless `--kcidb-origin` or the profile's
+        /// `export.kcidb_origin` named one).
+        #[arg(long, value_name = "NAME")]
+        kcidb_origin: Option<rtsoak_record::export::KcidbOrigin>,
     },
     /// List the profiles (installed in /etc/rtsoak/profiles, and built-in), or print one.
     Profiles {

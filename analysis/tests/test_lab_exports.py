@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import measured_runs, rtsoak_binary
+from lava_job import LAVA_DIST, helper_dir, read_run, replay
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 CHECKS = ("run", "lost-messages", "transport-errors", "verdict")
@@ -116,7 +117,6 @@ def test_the_verdicts_breaches_fail_the_transport_they_name(real_data, tmp_path)
     assert "900 us" in failure.message
 
 
-LAVA_DIST = Path("/usr/lib/python3/dist-packages")
 DEFINITION = Path(__file__).resolve().parents[2] / "lava" / "rtsoak-compare.yaml"
 
 
@@ -133,62 +133,24 @@ def lava_testdef_schema():
     return testdef
 
 
-def lava_helper_dir() -> Path:
-    """lava-dispatcher's test shell helpers (`lava-test-case`, `lava-common-functions`):
-    installed, or unpacked by .ci/run into $LAVA_TEST_SHELL_DIR."""
-    for candidate in (os.environ.get("LAVA_TEST_SHELL_DIR"), LAVA_DIST / "lava_dispatcher" / "lava_test_shell"):
-        if candidate and (Path(candidate) / "lava-test-case").is_file():
-            return Path(candidate)
-    message = "lava-dispatcher's lava_test_shell helpers not found: set LAVA_TEST_SHELL_DIR (see .ci/run)"
-    if os.environ.get("RTSOAK_CI") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
 def test_the_lava_definition_validates_against_lavas_own_schema():
     yaml = require("yaml")
     definition = yaml.safe_load(DEFINITION.read_text())
     lava_testdef_schema().validate(definition)
-    assert set(definition["params"]) >= {"PROFILE", "TRANSPORTS", "DURATION"}
-    assert any("rtsoak compare" in step for step in definition["run"]["steps"])
+    assert set(definition["params"]) >= {"PROFILE", "TRANSPORTS", "DURATION", "ARTIFACT_URL", "ARTIFACT_METHOD"}
+    steps = definition["run"]["steps"]
+    assert any("rtsoak compare" in step for step in steps)
+    assert any("lava/rtsoak-publish" in step for step in steps)
+    assert not any("lava-test-case-attach" in step for step in steps), "LAVA V2 has no attachments"
+    assert not any("|| true" in step for step in steps), "no failure is hidden"
 
 
-def deploy_helpers(helpers: Path, bin_dir: Path) -> None:
-    """LAVA's helpers deployed as LAVA deploys them: an interpreter line put in front."""
-    bin_dir.mkdir()
-    (bin_dir / "lava-test-case").write_text("#!/bin/sh\n" + (helpers / "lava-test-case").read_text())
-    (bin_dir / "lava-test-case").chmod(0o755)
-    (bin_dir / "lava-common-functions").write_text((helpers / "lava-common-functions").read_text())
-
-
-def dispatcher_reading(signals: list[str]) -> dict:
-    """The dispatcher's reading of TESTCASE signals (lava_dispatcher/actions/test/shell.py):
-    the signal pattern, the words after the signal name, each KEY=VALUE, no space in the id, a
-    measurement a Decimal."""
-    import decimal
-    import re
-
-    pattern = re.compile(r"<LAVA_SIGNAL_(\S+) ([^>]+)>")
-    cases = {}
-    for line in signals:
-        match = pattern.search(line)
-        assert match and match.group(1) == "TESTCASE", line
-        data = {}
-        for param in match.group(2).split():
-            key, value = param.split("=")
-            data[key.lower()] = value
-        assert data["result"] in ("pass", "fail", "skip", "unknown"), line
-        if "measurement" in data:
-            decimal.Decimal(data["measurement"])
-        cases[data["test_case_id"]] = data
-    return cases
-
-
-def test_inside_a_lava_test_shell_rtsoak_signals_each_figure_as_lavas_own_helper_does(tmp_path):
+def test_inside_a_lava_test_shell_rtsoak_prints_what_lavas_own_helper_prints_for_its_export(tmp_path):
     """A real short run inside a LAVA test shell (LAVA_RESULT_DIR set): rtsoak prints, itself,
-    exactly the signals LAVA's own `lava-test-case` prints for the lines of the lava export,
-    they parse as the dispatcher parses them, and no `lava-test-case` on PATH is executed."""
-    helpers = lava_helper_dir()
+    exactly what the lava export's script prints through LAVA's own `lava-test-case` (the
+    signals and the log lines between them), the dispatcher's own reader records every case of
+    the export from it, and no `lava-test-case` on PATH is executed."""
+    helper_dir()
     planted = tmp_path / "planted"
     planted.mkdir()
     marker = tmp_path / "helper-ran"
@@ -206,29 +168,21 @@ def test_inside_a_lava_test_shell_rtsoak_signals_each_figure_as_lavas_own_helper
     )
     assert (out / "result.json").is_file(), completed.stderr
     assert not marker.exists(), "rtsoak executed a lava-test-case it found on PATH"
-    signals = [line for line in completed.stdout.splitlines() if line.startswith("<LAVA_SIGNAL_")]
 
-    # LAVA's own helper, given the lines of the lava export in a shell as a test definition
-    # would give them.
-    bin_dir = tmp_path / "bin"
-    deploy_helpers(helpers, bin_dir)
+    # LAVA's own helper, given the export's lines in a shell as a test definition would.
     script = rendered(out / "result.json", "lava", tmp_path)
-    helper_env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", LAVA_RESULT_DIR=str(tmp_path / "helper-results"))
-    helper_env.pop("KMSG", None)
-    helper = subprocess.run(["sh", "-e", str(script)], capture_output=True, text=True, env=helper_env, timeout=60)
-    assert helper.returncode == 0, helper.stderr
-    helper_signals = [line for line in helper.stdout.splitlines() if line.startswith("<LAVA_SIGNAL_")]
-    assert signals == helper_signals, (signals, helper_signals)
+    helper = replay(script, tmp_path).splitlines()
+    printed = completed.stdout.splitlines()
+    assert printed[: len(helper)] == helper, (printed, helper)
 
-    cases = dispatcher_reading(signals)
-    expected = script.read_text().splitlines()
-    assert len(cases) == len(expected) > 1, (signals, expected)
-    for line in expected:
-        words = line.split()
-        assert words[0] == "lava-test-case"
-        assert words[1] in cases, (words[1], sorted(cases))
+    reading = read_run("\n".join(printed))
+    assert not reading.raised and not reading.errors, reading
+    cases = reading.cases()
+    expected = [line.split() for line in script.read_text().splitlines() if line.startswith("lava-test-case ")]
+    assert len(cases) == len(expected) > 1, (cases, expected)
+    for words in expected:
         assert all(c.isalnum() or c in "_-." for c in words[1]), words[1]
-        assert cases[words[1]]["result"] == words[3]
+        assert cases[words[1]]["result"] == words[3], (words, cases[words[1]])
     verdict = json.loads((out / "result.json").read_text())["verdict"]["status"]
     assert cases["verdict"]["result"] == {"pass": "pass", "fail": "fail", "inconclusive": "skip"}[verdict]
 

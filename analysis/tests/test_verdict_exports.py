@@ -1,7 +1,8 @@
 """Every lab export carries the verdict, its reasons and the caveats, read by the lab's own
 readers: a real short run's result, its verdict set to PASS, FAIL and INCONCLUSIVE, rendered by
 `rtsoak report --format` and read with junitparser (and the Jenkins-shaped JUnit schema),
-kcidb-io, prometheus_client and promtool. Under RTSOAK_CI=1 a missing reader fails."""
+kcidb-io, LAVA's own helper and test shell reader, prometheus_client and promtool. Under
+RTSOAK_CI=1 a missing reader fails."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from conftest import write_result
+from conftest import rtsoak_binary, write_result
+from lava_job import read_run, replay
 from test_lab_exports import SCHEMAS, rendered, require
 
 REASON = "the kernel 6.1.0 is not PREEMPT_RT (verdict.require_preempt_rt)"
@@ -86,6 +88,68 @@ def test_kcidb_validates_and_its_verdict_test_holds_the_reasons_and_caveats(judg
         assert REASON in misc["reasons"]
     if status == "inconclusive":
         assert WHY_INCONCLUSIVE in misc["reasons"]
+
+
+def test_lava_records_the_verdict_and_each_reason_as_a_case_after_its_sentence(judged, tmp_path):
+    """The lava export replayed through LAVA's own helper, its console read by the dispatcher's
+    own test shell code: the verdict's result, one case per reason with the result that reason
+    makes of it, the reason's sentence on the line before its signal, the caveats in the log."""
+    status, data, path = judged
+    console = replay(rendered(path, "lava", tmp_path), tmp_path)
+    reading = read_run(console)
+    assert not reading.raised and not reading.errors, reading
+    cases = reading.cases()
+    assert cases["verdict"]["result"] == {"pass": "pass", "fail": "fail", "inconclusive": "skip"}[status]
+    reasons = {name: case["result"] for name, case in cases.items() if name.startswith("verdict.reason.")}
+    expected = {"pass": {}, "fail": {"verdict.reason.require_preempt_rt": "fail"},
+                "inconclusive": {"verdict.reason.invalidated": "skip"}}[status]
+    assert reasons == expected, cases
+    lines = console.splitlines()
+    said = {"verdict.reason.require_preempt_rt": REASON, "verdict.reason.invalidated": WHY_INCONCLUSIVE}
+    for name, sentence in said.items():
+        if name in reasons:
+            at = next(i for i, line in enumerate(lines) if f"TEST_CASE_ID={name} " in line)
+            assert lines[at - 1] == f"rtsoak verdict reason: {sentence}", lines[at - 1]
+    at = next(i for i, line in enumerate(lines) if "TEST_CASE_ID=verdict RESULT" in line)
+    assert lines[at - 1].startswith(f"rtsoak verdict: {status.upper()}"), lines[at - 1]
+    for caveat in data["caveats"]:
+        assert f"rtsoak caveat: [{caveat['severity']}] {caveat['text']}" in lines
+    figures = [name for name, case in cases.items() if name.endswith(".delivery.longest")]
+    assert figures and all(cases[name]["units"] == "us" for name in figures)
+
+
+def test_a_lab_origin_names_every_kcidb_object_and_id_and_kcidb_io_takes_it(judged, tmp_path):
+    """`--kcidb-origin` on a saved result (as `export.kcidb_origin` and the soak's flag record it):
+    every checkout, build and test is the lab's, every id starts with it, kcidb-io validates."""
+    status, data, path = judged
+    kcidb_io = require("kcidb_io")
+    import json
+
+    out = tmp_path / "kcidb.json"
+    completed = subprocess.run(
+        [str(rtsoak_binary()), "report", "--format", "kcidb", "--kcidb-origin", "board_lab_2", "-o", str(out),
+         str(path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    document = json.loads(out.read_text())
+    kcidb_io.schema.V4_5.validate(document)
+    for kind in ("checkouts", "builds", "tests"):
+        for obj in document[kind]:
+            assert obj["origin"] == "board_lab_2", obj
+            assert obj["id"].startswith("board_lab_2:"), obj
+    assert all(t["build_id"].startswith("board_lab_2:") for t in document["tests"])
+    verdict = next(t for t in document["tests"] if t["path"] == "rtsoak.verdict")
+    assert verdict["status"] == {"pass": "PASS", "fail": "FAIL", "inconclusive": "SKIP"}[status]
+    # An origin KCIDB's schema refuses is refused by rtsoak too, before rendering anything.
+    refused = subprocess.run(
+        [str(rtsoak_binary()), "report", "--format", "kcidb", "--kcidb-origin", "Board-Lab", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert refused.returncode == 2 and not refused.stdout, refused
+    bad = json.loads(json.dumps(document).replace('"board_lab_2', '"Board-Lab'))
+    with pytest.raises(Exception):
+        kcidb_io.schema.V4_5.validate(bad)
 
 
 def test_two_boards_starting_in_the_same_second_get_distinct_kcidb_ids(real_data, tmp_path):

@@ -37,7 +37,16 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
             format,
             output,
             details,
-        } => report::report(&results, &format, output.as_deref(), details),
+            kcidb_origin,
+        } => report::report(
+            &results,
+            &format,
+            output.as_deref(),
+            report::Options {
+                details,
+                kcidb_origin,
+            },
+        ),
         Command::Profiles { show } => profiles::profiles(show.as_deref()),
         Command::Diff {
             baseline,

@@ -8,16 +8,25 @@ use anyhow::Context;
 use super::export_files;
 use crate::exit::Outcome;
 use crate::store::load;
+use rtsoak_record::export::KcidbOrigin;
+use rtsoak_record::result::ResultDoc;
 use rtsoak_report::escape::terminal;
 use rtsoak_report::{Format, Render};
 
-/// Render `results` as `format` (`details`: the table format with every other table after
-/// the headline).
+/// What changes how a format renders.
+pub(super) struct Options {
+    /// The table format with every other table after the headline.
+    pub details: bool,
+    /// The kcidb format under this origin instead of the result's.
+    pub kcidb_origin: Option<KcidbOrigin>,
+}
+
+/// Render `results` as `format`.
 pub(super) fn report(
     results: &[PathBuf],
     format: &str,
     output: Option<&Path>,
-    details: bool,
+    options: Options,
 ) -> anyhow::Result<Outcome> {
     let named = rtsoak_report::by_name(format).with_context(|| {
         format!(
@@ -31,75 +40,101 @@ pub(super) fn report(
         }),
         ..*named
     };
-    let format = if details && named.name == "table" {
+    let format = if options.details && named.name == "table" {
         &details_table
     } else {
         named
     };
-    let docs = results
+    if options.kcidb_origin.is_some() && named.name != "kcidb" {
+        eprintln!(
+            "Error: --kcidb-origin names the origin of the kcidb format: add --format kcidb, or \
+             drop --kcidb-origin"
+        );
+        return Ok(Outcome::Usage);
+    }
+    let mut docs = results
         .iter()
-        .map(|path| load(path).map(|doc| (path, doc)))
+        .map(|path| load(path).map(|doc| (path.as_path(), doc)))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(origin) = options.kcidb_origin {
+        for (_, doc) in &mut docs {
+            doc.plan.export.kcidb_origin = origin.clone();
+        }
+    }
     for (path, doc) in &docs {
         warn_undecodable(path, doc);
     }
     match output {
-        None => match format.render {
-            // On a terminal, the headline as wide as it is.
-            Render::File(_) if named.name == "table" => {
-                use std::io::Write;
-                let columns = super::columns::stdout_columns();
-                let rtsoak = super::invocation::rtsoak_command();
-                let mut stdout = std::io::stdout().lock();
-                for (_, doc) in &docs {
-                    let text = rtsoak_report::terminal::render(doc, details, columns, &rtsoak);
-                    stdout.write_all(text.as_bytes())?;
-                }
-            }
-            Render::File(render) => {
-                use std::io::Write;
-                let mut stdout = std::io::stdout().lock();
-                for (_, doc) in &docs {
-                    stdout.write_all(&render(doc))?;
-                }
-            }
-            Render::Directory(_) => {
-                eprintln!(
-                    "Error: the {} format is a directory of files (one per transport and \
-                     series), not a stream: give --output DIR",
-                    format.name
-                );
-                return Ok(Outcome::Usage);
-            }
-        },
-        Some(path) if docs.len() == 1 && !path.is_dir() => {
-            let wrote = export_files::write(format, &docs[0].1, path)?;
-            eprintln!("Wrote {}", terminal(&wrote));
-        }
-        Some(dir) => {
-            rtsoak_sys::safe_dir::SafeDir::create(dir).with_context(|| {
-                format!(
-                    "creating the output directory {}: choose another with --output",
-                    dir.display()
-                )
-            })?;
-            let mut used: Vec<String> = Vec::new();
-            for (path, doc) in &docs {
-                let name = unique(
-                    format!("{}-{}", result_name(path), format.file_name),
-                    &mut used,
-                );
-                let wrote = export_files::write(format, doc, &dir.join(name))?;
-                eprintln!("Wrote {}", terminal(&wrote));
+        None => to_stdout(format, &docs, options.details),
+        Some(path) => to_files(format, &docs, path),
+    }
+}
+
+/// Print `docs` as `format`: the table as wide as the terminal; a directory format cannot be.
+fn to_stdout(
+    format: &Format,
+    docs: &[(&Path, ResultDoc)],
+    details: bool,
+) -> anyhow::Result<Outcome> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match format.render {
+        Render::File(_) if format.name == "table" => {
+            let columns = super::columns::stdout_columns();
+            let rtsoak = super::invocation::rtsoak_command();
+            for (_, doc) in docs {
+                let text = rtsoak_report::terminal::render(doc, details, columns, &rtsoak);
+                stdout.write_all(text.as_bytes())?;
             }
         }
+        Render::File(render) => {
+            for (_, doc) in docs {
+                stdout.write_all(&render(doc))?;
+            }
+        }
+        Render::Directory(_) => {
+            eprintln!(
+                "Error: the {} format is a directory of files (one per transport and series), \
+                 not a stream: give --output DIR",
+                format.name
+            );
+            return Ok(Outcome::Usage);
+        }
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Write `docs` as `format` to `path`: the file itself for one result, else a file each in the
+/// directory `path`, named after its result.
+fn to_files(format: &Format, docs: &[(&Path, ResultDoc)], path: &Path) -> anyhow::Result<Outcome> {
+    if let [(_, doc)] = docs
+        && !path.is_dir()
+    {
+        let wrote = export_files::write(format, doc, path)?;
+        eprintln!("Wrote {}", terminal(&wrote));
+        return Ok(Outcome::Pass);
+    }
+    rtsoak_sys::safe_dir::SafeDir::create(path).with_context(|| {
+        format!(
+            "creating the output directory {}: choose another with --output",
+            path.display()
+        )
+    })?;
+    let mut used: Vec<String> = Vec::new();
+    for (result, doc) in docs {
+        let name = unique(
+            format!("{}-{}", result_name(result), format.file_name),
+            &mut used,
+        );
+        let wrote = export_files::write(format, doc, &path.join(name))?;
+        eprintln!("Wrote {}", terminal(&wrote));
     }
     Ok(Outcome::Pass)
 }
 
 /// Say which histograms of `doc` did not decode: their percentiles are `-` in every format, so
 /// a damaged file never shows a made-up figure, and the warning says why.
-fn warn_undecodable(path: &Path, doc: &rtsoak_record::result::ResultDoc) {
+fn warn_undecodable(path: &Path, doc: &ResultDoc) {
     for t in rtsoak_analysis::merge::by_transport(doc) {
         for (series, runs) in t.undecodable() {
             let warning = format!(

@@ -3,6 +3,7 @@
 //! durations are parsed into nanoseconds here, so the plan never sees a unit.
 
 use super::sections::{CpuChoice, CpuListChoice, DEFAULT_RT_PRIORITY, Profile};
+use rtsoak_record::export::{DEFAULT_KCIDB_ORIGIN, KcidbOrigin};
 use rtsoak_record::plan::Fault;
 use rtsoak_record::{Policy, RingSetup};
 
@@ -74,6 +75,11 @@ pub struct Overrides {
     /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
     #[arg(long)]
     pub no_cpu_dma_latency: bool,
+    /// The KCIDB origin the `kcidb` export names its objects and ids by: the name your KCIDB
+    /// submissions are made under (lower-case letters, digits and `_`; profile key
+    /// `export.kcidb_origin`).
+    #[arg(long, value_name = "NAME")]
+    pub kcidb_origin: Option<KcidbOrigin>,
     /// Tests only: break the measurement on purpose (`rt-wake-lost`: the RT publisher never
     /// wakes the RT subscriber, to prove such a run cannot pass; `rt-wake-late`: it wakes it
     /// after the subscriber's fallback poll, to prove a slow send call is no transport
@@ -138,6 +144,14 @@ pub(crate) fn profile_values(profile: &Profile) -> Vec<(String, String)> {
                 "no noise"
             }
             .to_string(),
+        ),
+        (
+            "kcidb_origin",
+            profile
+                .export
+                .kcidb_origin
+                .clone()
+                .unwrap_or_else(|| DEFAULT_KCIDB_ORIGIN.to_string()),
         ),
         (
             "no_cpu_dma_latency",

@@ -5,6 +5,7 @@
 //! Owns: the allowed range of every key, overrides winning over the profile, and the plan
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
+use rtsoak_record::export::{ExportPlan, KCIDB_ORIGIN_SYNTAX, KcidbOrigin};
 use rtsoak_record::plan::{Explain, LayoutNote, LayoutNoteKind, RtPlan, RunPlan};
 use rtsoak_record::transport::Name;
 
@@ -127,6 +128,7 @@ pub fn resolve(
     );
 
     let verdict = super::verdict::resolve_limits(&profile.verdict)?;
+    let export = export(profile, ov)?;
 
     Ok(RunPlan {
         profile: name.to_string(),
@@ -160,8 +162,26 @@ pub fn resolve(
         layout_notes,
         hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
         verdict,
+        export,
         floor: false,
     })
+}
+
+/// `[export]`: the command line's origin (checked as it was parsed) wins over the profile's,
+/// which must be one KCIDB takes.
+fn export(profile: &Profile, ov: &Overrides) -> Result<ExportPlan, ProfileError> {
+    let kcidb_origin = match (&ov.kcidb_origin, &profile.export.kcidb_origin) {
+        (Some(origin), _) => origin.clone(),
+        (None, Some(text)) => KcidbOrigin::new(text).map_err(|_| {
+            invalid(
+                "export.kcidb_origin",
+                format!("{text:?}"),
+                KCIDB_ORIGIN_SYNTAX.to_string(),
+            )
+        })?,
+        (None, None) => KcidbOrigin::default(),
+    };
+    Ok(ExportPlan { kcidb_origin })
 }
 
 /// The `[run]` times, each in nanoseconds, and the rounds they are split over.

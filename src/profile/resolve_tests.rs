@@ -440,12 +440,14 @@ fn overrides_win_over_profile_values() {
         keep_trace: false,
         break_on_ns: Some(200_000),
         break_on_continue: true,
+        kcidb_origin: Some("my_lab".parse().unwrap()),
         inject_fault: Some(rtsoak_record::plan::Fault::RtWakeLost),
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
     let plan = resolve("ci", &profile, &ov, &jetson(), &known()).unwrap();
     assert_eq!(plan.transports, vec!["msg-ring"]);
+    assert_eq!(plan.export.kcidb_origin.as_str(), "my_lab");
     assert!(!plan.hold_cpu_dma_latency);
     assert!(!plan.noise.enabled, "--no-noise wins over the profile");
     assert!(!plan.explain, "--no-explain wins over the profile");
@@ -674,5 +676,34 @@ fn the_explainer_runs_by_default_only_where_the_coordinator_has_a_cpu_of_its_own
     assert!(
         parse("test", "[run]\nexplain = true\n").is_err(),
         "auto, on or off"
+    );
+}
+
+#[test]
+fn the_kcidb_origin_is_rtsoak_unless_the_profile_or_the_command_line_names_one_kcidb_takes() {
+    let origin = |text: &str, ov: &Overrides| {
+        let plan = resolve_text(text, ov, &two_cpus()).unwrap();
+        plan.export.kcidb_origin.as_str().to_string()
+    };
+    let none = Overrides::default();
+    assert_eq!(origin("", &none), "rtsoak");
+    let profile = "[export]\nkcidb_origin = \"board_lab\"\n";
+    assert_eq!(origin(profile, &none), "board_lab");
+    let flag = Overrides {
+        kcidb_origin: Some("night_lab".parse().unwrap()),
+        ..Overrides::default()
+    };
+    assert_eq!(origin(profile, &flag), "night_lab", "the flag wins");
+    let bad = "[export]\nkcidb_origin = \"Board-Lab\"\n";
+    let err = resolve_text(bad, &none, &two_cpus()).unwrap_err();
+    let text = err.to_string();
+    assert_eq!(invalid_key(err), "export.kcidb_origin");
+    assert!(
+        text.contains("\"Board-Lab\"") && text.contains("^[a-z0-9_]+$"),
+        "{text}"
+    );
+    assert!(
+        parse("test", "[export]\norigin = \"x\"\n").is_err(),
+        "unknown keys are errors"
     );
 }

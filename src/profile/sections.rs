@@ -30,6 +30,17 @@ pub struct Profile {
     pub system: SystemSection,
     /// Pass/fail limits judged on each transport's figures.
     pub verdict: VerdictSection,
+    /// How the lab exports name the invocation.
+    pub export: ExportSection,
+}
+
+/// `[export]`: checked where the plan is resolved, so an error names the key.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExportSection {
+    /// The KCIDB origin of the `kcidb` export (none: `rtsoak`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kcidb_origin: Option<String>,
 }
 
 /// `[system]`.

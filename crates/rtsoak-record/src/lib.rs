@@ -10,9 +10,10 @@
 //! methods here that still word a record (`Support::reason`, `Integrity::loss`, the explanation's
 //! phrases) are to become ids the report words.
 //!
-//! In reading order: what a run is told ([`plan`], [`transport`], [`abi`]), what its workers
-//! are and record (roles, series, setups, counters, the figures' types), what the machine is
-//! (host facts, the system check), and the documents that hold it all ([`result`], [`bench`]).
+//! In reading order: what a run is told ([`plan`], [`export`], [`transport`], [`abi`]), what
+//! its workers are and record (roles, series, setups, counters, the figures' types), what the
+//! machine is (host facts, the system check), and the documents that hold it all ([`result`],
+//! [`bench`]).
 
 #![forbid(unsafe_code)]
 // A function a reader can hold in their head: at most 100 lines (clippy.toml), product code
@@ -20,6 +21,8 @@
 #![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
 pub mod plan;
+
+pub mod export;
 
 pub mod transport;
 

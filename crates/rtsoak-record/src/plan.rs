@@ -186,6 +186,10 @@ pub struct RunPlan {
     /// lost messages only".
     #[serde(default)]
     pub verdict: Limits,
+    /// How the exports name this invocation (`[export]`, `--kcidb-origin`); results written
+    /// before it existed read as the defaults, which they used.
+    #[serde(default)]
+    pub export: crate::export::ExportPlan,
     /// Run the floor pair (`--floor`'s reference runs) instead of the harness: the same
     /// processes, CPUs, priorities, memory locking and wake calls, and nothing else. Set only
     /// on the copy of the plan a floor run gets, so a saved plan never carries it.

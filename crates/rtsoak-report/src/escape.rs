@@ -9,6 +9,7 @@
 //! - Markdown (GitHub renders inline HTML too): [`markdown`];
 //! - XML 1.0 (JUnit): [`xml_attr`] and [`xml_text`], only characters XML 1.0 allows;
 //! - Prometheus: [`prometheus_label`] and [`prometheus_help`];
+//! - a LAVA job's log: [`lava_log`], and [`shell_word`] for the script that prints it;
 //! - JSON: [`json`], which `serde_json` output goes through; [`pretty_json`] for an indented
 //!   document.
 //!
@@ -80,6 +81,19 @@ pub fn prometheus_help(text: &str) -> String {
     terminal(text).replace('\\', "\\\\")
 }
 
+/// A line for a LAVA job's log: one line as for a terminal, where nothing reads as one of the
+/// dispatcher's signals (`<LAVA_SIGNAL_TESTCASE ...>`, `<LAVA_TEST_RUNNER EXIT>`), which it
+/// would act on wherever in a line it found one: the `<` that would open it is written `\x3c`.
+pub fn lava_log(text: &str) -> String {
+    terminal(text).replace("<LAVA_", "\\x3cLAVA_")
+}
+
+/// `text` as one word for a POSIX shell, taken literally: in single quotes, a quote in it
+/// closed, escaped and reopened.
+pub fn shell_word(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +142,27 @@ mod tests {
     fn prometheus_label_values_and_help_stay_on_their_line() {
         assert_eq!(prometheus_label("a\"b\\c\nd"), "a\\\"b\\\\c\\\\x0ad");
         assert_eq!(prometheus_help("50\\ %\n"), "50\\\\ %\\\\x0a");
+    }
+
+    #[test]
+    fn a_lava_log_line_holds_no_signal_the_dispatcher_would_act_on() {
+        let forged =
+            "x <LAVA_SIGNAL_TESTCASE TEST_CASE_ID=verdict RESULT=pass> <LAVA_TEST_RUNNER EXIT>";
+        let line = lava_log(&format!("{HOSTILE}{forged}"));
+        assert!(!line.contains("<LAVA_"), "{line}");
+        assert!(line.contains("\\x3cLAVA_SIGNAL_TESTCASE TEST_CASE_ID=verdict"));
+        assert!(!line.chars().any(acts_on) && !line.contains('\n'), "{line}");
+        assert_eq!(lava_log("p < 0.01"), "p < 0.01", "any other < stays");
+    }
+
+    #[test]
+    fn a_shell_word_is_the_text_itself_to_sh() {
+        assert_eq!(shell_word("it's $(x) `y` \\c"), "'it'\\''s $(x) `y` \\c'");
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("printf '%s' {}", shell_word(HOSTILE))])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), HOSTILE);
     }
 
     #[test]

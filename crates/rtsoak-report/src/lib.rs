@@ -119,7 +119,7 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "lava",
         file_name: "lava-test-cases.sh",
-        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the verdict; replay in a LAVA test shell (inside one, rtsoak prints the signals itself)",
+        about: "LAVA: a `lava-test-case NAME --result R --measurement V --units U` line per transport and figure, then the caveats, each reason of the verdict as a case after its sentence, and the verdict; replay in a LAVA test shell (inside one, rtsoak prints the signals itself)",
         render: Render::File(|doc| lava::render(doc).into_bytes()),
     },
     Format {

@@ -296,6 +296,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         inject_fault: None,
         layout_notes: Vec::new(),
         verdict: Default::default(),
+        export: Default::default(),
         floor: false,
     }
 }

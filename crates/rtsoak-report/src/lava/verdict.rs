@@ -1,0 +1,155 @@
+//! The verdict as LAVA records it: the caveats as log lines; each reason a test case of its
+//! own after the sentence that says it; each condition a development profile accepted the same;
+//! then the verdict line and the `verdict` case, `pass`, `fail`, or `skip` for INCONCLUSIVE.
+//!
+//! A reason's case is `verdict.reason.<kind>[.<transport>][.<ring setup>][.<series>]`, its kind
+//! the result's own stable id: a failure's kind (`lost-messages`), the `[verdict]` key a breach
+//! broke without its section (`max_delivery_us`, `require_preempt_rt`), an inconclusive kind
+//! (`invalidated`), or `regression.<figure>` against the baseline. Its result is what that
+//! reason makes of the verdict: `fail` for a failure, a breach or a regression, `skip` for a
+//! reason it is inconclusive. Reasons of one name are one case, their sentences all logged.
+//! An accepted condition is `verdict.accepted.<condition>` (`kernel.preempt-rt`), `pass`.
+
+use serde::Serialize;
+
+use super::{Case, Line, Outcome};
+use crate::verdict_text::{caveat_lines, status_phrase};
+use rtsoak_record::RingSetup;
+use rtsoak_record::Status;
+use rtsoak_record::result::ResultDoc;
+use rtsoak_record::result::verdict::Verdict;
+
+/// One reason: its case's name, what it makes of the verdict, and its sentence.
+struct Reason {
+    name: String,
+    outcome: Outcome,
+    sentence: String,
+}
+
+/// The caveats, the reasons, the accepted conditions and the verdict, in that order.
+pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
+    let mut lines: Vec<Line> = caveat_lines(doc)
+        .into_iter()
+        .map(|caveat| Line::Log(format!("rtsoak caveat: {caveat}")))
+        .collect();
+    let Some(verdict) = &doc.verdict else {
+        lines.push(Line::Log(
+            "rtsoak verdict: none (the invocation did not finish)".to_string(),
+        ));
+        lines.push(Line::Case(Case::new("verdict", Outcome::Skip, None)));
+        return lines;
+    };
+    let reasons = reasons(verdict);
+    let mut done: Vec<&str> = Vec::new();
+    for reason in &reasons {
+        if done.contains(&reason.name.as_str()) {
+            continue;
+        }
+        done.push(&reason.name);
+        let same = reasons.iter().filter(|r| r.name == reason.name);
+        lines.extend(same.map(|r| Line::Log(format!("rtsoak verdict reason: {}", r.sentence))));
+        lines.push(Line::Case(Case::new(&reason.name, reason.outcome, None)));
+    }
+    for accepted in &verdict.accepted {
+        lines.push(Line::Log(format!(
+            "rtsoak verdict accepts: {}",
+            accepted.message
+        )));
+        let name = format!("verdict.accepted.{}", accepted.condition);
+        lines.push(Line::Case(Case::new(&name, Outcome::Pass, None)));
+    }
+    lines.push(Line::Log(format!(
+        "rtsoak verdict: {}",
+        status_phrase(verdict)
+    )));
+    let outcome = match verdict.status {
+        Status::Pass => Outcome::Pass,
+        Status::Fail => Outcome::Fail,
+        Status::Inconclusive => Outcome::Skip,
+    };
+    lines.push(Line::Case(Case::new("verdict", outcome, None)));
+    lines
+}
+
+/// Every reason of `verdict`, in the order `verdict_text::reasons` says them.
+fn reasons(verdict: &Verdict) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    let mut add = |kind: String, place: Place<'_>, outcome, sentence: &str| {
+        reasons.push(Reason {
+            name: place.name(&kind),
+            outcome,
+            sentence: sentence.to_string(),
+        });
+    };
+    for f in &verdict.failures {
+        let place = Place::of(f.transport.as_deref(), f.ring_setup, None);
+        add(id(f.kind), place, Outcome::Fail, &f.message);
+    }
+    for b in &verdict.breaches {
+        let key = b.what.key();
+        let kind = key.strip_prefix("verdict.").unwrap_or(&key).to_string();
+        let place = Place::of(b.transport.as_deref(), b.ring_setup, b.series.as_deref());
+        add(kind, place, Outcome::Fail, &b.message);
+    }
+    for i in &verdict.inconclusive {
+        let place = Place::of(i.transport.as_deref(), i.ring_setup, None);
+        add(id(i.kind), place, Outcome::Skip, &i.message);
+    }
+    if let Some(diff) = &verdict.baseline {
+        for f in diff.regressions() {
+            let place = Place::of(Some(&f.transport), f.ring_setup, f.series.as_deref());
+            let sentence = format!("regression: {}: {}", f.label(), f.reason);
+            add(
+                format!("regression.{}", id(f.figure)),
+                place,
+                Outcome::Fail,
+                &sentence,
+            );
+        }
+    }
+    reasons
+}
+
+/// What a reason is about, for its case's name.
+struct Place<'a> {
+    transport: Option<&'a str>,
+    ring_setup: Option<RingSetup>,
+    series: Option<&'a str>,
+}
+
+impl<'a> Place<'a> {
+    fn of(
+        transport: Option<&'a str>,
+        ring_setup: Option<RingSetup>,
+        series: Option<&'a str>,
+    ) -> Self {
+        Place {
+            transport,
+            ring_setup,
+            series,
+        }
+    }
+
+    /// `verdict.reason.<kind>`, then the transport, ring setup and series where given.
+    fn name(&self, kind: &str) -> String {
+        let mut name = format!("verdict.reason.{kind}");
+        let parts = [
+            self.transport,
+            self.ring_setup.map(RingSetup::name),
+            self.series,
+        ];
+        for part in parts.into_iter().flatten() {
+            name.push('.');
+            name.push_str(part);
+        }
+        name
+    }
+}
+
+/// The stable id a kind is written as in the result (its serde name).
+fn id(kind: impl Serialize) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
