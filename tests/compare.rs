@@ -228,12 +228,18 @@ fn killing_the_coordinator_during_the_third_run_leaves_the_first_two_saved() {
         .args(["--duration", "2s", "-o"])
         .arg(dir.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let result = dir.path().join("result.json");
     let deadline = Instant::now() + Duration::from_secs(60);
     while saved_runs(&result) < 2 {
+        // A compare that ended early (another soak holding the RT CPUs exits 6) says why.
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+            panic!("compare ended ({status}) before two runs were saved: {stderr}");
+        }
         assert!(Instant::now() < deadline, "two runs were never saved");
         std::thread::sleep(Duration::from_millis(50));
     }
