@@ -21,6 +21,8 @@
 
 pub mod plan;
 
+pub mod action;
+
 pub mod transport;
 
 pub mod abi;

@@ -90,6 +90,7 @@ pub(super) fn soak(
         verdict: None,
         floor_runs: Vec::new(),
         tail_pooled: Vec::new(),
+        end_actions: Vec::new(),
     };
     let rounds = Rounds {
         result_dir: &result_dir,
