@@ -257,8 +257,9 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
     if let Mount::Failed(reason) = mount_if_missing() {
         anyhow::bail!("--break-on needs tracefs: {reason}; or drop --break-on");
     }
-    let dir = find_tracefs(Path::new("/"))?;
-    Ok(Some(Trace::open(&dir)?))
+    let needs = "--break-on needs tracefs (or drop --break-on)";
+    let dir = find_tracefs(Path::new("/")).context(needs)?;
+    Ok(Some(Trace::open(&dir).context(needs)?))
 }
 
 /// Write the requested exports next to the result.
