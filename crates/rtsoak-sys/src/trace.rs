@@ -116,6 +116,11 @@ impl Trace {
         (&self.tracing_on).write_all(b"1")
     }
 
+    /// Switch tracing off.
+    pub fn stop(&self) -> std::io::Result<()> {
+        (&self.tracing_on).write_all(b"0")
+    }
+
     /// Write `line` into the trace buffer, then switch tracing off. Returns whether each
     /// worked: (marked, stopped). The marker fails (EBADF) when tracing is already off.
     pub fn mark_and_stop(&self, line: &[u8]) -> (bool, bool) {
@@ -197,10 +202,16 @@ mod tests {
         std::fs::write(dir.join("trace"), "0123456789").unwrap();
         let mut out = Vec::new();
         let whole = copy_buffer(&dir, &mut out, 10).unwrap();
-        assert_eq!((whole.bytes, whole.truncated, &out[..]), (10, false, &b"0123456789"[..]));
+        assert_eq!(
+            (whole.bytes, whole.truncated, &out[..]),
+            (10, false, &b"0123456789"[..])
+        );
         out.clear();
         let cut = copy_buffer(&dir, &mut out, 4).unwrap();
-        assert_eq!((cut.bytes, cut.truncated, &out[..]), (4, true, &b"0123"[..]));
+        assert_eq!(
+            (cut.bytes, cut.truncated, &out[..]),
+            (4, true, &b"0123"[..])
+        );
         assert!(tracing_is_on(&dir).unwrap());
     }
 

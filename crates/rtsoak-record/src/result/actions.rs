@@ -79,6 +79,9 @@ pub struct ActionRecord {
     /// `trace`: the saved copy of the trace buffer, a file name in the result directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// `trace`: the buffer held more than the copy keeps (256 MiB); the copy stops there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
     /// Why it failed or timed out, in words (foreign text in it escaped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
