@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::actions::ActionSection;
 use super::noise::NoiseSection;
 use super::verdict::VerdictSection;
 use rtsoak_record::plan::Explain;
@@ -30,6 +31,8 @@ pub struct Profile {
     pub system: SystemSection,
     /// Pass/fail limits judged on each transport's figures.
     pub verdict: VerdictSection,
+    /// What to do when a sample crosses a limit, and at the end.
+    pub actions: ActionSection,
 }
 
 /// `[system]`.

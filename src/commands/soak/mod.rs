@@ -20,8 +20,10 @@ use crate::store::{Saver, new_result_dir};
 use crate::sysinfo::{SysRoot, host_facts};
 use rounds::{Rounds, check_floor, run_rounds};
 use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::actions::Responder;
 use rtsoak_measure::coordinator::stop::StopFlag;
 use rtsoak_measure::transport;
+use rtsoak_record::action::ActionKind;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{ResultDoc, Tool};
 use rtsoak_record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
@@ -57,6 +59,9 @@ pub(super) fn soak(
     end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
+    // Every action made ready (programs found, processes opened, tracefs opened) or refused,
+    // before the result directory exists.
+    let mut responder = Responder::prepare(&plan)?;
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -98,7 +103,7 @@ pub(super) fn soak(
         quiet,
         floor: args.floor,
     };
-    run_rounds(&mut doc, &mut saver, &rounds)?;
+    run_rounds(&mut doc, &mut saver, &rounds, responder.as_mut())?;
     judge_and_save(
         &mut doc,
         scheduled.baseline.as_ref(),
@@ -107,6 +112,9 @@ pub(super) fn soak(
         &result_dir,
         &args.export,
     );
+    if let Some(responder) = responder.as_mut() {
+        end_actions(&mut doc, responder, &mut saver, &result_dir);
+    }
     report(&doc, &saver, &result_dir, args, &scheduled)
 }
 
@@ -174,6 +182,17 @@ fn judge_and_save(
     }
 }
 
+/// The `--on-end` actions, once the result is saved (a command may read it), then the result
+/// saved again with what they did.
+fn end_actions(doc: &mut ResultDoc, responder: &mut Responder, saver: &mut Saver, dir: &Path) {
+    if doc.plan.actions.on_end.is_empty() || saver.failure().is_some() {
+        return;
+    }
+    // Done in full even after a stop signal: each command is bounded by its timeout.
+    doc.end_actions = responder.at_end(dir, false);
+    saver.save(doc);
+}
+
 /// Show the result (JSON or the table on stdout), then where it was saved or why it was not,
 /// and turn the verdict into the exit code.
 fn report(
@@ -227,10 +246,12 @@ fn lock_rt_cpus(plan: &RunPlan, wait_ns: Option<u64>) -> anyhow::Result<cpu_lock
     )
 }
 
-/// Where the explainer or `--break-on` will trace, make sure tracefs is mounted (mounting it
-/// where nothing is, as trace-cmd does) and say so: the path rtsoak mounted, for the result.
+/// Where the explainer, `--break-on` or a trace action will trace, make sure tracefs is mounted
+/// (mounting it where nothing is, as trace-cmd does) and say so: the path rtsoak mounted, for
+/// the result.
 fn prepare_tracefs(plan: &RunPlan) -> Option<String> {
-    if !plan.explain && plan.break_on_ns.is_none() {
+    let trace_action = plan.actions.all().any(|a| a.kind() == ActionKind::Trace);
+    if !plan.explain && plan.break_on_ns.is_none() && !trace_action {
         return None;
     }
     match mount_if_missing() {
