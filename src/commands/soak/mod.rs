@@ -53,15 +53,17 @@ pub(super) fn soak(
     // (held open until the metrics are written) and where the result directory will be made.
     let scheduled = nightly::prepare(&args.nightly)?;
     check_output(command, args)?;
+    // Every action made ready (programs found and checked, processes opened) or refused.
+    let mut responder = Responder::prepare(&plan)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let _cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus)?;
     end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
-    // Every action made ready (programs found, processes opened, tracefs opened) or refused,
-    // before the result directory exists.
-    let mut responder = Responder::prepare(&plan)?;
+    if let Some(responder) = responder.as_mut() {
+        responder.open_tracefs(&plan)?;
+    }
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;

@@ -1,6 +1,7 @@
 //! The coordinator's side of the actions (`--on-threshold`, `--on-end`): everything an action
 //! needs, made and checked once before the first run ([`Responder::prepare`]: programs found
-//! and trusted, target processes opened as pidfds, tracefs opened), then each run's firings
+//! and trusted, target processes opened as pidfds; [`Responder::open_tracefs`]: tracefs opened
+//! and tracing switched on), then each run's firings
 //! read from the shared region and acted on ([`watch`]), and the end's actions
 //! ([`Responder::at_end`]).
 //!
@@ -86,22 +87,14 @@ pub struct Responder {
 }
 
 impl Responder {
-    /// Make every action of `plan` ready (`None`: it has none), refusing the first that cannot
-    /// be done here.
+    /// Make every action of `plan` ready (`None`: it has none) but the trace action's tracefs
+    /// ([`Self::open_tracefs`]), refusing the first that cannot be done here. Changes nothing
+    /// on the system: a refusal here is the user's to mend.
     pub fn prepare(plan: &RunPlan) -> Result<Option<Responder>, Refused> {
         let actions = &plan.actions;
         if actions.is_off() {
             return Ok(None);
         }
-        let snapshot = match actions.all().find(|a| a.kind() == ActionKind::Trace) {
-            Some(_) => Some(Snapshot::open().map_err(|why| Refused {
-                list: list_of(actions, &Action::Trace),
-                action: "trace".into(),
-                why: format!("{why}; or drop the trace action"),
-                system: true,
-            })?),
-            None => None,
-        };
         let cpus = if plan.housekeeping_cpus.is_empty() {
             plan.noise_cpus.clone()
         } else {
@@ -112,10 +105,26 @@ impl Responder {
             on_end: prepare_list(&actions.on_end, List::OnEnd)?,
             timeout_ns: actions.timeout_ns,
             cpus,
-            snapshot,
+            snapshot: None,
             log: None,
             snapshots: 0,
         }))
+    }
+
+    /// Where `plan` has a trace action, open tracefs (mounting it where nothing is) and switch
+    /// tracing on, or say why it cannot be (the system's refusal).
+    pub fn open_tracefs(&mut self, plan: &RunPlan) -> Result<(), Refused> {
+        let actions = &plan.actions;
+        if !actions.all().any(|a| a.kind() == ActionKind::Trace) {
+            return Ok(());
+        }
+        self.snapshot = Some(Snapshot::open().map_err(|why| Refused {
+            list: list_of(actions, &Action::Trace),
+            action: "trace".into(),
+            why: format!("{why}; or drop the trace action"),
+            system: true,
+        })?);
+        Ok(())
     }
 
     /// Do the `--on-end` actions, in order, once the runs are over (an `exec` waited for, up
