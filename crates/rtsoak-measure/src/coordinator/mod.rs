@@ -475,6 +475,8 @@ fn supervise(
             }
         }
         wakeups.count(now_ns(), rtsoak_sys::sched::current_cpu());
+        // First: a firing's delay runs from its sample, and the rest can wait for it.
+        served.actions.poll(r);
         for worker in workers.iter_mut() {
             worker.frames.drain();
         }
@@ -483,7 +485,6 @@ fn supervise(
             dead = exited(workers);
         }
         served.noise.tick(ended);
-        served.actions.poll(r);
         let now = now_ns();
         progress.tick(r, now);
         if r.phase() != phase::STOP {
