@@ -72,12 +72,21 @@ fn make() -> std::io::Result<Ends> {
     Ok(Ends { reader, writer })
 }
 
+/// The bell is the process's: a test that rings it, or makes a child whose end (SIGCHLD) rings
+/// it, holds this, so that a test of the bell hears only its own.
+#[cfg(test)]
+pub(crate) fn ringing_alone() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_child_that_ends_rings_the_bell_and_a_drain_silences_it() {
+        let _alone = ringing_alone();
         let bell = Bell::get();
         bell.drain();
         let mut child = std::process::Command::new("true").spawn().unwrap();
@@ -93,6 +102,7 @@ mod tests {
     #[test]
     fn a_byte_from_a_worker_rings_the_bell() {
         use std::io::Write;
+        let _alone = ringing_alone();
         let bell = Bell::get();
         bell.drain();
         let ringer = bell.ringer().expect("a bell on this machine");

@@ -62,6 +62,7 @@ mod tests {
 
     #[test]
     fn a_child_is_signalled_and_a_missing_process_is_refused_by_pid() {
+        let _alone = crate::coordinator::bell::ringing_alone();
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
