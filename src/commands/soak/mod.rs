@@ -61,9 +61,7 @@ pub(super) fn soak(
     end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
-    if let Some(responder) = responder.as_mut() {
-        responder.open_tracefs(&plan)?;
-    }
+    open_tracefs(&plan, responder.as_mut())?;
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -78,26 +76,11 @@ pub(super) fn soak(
     }
 
     let mut doc = ResultDoc {
-        schema_version: rtsoak_record::result::SCHEMA_VERSION,
-        tool: Tool::current(),
-        command: command.to_string(),
-        argv: crate::cli::argv(),
-        started_at: timestamp(),
-        finished_at: None,
-        interrupted: false,
-        host,
         support,
-        caveats: Vec::new(),
-        plan,
-        runs: Vec::new(),
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
         tracefs_mounted,
-        decision: None,
-        verdict: None,
-        floor_runs: Vec::new(),
-        tail_pooled: Vec::new(),
-        end_actions: Vec::new(),
+        ..new_doc(command, plan, host)
     };
     let rounds = Rounds {
         result_dir: &result_dir,
@@ -114,10 +97,35 @@ pub(super) fn soak(
         &result_dir,
         &args.export,
     );
-    if let Some(responder) = responder.as_mut() {
-        end_actions(&mut doc, responder, &mut saver, &result_dir);
-    }
+    end_actions(&mut doc, responder.as_mut(), &mut saver, &result_dir);
     report(&doc, &saver, &result_dir, args, &scheduled)
+}
+
+/// The document of an invocation of `command` under `plan` on `host`, as it starts: nothing
+/// checked, run or judged yet.
+fn new_doc(command: &str, plan: RunPlan, host: HostFacts) -> ResultDoc {
+    ResultDoc {
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
+        tool: Tool::current(),
+        command: command.to_string(),
+        argv: crate::cli::argv(),
+        started_at: timestamp(),
+        finished_at: None,
+        interrupted: false,
+        host,
+        support: Vec::new(),
+        caveats: Vec::new(),
+        plan,
+        runs: Vec::new(),
+        system_check: None,
+        cpu_dma_latency: None,
+        tracefs_mounted: None,
+        decision: None,
+        verdict: None,
+        floor_runs: Vec::new(),
+        tail_pooled: Vec::new(),
+        end_actions: Vec::new(),
+    }
 }
 
 /// What a killed rtsoak left behind, ended before this run starts, explaining or not: trace
@@ -186,7 +194,13 @@ fn judge_and_save(
 
 /// The `--on-end` actions, once the result is saved (a command may read it), then the result
 /// saved again with what they did.
-fn end_actions(doc: &mut ResultDoc, responder: &mut Responder, saver: &mut Saver, dir: &Path) {
+fn end_actions(
+    doc: &mut ResultDoc,
+    responder: Option<&mut Responder>,
+    saver: &mut Saver,
+    dir: &Path,
+) {
+    let Some(responder) = responder else { return };
     if doc.plan.actions.on_end.is_empty() || saver.failure().is_some() {
         return;
     }
@@ -283,6 +297,15 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
     let needs = "--break-on needs tracefs (or drop --break-on)";
     let dir = find_tracefs(Path::new("/")).context(needs)?;
     Ok(Some(Trace::open(&dir).context(needs)?))
+}
+
+/// With a trace action, open tracefs for it and switch tracing on (tracefs is mounted by now,
+/// where it can be).
+fn open_tracefs(plan: &RunPlan, responder: Option<&mut Responder>) -> anyhow::Result<()> {
+    if let Some(responder) = responder {
+        responder.open_tracefs(plan)?;
+    }
+    Ok(())
 }
 
 /// Write the requested exports next to the result.
