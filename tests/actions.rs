@@ -332,7 +332,7 @@ fn as_root_a_program_in_a_directory_others_may_write_is_never_run() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("--on-end") && stderr.contains("writable"),
+        stderr.contains("on-end action") && stderr.contains("writable"),
         "{stderr}"
     );
     assert!(!dir.path().join("ran").exists());

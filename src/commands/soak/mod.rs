@@ -193,7 +193,8 @@ fn judge_and_save(
 }
 
 /// The `--on-end` actions, once the result is saved (a command may read it), then the result
-/// saved again with what they did.
+/// saved again with what they did. Done even where the save failed (an alert matters most
+/// then); the record is then only in what is printed.
 fn end_actions(
     doc: &mut ResultDoc,
     responder: Option<&mut Responder>,
@@ -201,12 +202,14 @@ fn end_actions(
     dir: &Path,
 ) {
     let Some(responder) = responder else { return };
-    if doc.plan.actions.on_end.is_empty() || saver.failure().is_some() {
+    if doc.plan.actions.on_end.is_empty() {
         return;
     }
     // Done in full even after a stop signal: each command is bounded by its timeout.
     doc.end_actions = responder.at_end(dir, false);
-    saver.save(doc);
+    if saver.failure().is_none() {
+        saver.save(doc);
+    }
 }
 
 /// Show the result (JSON or the table on stdout), then where it was saved or why it was not,

@@ -42,7 +42,7 @@ pub enum List {
 
 /// An action that cannot be done here, found before anything runs.
 #[derive(Debug, thiserror::Error)]
-#[error("{} {}: {why}", .list.flag(), .action)]
+#[error("the {} action `{}` cannot be done: {why}", .list.name(), .action)]
 pub struct Refused {
     /// Its list.
     pub list: List,
@@ -55,11 +55,11 @@ pub struct Refused {
 }
 
 impl List {
-    /// The flag of the list.
-    pub fn flag(self) -> &'static str {
+    /// The list's name (its flag without the dashes: `--on-threshold`, `actions.on_threshold`).
+    pub fn name(self) -> &'static str {
         match self {
-            List::OnThreshold => "--on-threshold",
-            List::OnEnd => "--on-end",
+            List::OnThreshold => "on-threshold",
+            List::OnEnd => "on-end",
         }
     }
 }

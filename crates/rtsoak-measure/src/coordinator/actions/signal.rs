@@ -24,7 +24,9 @@ impl Target {
     /// signal it; why not, in words, otherwise.
     pub(super) fn open(signal: i32, pid: i32) -> Result<Self, String> {
         let pidfd = pidfd::open(pid).map_err(|error| match error.errno {
-            Errno::ESRCH => format!("no process {pid} is running"),
+            Errno::ESRCH => format!(
+                "no process {pid} is running: give the pid of a running process (or pid=parent)"
+            ),
             errno => format!("pidfd_open({pid}) failed: {errno}"),
         })?;
         pidfd::may_signal(&pidfd).map_err(|error| match error.errno {
