@@ -332,7 +332,10 @@ fn prepare_list(actions: &[Action], list: List) -> Result<Vec<Prepared>, Refused
 fn spelled(action: &Action) -> String {
     let text = match action {
         Action::Trace | Action::Continue => action.kind().name().to_string(),
-        Action::Signal { signal, pid } => format!("signal={signal},pid={pid}"),
+        Action::Signal { signal, pid } => match nix::sys::signal::Signal::try_from(*signal) {
+            Ok(name) => format!("signal={},pid={pid}", name.as_str()),
+            Err(_) => format!("signal={signal},pid={pid}"),
+        },
         Action::Exec { argv } => {
             format!("exec={}", serde_json::to_string(argv).unwrap_or_default())
         }
