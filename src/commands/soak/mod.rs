@@ -206,7 +206,7 @@ fn end_actions(
         return;
     }
     // Done in full even after a stop signal: each command is bounded by its timeout.
-    doc.end_actions = responder.at_end(dir, false);
+    doc.end_actions = responder.at_end(dir);
     if saver.failure().is_none() {
         saver.save(doc);
     }

@@ -29,7 +29,7 @@ use self::snapshot::Snapshot;
 pub(crate) use self::watch::RunWatch;
 
 /// The log every command's output goes to, in the result directory.
-pub const LOG_FILE: &str = "actions.log";
+const LOG_FILE: &str = "actions.log";
 
 /// Which list an action is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +128,8 @@ impl Responder {
     }
 
     /// Do the `--on-end` actions, in order, once the runs are over (an `exec` waited for, up
-    /// to its timeout; at once stopped with `stopping`); their records.
-    pub fn at_end(&mut self, dir: &Path, stopping: bool) -> Vec<ActionRecord> {
+    /// to its timeout); their records.
+    pub fn at_end(&mut self, dir: &Path) -> Vec<ActionRecord> {
         let mut records = Vec::new();
         for index in 0..self.on_end.len() {
             let start_ns = now_ns();
@@ -141,7 +141,7 @@ impl Responder {
             };
             let mut done = self.act(List::OnEnd, index, &deed, dir, start_ns);
             if let (true, Prepared::Exec(exec)) = (done.started, &mut self.on_end[index]) {
-                done.ended(exec.wait(stopping));
+                done.ended(exec.wait(false));
             }
             records.push(done.record(started_at, start_ns));
         }
@@ -150,9 +150,9 @@ impl Responder {
 
     /// Do action `index` of `list` for `deed`, its files in `dir`, started at `start_ns`.
     fn act(&mut self, list: List, index: usize, deed: &Deed, dir: &Path, start_ns: u64) -> Done {
-        let (actions, log) = match list {
-            List::OnThreshold => (&mut self.on_threshold, &mut self.log),
-            List::OnEnd => (&mut self.on_end, &mut self.log),
+        let actions = match list {
+            List::OnThreshold => &mut self.on_threshold,
+            List::OnEnd => &mut self.on_end,
         };
         match &mut actions[index] {
             Prepared::Continue => Done::new(ActionKind::Continue),
@@ -165,8 +165,14 @@ impl Responder {
             Prepared::Trace => {
                 self.snapshots += 1;
                 let name = format!("{}-{}.txt", deed.snapshot_prefix, self.snapshots);
-                let snapshot = self.snapshot.as_ref().expect("opened for a trace action");
-                snapshot_done(snapshot, &deed.marker, dir, name)
+                match &self.snapshot {
+                    Some(snapshot) => snapshot_done(snapshot, &deed.marker, dir, name),
+                    None => {
+                        let mut done = Done::new(ActionKind::Trace);
+                        done.fail(Some("tracefs was not opened for it".to_string()));
+                        done
+                    }
+                }
             }
             Prepared::Exec(exec) => {
                 let mut done = Done::new(ActionKind::Exec);
@@ -174,7 +180,7 @@ impl Responder {
                     done.status = ActionStatus::Busy;
                     return done;
                 }
-                match open_log(log, dir)
+                match open_log(&mut self.log, dir)
                     .and_then(|log| exec.start(log, &self.cpus, self.timeout_ns, start_ns))
                 {
                     Ok(pid) => {

@@ -120,7 +120,9 @@ impl<'r> RunWatch<'r> {
             value: crossing.value_ns,
         };
         let firing = self.record.firings.len();
-        let responder = self.responder.as_deref_mut().expect("only with actions");
+        let Some(responder) = self.responder.as_deref_mut() else {
+            return;
+        };
         let mut actions = Vec::new();
         for index in 0..responder.on_threshold.len() {
             let start_ns = now_ns();
