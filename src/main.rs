@@ -66,6 +66,9 @@ fn error_outcome(error: &anyhow::Error) -> Outcome {
             .is_some()
         || error.downcast_ref::<rtsoak::store::NotAResult>().is_some()
         || error.downcast_ref::<rtsoak::store::Refused>().is_some()
+        || error
+            .downcast_ref::<rtsoak_measure::coordinator::actions::Refused>()
+            .is_some_and(|refused| !refused.system)
     {
         Outcome::Usage
     } else if error

@@ -538,3 +538,31 @@ fn a_real_run_with_its_floor_matches_the_schema() {
         "the saved plan is the harness's"
     );
 }
+
+#[test]
+fn a_real_run_with_actions_matches_the_schema() {
+    let _serial = serial();
+    let args = [
+        &[
+            "run",
+            "-t",
+            "eventfd",
+            "--no-noise",
+            "--on-threshold-limit",
+            "1us",
+            "--on-threshold-every",
+            "200ms",
+            "--on-threshold",
+            "continue",
+            "--on-threshold",
+            "exec=/usr/bin/true",
+            "--on-end",
+            "continue",
+        ][..],
+        &SHORT,
+    ]
+    .concat();
+    let doc = assert_real_result_matches(&args);
+    assert!(doc["runs"][0]["actions"]["firings"][0]["actions"][1]["kind"] == "exec");
+    assert!(doc["end_actions"][0]["kind"] == "continue");
+}

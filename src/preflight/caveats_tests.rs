@@ -69,6 +69,7 @@ fn vm_doc_with(held: Option<bool>, overrides: &Overrides) -> ResultDoc {
         verdict: None,
         floor_runs: Vec::new(),
         tail_pooled: Vec::new(),
+        end_actions: Vec::new(),
     }
 }
 

@@ -5,6 +5,8 @@
 //! errors a user sees for a bad profile. Validation and CPU layout live in `resolve`. Never reads
 //! `/proc` or `/sys`: the machine arrives as a [`CpuTopology`] filled by `sysinfo`.
 
+mod action_spelling;
+mod actions;
 mod builtin;
 mod error;
 mod installed;

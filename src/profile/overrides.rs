@@ -72,6 +72,32 @@ pub struct Overrides {
     /// After `--break-on` fires, carry on measuring (tracing stays off).
     #[arg(long, requires = "break_on_ns")]
     pub break_on_continue: bool,
+    /// When a watched sample (delivery, by default) takes longer than the on-threshold limit
+    /// (the threshold, by default), do ACTION: `trace` (save the trace buffer),
+    /// `signal=NUM|NAME,pid=PID`, `exec=PROGRAM,ARG,...` (never through a shell) or `continue`.
+    /// Repeat for several, done in order (docs/actions.md).
+    #[arg(long = "on-threshold", value_name = "ACTION", value_parser = super::action_spelling::parse_action)]
+    pub on_threshold: Vec<rtsoak_record::action::Action>,
+    /// At the end, once the result is saved, do ACTION (the forms of --on-threshold). Repeat
+    /// for several, done in order.
+    #[arg(long = "on-end", value_name = "ACTION", value_parser = super::action_spelling::parse_action)]
+    pub on_end: Vec<rtsoak_record::action::Action>,
+    /// The on-threshold limit, if not the threshold (e.g. `200us`).
+    #[arg(long = "on-threshold-limit", value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub on_threshold_limit_ns: Option<u64>,
+    /// The series whose samples fire the on-threshold actions: `delivery`, `send-call`, or both
+    /// (comma-separated).
+    #[arg(long = "on-threshold-series", value_name = "SERIES", value_delimiter = ',',
+        value_parser = super::actions::parse_series)]
+    pub on_threshold_series: Option<Vec<rtsoak_record::Series>>,
+    /// Fire on every sample over the limit, at most once per DURATION in each series (e.g.
+    /// `100ms`), instead of on the first of each run only.
+    #[arg(long = "on-threshold-every", value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub on_threshold_every_ns: Option<u64>,
+    /// Stop an exec action's command still running after DURATION (SIGTERM, then SIGKILL 2 s
+    /// later) and record it as timed out.
+    #[arg(long = "action-timeout", value_name = "DURATION", value_parser = parse_duration_ns)]
+    pub action_timeout_ns: Option<u64>,
     /// Do not hold /dev/cpu_dma_latency at 0 during the runs (profile `system.hold_cpu_dma_latency`).
     #[arg(long)]
     pub no_cpu_dma_latency: bool,

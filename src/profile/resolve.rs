@@ -129,6 +129,7 @@ pub fn resolve(
 
     let verdict = super::verdict::resolve_limits(&profile.verdict)?;
     let export = export(profile, ov)?;
+    let actions = super::actions::resolve_actions(&profile.actions, ov, timing.threshold_ns)?;
 
     Ok(RunPlan {
         profile: name.to_string(),
@@ -159,6 +160,7 @@ pub fn resolve(
         // A break is for reading the trace around it: the explainer keeps its own.
         keep_trace: (ov.keep_trace || ov.break_on_ns.is_some()) && explain,
         inject_fault: ov.inject_fault,
+        actions,
         layout_notes,
         hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
         verdict,

@@ -442,6 +442,12 @@ fn overrides_win_over_profile_values() {
         break_on_continue: true,
         kcidb_origin: Some("my_lab".parse().unwrap()),
         inject_fault: Some(rtsoak_record::plan::Fault::RtWakeLost),
+        on_threshold: vec![rtsoak_record::action::Action::Continue],
+        on_end: vec![rtsoak_record::action::Action::Trace],
+        on_threshold_limit_ns: Some(20_000),
+        on_threshold_series: Some(vec![rtsoak_record::Series::SendCall]),
+        on_threshold_every_ns: Some(1_000_000),
+        action_timeout_ns: None,
     };
     let (_, profile) = load("ci").unwrap();
     assert!(profile.system.hold_cpu_dma_latency);
@@ -456,6 +462,15 @@ fn overrides_win_over_profile_values() {
     assert_eq!(plan.warmup_ns, 0);
     assert_eq!(plan.period_ns, 1_000_000);
     assert_eq!(plan.threshold_ns, 50_000);
+    assert_eq!(
+        (plan.actions.limit_ns, plan.actions.every_ns),
+        (20_000, Some(1_000_000))
+    );
+    assert_eq!(plan.actions.series, vec![rtsoak_record::Series::SendCall]);
+    assert_eq!(
+        plan.actions.on_end,
+        vec![rtsoak_record::action::Action::Trace]
+    );
     assert_eq!(plan.interval_ns, 5_000_000_000);
     assert_eq!((plan.rt.publisher_cpu, plan.rt.subscriber_cpu), (3, 2));
     assert_eq!(plan.noise_cpus, vec![0, 1]);

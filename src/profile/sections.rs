@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::actions::ActionSection;
 use super::noise::NoiseSection;
 use super::verdict::VerdictSection;
 use rtsoak_record::plan::Explain;
@@ -32,6 +33,8 @@ pub struct Profile {
     pub verdict: VerdictSection,
     /// How the lab exports name the invocation.
     pub export: ExportSection,
+    /// What to do when a sample crosses a limit, and at the end.
+    pub actions: ActionSection,
 }
 
 /// `[export]`: checked where the plan is resolved, so an error names the key.

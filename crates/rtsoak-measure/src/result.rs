@@ -128,6 +128,7 @@ pub fn build_run(inputs: RunInputs) -> RunResult {
         workers,
         explanation: None,
         tail: BTreeMap::new(),
+        actions: None,
     }
 }
 

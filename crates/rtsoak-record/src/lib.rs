@@ -22,6 +22,7 @@
 
 pub mod plan;
 
+pub mod action;
 pub mod export;
 
 pub mod transport;

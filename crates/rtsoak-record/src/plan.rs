@@ -175,6 +175,11 @@ pub struct RunPlan {
     /// real one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inject_fault: Option<Fault>,
+    /// `--on-threshold` and `--on-end` (`[actions]`): what the coordinator does when a watched
+    /// sample crosses the limit, and at the end. Absent when no action is asked for, and in
+    /// results written before actions existed.
+    #[serde(default, skip_serializing_if = "crate::action::ActionPlan::is_off")]
+    pub actions: crate::action::ActionPlan,
     /// Things about the layout a reader of the result must know (for example that noise shares
     /// CPU 1 with the RT subscriber because only 2 CPUs are online), each with its kind.
     pub layout_notes: Vec<LayoutNote>,

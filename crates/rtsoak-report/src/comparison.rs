@@ -387,7 +387,7 @@ fn problems(t: &TransportRuns<'_>) -> Vec<String> {
         .collect()
 }
 
-/// Why runs did not complete, and where `--break-on` fired.
+/// Why runs did not complete, where `--break-on` fired, and what the actions did.
 fn notes(doc: &ResultDoc) -> Vec<String> {
     let several_rounds = doc.plan.rounds > 1;
     let name = |run: &RunResult| {
@@ -431,7 +431,12 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
                 notes.push(format!("  why: {}", crate::why::why(&why.why)));
             }
         }
+        if let Some(actions) = &run.actions {
+            let limit_ns = doc.plan.actions.limit_ns;
+            notes.extend(super::actions::run_lines(&name(run), actions, limit_ns));
+        }
     }
+    notes.extend(super::actions::end_lines(&doc.end_actions));
     notes
 }
 

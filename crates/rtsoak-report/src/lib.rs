@@ -14,6 +14,7 @@
 // only (`tests/architecture.rs` refuses an `allow` that would let one through).
 #![cfg_attr(not(test), deny(clippy::too_many_lines))]
 
+mod actions;
 pub mod bench;
 mod board;
 pub mod campaign;

@@ -22,6 +22,7 @@ pub mod clock;
 pub mod confine;
 pub mod cpu_dma_latency;
 pub mod cpu_lock;
+pub mod crossing;
 pub mod futex;
 pub mod inherited;
 pub mod input;

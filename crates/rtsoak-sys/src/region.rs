@@ -1,6 +1,7 @@
 //! The shared region: one memfd the coordinator creates and every worker maps. It holds the run's
 //! control block, one progress slot per worker, the membership table of subscribers, the futex
-//! word, the floor pair's send times, and the message [`Queue`]. The layout is `#[repr(C)]`, made only of atomics (all-zero
+//! word, the floor pair's send times, the RT pair's on-threshold firings, and the message
+//! [`Queue`]. The layout is `#[repr(C)]`, made only of atomics (all-zero
 //! bytes are its valid initial state), and checked by magic, version and size on attach.
 //!
 //! This file is the coordinator↔worker contract for shared state; `protocol` is the contract for
@@ -9,12 +10,13 @@
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering, fence};
 
 use crate::SysError;
+use crate::crossing::CrossingSlot;
 use crate::queue::Queue;
 use crate::shm::SharedMemory;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rtsoak\0\x01");
 /// Bumped whenever the layout below changes.
-const LAYOUT_VERSION: u32 = 3;
+const LAYOUT_VERSION: u32 = 4;
 
 /// Worker slot of the RT publisher.
 pub const RT_PUBLISHER_SLOT: usize = 0;
@@ -131,6 +133,9 @@ pub struct Region {
     pub workers: [WorkerSlot; MAX_WORKERS],
     /// Subscribers; slot 0 is the RT subscriber.
     pub members: [MemberSlot; MAX_MEMBERS],
+    /// The RT pair's on-threshold firings (`--on-threshold`), indexed by worker slot
+    /// ([`RT_PUBLISHER_SLOT`], [`RT_SUBSCRIBER_SLOT`]).
+    pub crossings: [CrossingSlot; 2],
     /// The message queue.
     pub queue: Queue,
 }

@@ -1,12 +1,13 @@
-//! ftrace through tracefs, for `--break-on` and the spike explainer: find the tracefs mount
+//! ftrace through tracefs, for `--break-on`, the `trace` action and the spike explainer: find the tracefs mount
 //! (mounting it at `/sys/kernel/tracing` where nothing is mounted, as trace-cmd and perf do when
 //! they run as root), write a line into the trace buffer (`trace_marker`) and switch tracing off
 //! (`tracing_on` = 0), as cyclictest's `-b` does, so the kernel trace around a latency spike is
 //! kept for the user to read.
 //!
 //! Opening happens before a measuring loop; [`Trace::mark_and_stop`] is two `write(2)` calls on
-//! open fds and never allocates. Never changes which tracers are enabled: that is the user's
-//! setup. A mount it made is left in place (other tools find it there), never unmounted.
+//! open fds and never allocates. [`copy_buffer`] saves what the buffer holds (the coordinator's,
+//! never a loop's). Never changes which tracers are enabled: that is the user's setup. A mount
+//! it made is left in place (other tools find it there), never unmounted.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -15,19 +16,18 @@ use std::path::{Path, PathBuf};
 /// Where tracefs is mounted, in the order looked at: its own mount, then under debugfs.
 pub(crate) const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// tracefs is not there or not usable.
+/// tracefs is not there or not usable. The caller says which option needed it.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// Neither directory has a `trace_marker`.
     #[error(
-        "--break-on needs tracefs, and neither {} nor {} has a trace_marker; mount it with \
-         `mount -t tracefs nodev /sys/kernel/tracing` (kernel built with CONFIG_FTRACE), or \
-         drop --break-on",
+        "neither {} nor {} has a trace_marker; mount tracefs with \
+         `mount -t tracefs nodev /sys/kernel/tracing` (kernel built with CONFIG_FTRACE)",
         TRACEFS_DIRS[0], TRACEFS_DIRS[1]
     )]
     NotMounted,
     /// A file is there but cannot be opened for writing.
-    #[error("--break-on cannot open {}: {source}; run as root, or drop --break-on", .path.display())]
+    #[error("cannot open {}: {source}; run as root", .path.display())]
     Open {
         /// The file.
         path: PathBuf,
@@ -116,6 +116,11 @@ impl Trace {
         (&self.tracing_on).write_all(b"1")
     }
 
+    /// Switch tracing off.
+    pub fn stop(&self) -> std::io::Result<()> {
+        (&self.tracing_on).write_all(b"0")
+    }
+
     /// Write `line` into the trace buffer, then switch tracing off. Returns whether each
     /// worked: (marked, stopped). The marker fails (EBADF) when tracing is already off.
     pub fn mark_and_stop(&self, line: &[u8]) -> (bool, bool) {
@@ -123,6 +128,33 @@ impl Trace {
         let stopped = (&self.tracing_on).write_all(b"0").is_ok();
         (marked, stopped)
     }
+}
+
+/// What [`copy_buffer`] saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Copied {
+    /// Bytes written.
+    pub bytes: u64,
+    /// The buffer held more than the limit; the copy stops there.
+    pub truncated: bool,
+}
+
+/// Whether tracing is on in the tracefs directory `dir` (`tracing_on` reads `1`).
+pub fn tracing_is_on(dir: &Path) -> std::io::Result<bool> {
+    Ok(std::fs::read_to_string(dir.join("tracing_on"))?.trim() == "1")
+}
+
+/// Copy the text of the trace buffer of the tracefs directory `dir` (its `trace` file) to `to`,
+/// at most `max_bytes`. Reading `trace` consumes nothing, but while it is open the kernel
+/// pauses recording (`options/pause-on-trace`): copy with tracing off, as after
+/// [`Trace::mark_and_stop`].
+pub fn copy_buffer(dir: &Path, to: &mut impl Write, max_bytes: u64) -> std::io::Result<Copied> {
+    use std::io::Read;
+    let mut limited = File::open(dir.join("trace"))?.take(max_bytes);
+    let bytes = std::io::copy(&mut limited, to)?;
+    let mut one_more = [0u8; 1];
+    let truncated = limited.into_inner().read(&mut one_more)? > 0;
+    Ok(Copied { bytes, truncated })
 }
 
 #[cfg(test)]
@@ -161,6 +193,26 @@ mod tests {
             text.contains("mount -t tracefs nodev /sys/kernel/tracing"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_copy_of_the_buffer_stops_at_its_limit_and_says_so() {
+        let root = fake_tracefs("sys/kernel/tracing");
+        let dir = root.path().join("sys/kernel/tracing");
+        std::fs::write(dir.join("trace"), "0123456789").unwrap();
+        let mut out = Vec::new();
+        let whole = copy_buffer(&dir, &mut out, 10).unwrap();
+        assert_eq!(
+            (whole.bytes, whole.truncated, &out[..]),
+            (10, false, &b"0123456789"[..])
+        );
+        out.clear();
+        let cut = copy_buffer(&dir, &mut out, 4).unwrap();
+        assert_eq!(
+            (cut.bytes, cut.truncated, &out[..]),
+            (4, true, &b"0123"[..])
+        );
+        assert!(tracing_is_on(&dir).unwrap());
     }
 
     #[test]

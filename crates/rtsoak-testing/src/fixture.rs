@@ -112,6 +112,7 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
         break_event: None,
         explanation: None,
         tail: Default::default(),
+        actions: None,
         started_at: format!("2026-11-30T12:00:{:02}Z", round * 10),
         measured_ns: if measured { 2 * INTERVAL_NS } else { 0 },
         ring_setup: measured.then_some(RingSetup::DeferTaskrun),
@@ -294,6 +295,7 @@ fn plan(transports: &[&str], rounds: u32) -> RunPlan {
         keep_trace: false,
         break_on_continue: true,
         inject_fault: None,
+        actions: Default::default(),
         layout_notes: Vec::new(),
         verdict: Default::default(),
         export: Default::default(),
@@ -348,6 +350,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         verdict: None,
         floor_runs: Vec::new(),
         tail_pooled: Vec::new(),
+        end_actions: Vec::new(),
     }
 }
 

@@ -22,8 +22,10 @@ use crate::sysinfo::{SysRoot, host_facts};
 use cpu_wait::WaitProgress;
 use rounds::{Rounds, check_floor, run_rounds};
 use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::actions::Responder;
 use rtsoak_measure::coordinator::stop::StopFlag;
 use rtsoak_measure::transport;
+use rtsoak_record::action::ActionKind;
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::result::{ResultDoc, Tool};
 use rtsoak_record::{CpuDmaLatency, HostFacts, Privileges, SystemCheck, TransportSupport};
@@ -53,12 +55,15 @@ pub(super) fn soak(
     // (held open until the metrics are written) and where the result directory will be made.
     let scheduled = nightly::prepare(&args.nightly)?;
     check_output(command, args)?;
+    // Every action made ready (programs found and checked, processes opened) or refused.
+    let mut responder = Responder::prepare(&plan)?;
     // Held until this function returns: before the result directory exists, so a refusal
     // leaves nothing behind.
     let cpu_locks = lock_rt_cpus(&plan, args.wait_for_cpus, quiet)?;
     end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
+    open_tracefs(&plan, responder.as_mut())?;
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -73,26 +78,12 @@ pub(super) fn soak(
     }
 
     let mut doc = ResultDoc {
-        schema_version: rtsoak_record::result::SCHEMA_VERSION,
-        tool: Tool::current(),
-        command: command.to_string(),
-        argv: crate::cli::argv(),
-        started_at: timestamp(),
-        finished_at: None,
-        interrupted: false,
-        host,
         support,
-        caveats: Vec::new(),
-        plan,
-        runs: Vec::new(),
         system_check: Some(system_check),
         cpu_dma_latency: Some(dma_record),
         cpu_wait: cpu_locks.wait().cloned(),
         tracefs_mounted,
-        decision: None,
-        verdict: None,
-        floor_runs: Vec::new(),
-        tail_pooled: Vec::new(),
+        ..new_doc(command, plan, host)
     };
     let rounds = Rounds {
         result_dir: &result_dir,
@@ -100,7 +91,7 @@ pub(super) fn soak(
         quiet,
         floor: args.floor,
     };
-    run_rounds(&mut doc, &mut saver, &rounds)?;
+    run_rounds(&mut doc, &mut saver, &rounds, responder.as_mut())?;
     judge_and_save(
         &mut doc,
         scheduled.baseline.as_ref(),
@@ -109,7 +100,36 @@ pub(super) fn soak(
         &result_dir,
         &args.export,
     );
+    end_actions(&mut doc, responder.as_mut(), &mut saver, &result_dir);
     report(&doc, &saver, &result_dir, args, &scheduled)
+}
+
+/// The document of an invocation of `command` under `plan` on `host`, as it starts: nothing
+/// checked, run or judged yet.
+fn new_doc(command: &str, plan: RunPlan, host: HostFacts) -> ResultDoc {
+    ResultDoc {
+        schema_version: rtsoak_record::result::SCHEMA_VERSION,
+        tool: Tool::current(),
+        command: command.to_string(),
+        argv: crate::cli::argv(),
+        started_at: timestamp(),
+        finished_at: None,
+        interrupted: false,
+        host,
+        support: Vec::new(),
+        caveats: Vec::new(),
+        plan,
+        runs: Vec::new(),
+        system_check: None,
+        cpu_dma_latency: None,
+        cpu_wait: None,
+        tracefs_mounted: None,
+        decision: None,
+        verdict: None,
+        floor_runs: Vec::new(),
+        tail_pooled: Vec::new(),
+        end_actions: Vec::new(),
+    }
 }
 
 /// What a killed rtsoak left behind, ended before this run starts, explaining or not: trace
@@ -176,6 +196,26 @@ fn judge_and_save(
     }
 }
 
+/// The `--on-end` actions, once the result is saved (a command may read it), then the result
+/// saved again with what they did. Done even where the save failed (an alert matters most
+/// then); the record is then only in what is printed.
+fn end_actions(
+    doc: &mut ResultDoc,
+    responder: Option<&mut Responder>,
+    saver: &mut Saver,
+    dir: &Path,
+) {
+    let Some(responder) = responder else { return };
+    if doc.plan.actions.on_end.is_empty() {
+        return;
+    }
+    // Done in full even after a stop signal: each command is bounded by its timeout.
+    doc.end_actions = responder.at_end(dir);
+    if saver.failure().is_none() {
+        saver.save(doc);
+    }
+}
+
 /// Show the result (JSON or the table on stdout), then where it was saved or why it was not,
 /// and turn the verdict into the exit code.
 fn report(
@@ -226,10 +266,12 @@ fn lock_rt_cpus(
     Ok(locks)
 }
 
-/// Where the explainer or `--break-on` will trace, make sure tracefs is mounted (mounting it
-/// where nothing is, as trace-cmd does) and say so: the path rtsoak mounted, for the result.
+/// Where the explainer, `--break-on` or a trace action will trace, make sure tracefs is mounted
+/// (mounting it where nothing is, as trace-cmd does) and say so: the path rtsoak mounted, for
+/// the result.
 fn prepare_tracefs(plan: &RunPlan) -> Option<String> {
-    if !plan.explain && plan.break_on_ns.is_none() {
+    let trace_action = plan.actions.all().any(|a| a.kind() == ActionKind::Trace);
+    if !plan.explain && plan.break_on_ns.is_none() && !trace_action {
         return None;
     }
     match mount_if_missing() {
@@ -256,8 +298,18 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
     if let Mount::Failed(reason) = mount_if_missing() {
         anyhow::bail!("--break-on needs tracefs: {reason}; or drop --break-on");
     }
-    let dir = find_tracefs(Path::new("/"))?;
-    Ok(Some(Trace::open(&dir)?))
+    let needs = "--break-on needs tracefs (or drop --break-on)";
+    let dir = find_tracefs(Path::new("/")).context(needs)?;
+    Ok(Some(Trace::open(&dir).context(needs)?))
+}
+
+/// With a trace action, open tracefs for it and switch tracing on (tracefs is mounted by now,
+/// where it can be).
+fn open_tracefs(plan: &RunPlan, responder: Option<&mut Responder>) -> anyhow::Result<()> {
+    if let Some(responder) = responder {
+        responder.open_tracefs(plan)?;
+    }
+    Ok(())
 }
 
 /// Write the requested exports next to the result.

@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::profile;
 use crate::store::Saver;
 use rtsoak_analysis::judge::ranked_caveats;
+use rtsoak_measure::coordinator::actions::Responder;
 use rtsoak_measure::coordinator::stop::StopFlag;
 use rtsoak_measure::coordinator::{Progress, run_one};
 use rtsoak_measure::worker::floor::MAX_FLOOR_PERIODS;
@@ -26,7 +27,8 @@ pub(crate) struct Rounds<'a> {
 }
 
 /// Record each unsupported transport once, then run every supported transport and ring setup
-/// once per round, saving the document after every run. Stops early on a stop signal, a save
+/// once per round (`responder` doing the on-threshold actions), saving the document after every
+/// run. Stops early on a stop signal, a save
 /// that failed or a `--break-on` that does not continue; the error is a run's setup failure.
 /// With `--floor`, each run's floor run goes beside it, first in even rounds, so neither side
 /// always runs on a machine the other has just warmed.
@@ -34,6 +36,7 @@ pub(super) fn run_rounds(
     doc: &mut ResultDoc,
     saver: &mut Saver,
     rounds: &Rounds<'_>,
+    mut responder: Option<&mut Responder>,
 ) -> anyhow::Result<()> {
     let Rounds {
         result_dir,
@@ -83,7 +86,8 @@ pub(super) fn run_rounds(
             if floor_first && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)? {
                 return Ok(());
             }
-            let mut run = run_one(&plan, name, result_dir, stop, &mut progress)?;
+            let responder = responder.as_deref_mut();
+            let mut run = run_one(&plan, name, result_dir, stop, &mut progress, responder)?;
             key.apply(&mut run);
             run.round = round;
             let broke = run.break_event.is_some_and(|event| !event.continued);
@@ -104,7 +108,7 @@ pub(super) fn run_rounds(
 }
 
 /// The floor run beside a harness run of `plan` (`--floor`): the floor pair under the same plan,
-/// without tracing, breaks or injected faults (they are the harness's), recorded in
+/// without tracing, breaks, actions or injected faults (they are the harness's), recorded in
 /// `floor_runs`. Returns whether the rounds go on (not after a stop signal).
 fn run_floor(
     doc: &mut ResultDoc,
@@ -123,9 +127,10 @@ fn run_floor(
         keep_trace: false,
         break_on_ns: None,
         inject_fault: None,
+        actions: Default::default(),
         ..plan.clone()
     };
-    let mut run = run_one(&plan, name, rounds.result_dir, stop, progress)?;
+    let mut run = run_one(&plan, name, rounds.result_dir, stop, progress, None)?;
     key.apply(&mut run);
     run.round = round;
     doc.floor_runs.push(run);

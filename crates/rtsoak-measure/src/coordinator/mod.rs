@@ -1,10 +1,12 @@
 //! The coordinator: the non-real-time process the user started. For one transport run it
 //! creates the shared region, starts the RT subscriber then the RT publisher, sets the start
 //! time, supervises (signals, worker exits, deadline, progress, draining the workers' frame
-//! rings), and collects what the workers left behind into a [`RunResult`]. It never leaves a
+//! rings, the on-threshold actions), and collects what the workers left behind into a
+//! [`RunResult`]. It never leaves a
 //! worker behind: every path out of [`run_one`] kills and reaps the workers it started, and the
 //! workers die with it if it dies.
 
+pub mod actions;
 mod bell;
 pub mod cpustat;
 mod exits;
@@ -20,13 +22,15 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use self::actions::{Responder, RunWatch};
 use self::bell::Bell;
 use self::exits::ChildExits;
 use self::noise::NoiseManager;
 use self::pace::{Pace, Wakeups};
 use self::stop::StopFlag;
 use crate::explain::{self, Tracer};
-use crate::launch::{Spawned, ring_for, spawn};
+use crate::launch::{Spawned, ring_for, spawn_with_bell};
+use crate::protocol::Work;
 use crate::protocol::read_report;
 use crate::result::{NoiseOutcome, WorkerOutput};
 use crate::result::{RunInputs, build_run};
@@ -54,32 +58,40 @@ const TIMER_SLACK_NS: u64 = 1_000;
 /// sleeps: signals are then seen at this tick, as before it had one.
 const FALLBACK_TICK_NS: u64 = 10_000_000;
 
-/// Run one transport under `plan`; noise scratch files go to `scratch_dir` (the result
-/// directory). Errors are for setup failures before any worker ran; once workers run, every
-/// outcome (including failures) comes back as a result.
+/// Run one transport under `plan`; noise scratch files, and the actions' files, go to
+/// `scratch_dir` (the result directory); `responder` does the on-threshold actions (`None`:
+/// there are none). Errors are for setup failures before any worker ran; once workers run,
+/// every outcome (including failures) comes back as a result.
 pub fn run_one(
     plan: &RunPlan,
     transport: Name,
     scratch_dir: &std::path::Path,
     stop: &StopFlag,
     progress: &mut Progress,
+    responder: Option<&mut Responder>,
 ) -> anyhow::Result<RunResult> {
     let started_at = timestamp();
     let region = SharedRegion::create().context("creating the shared region")?;
     let mut workers: Vec<Spawned> = Vec::new();
-    let mut noise = NoiseManager::new(plan, transport, &region, scratch_dir);
+    let mut served = Served {
+        noise: NoiseManager::new(plan, transport, &region, scratch_dir),
+        actions: RunWatch::new(responder, transport.as_str(), scratch_dir),
+    };
     let mut tracing = Tracing::asked(plan, transport, scratch_dir);
     let outcome = drive(
         plan,
         transport,
         &region,
         (&mut workers, &mut tracing),
-        &mut noise,
+        &mut served,
         stop,
         progress,
     );
     // Whatever happened, no worker outlives this function: nothing below can fail.
+    let Served { noise, actions } = served;
     let ended = end_every_process(&region, &mut workers, noise, tracing);
+    // The commands of the actions too: each is waited for up to its timeout, then stopped.
+    let actions = actions.finish(region.get(), stop.is_set());
     let done = outcome.unwrap_or_else(|error| Driven::cut_short(&error, stop));
     let outputs = collect(&mut workers, ended.exits);
     let frame_problems = frame_problems(&outputs);
@@ -94,9 +106,17 @@ pub fn run_one(
         noise: ended.noise,
     });
     result.coordinator = done.coordinator;
+    result.actions = actions;
     analyse(&mut result, plan, &region, ended.trace, ended.rt_pids);
     settle_status(&mut result, &frame_problems);
     Ok(result)
+}
+
+/// What the coordinator serves at each wakeup besides the RT pair: the noise it keeps going,
+/// and the on-threshold actions it does.
+struct Served<'n, 'w> {
+    noise: NoiseManager<'n>,
+    actions: RunWatch<'w>,
 }
 
 /// What is left of a run's processes once every one of them has ended.
@@ -336,7 +356,7 @@ fn drive(
     transport: Name,
     region: &SharedRegion,
     (workers, tracing): (&mut Vec<Spawned>, &mut Tracing),
-    noise: &mut NoiseManager,
+    served: &mut Served,
     stop: &StopFlag,
     progress: &mut Progress,
 ) -> anyhow::Result<Driven> {
@@ -345,9 +365,10 @@ fn drive(
     // the first period.
     tracing.start(workers);
     // Noise starts before the first period, so the warm-up already runs under it.
-    noise.start().context("starting the noise")?;
+    served.noise.start().context("starting the noise")?;
 
     let window = Window::from_now(plan);
+    served.actions.measure_from(window.measure_start_ns);
     let ticks_before = cpustat::read(cpustat::PROC_STAT);
     let r = region.get();
     r.control.start_ns.store(window.start_ns, Ordering::Release);
@@ -357,7 +378,7 @@ fn drive(
         window.measure_start_ns,
         window.planned_end_ns,
     );
-    let supervised = supervise(plan, region, workers, noise, stop, progress, &window);
+    let supervised = supervise(plan, region, workers, served, stop, progress, &window);
     progress.run_finished(r);
     let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(cpustat::PROC_STAT));
     let measured_ns = now_ns()
@@ -384,11 +405,12 @@ fn start_rt_pair(
         (Role::Subscriber, RT_SUBSCRIBER_SLOT),
         (Role::Publisher, RT_PUBLISHER_SLOT),
     ] {
-        workers.push(spawn(
-            crate::launch::rt_spec(plan, transport, role, slot),
-            region,
-            ring_for(role, slot)?,
-        )?);
+        let spec = crate::launch::rt_spec(plan, transport, role, slot);
+        // A worker that watches --on-threshold rings the bell when a sample fires.
+        let watches = matches!(&spec.work, Work::Queue(queue)
+            if queue.rt().is_some_and(|rt| rt.on_threshold.is_some()));
+        let bell = Bell::get().ringer().filter(|_| watches);
+        workers.push(spawn_with_bell(spec, region, ring_for(role, slot)?, bell)?);
         wait_ready(region, workers, slot, stop)?;
     }
     Ok(())
@@ -403,7 +425,7 @@ fn supervise(
     plan: &RunPlan,
     region: &SharedRegion,
     workers: &mut [Spawned],
-    noise: &mut NoiseManager,
+    served: &mut Served,
     stop: &StopFlag,
     progress: &mut Progress,
     window: &Window,
@@ -428,6 +450,8 @@ fn supervise(
     loop {
         sleep_until_tick(&pace, &bell);
         wakeups.count(now_ns(), rtsoak_sys::sched::current_cpu());
+        // First: a firing's delay runs from its sample, and the rest can wait for it.
+        served.actions.poll(r);
         for worker in workers.iter_mut() {
             worker.frames.drain();
         }
@@ -435,7 +459,7 @@ fn supervise(
         if ended && dead.is_none() {
             dead = exited(workers);
         }
-        noise.tick(ended);
+        served.noise.tick(ended);
         let now = now_ns();
         progress.tick(r, now);
         if r.phase() != phase::STOP {

@@ -1,7 +1,8 @@
-//! Starting the external noise command: through the noise init (`noise::external_init`, the
-//! worker binary in another role), itself started confined (`sys::confine`: the init of a PID
-//! namespace of its own, dying with the coordinator), so that the command and every process it
-//! starts end with the run, or with the coordinator however it dies.
+//! Starting an external command (the external noise command, an `exec` action's): through the
+//! noise init (`noise::external_init`, the worker binary in another role), itself started
+//! confined (`sys::confine`: the init of a PID namespace of its own, dying with the
+//! coordinator), so that the command and every process it starts end with the run, or with the
+//! coordinator however it dies.
 //!
 //! Owns: starting the init and reading what it says. Never signals the command itself (the
 //! coordinator signals the init's process group; the init ends the command's tree).
@@ -48,7 +49,7 @@ pub(crate) fn start(
     init_argv.push(program.as_os_str());
     init_argv.extend(argv.iter().map(std::ffi::OsStr::new));
     let confined = spawn_confined(init, &init_argv, log.as_fd(), cpus)
-        .context("starting the external noise command's init")?;
+        .context("starting the external command's init")?;
     if let Confinement::None(errno) = confined.confinement {
         warn_unconfined(errno);
     }
@@ -74,7 +75,7 @@ pub(crate) fn start(
                 }
                 _ => "its init said nothing".to_string(),
             };
-            anyhow::bail!("starting the external noise command {argv:?}: {why}")
+            anyhow::bail!("starting {argv:?}: {why}")
         }
     }
 }

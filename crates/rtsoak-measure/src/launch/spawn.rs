@@ -1,18 +1,19 @@
 //! Starting a worker: execute the worker binary beside this one (`rtsoak-worker`, found and
 //! checked by [`worker_binary`](super::worker_binary)) with four fds mapped to fixed numbers
-//! (spec, shared region, report memfd, frame ring), through `posix_spawn` (`sys::spawn`):
+//! (spec, shared region, report memfd, frame ring), and for an RT worker watching
+//! `--on-threshold` a fifth (the coordinator's bell), through `posix_spawn` (`sys::spawn`):
 //! nothing of the coordinator is copied, and it is safe with threads.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use anyhow::Context;
 use nix::sys::memfd::{MFdFlags, memfd_create};
 
 use crate::protocol::WorkerSpec;
 use crate::protocol::ring::RingReader;
-use crate::protocol::{FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, SPEC_FD};
+use crate::protocol::{BELL_FD, FRAMES_FD, Frames, REGION_FD, REPORT_FD, ReportStream, SPEC_FD};
 use rtsoak_record::Role;
 use rtsoak_sys::region::SharedRegion;
 use rtsoak_sys::spawn::Process;
@@ -66,6 +67,17 @@ pub(crate) fn ring_for(role: Role, slot: usize) -> anyhow::Result<RingReader> {
 /// Start one worker for `spec` on `region`, shipping its frames into `ring` (a fresh one from
 /// [`ring_for`], or a drained one whose previous worker has ended).
 pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyhow::Result<Spawned> {
+    spawn_with_bell(spec, region, ring, None)
+}
+
+/// [`spawn`], giving the worker `bell` (the write end of the coordinator's bell) as
+/// [`BELL_FD`].
+pub(crate) fn spawn_with_bell(
+    spec: WorkerSpec,
+    region: &SharedRegion,
+    ring: RingReader,
+    bell: Option<BorrowedFd<'_>>,
+) -> anyhow::Result<Spawned> {
     let spec_fd = memfd(&format!("rtsoak-spec-{}", spec.slot))?;
     let mut spec_file = File::from(spec_fd);
     // One write: serde_json writes token by token, a syscall each on an unbuffered file.
@@ -75,17 +87,15 @@ pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyho
     let frames = Frames::new(ring);
 
     let (program, args) = super::worker_binary::worker_executable()?;
-    let child = rtsoak_sys::spawn::spawn(
-        program,
-        args,
-        &[
-            (spec_file.as_fd(), SPEC_FD),
-            (region.memory().fd().as_fd(), REGION_FD),
-            (report.as_fd(), REPORT_FD),
-            (frames.fd().as_fd(), FRAMES_FD),
-        ],
-    )
-    .with_context(|| format!("starting the {:?} worker", spec.role))?;
+    let mut fds = vec![
+        (spec_file.as_fd(), SPEC_FD),
+        (region.memory().fd().as_fd(), REGION_FD),
+        (report.as_fd(), REPORT_FD),
+        (frames.fd().as_fd(), FRAMES_FD),
+    ];
+    fds.extend(bell.map(|bell| (bell, BELL_FD)));
+    let child = rtsoak_sys::spawn::spawn(program, args, &fds)
+        .with_context(|| format!("starting the {:?} worker", spec.role))?;
     Ok(Spawned {
         child,
         report,

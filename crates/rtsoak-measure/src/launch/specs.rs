@@ -5,18 +5,20 @@
 
 use std::path::Path;
 
-use crate::protocol::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
+use crate::protocol::{BreakOnSpec, Life, OnThresholdSpec, QueueSpec, RtSpec, Work, WorkerSpec};
 use rtsoak_record::plan::RunPlan;
 use rtsoak_record::transport::Name;
-use rtsoak_record::{Policy, Role};
+use rtsoak_record::{Policy, Role, Series};
 use rtsoak_sys::region::RT_MEMBER;
 
 /// The id the RT publisher stamps on its messages, and the one the RT subscriber measures.
 const RT_PUBLISHER_ID: u32 = 0;
 
 /// The spec of the RT publisher or subscriber (`role`) in region slot `slot`, running
-/// `transport`: measuring the plan's periods, and the only ones that watch `--break-on` (breaks
-/// are for the RT pair's samples only). A floor plan gets the floor pair's loops.
+/// `transport`: measuring the plan's periods, and the only ones that watch `--break-on` and
+/// `--on-threshold` (both are for the RT pair's samples only; each worker watches its own
+/// series: the publisher `send_call`, the subscriber `delivery`). A floor plan gets the floor
+/// pair's loops.
 pub(crate) fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) -> WorkerSpec {
     debug_assert!(matches!(role, Role::Publisher | Role::Subscriber));
     let break_on = plan.break_on_ns.map(|limit_ns| BreakOnSpec {
@@ -24,12 +26,22 @@ pub(crate) fn rt_spec(plan: &RunPlan, transport: Name, role: Role, slot: usize) 
         carry_on: plan.break_on_continue,
         tracefs_dir: rtsoak_sys::trace::find_tracefs(Path::new("/")).ok(),
     });
+    let series = if role == Role::Publisher {
+        Series::SendCall
+    } else {
+        Series::Delivery
+    };
+    let on_threshold = plan.actions.watches(series).then_some(OnThresholdSpec {
+        limit_ns: plan.actions.limit_ns,
+        every_ns: plan.actions.every_ns,
+    });
     let rt = RtSpec {
         warmup_periods: plan.warmup_periods(),
         measured_periods: plan.measured_periods(),
         interval_ns: plan.interval_ns,
         outliers_max: plan.outliers_per_list(),
         break_on,
+        on_threshold,
         inject_fault: plan.inject_fault,
     };
     let queue = queue_spec(plan, transport, RT_MEMBER, RT_PUBLISHER_ID, Life::Rt(rt));

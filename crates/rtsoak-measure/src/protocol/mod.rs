@@ -16,7 +16,7 @@ mod stream;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use spec::{BreakOnSpec, Life, QueueSpec, RtSpec, Work, WorkerSpec};
+pub(crate) use spec::{BreakOnSpec, Life, OnThresholdSpec, QueueSpec, RtSpec, Work, WorkerSpec};
 pub(crate) use stream::{Frames, ReportStream, ReportWriter, read_report, write_report};
 
 use rtsoak_analysis::stats::Recorder;
@@ -31,6 +31,9 @@ pub(crate) const REGION_FD: i32 = 4;
 pub(crate) const REPORT_FD: i32 = 5;
 /// The frame ring's memfd.
 pub(crate) const FRAMES_FD: i32 = 6;
+/// The write end of the coordinator's bell (`coordinator::bell`), given only to an RT worker
+/// that watches `--on-threshold`: one byte on it wakes the coordinator to act on a firing.
+pub(crate) const BELL_FD: i32 = 7;
 
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

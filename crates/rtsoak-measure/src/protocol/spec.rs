@@ -127,8 +127,22 @@ pub struct RtSpec {
     pub outliers_max: u32,
     /// `--break-on`, if it is on.
     pub break_on: Option<BreakOnSpec>,
+    /// `--on-threshold`, if this worker's series is watched.
+    #[serde(default)]
+    pub on_threshold: Option<OnThresholdSpec>,
     /// A fault to inject (tests only).
     pub inject_fault: Option<Fault>,
+}
+
+/// `--on-threshold`: a sample longer than `limit_ns` is published for the coordinator (in the
+/// region's crossing slot, then a byte on the bell it inherits as `BELL_FD`), which acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OnThresholdSpec {
+    /// The limit.
+    pub limit_ns: u64,
+    /// `None`: only the first sample over it fires; `Some`: every one, at most one per this
+    /// many ns.
+    pub every_ns: Option<u64>,
 }
 
 /// `--break-on`: a send call or delivery longer than `limit_ns` writes an ftrace marker, stops

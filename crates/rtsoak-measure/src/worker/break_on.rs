@@ -39,7 +39,7 @@ impl BreakOn {
         region: &'static Region,
     ) -> anyhow::Result<Self> {
         let trace = match spec.and_then(|spec| spec.tracefs_dir.as_ref()) {
-            Some(dir) => Some(Trace::open(dir).context("preparing --break-on")?),
+            Some(dir) => Some(Trace::open(dir).context("--break-on needs tracefs")?),
             None => None,
         };
         Ok(BreakOn {

@@ -17,6 +17,8 @@ pub(crate) struct WorkerContext {
     pub stream: ReportWriter,
     /// The report being filled in.
     pub report: WorkerReport,
+    /// The coordinator's bell, where this worker was given it (`protocol::BELL_FD`).
+    pub bell: Option<std::os::fd::OwnedFd>,
 }
 
 impl WorkerContext {

@@ -11,6 +11,7 @@ mod break_on;
 mod context;
 pub mod floor;
 mod intervals;
+mod on_threshold;
 mod own_wake;
 mod publisher;
 pub mod realtime;
@@ -27,7 +28,7 @@ use nix::sys::signal::Signal;
 use crate::noise;
 use crate::protocol::ring::{FrameRing, RingWriter};
 use crate::protocol::{
-    FRAMES_FD, QueueSpec, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, Work, WorkerReport,
+    BELL_FD, FRAMES_FD, QueueSpec, REGION_FD, REPORT_FD, ReportWriter, SPEC_FD, Work, WorkerReport,
     WorkerSpec, write_report,
 };
 use crate::transport::{self, Env, Mechanism, Visit, Waiter};
@@ -67,6 +68,8 @@ pub fn main() -> i32 {
         );
         return 1;
     };
+    // Only an RT worker watching `--on-threshold` is given the coordinator's bell.
+    let bell = inherited::take(BELL_FD);
     let (spec_file, report_file) = (File::from(spec_fd), File::from(report_fd));
     let mut report = WorkerReport {
         pid: std::process::id() as i32,
@@ -97,6 +100,7 @@ pub fn main() -> i32 {
                 region,
                 stream,
                 report,
+                bell,
             };
             let outcome = run(&mut context);
             if context.report.hygiene.peak_rss_bytes > 0 {

@@ -17,6 +17,7 @@ use anyhow::{Context, bail};
 use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
+use super::on_threshold::OnThreshold;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::transport::Waker;
 use rtsoak_analysis::stats::Recorder;
@@ -24,7 +25,7 @@ use rtsoak_record::plan::Fault;
 use rtsoak_record::{Counters, Hygiene, Series};
 use rtsoak_sys::clock::{now_ns, sleep_until_ns};
 use rtsoak_sys::queue::{FLAG_WARMUP, Message};
-use rtsoak_sys::region::{Region, WorkerSlot, phase, worker_state};
+use rtsoak_sys::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
 use rtsoak_sys::{io_wq, sched};
 
 /// Run the publisher with waker `W` until its periods are done or the coordinator stops it.
@@ -128,6 +129,8 @@ struct Sent {
     seq: u64,
     /// The first (the RT subscriber's) wake call.
     first_call_ns: u64,
+    /// When the first wake call returned.
+    first_end_ns: u64,
     /// From the first wake call's start to the last one's end.
     fanout_ns: u64,
 }
@@ -145,6 +148,7 @@ struct Publisher<'a, W: Waker> {
     skip_rt_wake: bool,
     late_wake: Option<LateWake>,
     break_on: BreakOn,
+    on_threshold: OnThreshold,
     io_wq_after_setup: Option<u64>,
     /// Read when the first measured period begins.
     usage_before: Option<sched::Usage>,
@@ -170,6 +174,11 @@ impl<'a, W: Waker> Publisher<'a, W> {
         let fault = rt.and_then(|rt| rt.inject_fault);
         let break_on_spec = rt.and_then(|rt| rt.break_on.as_ref());
         let break_on = BreakOn::new(break_on_spec, Series::SendCall, region)?;
+        let on_threshold = OnThreshold::new(
+            rt.and_then(|rt| rt.on_threshold.as_ref()),
+            &region.crossings[RT_PUBLISHER_SLOT],
+            context.bell.take(),
+        );
 
         waker
             .refresh(region)
@@ -190,6 +199,7 @@ impl<'a, W: Waker> Publisher<'a, W> {
             skip_rt_wake: fault == Some(Fault::RtWakeLost),
             late_wake: (fault == Some(Fault::RtWakeLate)).then(|| LateWake::of(spec)),
             break_on,
+            on_threshold,
             io_wq_after_setup,
             usage_before: None,
             seen_epoch: 0,
@@ -271,6 +281,7 @@ impl<'a, W: Waker> Publisher<'a, W> {
         }
         let targets = self.waker.targets();
         let mut first_call_ns = 0;
+        let mut first_end_ns = 0;
         let mut first_start_ns = 0;
         let mut last_end_ns = 0;
         for index in 0..targets {
@@ -284,6 +295,7 @@ impl<'a, W: Waker> Publisher<'a, W> {
             if index == 0 {
                 first_start_ns = before_ns;
                 first_call_ns = after_ns - before_ns;
+                first_end_ns = after_ns;
             }
             last_end_ns = after_ns;
             if result.is_err() {
@@ -304,6 +316,7 @@ impl<'a, W: Waker> Publisher<'a, W> {
             send_ns: message.send_ns,
             seq: message.seq,
             first_call_ns,
+            first_end_ns,
             fanout_ns: last_end_ns - first_start_ns,
         }
     }
@@ -317,6 +330,12 @@ impl<'a, W: Waker> Publisher<'a, W> {
         series.fanout.record(at_ns, sent.fanout_ns);
         series.timer.record(at_ns, timer_ns);
         self.break_on.check(sent.first_call_ns, sent.seq, at_ns);
+        self.on_threshold.check(
+            sent.first_call_ns,
+            sent.seq,
+            sent.send_ns,
+            sent.first_end_ns,
+        );
         self.counters.messages += 1;
         let slot = self.slot;
         slot.messages

@@ -23,6 +23,7 @@ use io_uring::types::{SubmitArgs, Timespec};
 use super::WorkerContext;
 use super::break_on::BreakOn;
 use super::intervals::Intervals;
+use super::on_threshold::OnThreshold;
 use super::own_wake::OwnWakes;
 use crate::protocol::{Life, QueueSpec, SeriesReport};
 use crate::transport::{Completion, Own, Waiter};
@@ -31,7 +32,9 @@ use rtsoak_record::Attribution;
 use rtsoak_record::{Counters, Series};
 use rtsoak_sys::clock::now_ns;
 use rtsoak_sys::queue::{Cursor, FLAG_WARMUP};
-use rtsoak_sys::region::{RT_PUBLISHER_SLOT, Region, WorkerSlot, phase, worker_state};
+use rtsoak_sys::region::{
+    RT_PUBLISHER_SLOT, RT_SUBSCRIBER_SLOT, Region, WorkerSlot, phase, worker_state,
+};
 use rtsoak_sys::{io_wq, sched, uring};
 
 /// The subscriber's latency series, in [`Series::SUBSCRIBER`] order.
@@ -121,6 +124,7 @@ struct Subscriber<'a, W: Waiter> {
     counters: Counters,
     tracker: SeqTracker,
     break_on: BreakOn,
+    on_threshold: OnThreshold,
     own: OwnWakes,
     /// A noise subscriber: lives its lifetime, does not look for the RT publisher's wakes.
     noise: bool,
@@ -151,6 +155,11 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
         let outliers = rt.map_or(0, |rt| rt.outliers_max as usize);
         let break_on_spec = rt.and_then(|rt| rt.break_on.as_ref());
         let break_on = BreakOn::new(break_on_spec, Series::Delivery, region)?;
+        let on_threshold = OnThreshold::new(
+            rt.and_then(|rt| rt.on_threshold.as_ref()),
+            &region.crossings[RT_SUBSCRIBER_SLOT],
+            context.bell.take(),
+        );
         let noise = rt.is_none();
         let own = OwnWakes::new(if noise {
             Attribution::None
@@ -202,6 +211,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
             counters: Counters::default(),
             tracker: SeqTracker::default(),
             break_on,
+            on_threshold,
             own,
             noise,
             io_wq_after_setup,
@@ -346,6 +356,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
             counters,
             tracker,
             break_on,
+            on_threshold,
             own,
             usage_before,
             ..
@@ -385,6 +396,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
                 counters.messages += 1;
                 series.delivery.record(at_ns, latency_ns);
                 break_on.check(latency_ns, message.seq, at_ns);
+                on_threshold.check(latency_ns, message.seq, message.send_ns, observed_ns);
             }
         })
     }

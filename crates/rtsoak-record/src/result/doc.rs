@@ -82,6 +82,10 @@ pub struct ResultDoc {
     /// invocation ends. Absent with one round, and in older results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tail_pooled: Vec<crate::PooledTail>,
+    /// What the `--on-end` actions did, in order, once the runs were over (absent without
+    /// them, and in older results).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub end_actions: Vec<super::actions::ActionRecord>,
 }
 
 /// Name and version of the tool that wrote a result.
@@ -170,6 +174,10 @@ pub struct RunResult {
     /// the fitted model or why there is none (absent in older results and unmeasured runs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tail: BTreeMap<SeriesKey, crate::TailEstimate>,
+    /// What the `--on-threshold` actions did in this run (absent without them, and in older
+    /// results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actions: Option<super::actions::RunActions>,
 }
 
 /// Everything the noise of one run actually did, so a quiet run can never pass for a noisy one.

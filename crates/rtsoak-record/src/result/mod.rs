@@ -4,6 +4,7 @@
 //! recomputed later; and what judging it found (explanation, decision, verdict, baseline diff).
 //! Documented field by field in `docs/result-schema.md`.
 
+pub mod actions;
 pub mod cause;
 pub mod decision;
 pub mod diff;

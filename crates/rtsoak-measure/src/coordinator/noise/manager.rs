@@ -350,6 +350,7 @@ impl<'a> NoiseManager<'a> {
             .and_then(|dir| Ok(dir.create_file("external-noise.log".as_ref(), 0o644)?))
             .context("creating external-noise.log in the result directory")?;
         crate::launch::external::start(&program, argv, &log, &self.plan.noise_cpus)
+            .context("starting the external noise command")
     }
 
     /// Stop the external command's process group: SIGTERM (its init passes it on to the
