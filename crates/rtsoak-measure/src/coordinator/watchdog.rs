@@ -153,6 +153,9 @@ mod tests {
 
     #[test]
     fn a_stopped_process_reads_as_stopped() {
+        // Its child stopping and ending rings the process's bell (SIGCHLD): the bell's own
+        // tests must not hear it.
+        let _alone = super::super::bell::ringing_alone();
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
