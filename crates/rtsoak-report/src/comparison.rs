@@ -13,7 +13,7 @@ use rtsoak_analysis::judge::rates::rates_differ_p_value;
 use rtsoak_analysis::merge::{MergedSeries, TransportRuns, by_transport};
 use rtsoak_analysis::stats::{clopper_pearson_95, rests_on_few_samples};
 use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
-use rtsoak_record::{Attribution, Integrity, Summary};
+use rtsoak_record::{Attribution, Integrity, Role, Summary};
 use rtsoak_record::{Series, SeriesKey};
 
 /// Everything a comparison shows, as text.
@@ -172,7 +172,7 @@ pub(super) fn title(doc: &ResultDoc) -> String {
         String::new()
     };
     format!(
-        "rtsoak {}: {} {}{}, RT pair on CPUs {} and {} ({} {}), period {} us, {} s per transport{rounds}; latencies in us",
+        "rtsoak {}: {} {}{}, RT pair on CPUs {} and {} ({} {}{}), period {} us, {} s per transport{rounds}; latencies in us",
         doc.command,
         host.kernel_release.as_deref().unwrap_or("unknown kernel"),
         host.arch,
@@ -181,9 +181,24 @@ pub(super) fn title(doc: &ResultDoc) -> String {
         plan.rt.subscriber_cpu,
         plan.rt.policy.name(),
         plan.rt.publisher_priority,
+        ran_otherwise(doc),
         us(plan.period_ns),
         seconds(plan.duration_ns),
     )
+}
+
+/// What the title adds where an RT worker of some run did not get the policy and priority the
+/// plan asked for (no privilege): ` asked, ran other 0`, so the title's scheduling is not read
+/// as what the pair had. Empty where every RT worker got what it asked for.
+fn ran_otherwise(doc: &ResultDoc) -> String {
+    doc.runs
+        .iter()
+        .flat_map(|run| &run.workers)
+        .filter(|w| matches!(w.role, Role::Publisher | Role::Subscriber))
+        .map(|w| &w.setup)
+        .find(|s| s.policy != s.policy_requested || s.priority != s.priority_requested)
+        .map(|s| format!(" asked, ran {} {}", s.policy, s.priority))
+        .unwrap_or_default()
 }
 
 /// One word for how a transport (or run) ended, worst first: a failed run, lost messages, a
@@ -582,6 +597,41 @@ mod tests {
     fn series<'c>(c: &'c Comparison, label: &str) -> &'c Table {
         let i = SHOWN_SERIES.iter().position(|s| s.label == label).unwrap();
         &c.series[i]
+    }
+
+    #[test]
+    fn the_title_says_what_the_rt_pair_ran_at_where_it_was_not_what_it_asked() {
+        use rtsoak_record::RtSetup;
+        use rtsoak_record::result::WorkerRecord;
+        let worker = |role, policy: &str, priority| WorkerRecord {
+            role,
+            pid: 4321,
+            setup: RtSetup {
+                policy_requested: "fifo".into(),
+                priority_requested: 40,
+                policy: policy.into(),
+                priority,
+                ..Default::default()
+            },
+            hygiene: Default::default(),
+            counters: Default::default(),
+            exit: "exit status: 0".into(),
+            error: None,
+        };
+        let mut doc = one_run_doc();
+        doc.runs[0].workers = vec![
+            worker(Role::Publisher, "fifo", 40),
+            worker(Role::Subscriber, "fifo", 40),
+            // Noise that did not get its priority is not the pair's scheduling.
+            worker(Role::NoisePublisher, "other", 0),
+        ];
+        assert!(title(&doc).contains("(fifo 40), period"), "{}", title(&doc));
+        doc.runs[0].workers[1] = worker(Role::Subscriber, "other", 0);
+        assert!(
+            title(&doc).contains("(fifo 40 asked, ran other 0), period"),
+            "{}",
+            title(&doc)
+        );
     }
 
     #[test]
