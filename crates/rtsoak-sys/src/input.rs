@@ -154,7 +154,11 @@ pub fn read_file_or_in_dir(
         flags,
         Mode::empty(),
     )
-    .map_err(|errno| fail(opened(errno, "open")))?;
+    .map_err(|errno| match errno {
+        // The walk found a regular file; a symlink there now was put in its place since.
+        Errno::ELOOP => fail(Problem::Replaced),
+        errno => fail(opened(errno, "open")),
+    })?;
     let stat = fstat(&fd).map_err(|errno| fail(SysError::new("fstat", errno).into()))?;
     if (stat.st_dev, stat.st_ino) != (found.stat.st_dev, found.stat.st_ino) {
         return Err(fail(Problem::Replaced));
