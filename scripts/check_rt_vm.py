@@ -54,6 +54,11 @@ OWN_WAKE = {"futex": "covering", "msg-ring": "exact", "eventfd": "exact", "signa
 WAITS = ["read", "poll+read"]
 # Of the compare's kept send-call and delivery spikes, the share the trace must account for.
 ACCOUNTED_MIN_PERCENT = 90.0
+# Caveat kinds that say the machine is not what the VM boots: no PREEMPT_RT, RT CPUs not
+# isolated.
+MACHINE_CAVEATS = ["kernel.preempt-rt", "cpus.isolated"]
+# The coordinator's tick where it has a CPU of its own.
+HOUSEKEEPING_TICK_NS = 10_000_000
 # rtsoak's result schema version.
 SCHEMA_VERSION = 3
 # Exit codes of a comparison that measured without a failure: 0 PASS, 7 INCONCLUSIVE.
@@ -318,6 +323,21 @@ def describe_polls(runs):
     return lines
 
 
+def check_coordinator(name, run, c):
+    """With housekeeping CPUs (2-3 here: neither the RT pair's nor the noise's), the coordinator
+    runs there and ticks every 10 ms, unchanged by the pacing a machine without such a CPU needs:
+    none of its wakeups while the run measured landed on the RT pair's CPUs."""
+    coordinator = run.get("coordinator") or {}
+    c.check(coordinator.get("phase_locked") is False
+            and coordinator.get("tick_ns") == HOUSEKEEPING_TICK_NS,
+            f"{name}: the coordinator ticked every 10 ms on its own CPU, not phase-locked",
+            str(coordinator))
+    wakeups = coordinator.get("wakeups_per_s_on_rt_cpus")
+    c.check(isinstance(wakeups, dict) and sorted(wakeups) == [str(cpu) for cpu in ISOLATED_CPUS]
+            and all(rate == 0 for rate in wakeups.values()),
+            f"{name}: no coordinator wakeup on the RT CPUs 4-5", f"wakeups per s: {wakeups}")
+
+
 def check_noise(runs, c):
     """Every kind of noise ran, and only on CPUs 0-1."""
     completed = [run for run in runs if run.get("status") == "completed"]
@@ -371,9 +391,9 @@ def check_result(result, expect, c, arch="x86_64"):
     c.check(result.get("interrupted") is False and result.get("finished_at") is not None,
             "the comparison finished, not interrupted")
     check_host(result.get("host", {}), arch, c)
-    caveats = result.get("caveats", [])
-    c.check(not any("PREEMPT_RT" in caveat or "not isolated" in caveat for caveat in caveats),
-            "no caveat says the kernel is not RT or the RT CPUs are not isolated", str(caveats))
+    kinds = [caveat.get("kind") for caveat in result.get("caveats", [])]
+    c.check(not any(kind in MACHINE_CAVEATS for kind in kinds),
+            "no caveat says the kernel is not RT or the RT CPUs are not isolated", str(kinds))
     plan = result.get("plan", {})
     check_plan(plan, c)
     check_probe(result.get("support", []), expect, c)
@@ -408,6 +428,7 @@ def check_result(result, expect, c, arch="x86_64"):
 
         if "rt" in plan:
             check_rt_workers(run, plan, c)
+        check_coordinator(name, run, c)
     check_noise(list(runs.values()), c)
     for line in describe_waits(runs) + describe_polls(runs):
         print(line)

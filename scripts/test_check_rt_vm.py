@@ -46,6 +46,8 @@ def run(transport):
                            else None),
                     worker("publisher", 4)],
         "noise": noise(),
+        "coordinator": {"tick_ns": 10_000_000, "phase_locked": False,
+                        "wakeups_per_s_on_rt_cpus": {"4": 0.0, "5": 0.0}},
         "cpu_busy_percent": {"0": 80.0, "1": 78.5, "2": 1.0, "3": 0.5, "4": 3.0, "5": 2.5},
         "explanation": {"tracing": {"events_missing": [], "events_lost": 0},
                         "series": {"send_call": {"kept": 40, "explained": 18,
@@ -155,6 +157,32 @@ class CheckRtVm(unittest.TestCase):
         result = good_result("all")
         result["host"]["preempt_rt"] = False
         self.assertEqual(failures(result), 1)
+
+    def test_a_caveat_that_the_kernel_is_not_rt_or_the_cpus_not_isolated_fails(self):
+        for kind in ["kernel.preempt-rt", "cpus.isolated"]:
+            result = good_result("all")
+            result["caveats"] = [{"severity": "invalidates", "kind": kind, "text": "..."}]
+            self.assertEqual(failures(result), 1, kind)
+
+    def test_a_caveat_of_another_kind_passes(self):
+        result = good_result("all")
+        result["caveats"] = [{"severity": "distorts", "kind": "irq.affinity", "text": "..."}]
+        self.assertEqual(failures(result), 0)
+
+    def test_a_coordinator_that_woke_on_an_rt_cpu_fails(self):
+        result = good_result("all")
+        result["runs"][1]["coordinator"]["wakeups_per_s_on_rt_cpus"]["5"] = 2.0
+        self.assertEqual(failures(result), 1)
+
+    def test_a_phase_locked_coordinator_despite_housekeeping_cpus_fails(self):
+        result = good_result("all")
+        result["runs"][2]["coordinator"].update({"phase_locked": True, "tick_ns": 1_000_000_000})
+        self.assertEqual(failures(result), 1)
+
+    def test_a_run_that_recorded_no_coordinator_activity_fails(self):
+        result = good_result("all")
+        del result["runs"][0]["coordinator"]
+        self.assertEqual(failures(result), 2)
 
     def test_an_rt_pair_off_the_isolated_cpus_fails(self):
         result = good_result("all")
