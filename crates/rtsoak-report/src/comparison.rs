@@ -412,7 +412,7 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
             RunKey::of(run).label()
         }
     };
-    let mut notes = Vec::new();
+    let mut notes = super::cpu_wait::lines(doc.cpu_wait.as_ref());
     for run in &doc.runs {
         if let Some(reason) = &run.reason {
             notes.push(format!("{}: {reason}", name(run)));

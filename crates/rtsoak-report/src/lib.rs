@@ -20,6 +20,7 @@ mod board;
 pub mod campaign;
 mod causes;
 mod comparison;
+mod cpu_wait;
 mod cyclictest;
 mod details;
 pub mod diff;
