@@ -16,9 +16,9 @@
 //!
 //! Owns: finding and checking that program. Never executes it.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use super::worker_binary::refusal;
@@ -96,16 +96,14 @@ fn trusted(path: &Path) -> Result<PathBuf, String> {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(format!("{} names no file", path.display()));
         };
-        let dir =
-            SafeDir::open(parent).map_err(|error| match error.downcast_ref::<Untrusted>() {
-                Some(untrusted) => format!(
-                    "{}: its directory is not one root may run a program from: {} ({})",
-                    path.display(),
-                    untrusted.path.display(),
-                    untrusted.why
-                ),
-                None => format!("{}: {error:#}", path.display()),
-            })?;
+        let (parent, name) = (
+            without_root_links(parent).map_err(|why| format!("{}: {why}", path.display()))?,
+            name.to_os_string(),
+        );
+        // Checked, and run, by the path without symlinked directories.
+        path = parent.join(&name);
+        let (parent, name) = (parent.as_path(), name.as_os_str());
+        let dir = program_dir(parent).map_err(|why| format!("{}: {why}", path.display()))?;
         let stat = dir
             .stat_entry(name)
             .map_err(|errno| format!("{}: {errno}", path.display()))?;
@@ -132,6 +130,74 @@ fn trusted(path: &Path) -> Result<PathBuf, String> {
         "{}: more than {MAX_SYMLINKS} symlinks",
         path.display()
     ))
+}
+
+/// The directory `dir`, opened and checked as one root may run a program from.
+fn program_dir(dir: &Path) -> Result<SafeDir, String> {
+    SafeDir::open(dir).map_err(|error| match error.downcast_ref::<Untrusted>() {
+        Some(untrusted) => format!(
+            "its directory is not one root may run a program from: {} ({})",
+            untrusted.path.display(),
+            untrusted.why
+        ),
+        None => format!("{error:#}"),
+    })
+}
+
+/// `dir` with each of its components that is a symlink root owns, in a directory root may run
+/// a program from, replaced by where it points: on a merged-/usr system `/bin` is such a link to
+/// `usr/bin`, and `/bin/sh` is as trustworthy as `/usr/bin/sh`. The walk opens every directory
+/// it passes as `SafeDir::open` does, so a link is followed only where nobody but root could
+/// have planted it; another user's link is refused.
+fn without_root_links(dir: &Path) -> Result<PathBuf, String> {
+    let mut resolved = PathBuf::from("/");
+    let mut rest: Vec<OsString> = components(dir);
+    let mut followed = 0;
+    while let Some(name) = rest.pop() {
+        if name == ".." {
+            resolved.pop();
+            continue;
+        }
+        let here = program_dir(&resolved)?;
+        let stat = here
+            .stat_entry(&name)
+            .map_err(|errno| format!("{}: {errno}", resolved.join(&name).display()))?;
+        if Kind::of(&stat) != Kind::Symlink {
+            resolved.push(&name);
+            continue;
+        }
+        let link = resolved.join(&name);
+        if stat.st_uid != 0 {
+            return Err(format!(
+                "{} is a symlink owned by uid {}, and root follows only its own",
+                link.display(),
+                stat.st_uid
+            ));
+        }
+        followed += 1;
+        if followed > MAX_SYMLINKS {
+            return Err(format!("more than {MAX_SYMLINKS} symlinks"));
+        }
+        let target = nix::fcntl::readlinkat(here.fd(), name.as_os_str())
+            .map_err(|errno| format!("{}: {errno}", link.display()))?;
+        if Path::new(&target).is_absolute() {
+            resolved = PathBuf::from("/");
+        }
+        rest.extend(components(Path::new(&target)));
+    }
+    Ok(resolved)
+}
+
+/// The names `path` walks through, last first (a stack): `.` and the root left out.
+fn components(path: &Path) -> Vec<OsString> {
+    path.components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(name) => Some(name.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -169,5 +235,43 @@ mod tests {
         std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o775)).unwrap();
         let error = trusted(&program).unwrap_err();
         assert!(error.contains("writable by its group"), "{error}");
+    }
+
+    #[test]
+    fn root_follows_its_own_symlinked_directory_as_merged_usr_has_and_refuses_another_users() {
+        if safe_dir::euid() != 0 {
+            rtsoak_testing::skip("another user's symlink needs root to make");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let real = dir.path().join("usr-bin");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let program = real.join("load");
+        std::fs::write(&program, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // `bin -> usr-bin`, relative, as merged-/usr's `/bin -> usr/bin`.
+        let bin = dir.path().join("bin");
+        std::os::unix::fs::symlink("usr-bin", &bin).unwrap();
+        assert_eq!(trusted(&bin.join("load")).unwrap(), program);
+        std::os::unix::fs::lchown(&bin, Some(65534), Some(65534)).unwrap();
+        let error = trusted(&bin.join("load")).unwrap_err();
+        assert!(error.contains("symlink owned by uid 65534"), "{error}");
+    }
+
+    #[test]
+    fn a_system_program_named_through_a_symlinked_directory_is_found() {
+        // `/bin/sh` wherever the system has it: on a merged-/usr system `/bin` is root's
+        // symlink to `usr/bin`, which used to be refused as a symlinked directory.
+        if safe_dir::euid() != 0 {
+            rtsoak_testing::skip("the check runs only as root");
+            return;
+        }
+        let sh = trusted(Path::new("/bin/sh")).expect("/bin/sh is root's");
+        assert!(
+            sh.is_absolute() && std::fs::symlink_metadata(&sh).unwrap().is_file(),
+            "{sh:?}"
+        );
     }
 }
