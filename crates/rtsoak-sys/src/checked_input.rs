@@ -21,6 +21,7 @@ use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::Mode;
 
+use super::errno_of;
 use super::safe_dir::{SafeDir, Untrusted, euid};
 
 /// A file that passed every check, open for reading.
@@ -180,10 +181,6 @@ fn refusal(regular: bool, uid: u32, mode: u32) -> Option<String> {
         ));
     }
     None
-}
-
-fn errno_of(error: &std::io::Error) -> Errno {
-    Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
 }
 
 #[cfg(test)]
