@@ -245,14 +245,13 @@ pub fn try_policy(policy: SchedPolicy, priority: u8) -> Result<(), SysError> {
 /// Find out by trying whether this process may lock `bytes` of memory (what each worker's
 /// `mlockall` will need), then unlock them again.
 pub fn try_lock(bytes: usize) -> Result<(), SysError> {
+    use nix::sys::mman::{mlock, munlock};
     let mut buffer = vec![0u8; bytes];
+    let start = std::ptr::NonNull::from(buffer.as_mut_slice()).cast();
     // SAFETY: the range is a live allocation we own; mlock/munlock do not change its contents.
-    let rc = unsafe { libc::mlock(buffer.as_mut_ptr().cast(), bytes) };
-    if rc != 0 {
-        return Err(SysError::last("mlock"));
-    }
+    unsafe { mlock(start, bytes) }.map_err(|e| SysError::new("mlock", e))?;
     // SAFETY: as above; the range was locked just now.
-    unsafe { libc::munlock(buffer.as_mut_ptr().cast(), bytes) };
+    let _ = unsafe { munlock(start, bytes) };
     Ok(())
 }
 
