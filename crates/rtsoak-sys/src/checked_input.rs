@@ -29,10 +29,8 @@ use super::safe_dir::{SafeDir, Untrusted, euid};
 pub struct CheckedFile {
     /// The open file: read it, hash it, or pass its fd on; never reopen the path.
     pub file: File,
-    /// The path it was opened by (for messages).
-    pub path: PathBuf,
     /// Its size when checked, bytes.
-    pub size_bytes: u64,
+    pub(crate) size_bytes: u64,
 }
 
 /// Why a file was not opened.
@@ -135,7 +133,6 @@ pub fn open(path: &Path, what: &'static str, max_bytes: u64) -> Result<CheckedFi
     }
     Ok(CheckedFile {
         file,
-        path: path.to_path_buf(),
         size_bytes: metadata.size(),
     })
 }

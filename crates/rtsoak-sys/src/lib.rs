@@ -58,7 +58,7 @@ pub struct SysError {
 
 impl SysError {
     /// The error of `call` from the thread's current errno.
-    pub fn last(call: &'static str) -> Self {
+    pub(crate) fn last(call: &'static str) -> Self {
         SysError {
             call,
             errno: Errno::last(),
