@@ -30,7 +30,7 @@ pub struct CheckedFile {
     /// The open file: read it, hash it, or pass its fd on; never reopen the path.
     pub file: File,
     /// Its size when checked, bytes.
-    pub(crate) size_bytes: u64,
+    size_bytes: u64,
 }
 
 /// Why a file was not opened.

@@ -49,12 +49,12 @@ pub struct InputError {
     /// The path given, or the file in the directory given (`DIR/result.json`).
     pub(crate) path: PathBuf,
     /// What is wrong with it.
-    pub(crate) problem: Problem,
+    problem: Problem,
 }
 
 /// Why an input is refused.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum Problem {
+enum Problem {
     /// Nothing is there.
     #[error("there is no such file")]
     Missing,

@@ -114,7 +114,7 @@ pub struct MemberSlot {
     /// its eventfd for `eventfd`; -1 where the transport needs none).
     pub wake_fd: AtomicI32,
     /// Queue position from which the subscriber reads.
-    pub(crate) join_position: AtomicU64,
+    join_position: AtomicU64,
 }
 
 /// The whole shared region.
@@ -158,10 +158,10 @@ pub struct FloorStamps {
     /// may have been overwritten meanwhile.
     pub(crate) begun: AtomicU64,
     /// Sends made: stored (release) after the send's time and before its wake calls.
-    pub(crate) sent: AtomicU64,
+    sent: AtomicU64,
     /// One more than the number of the first measured send, stored before that send is made;
     /// 0 while the warm-up lasts (all-zero is the region's initial state).
-    pub(crate) first_measured_plus_one: AtomicU64,
+    first_measured_plus_one: AtomicU64,
     /// `CLOCK_MONOTONIC` ns of send `n` at index `n % FLOOR_STAMPS`.
     pub(crate) send_ns: [AtomicU64; FLOOR_STAMPS],
 }
