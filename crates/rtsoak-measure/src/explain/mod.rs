@@ -43,7 +43,7 @@ pub(crate) struct Read {
     pub(crate) error: Option<String>,
     /// The file every line was written to (`Options::keep`), when all of it was.
     pub(crate) kept: Option<PathBuf>,
-    pub(crate) keep_error: Option<String>,
+    keep_error: Option<String>,
 }
 
 /// The finished trace: the RT tasks' waits and what the trace could see.

@@ -112,7 +112,7 @@ pub(crate) fn worker_path(exe: &Path) -> Option<PathBuf> {
 /// Where the worker binary of `exe` may be, in the order looked at: beside it, then, for a
 /// binary in `<prefix>/bin`, `<prefix>/libexec/rtsoak/` (`/usr/bin/rtsoak` gives
 /// `/usr/bin/rtsoak-worker` and `/usr/libexec/rtsoak/rtsoak-worker`).
-pub(crate) fn worker_paths(exe: &Path) -> Vec<PathBuf> {
+fn worker_paths(exe: &Path) -> Vec<PathBuf> {
     let Some(beside) = worker_path(exe) else {
         return Vec::new();
     };

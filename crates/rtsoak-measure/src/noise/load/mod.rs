@@ -28,7 +28,7 @@ pub(crate) struct Generator {
     /// Name in results (`load.<name>`).
     pub(crate) name: &'static str,
     /// What one operation is.
-    pub(crate) unit: &'static str,
+    unit: &'static str,
     /// Its thread count in a plan (0: off).
     pub(crate) threads: fn(&LoadPlan) -> u32,
     body: fn(&Region, &Path, usize) -> u64,

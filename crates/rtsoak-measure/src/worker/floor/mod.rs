@@ -32,7 +32,7 @@ pub(crate) struct Samples {
     values_ns: Vec<u32>,
     taken: usize,
     /// Samples that found the array full (a run stopped late; never in a planned one).
-    pub(crate) overflowed: u64,
+    overflowed: u64,
 }
 
 impl Samples {
