@@ -27,12 +27,12 @@ pub(crate) struct ActionSection {
     /// Actions done, in order, at the end (as `--on-end`).
     pub(crate) on_end: Vec<String>,
     /// The limit, microseconds; absent: `run.threshold_us`.
-    pub(crate) limit_us: Option<u64>,
+    limit_us: Option<u64>,
     /// The series watched; absent: `["delivery"]`.
     pub(crate) series: Option<Vec<Series>>,
     /// Fire on every crossing, at most once per this many milliseconds; absent: the first
     /// crossing of each run only.
-    pub(crate) every_ms: Option<u64>,
+    every_ms: Option<u64>,
     /// Seconds an `exec` may run before it is stopped; absent: 10.
     pub(crate) timeout_s: Option<u64>,
 }

@@ -43,7 +43,7 @@ pub(crate) struct QueueNoiseSection {
     /// Noise publishers alive at once.
     pub(crate) publishers: u32,
     /// Noise subscribers alive at once.
-    pub(crate) subscribers: u32,
+    subscribers: u32,
     /// `fifo`, `rr` or `other`.
     pub(crate) policy: Policy,
     /// Below both RT priorities; absent = 20 for real-time policies, 0 for `other`.
@@ -53,10 +53,10 @@ pub(crate) struct QueueNoiseSection {
     /// Shortest life of a noise process, milliseconds.
     pub(crate) lifetime_min_ms: u64,
     /// Longest life of a noise process, milliseconds.
-    pub(crate) lifetime_max_ms: u64,
+    lifetime_max_ms: u64,
     /// Noise publishers wake the RT subscriber too (false: they contend on the same queue and
     /// transport objects but wake only the noise subscribers).
-    pub(crate) wake_rt_subscriber: bool,
+    wake_rt_subscriber: bool,
 }
 
 impl Default for QueueNoiseSection {
@@ -83,9 +83,9 @@ pub(crate) struct BurstSection {
     /// SCHED_FIFO priority.
     pub(crate) priority: u8,
     /// Shortest burst, microseconds.
-    pub(crate) min_us: u64,
+    min_us: u64,
     /// Longest burst, microseconds.
-    pub(crate) max_us: u64,
+    max_us: u64,
     /// Cap on each thread's busy share, percent.
     pub(crate) duty_cap_percent: u8,
     /// Also run bursts on noise CPUs the RT pair uses (only a machine with too few CPUs to
@@ -111,15 +111,15 @@ impl Default for BurstSection {
 #[serde(default, deny_unknown_fields)]
 pub(crate) struct LoadSection {
     /// hackbench-style pipe/socket sender-receiver pairs.
-    pub(crate) sched_pairs: u32,
+    sched_pairs: u32,
     /// Loopback TCP streams.
-    pub(crate) net_streams: u32,
+    net_streams: u32,
     /// mmap/touch/munmap threads.
-    pub(crate) mm_threads: u32,
+    mm_threads: u32,
     /// Periodic short timers.
     pub(crate) timers: u32,
     /// Write + fsync threads.
-    pub(crate) file_writers: u32,
+    file_writers: u32,
     /// External command as an argv, e.g. `["stress-ng", "--cpu", "2"]`; empty = none.
     pub(crate) external: Vec<String>,
 }
