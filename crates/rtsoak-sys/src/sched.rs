@@ -27,11 +27,10 @@ pub fn affinity() -> Vec<usize> {
     }
 }
 
-/// The CPU the calling thread is running on right now (cheap: read from rseq/vDSO).
+/// The CPU the calling thread is running on right now (cheap: read from rseq/vDSO), or -1.
 #[inline]
 pub fn current_cpu() -> i32 {
-    // SAFETY: sched_getcpu takes no arguments and returns -1 on error.
-    unsafe { libc::sched_getcpu() }
+    nix::sched::sched_getcpu().map_or(-1, |cpu| cpu as i32)
 }
 
 /// A scheduling policy, as the kernel names it.
