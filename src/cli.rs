@@ -17,14 +17,14 @@ use crate::profile::{Overrides, parse_cpus, parse_duration_ns};
 pub struct Cli {
     /// No progress display on stderr.
     #[arg(short, long, global = true)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// Sub-commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Soak one transport.
     Run {
         /// Transport to soak (see `rtsoak probe` for what this kernel supports).
@@ -154,7 +154,7 @@ pub enum Command {
 /// The command line as parsed: [`Cli`]'s definition, with each override's help saying what the
 /// built-in default profile gives it (`[default profile: 10s]`), so that `--help` tells what
 /// leaving a flag out means. Completions and manual pages are made from this too.
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     use clap::CommandFactory;
     let mut command = Cli::command().mut_subcommand("run", run_takes_one_run);
     let Ok((_, profile)) = crate::profile::load("default") else {
@@ -246,75 +246,75 @@ pub fn parse() -> Cli {
 
 /// Options shared by `run` and `compare`.
 #[derive(Debug, Args)]
-pub struct SoakArgs {
+pub(crate) struct SoakArgs {
     /// Profile: a name (installed in /etc/rtsoak/profiles, else built-in) or a path to a TOML
     /// file.
     #[arg(short, long, default_value = "default",
         value_parser = Named(profile_names), hide_possible_values = true)]
-    pub profile: String,
+    pub(crate) profile: String,
     /// What the command line changes in the profile.
     #[command(flatten)]
-    pub overrides: Overrides,
+    pub(crate) overrides: Overrides,
     /// Result directory (default: `rtsoak-results/<UTC time>-<command>`).
     #[arg(short, long)]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Print the result document (JSON) on stdout instead of the table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// After the headline view, print every other table: integrity counts, each latency
     /// series with its percentiles, the rate tests, the causes, the rounds, the legend and
     /// every caveat.
     #[arg(long)]
-    pub details: bool,
+    pub(crate) details: bool,
     /// Also write these formats into the result directory (comma-separated).
     #[arg(long, value_delimiter = ',',
         value_parser = clap::builder::PossibleValuesParser::new(rtsoak_report::names()))]
-    pub export: Vec<String>,
+    pub(crate) export: Vec<String>,
     /// Beside every run, run the floor pair: the same two processes, CPUs, priorities, memory
     /// locking and wake calls, without the harness (no queue, no attribution, no interval
     /// frames), interleaved in the same rounds; then show the harness's overhead per figure
     /// (docs/floor.md). The floor runs are recorded apart (`floor_runs`) and judged by nothing.
     #[arg(long)]
-    pub floor: bool,
+    pub(crate) floor: bool,
     /// When another rtsoak holds the RT CPUs or is queued for them, queue up to this long
     /// (e.g. `2h`) instead of refusing at once (exit 6): first come, first served, so a run
     /// queued earlier goes first however often a later one asks (docs/cli.md).
     #[arg(long, value_parser = parse_duration_ns, value_name = "DURATION")]
-    pub wait_for_cpus: Option<u64>,
+    pub(crate) wait_for_cpus: Option<u64>,
     #[command(flatten)]
-    pub nightly: NightlyArgs,
+    pub(crate) nightly: NightlyArgs,
 }
 
 /// Options for scheduled runs: the baseline, where results go and how many are kept, metrics.
 #[derive(Debug, Args)]
-pub struct NightlyArgs {
+pub(crate) struct NightlyArgs {
     /// Compare the result with this baseline (a result.json or its directory, e.g. one made by
     /// `rtsoak baseline promote`), read before anything runs; a regression exits 3. A missing
     /// baseline is a warning; one that is not a result exits 2.
     #[arg(long, value_name = "PATH")]
-    pub baseline: Option<PathBuf>,
+    pub(crate) baseline: Option<PathBuf>,
     /// Put the timestamped result directory in DIR (default `rtsoak-results`), and point
     /// `DIR/latest` at it.
     #[arg(long, value_name = "DIR", conflicts_with = "output")]
-    pub results_dir: Option<PathBuf>,
+    pub(crate) results_dir: Option<PathBuf>,
     /// Keep only the newest N result directories beside this one (rtsoak's own only).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub keep: Option<u64>,
+    pub(crate) keep: Option<u64>,
     /// Remove result directories beside this one started more than D days ago (any count; one
     /// too large to count in seconds keeps them all).
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..))]
-    pub keep_days: Option<u64>,
+    pub(crate) keep_days: Option<u64>,
     /// Write the metrics and the verdict, in Prometheus text format, to
     /// `DIR/rtsoak-<profile>.prom` atomically (the node_exporter textfile directory). DIR is
     /// opened before anything runs: one rtsoak must not write into exits 2 then, a missing one
     /// is a warning.
     #[arg(long, value_name = "DIR")]
-    pub textfile_dir: Option<PathBuf>,
+    pub(crate) textfile_dir: Option<PathBuf>,
 }
 
 /// `rtsoak baseline` sub-commands.
 #[derive(Debug, Subcommand)]
-pub enum BaselineCommand {
+pub(crate) enum BaselineCommand {
     /// Make a result the baseline: copy its result.json into DIR atomically.
     Promote {
         /// The result to promote (a result.json or its directory, e.g. `.../latest`).
@@ -331,7 +331,7 @@ pub enum BaselineCommand {
 
 /// The process's arguments as the result records them: any bytes (lossily shown where they are
 /// not UTF-8), never a panic.
-pub fn argv() -> Vec<String> {
+pub(crate) fn argv() -> Vec<String> {
     std::env::args_os()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect()

@@ -164,7 +164,7 @@ pub fn after_measure(
 }
 
 /// Loading `target` failed (in boot `current`): record it and say what to do instead.
-pub fn load_failed(
+pub(crate) fn load_failed(
     state: &mut State,
     plan: &Plan,
     target: Target,
@@ -196,7 +196,7 @@ pub fn load_failed(
 }
 
 /// `rtsoak campaign abort`: end it where it is; a try under way is recorded as interrupted.
-pub fn abort(state: &mut State, current: &BootFacts, now_s: u64) {
+pub(crate) fn abort(state: &mut State, current: &BootFacts, now_s: u64) {
     if state.finished() {
         return;
     }

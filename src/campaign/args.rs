@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 /// The formats `campaign report` writes.
-pub const FORMATS: &[&str] = &["table", "markdown", "json", "junit"];
+pub(crate) const FORMATS: &[&str] = &["table", "markdown", "json", "junit"];
 
 /// `rtsoak campaign ...`.
 #[derive(Debug, Subcommand)]
-pub enum CampaignCommand {
+pub(crate) enum CampaignCommand {
     /// Check a plan without booting anything: its keys, its command, every image (opened
     /// checked, hashed, and, for kexec, loaded once with kexec_file_load and unloaded), and
     /// the boots it plans.

@@ -122,15 +122,15 @@ pub(crate) fn run_program(
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CommandRun {
     /// Its exit code, if it exited.
-    pub exit_code: Option<i32>,
+    pub(crate) exit_code: Option<i32>,
     /// The signal that ended it, if one did.
-    pub signal: Option<i32>,
+    pub(crate) signal: Option<i32>,
     /// Seconds it ran.
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     /// It was stopped at the deadline.
-    pub timed_out: bool,
+    pub(crate) timed_out: bool,
     /// It was stopped because the campaign was.
-    pub stopped: bool,
+    pub(crate) stopped: bool,
 }
 
 /// Run rtsoak (`exe`, checked) with the plan's `args`, `--quiet` and `--output output_dir`,

@@ -101,7 +101,7 @@ fn rfc3339(at_s: u64) -> String {
 }
 
 /// A boot's result at `path` (relative, inside `dir`), read without following a symlink.
-pub fn read_result(dir: &SafeDir, path: &Path) -> anyhow::Result<BootResult> {
+fn read_result(dir: &SafeDir, path: &Path) -> anyhow::Result<BootResult> {
     let names: Vec<&OsStr> = path
         .components()
         .map(|c| match c {

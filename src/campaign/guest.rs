@@ -37,28 +37,28 @@ pub(crate) const MAX_EXCHANGE_BYTES: u64 = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct GuestOrder {
     /// The token the boot's command line must carry.
-    pub token: String,
+    pub(crate) token: String,
     /// The rtsoak command's words.
-    pub command: Vec<String>,
+    pub(crate) command: Vec<String>,
     /// What it saves.
-    pub kind: CommandKind,
+    pub(crate) kind: CommandKind,
     /// When the boot is settled (systemd is not asked: no guest has it as PID 1).
-    pub settle: SettleSection,
+    pub(crate) settle: SettleSection,
     /// Seconds from the boot's start to its saved result.
-    pub deadline_s: u64,
+    pub(crate) deadline_s: u64,
 }
 
 /// What the guest reports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct GuestReport {
     /// The boot's facts.
-    pub facts: BootFacts,
+    pub(crate) facts: BootFacts,
     /// What became of it; none when it did not carry the order's token (not measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
+    pub(crate) outcome: Option<Outcome>,
     /// The measurement, with its result relative to the share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measurement: Option<Measurement>,
+    pub(crate) measurement: Option<Measurement>,
 }
 
 /// Run the boot's order from `share`.

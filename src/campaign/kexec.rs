@@ -49,23 +49,23 @@ const SYSTEMCTL: &[&str] = &["/usr/bin/systemctl", "/bin/systemctl"];
 /// rendered for people (`table.txt`, the journal), and the stop signals.
 pub(crate) struct Session<'a> {
     /// The state directory.
-    pub dir: &'a StateDir,
+    pub(crate) dir: &'a StateDir,
     /// The terminal rendering of the document.
-    pub render: fn(&CampaignDoc) -> String,
+    pub(crate) render: fn(&CampaignDoc) -> String,
     /// Set by SIGTERM (systemd stopping the unit for the kexec), SIGINT or SIGHUP.
-    pub stop: &'a StopFlag,
+    pub(crate) stop: &'a StopFlag,
 }
 
 /// What a campaign starts from: the plan and what it boots, checked.
 pub(crate) struct Prepared {
     /// The plan's text, as read.
-    pub plan_text: String,
+    pub(crate) plan_text: String,
     /// The plan.
-    pub plan: Plan,
+    pub(crate) plan: Plan,
     /// The boot it starts in, and where it returns.
-    pub start: StartBoot,
+    pub(crate) start: StartBoot,
     /// What each point boots.
-    pub targets: std::collections::BTreeMap<Role, BootTarget>,
+    pub(crate) targets: std::collections::BTreeMap<Role, BootTarget>,
 }
 
 /// Read and check `plan_text` (from `name`) for this machine: every image opened, checked and

@@ -31,23 +31,23 @@ pub(crate) enum Measured {
 /// What the step needs.
 pub(crate) struct Step<'a> {
     /// The settle conditions.
-    pub settle: &'a SettleSection,
+    pub(crate) settle: &'a SettleSection,
     /// The rtsoak command's words.
-    pub command: &'a [String],
+    pub(crate) command: &'a [String],
     /// What kind of result it saves.
-    pub kind: CommandKind,
+    pub(crate) kind: CommandKind,
     /// The rtsoak binary to run, checked.
-    pub rtsoak: &'a Path,
+    pub(crate) rtsoak: &'a Path,
     /// `systemctl`, where systemd is asked about.
-    pub systemctl: Option<&'a Path>,
+    pub(crate) systemctl: Option<&'a Path>,
     /// The boot's directory, and its path relative to the campaign directory.
-    pub boot_dir: &'a SafeDir,
+    pub(crate) boot_dir: &'a SafeDir,
     /// See `boot_dir`.
-    pub relative_dir: &'a Path,
+    pub(crate) relative_dir: &'a Path,
     /// When the boot's deadline falls.
-    pub until: Instant,
+    pub(crate) until: Instant,
     /// When the boot was loaded, seconds since the epoch (for `DeadlineMissed`).
-    pub loaded_at_s: u64,
+    pub(crate) loaded_at_s: u64,
 }
 
 /// Settle, fingerprint, run the command.

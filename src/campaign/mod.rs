@@ -19,7 +19,7 @@
 // The state machine, the document and the plan are public for `tests/campaign.rs`, which
 // builds a finished campaign from them; `args` for the command line.
 pub mod advance;
-pub mod args;
+pub(crate) mod args;
 pub(crate) mod command;
 pub mod doc;
 pub(crate) mod fingerprint;

@@ -97,9 +97,9 @@ fn read(path: &Path, what: &'static str, max: u64, kernel: bool) -> anyhow::Resu
 /// A target's files, opened again and checked to be the ones the campaign started with.
 pub(crate) struct Opened {
     /// The kernel image, at its start.
-    pub kernel: File,
+    pub(crate) kernel: File,
     /// The initramfs, if any.
-    pub initrd: Option<File>,
+    pub(crate) initrd: Option<File>,
 }
 
 /// Open `target`'s files again, checked, and compare their hashes with the recorded ones.

@@ -16,13 +16,13 @@ use rtsoak_sys::cpu_lock::RETIRED_LOCK_DIR_ENV;
 )]
 pub struct EnvironmentError {
     /// The variable.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Why it no longer applies.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
 }
 
 /// Refuse the variables rtsoak no longer reads, whatever their value (empty included).
-pub fn check() -> Result<(), EnvironmentError> {
+pub(crate) fn check() -> Result<(), EnvironmentError> {
     if std::env::var_os(RETIRED_LOCK_DIR_ENV).is_some() {
         return Err(EnvironmentError {
             name: RETIRED_LOCK_DIR_ENV,

@@ -16,9 +16,9 @@ use rtsoak_report::{Format, Render};
 /// What changes how a format renders.
 pub(super) struct Options {
     /// The table format with every other table after the headline.
-    pub details: bool,
+    pub(crate) details: bool,
     /// The kcidb format under this origin instead of the result's.
-    pub kcidb_origin: Option<KcidbOrigin>,
+    pub(crate) kcidb_origin: Option<KcidbOrigin>,
 }
 
 /// Render `results` as `format`.

@@ -5,11 +5,11 @@ use rtsoak_record::{CheckFacts, HostFacts, Privileges, RtCpus, TransportSupport}
 
 /// Everything a single check function may look at.
 pub(crate) struct Inputs<'a> {
-    pub host: &'a HostFacts,
-    pub cpus: &'a RtCpus,
-    pub facts: &'a CheckFacts,
-    pub privileges: &'a Privileges,
-    pub support: &'a [TransportSupport],
+    pub(crate) host: &'a HostFacts,
+    pub(crate) cpus: &'a RtCpus,
+    pub(crate) facts: &'a CheckFacts,
+    pub(crate) privileges: &'a Privileges,
+    pub(crate) support: &'a [TransportSupport],
 }
 
 impl Inputs<'_> {

@@ -21,20 +21,20 @@ const DEFAULT_SERIES: Series = Series::Delivery;
 /// `[actions]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ActionSection {
+pub(crate) struct ActionSection {
     /// Actions done, in order, when a watched sample crosses the limit (as `--on-threshold`).
-    pub on_threshold: Vec<String>,
+    pub(crate) on_threshold: Vec<String>,
     /// Actions done, in order, at the end (as `--on-end`).
-    pub on_end: Vec<String>,
+    pub(crate) on_end: Vec<String>,
     /// The limit, microseconds; absent: `run.threshold_us`.
-    pub limit_us: Option<u64>,
+    limit_us: Option<u64>,
     /// The series watched; absent: `["delivery"]`.
-    pub series: Option<Vec<Series>>,
+    pub(crate) series: Option<Vec<Series>>,
     /// Fire on every crossing, at most once per this many milliseconds; absent: the first
     /// crossing of each run only.
-    pub every_ms: Option<u64>,
+    every_ms: Option<u64>,
     /// Seconds an `exec` may run before it is stopped; absent: 10.
-    pub timeout_s: Option<u64>,
+    pub(crate) timeout_s: Option<u64>,
 }
 
 /// The plan's actions from `section` and the flags in `ov`, a flag winning over its key;

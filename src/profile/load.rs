@@ -22,7 +22,7 @@ pub fn load(name_or_path: &str) -> Result<(String, Profile), ProfileError> {
 }
 
 /// Every name `--profile` takes: the built-in profiles, then installed ones of other names.
-pub fn names() -> Vec<String> {
+pub(crate) fn names() -> Vec<String> {
     names_with(Path::new(installed::DIR))
 }
 

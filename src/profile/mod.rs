@@ -23,8 +23,8 @@ pub use builtin::builtin_names;
 
 pub use error::ProfileError;
 
-pub(crate) use load::named_text;
-pub use load::{load, names, parse};
+pub use load::{load, parse};
+pub(crate) use load::{named_text, names};
 pub use overrides::Overrides;
 pub(crate) use overrides::{parse_cpus, parse_duration_ns, profile_values};
 pub use resolve::resolve;

@@ -14,15 +14,15 @@ use rtsoak_record::plan::{
 /// `[noise]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct NoiseSection {
+pub(crate) struct NoiseSection {
     /// False: no noise at all (as `--no-noise`).
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// `[noise.queue]`.
-    pub queue: QueueNoiseSection,
+    pub(crate) queue: QueueNoiseSection,
     /// `[noise.bursts]`.
-    pub bursts: BurstSection,
+    pub(crate) bursts: BurstSection,
     /// `[noise.load]`.
-    pub load: LoadSection,
+    pub(crate) load: LoadSection,
 }
 
 impl Default for NoiseSection {
@@ -39,24 +39,24 @@ impl Default for NoiseSection {
 /// `[noise.queue]`: lower-priority publishers and subscribers on the RT pair's queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct QueueNoiseSection {
+pub(crate) struct QueueNoiseSection {
     /// Noise publishers alive at once.
-    pub publishers: u32,
+    pub(crate) publishers: u32,
     /// Noise subscribers alive at once.
-    pub subscribers: u32,
+    subscribers: u32,
     /// `fifo`, `rr` or `other`.
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// Below both RT priorities; absent = 20 for real-time policies, 0 for `other`.
-    pub priority: Option<u8>,
+    pub(crate) priority: Option<u8>,
     /// Noise publisher period, microseconds.
-    pub period_us: u64,
+    pub(crate) period_us: u64,
     /// Shortest life of a noise process, milliseconds.
-    pub lifetime_min_ms: u64,
+    pub(crate) lifetime_min_ms: u64,
     /// Longest life of a noise process, milliseconds.
-    pub lifetime_max_ms: u64,
+    lifetime_max_ms: u64,
     /// Noise publishers wake the RT subscriber too (false: they contend on the same queue and
     /// transport objects but wake only the noise subscribers).
-    pub wake_rt_subscriber: bool,
+    wake_rt_subscriber: bool,
 }
 
 impl Default for QueueNoiseSection {
@@ -77,20 +77,20 @@ impl Default for QueueNoiseSection {
 /// `[noise.bursts]`: SCHED_FIFO busy loops, one thread per noise CPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct BurstSection {
+pub(crate) struct BurstSection {
     /// False: no bursts.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// SCHED_FIFO priority.
-    pub priority: u8,
+    pub(crate) priority: u8,
     /// Shortest burst, microseconds.
-    pub min_us: u64,
+    min_us: u64,
     /// Longest burst, microseconds.
-    pub max_us: u64,
+    max_us: u64,
     /// Cap on each thread's busy share, percent.
-    pub duty_cap_percent: u8,
+    pub(crate) duty_cap_percent: u8,
     /// Also run bursts on noise CPUs the RT pair uses (only a machine with too few CPUs to
     /// keep them apart needs this; the RT pair then waits for every burst there).
-    pub on_rt_cpus: bool,
+    pub(crate) on_rt_cpus: bool,
 }
 
 impl Default for BurstSection {
@@ -109,19 +109,19 @@ impl Default for BurstSection {
 /// `[noise.load]`: system and interrupt load; 0 turns a generator off.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct LoadSection {
+pub(crate) struct LoadSection {
     /// hackbench-style pipe/socket sender-receiver pairs.
-    pub sched_pairs: u32,
+    sched_pairs: u32,
     /// Loopback TCP streams.
-    pub net_streams: u32,
+    net_streams: u32,
     /// mmap/touch/munmap threads.
-    pub mm_threads: u32,
+    mm_threads: u32,
     /// Periodic short timers.
-    pub timers: u32,
+    pub(crate) timers: u32,
     /// Write + fsync threads.
-    pub file_writers: u32,
+    file_writers: u32,
     /// External command as an argv, e.g. `["stress-ng", "--cpu", "2"]`; empty = none.
-    pub external: Vec<String>,
+    pub(crate) external: Vec<String>,
 }
 
 impl Default for LoadSection {

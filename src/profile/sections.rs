@@ -16,34 +16,34 @@ use rtsoak_record::{Policy, RingSetup};
 pub struct Profile {
     /// Free text shown by `rtsoak probe` and recorded with results.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// What to measure and for how long.
     pub run: RunSection,
     /// Where the RT pair and the noise run.
-    pub cpus: CpuSection,
+    pub(crate) cpus: CpuSection,
     /// Scheduling and io_uring setup of the RT pair.
     pub rt: RtSection,
     /// What competes with the RT pair.
-    pub noise: NoiseSection,
+    pub(crate) noise: NoiseSection,
     /// Assumed constants of unmerged kernel patches, for patched kernels.
-    pub abi: rtsoak_record::abi::PatchedAbi,
+    pub(crate) abi: rtsoak_record::abi::PatchedAbi,
     /// What rtsoak sets on the system for the duration of a run.
     pub system: SystemSection,
     /// Pass/fail limits judged on each transport's figures.
-    pub verdict: VerdictSection,
+    pub(crate) verdict: VerdictSection,
     /// How the lab exports name the invocation.
-    pub export: ExportSection,
+    pub(crate) export: ExportSection,
     /// What to do when a sample crosses a limit, and at the end.
-    pub actions: ActionSection,
+    pub(crate) actions: ActionSection,
 }
 
 /// `[export]`: checked where the plan is resolved, so an error names the key.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ExportSection {
+pub(crate) struct ExportSection {
     /// The KCIDB origin of the `kcidb` export (none: `rtsoak`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kcidb_origin: Option<String>,
+    pub(crate) kcidb_origin: Option<String>,
 }
 
 /// `[system]`.
@@ -68,27 +68,27 @@ impl Default for SystemSection {
 #[serde(default, deny_unknown_fields)]
 pub struct RunSection {
     /// Registry names of the transports to run, in order; empty = every registered transport.
-    pub transports: Vec<String>,
+    pub(crate) transports: Vec<String>,
     /// Measured seconds per transport, after warm-up, split evenly over the rounds.
     pub duration_s: u64,
     /// Rounds of a comparison: every transport runs once per round (A B C, A B C, ...).
-    pub rounds: u32,
+    pub(crate) rounds: u32,
     /// Warm-up milliseconds per run, whose samples are discarded.
-    pub warmup_ms: u64,
+    pub(crate) warmup_ms: u64,
     /// Publisher period in microseconds.
     pub period_us: u64,
     /// Over-threshold limit in microseconds.
     pub threshold_us: u64,
     /// Length of one per-interval histogram, in seconds.
-    pub interval_s: u64,
+    pub(crate) interval_s: u64,
     /// A message not delivered this many milliseconds after its send is counted lost.
-    pub delivery_timeout_ms: u64,
+    pub(crate) delivery_timeout_ms: u64,
     /// Capacity of each over-threshold sample list.
-    pub outliers_max: u32,
+    pub(crate) outliers_max: u32,
     /// Explain every kept send-call and delivery spike from a kernel trace of the run (needs
     /// root and tracefs; without them the result says the spikes are unexplained): `auto` (where
     /// the coordinator has a CPU outside the RT pair), `on` or `off`.
-    pub explain: Explain,
+    pub(crate) explain: Explain,
 }
 
 impl Default for RunSection {
@@ -112,7 +112,7 @@ impl Default for RunSection {
 /// `resolve` with an error naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged, expecting = "\"auto\" or a CPU number such as 4")]
-pub enum CpuChoice {
+pub(crate) enum CpuChoice {
     /// An explicit CPU.
     Cpu(usize),
     /// A keyword; only `"auto"` is accepted.
@@ -128,7 +128,7 @@ impl Default for CpuChoice {
 /// The noise CPUs: `"auto"`, a CPU list such as `"0-1"`, or a single CPU number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged, expecting = "\"auto\" or a CPU list such as \"0-1\"")]
-pub enum CpuListChoice {
+pub(crate) enum CpuListChoice {
     /// One explicit CPU.
     Cpu(usize),
     /// `"auto"` or a CPU list in the kernel's notation.
@@ -147,19 +147,19 @@ pub(crate) const AUTO: &str = "auto";
 /// `[cpus]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct CpuSection {
+pub(crate) struct CpuSection {
     /// CPU of the RT publisher.
-    pub publisher: CpuChoice,
+    pub(crate) publisher: CpuChoice,
     /// CPU of the RT subscriber's event loop.
-    pub subscriber: CpuChoice,
+    pub(crate) subscriber: CpuChoice,
     /// CPUs for noise and the coordinator.
-    pub noise: CpuListChoice,
+    pub(crate) noise: CpuListChoice,
 }
 
 /// `rt.ring_setup`: one setup, or a list to compare (`["defer-taskrun", "coop-taskrun"]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged, expecting = "a ring setup name or a list of them")]
-pub enum RingSetupChoice {
+pub(crate) enum RingSetupChoice {
     /// One setup for every run.
     One(RingSetup),
     /// Each transport runs once per setup, reported as separate rows.
@@ -168,7 +168,7 @@ pub enum RingSetupChoice {
 
 impl RingSetupChoice {
     /// The setups, in order, duplicates dropped.
-    pub fn to_vec(&self) -> Vec<RingSetup> {
+    pub(crate) fn to_vec(&self) -> Vec<RingSetup> {
         let all = match self {
             RingSetupChoice::One(one) => vec![*one],
             RingSetupChoice::Many(many) => many.clone(),
@@ -195,15 +195,15 @@ pub struct RtSection {
     pub policy: Policy,
     /// RT publisher priority; absent = 40 for `fifo`/`rr`, 0 for `other`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub publisher_priority: Option<u8>,
+    pub(crate) publisher_priority: Option<u8>,
     /// RT subscriber priority; absent = 40 for `fifo`/`rr`, 0 for `other`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub subscriber_priority: Option<u8>,
+    pub(crate) subscriber_priority: Option<u8>,
     /// io_uring setup flags of the subscriber's ring; a list compares each as its own row.
-    pub ring_setup: RingSetupChoice,
+    pub(crate) ring_setup: RingSetupChoice,
     /// Every transport's own settings, each a key of `[rt]`.
     #[serde(flatten)]
-    pub transport_settings: rtsoak_record::transport::Settings,
+    pub(crate) transport_settings: rtsoak_record::transport::Settings,
 }
 
 impl Default for RtSection {

@@ -12,51 +12,51 @@ use rtsoak_record::plan::Limits;
 /// verdict, whatever this section says (`max_lost` may only be 0).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct VerdictSection {
+pub(crate) struct VerdictSection {
     /// Longest RT send call allowed, microseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_send_call_us: Option<u64>,
+    max_send_call_us: Option<u64>,
     /// Longest RT delivery allowed, microseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_delivery_us: Option<u64>,
+    max_delivery_us: Option<u64>,
     /// Send calls (and, separately, deliveries) over `run.threshold_us` allowed per transport.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_over_threshold: Option<u64>,
+    max_over_threshold: Option<u64>,
     /// The same as a rate: over-threshold samples per million samples.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_over_threshold_per_million: Option<u64>,
+    max_over_threshold_per_million: Option<u64>,
     /// Lost messages allowed per transport: only 0 is accepted (kept so that profiles which
     /// spell the default out still load).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_lost: Option<u64>,
+    max_lost: Option<u64>,
     /// Worst send call (and, separately, delivery) to expect once a day, from the tail estimate
     /// (its one-day return level), microseconds. A run whose tail gives no estimate makes the
     /// verdict inconclusive.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_expected_per_day_us: Option<u64>,
+    max_expected_per_day_us: Option<u64>,
     /// Fewest messages each transport must have sent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_messages: Option<u64>,
+    pub(crate) min_messages: Option<u64>,
     /// Most measured periods each transport may miss (deadlines that passed before the
     /// publisher could send), its rounds added.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_missed_periods: Option<u64>,
+    max_missed_periods: Option<u64>,
     /// More missed periods than this share of those planned make the verdict inconclusive
     /// (the figures stand for a much shorter run than was asked); absent: the default,
     /// [`DEFAULT_INCONCLUSIVE_MISSED_PERCENT`]; 100: never.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub inconclusive_missed_percent: Option<u8>,
+    inconclusive_missed_percent: Option<u8>,
     /// Fail unless the kernel is PREEMPT_RT.
-    pub require_preempt_rt: bool,
+    require_preempt_rt: bool,
     /// Fail unless every RT worker got the real-time policy and priority it asked for.
-    pub require_rt_priority: bool,
+    require_rt_priority: bool,
     /// Fail unless both RT CPUs are isolated.
-    pub require_isolated_cpus: bool,
+    require_isolated_cpus: bool,
     /// Fail if noise ran on an RT CPU.
-    pub require_noise_apart: bool,
+    require_noise_apart: bool,
     /// A development machine's profile: a kernel without PREEMPT_RT and noise on the RT CPUs
     /// are accepted (a PASS names them) instead of making the verdict inconclusive.
-    pub development: bool,
+    pub(crate) development: bool,
 }
 
 /// The share of planned periods a run may miss before its verdict is inconclusive, percent.

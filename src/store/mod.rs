@@ -27,7 +27,7 @@ use rtsoak_report::json::render as to_json;
 pub(crate) const RESULT_FILE: &str = "result.json";
 
 /// Write `doc` to `path` atomically, readable by everyone (results hold no secrets).
-pub fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
+pub(crate) fn save(doc: &ResultDoc, path: &Path) -> anyhow::Result<()> {
     write_atomic(path, &to_json(doc))
 }
 
@@ -71,7 +71,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// every list fills is about 9.5 MB, `size_tests`), and older versions wrote them indented, at
 /// about twice the size: 64 MiB holds those with room to spare, and bounds what a wrong file (a
 /// 4 GB log, `/proc/kcore`) makes rtsoak read and decode.
-pub const MAX_RESULT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_RESULT_BYTES: u64 = 64 << 20;
 
 /// Context of an error that says a file given as a result is not one (not JSON, another
 /// schema, not rtsoak's): a bad argument, exit 2, as a file of the wrong kind is.
@@ -93,7 +93,7 @@ pub fn load(path: &Path) -> anyhow::Result<ResultDoc> {
 /// file (`sys::input`: a regular file, at most [`MAX_RESULT_BYTES`], as root never through
 /// another user's symlink), and decode it: the document, and the very bytes it was decoded
 /// from, for a caller that copies them.
-pub fn read(path: &Path) -> anyhow::Result<(ResultDoc, Input)> {
+pub(crate) fn read(path: &Path) -> anyhow::Result<(ResultDoc, Input)> {
     let input = rtsoak_sys::input::read_file_or_in_dir(
         path,
         Some(OsStr::new(RESULT_FILE)),

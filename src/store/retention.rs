@@ -23,9 +23,9 @@ pub(crate) const LATEST: &str = "latest";
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Retention {
     /// Keep at most this many (the newest), the current one included.
-    pub keep: Option<usize>,
+    pub(crate) keep: Option<usize>,
     /// Remove those started more than this many days ago.
-    pub keep_days: Option<u64>,
+    pub(crate) keep_days: Option<u64>,
 }
 
 /// The start time encoded in a result directory name (`20261130T120000Z-compare`), if the name

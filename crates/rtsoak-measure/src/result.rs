@@ -17,13 +17,13 @@ use rtsoak_record::{RingSetup, Role, Series, SeriesKey};
 /// One worker's leftovers.
 pub struct WorkerOutput {
     /// Its role.
-    pub role: Role,
+    pub(crate) role: Role,
     /// Its pid.
-    pub pid: i32,
+    pub(crate) pid: i32,
     /// Its report stream.
-    pub stream: ReportStream,
+    pub(crate) stream: ReportStream,
     /// How the process ended.
-    pub exit: String,
+    pub(crate) exit: String,
 }
 
 /// Everything a run result is built from.
@@ -81,9 +81,9 @@ const fn keys(series: [Series; 4], noise: bool) -> [SeriesKey; 4] {
 #[derive(Debug, Default)]
 pub struct NoiseOutcome {
     /// What the noise did.
-    pub activity: rtsoak_record::result::NoiseActivity,
+    pub(crate) activity: rtsoak_record::result::NoiseActivity,
     /// Merged histograms and exact counters of the noise series that are reported.
-    pub series: BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
+    pub(crate) series: BTreeMap<SeriesKey, (Histogram<u64>, SampleStats)>,
 }
 
 /// Assemble a run result: the RT pair's part from what each worker left, then the noise's

@@ -40,6 +40,6 @@ unsafe impl GlobalAlloc for CountingAllocator {
 
 /// Allocations (and reallocations) so far in this process; 0 where the counting allocator is
 /// not installed (unit tests).
-pub fn allocations() -> u64 {
+pub(crate) fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed)
 }

@@ -21,6 +21,7 @@ use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::Mode;
 
+use super::errno_of;
 use super::safe_dir::{SafeDir, Untrusted, euid};
 
 /// A file that passed every check, open for reading.
@@ -28,10 +29,8 @@ use super::safe_dir::{SafeDir, Untrusted, euid};
 pub struct CheckedFile {
     /// The open file: read it, hash it, or pass its fd on; never reopen the path.
     pub file: File,
-    /// The path it was opened by (for messages).
-    pub path: PathBuf,
     /// Its size when checked, bytes.
-    pub size_bytes: u64,
+    size_bytes: u64,
 }
 
 /// Why a file was not opened.
@@ -134,7 +133,6 @@ pub fn open(path: &Path, what: &'static str, max_bytes: u64) -> Result<CheckedFi
     }
     Ok(CheckedFile {
         file,
-        path: path.to_path_buf(),
         size_bytes: metadata.size(),
     })
 }
@@ -180,10 +178,6 @@ fn refusal(regular: bool, uid: u32, mode: u32) -> Option<String> {
         ));
     }
     None
-}
-
-fn errno_of(error: &std::io::Error) -> Errno {
-    Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
 }
 
 #[cfg(test)]

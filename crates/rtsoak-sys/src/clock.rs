@@ -4,6 +4,7 @@
 use std::os::fd::BorrowedFd;
 
 use nix::poll::{PollFd, PollFlags, ppoll};
+use nix::sys::time::TimeSpec;
 use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
@@ -17,10 +18,7 @@ pub fn now_ns() -> u64 {
 /// after signals: an absolute deadline makes a resumed sleep end at the same moment.
 #[inline]
 pub fn sleep_until_ns(deadline_ns: u64) {
-    let ts = nix::sys::time::TimeSpec::new(
-        (deadline_ns / 1_000_000_000) as libc::time_t,
-        (deadline_ns % 1_000_000_000) as libc::c_long,
-    );
+    let ts = timespec(deadline_ns);
     while let Err(nix::errno::Errno::EINTR) = clock_nanosleep(
         ClockId::CLOCK_MONOTONIC,
         ClockNanosleepFlags::TIMER_ABSTIME,
@@ -39,11 +37,7 @@ pub fn sleep_until_ns_or_ready(deadline_ns: u64, bell: BorrowedFd<'_>) -> bool {
         if now >= deadline_ns {
             return false;
         }
-        let left_ns = deadline_ns - now;
-        let timeout = nix::sys::time::TimeSpec::new(
-            (left_ns / 1_000_000_000) as libc::time_t,
-            (left_ns % 1_000_000_000) as libc::c_long,
-        );
+        let timeout = timespec(deadline_ns - now);
         let mut fds = [PollFd::new(bell, PollFlags::POLLIN)];
         match ppoll(&mut fds, Some(timeout), None) {
             Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
@@ -55,6 +49,15 @@ pub fn sleep_until_ns_or_ready(deadline_ns: u64, bell: BorrowedFd<'_>) -> bool {
             }
         }
     }
+}
+
+/// `ns` as a timespec: whole seconds and the nanoseconds left over.
+#[inline]
+pub(crate) fn timespec(ns: u64) -> TimeSpec {
+    TimeSpec::new(
+        (ns / 1_000_000_000) as libc::time_t,
+        (ns % 1_000_000_000) as libc::c_long,
+    )
 }
 
 /// Now as RFC 3339 UTC, whole seconds.

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use nix::errno::Errno;
 
+use crate::clock::timespec;
+
 /// futex2 flag: the word is 32 bits (mandatory for the io_uring futex opcodes).
 pub const FUTEX2_SIZE_U32: u32 = 0x02;
 /// futex2 flag: the word is private to this process (keyed by mm, not by page).
@@ -72,7 +74,7 @@ pub fn futex2_wake(word: &AtomicU32, mask: u64, count: i32, flags: u32) -> Resul
 #[inline]
 pub fn wait_shared(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Result<(), Errno> {
     let timeout = timespec(timeout_ns);
-    futex(word, libc::FUTEX_WAIT, expected, Some(&timeout), 0).map(drop)
+    futex(word, libc::FUTEX_WAIT, expected, Some(timeout.as_ref()), 0).map(drop)
 }
 
 /// `futex(word, FUTEX_WAIT_BITSET, expected, deadline, bitset)`: sleep while the word holds
@@ -91,7 +93,7 @@ pub fn wait_shared_bitset(
         word,
         libc::FUTEX_WAIT_BITSET,
         expected,
-        Some(&deadline),
+        Some(deadline.as_ref()),
         bitset,
     )
     .map(drop)
@@ -167,14 +169,6 @@ fn futex(
         Err(Errno::last())
     } else {
         Ok(rc as u32)
-    }
-}
-
-/// `ns` as a timespec.
-fn timespec(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
     }
 }
 

@@ -47,14 +47,14 @@ const MAX_SYMLINKS: usize = 40;
 #[error("{}: {problem}", path.display())]
 pub struct InputError {
     /// The path given, or the file in the directory given (`DIR/result.json`).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What is wrong with it.
-    pub problem: Problem,
+    problem: Problem,
 }
 
 /// Why an input is refused.
 #[derive(Debug, thiserror::Error)]
-pub enum Problem {
+enum Problem {
     /// Nothing is there.
     #[error("there is no such file")]
     Missing,

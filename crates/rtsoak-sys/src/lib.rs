@@ -58,7 +58,7 @@ pub struct SysError {
 
 impl SysError {
     /// The error of `call` from the thread's current errno.
-    pub fn last(call: &'static str) -> Self {
+    pub(crate) fn last(call: &'static str) -> Self {
         SysError {
             call,
             errno: Errno::last(),
@@ -74,7 +74,13 @@ impl SysError {
     pub fn from_io(call: &'static str, error: &std::io::Error) -> Self {
         SysError {
             call,
-            errno: Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO)),
+            errno: errno_of(error),
         }
     }
+}
+
+/// The errno an `io::Error` carries (`EIO` for one that carries none: it did not come from a
+/// system call).
+pub fn errno_of(error: &std::io::Error) -> Errno {
+    Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
 }

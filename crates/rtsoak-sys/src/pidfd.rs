@@ -89,8 +89,7 @@ impl SignalSender {
                 #[cfg(target_pointer_width = "64")]
                 _pad: 0,
                 pid: std::process::id() as i32,
-                // SAFETY: getuid cannot fail.
-                uid: unsafe { libc::getuid() },
+                uid: nix::unistd::getuid().as_raw(),
                 value: 0,
                 _rest: [0; 128 - 32],
             },
@@ -136,8 +135,8 @@ impl SignalSender {
         let rc = unsafe {
             libc::syscall(
                 libc::SYS_rt_tgsigqueueinfo,
-                libc::getpid(),
-                libc::gettid(),
+                nix::unistd::getpid().as_raw(),
+                nix::unistd::gettid().as_raw(),
                 self.info.signo,
                 &self.info as *const QueuedSigInfo,
             )

@@ -114,7 +114,7 @@ pub struct MemberSlot {
     /// its eventfd for `eventfd`; -1 where the transport needs none).
     pub wake_fd: AtomicI32,
     /// Queue position from which the subscriber reads.
-    pub join_position: AtomicU64,
+    join_position: AtomicU64,
 }
 
 /// The whole shared region.
@@ -156,14 +156,14 @@ pub(crate) const FLOOR_STAMPS: usize = 64;
 pub struct FloorStamps {
     /// Sends begun: stored before a send's time is written, so a reader can tell a slot it read
     /// may have been overwritten meanwhile.
-    pub begun: AtomicU64,
+    pub(crate) begun: AtomicU64,
     /// Sends made: stored (release) after the send's time and before its wake calls.
-    pub sent: AtomicU64,
+    sent: AtomicU64,
     /// One more than the number of the first measured send, stored before that send is made;
     /// 0 while the warm-up lasts (all-zero is the region's initial state).
-    pub first_measured_plus_one: AtomicU64,
+    first_measured_plus_one: AtomicU64,
     /// `CLOCK_MONOTONIC` ns of send `n` at index `n % FLOOR_STAMPS`.
-    pub send_ns: [AtomicU64; FLOOR_STAMPS],
+    pub(crate) send_ns: [AtomicU64; FLOOR_STAMPS],
 }
 
 impl FloorStamps {

@@ -27,11 +27,10 @@ pub fn affinity() -> Vec<usize> {
     }
 }
 
-/// The CPU the calling thread is running on right now (cheap: read from rseq/vDSO).
+/// The CPU the calling thread is running on right now (cheap: read from rseq/vDSO), or -1.
 #[inline]
 pub fn current_cpu() -> i32 {
-    // SAFETY: sched_getcpu takes no arguments and returns -1 on error.
-    unsafe { libc::sched_getcpu() }
+    nix::sched::sched_getcpu().map_or(-1, |cpu| cpu as i32)
 }
 
 /// A scheduling policy, as the kernel names it.
@@ -245,14 +244,13 @@ pub fn try_policy(policy: SchedPolicy, priority: u8) -> Result<(), SysError> {
 /// Find out by trying whether this process may lock `bytes` of memory (what each worker's
 /// `mlockall` will need), then unlock them again.
 pub fn try_lock(bytes: usize) -> Result<(), SysError> {
+    use nix::sys::mman::{mlock, munlock};
     let mut buffer = vec![0u8; bytes];
+    let start = std::ptr::NonNull::from(buffer.as_mut_slice()).cast();
     // SAFETY: the range is a live allocation we own; mlock/munlock do not change its contents.
-    let rc = unsafe { libc::mlock(buffer.as_mut_ptr().cast(), bytes) };
-    if rc != 0 {
-        return Err(SysError::last("mlock"));
-    }
+    unsafe { mlock(start, bytes) }.map_err(|e| SysError::new("mlock", e))?;
     // SAFETY: as above; the range was locked just now.
-    unsafe { libc::munlock(buffer.as_mut_ptr().cast(), bytes) };
+    let _ = unsafe { munlock(start, bytes) };
     Ok(())
 }
 

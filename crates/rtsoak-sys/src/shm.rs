@@ -73,18 +73,13 @@ impl SharedMemory {
     }
 
     /// Start of the mapping (page aligned).
-    pub fn as_ptr(&self) -> *mut u8 {
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
     /// Length in bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    /// Always false: a mapping has at least one byte.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// The 32-bit word at byte `offset`, as an atomic: `None` past the end or unaligned.

@@ -134,7 +134,7 @@ impl Trace {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Copied {
     /// Bytes written.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// The buffer held more than the limit; the copy stops there.
     pub truncated: bool,
 }

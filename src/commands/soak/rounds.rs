@@ -20,10 +20,10 @@ use rtsoak_sys::clock::timestamp;
 /// its floor run beside it (`--floor`).
 pub(crate) struct Rounds<'a> {
     /// Where noise scratch files go (the result directory).
-    pub result_dir: &'a Path,
-    pub stop: &'a StopFlag,
-    pub quiet: bool,
-    pub floor: bool,
+    pub(crate) result_dir: &'a Path,
+    pub(crate) stop: &'a StopFlag,
+    pub(crate) quiet: bool,
+    pub(crate) floor: bool,
 }
 
 /// Record each unsupported transport once, then run every supported transport and ring setup

@@ -20,11 +20,11 @@ pub(crate) use rtsoak_record::abi::doorbell::Abi;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DoorbellReg {
     /// Carried by every drain CQE.
-    pub user_data: u64,
+    pub(crate) user_data: u64,
     /// Must be 0.
-    pub flags: u32,
+    pub(crate) flags: u32,
     /// Must be 0.
-    pub resv: u32,
+    pub(crate) resv: u32,
 }
 
 /// Give `ring_fd` a doorbell whose CQEs carry `user_data`.

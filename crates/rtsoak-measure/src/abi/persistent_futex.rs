@@ -26,11 +26,11 @@ pub(crate) use rtsoak_record::abi::persistent_futex::Abi;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FutexReg {
     /// The word's address.
-    pub uaddr: u64,
+    pub(crate) uaddr: u64,
     /// futex2 flags (`FUTEX2_SIZE_U32`; never `FUTEX2_PRIVATE` for a word shared by processes).
-    pub futex_flags: u32,
+    pub(crate) futex_flags: u32,
     /// Must be 0.
-    pub resv: u32,
+    pub(crate) resv: u32,
 }
 
 /// Register `word` as slot 0 of `ring_fd`.

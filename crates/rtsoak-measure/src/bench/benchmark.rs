@@ -46,7 +46,7 @@ pub struct Shape {
 
 impl Shape {
     /// K requests (or calls) per cycle and nothing else, as most benches have it.
-    pub fn k(k: u32) -> Self {
+    pub(crate) fn k(k: u32) -> Self {
         Shape {
             k,
             vectors: None,

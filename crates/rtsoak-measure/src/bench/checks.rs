@@ -9,27 +9,27 @@ use rtsoak_record::bench::{BadResult, Checks};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
     /// The CPU the thread is pinned to.
-    pub cpu: usize,
+    pub(crate) cpu: usize,
     /// `sched_getcpu` before the round's first cycle.
-    pub cpu_at_start: i32,
+    pub(crate) cpu_at_start: i32,
     /// `sched_getcpu` after the round's last cycle.
-    pub cpu_at_end: i32,
+    pub(crate) cpu_at_end: i32,
     /// Completions (or call results) validated.
-    pub completions: u64,
+    pub(crate) completions: u64,
     /// Of those, how many had the wrong result.
-    pub bad_results: u64,
+    pub(crate) bad_results: u64,
     /// The first wrong one.
-    pub first_bad: Option<BadResult>,
+    pub(crate) first_bad: Option<BadResult>,
     /// Waits for completions that hit [`super::COMPLETION_TIMEOUT_NS`].
-    pub timeouts: u64,
+    pub(crate) timeouts: u64,
     /// Calls that failed outright (submit, write, futex), and the first errno.
-    pub call_errors: u64,
+    pub(crate) call_errors: u64,
     /// errno of the first failed call.
-    pub first_call_errno: Option<i32>,
+    pub(crate) first_call_errno: Option<i32>,
     /// Completions the kernel dropped or held back for lack of CQ space during the round.
-    pub cq_overflow: u64,
+    pub(crate) cq_overflow: u64,
     /// Waiters found left behind by the untimed check (benches that have one).
-    pub residual_waiters: Option<u64>,
+    pub(crate) residual_waiters: Option<u64>,
 }
 
 impl Tally {

@@ -131,7 +131,7 @@ impl Workload for State {
             return false;
         }
         if let Err(error) = self.ring.submit() {
-            tally.call_failed(error.raw_os_error().unwrap_or(libc::EIO));
+            tally.call_failed(rtsoak_sys::errno_of(&error) as i32);
             return false;
         }
         let one = 1u64.to_ne_bytes();

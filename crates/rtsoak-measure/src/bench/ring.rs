@@ -55,7 +55,7 @@ pub(crate) fn submit_and_drain(
             .submitter()
             .submit_with_args((want - seen) as usize, &args)
         {
-            let errno = error.raw_os_error().unwrap_or(libc::EIO);
+            let errno = rtsoak_sys::errno_of(&error) as i32;
             if errno == libc::EINTR {
                 continue;
             }

@@ -49,11 +49,11 @@ pub struct RoundPlan {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct RawRound {
     /// Between the round's two clock reads, ns.
-    pub elapsed_ns: u64,
+    pub(crate) elapsed_ns: u64,
     /// Cycles completed (fewer than planned if the round broke).
-    pub cycles_done: u32,
+    pub(crate) cycles_done: u32,
     /// What the checks found.
-    pub tally: Tally,
+    pub(crate) tally: Tally,
 }
 
 /// Run one round of `workload` on the calling thread, which is pinned to `cpu`.

@@ -74,7 +74,7 @@ impl Progress {
     }
 
     /// How often the display redraws, ns; `None` when it is off (`--quiet`).
-    pub fn every_ns(&self) -> Option<u64> {
+    pub(crate) fn every_ns(&self) -> Option<u64> {
         self.enabled.then_some(if self.tty {
             TTY_EVERY_NS
         } else {
@@ -83,7 +83,7 @@ impl Progress {
     }
 
     /// Redraw if it is time.
-    pub fn tick(&mut self, region: &Region, now_ns: u64) {
+    pub(crate) fn tick(&mut self, region: &Region, now_ns: u64) {
         let Some(every) = self.every_ns() else {
             return;
         };

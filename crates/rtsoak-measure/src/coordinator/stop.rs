@@ -36,7 +36,7 @@ impl StopFlag {
     }
 
     /// The signal that arrived, or 0.
-    pub fn signal(&self) -> i32 {
+    pub(crate) fn signal(&self) -> i32 {
         self.signal.load(Ordering::Relaxed) as i32
     }
 

@@ -23,9 +23,9 @@ pub(super) fn deadline_ns(period_ns: u64, delivery_timeout_ns: u64) -> u64 {
 /// One supervised worker: its role's name and its slot.
 pub(crate) struct Watched<'a> {
     /// `RT publisher`, `RT subscriber`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Its live slot.
-    pub slot: &'a WorkerSlot,
+    pub(crate) slot: &'a WorkerSlot,
 }
 
 /// The first worker (in the order given: the publisher first, since a silent publisher also

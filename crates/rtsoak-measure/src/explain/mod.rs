@@ -37,28 +37,28 @@ pub(crate) struct Tracer {
 }
 
 /// What the reader made of the trace.
-pub struct Read {
-    pub episodes: Episodes,
-    pub lines: u64,
-    pub error: Option<String>,
+pub(crate) struct Read {
+    pub(crate) episodes: Episodes,
+    pub(crate) lines: u64,
+    pub(crate) error: Option<String>,
     /// The file every line was written to (`Options::keep`), when all of it was.
-    pub kept: Option<PathBuf>,
-    pub keep_error: Option<String>,
+    pub(crate) kept: Option<PathBuf>,
+    keep_error: Option<String>,
 }
 
 /// The finished trace: the RT tasks' waits and what the trace could see.
-pub struct Trace {
-    pub episodes: Episodes,
-    pub tracing: Tracing,
+pub(crate) struct Trace {
+    pub(crate) episodes: Episodes,
+    pub(crate) tracing: Tracing,
 }
 
 /// What the tracer is asked to do besides explaining.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Options {
     /// Shortest wait worth keeping, us (half the threshold: a cause must cover half a spike).
-    pub min_wait_us: u64,
+    pub(crate) min_wait_us: u64,
     /// Also write every trace line read into this file (`--keep-trace`).
-    pub keep: Option<PathBuf>,
+    pub(crate) keep: Option<PathBuf>,
 }
 
 impl Tracer {
@@ -201,7 +201,7 @@ impl Drop for Tracer {
 
 /// A new file name in `dir` for the kept trace of one run of `transport` with `setup`:
 /// `trace-futex-defer-taskrun-1.txt`, numbered past those earlier runs (rounds) left.
-pub fn trace_file(dir: &std::path::Path, transport: &str, setup: &str) -> PathBuf {
+pub(crate) fn trace_file(dir: &std::path::Path, transport: &str, setup: &str) -> PathBuf {
     (1..)
         .map(|n| dir.join(format!("trace-{transport}-{setup}-{n}.txt")))
         .find(|path| !path.exists())
@@ -222,7 +222,7 @@ fn create_trace_file(path: &std::path::Path) -> anyhow::Result<File> {
 }
 
 /// An explanation that could not be made: every spike is unexplained for `reason`.
-pub fn unavailable(reason: String) -> Explanation {
+pub(crate) fn unavailable(reason: String) -> Explanation {
     Explanation {
         tracing: Tracing {
             unavailable: Some(reason),

@@ -102,7 +102,7 @@ const EVENTS: [Wanted; 10] = [
 pub(crate) struct Instance {
     dir: PathBuf,
     /// Events this kernel does not have (`system/event`).
-    pub missing: Vec<String>,
+    pub(crate) missing: Vec<String>,
     /// The owner socket `@rtsoak-trace-TOKEN`, bound as long as the instance lives.
     _owner: std::os::fd::OwnedFd,
 }

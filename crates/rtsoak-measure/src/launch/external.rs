@@ -28,9 +28,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The external command's init, started.
 pub(crate) struct External {
     /// The init (the leader of the process group the command starts in).
-    pub init: Process,
+    pub(crate) init: Process,
     /// The command's pid, as this process sees it.
-    pub pid: i32,
+    pub(crate) pid: i32,
     channel: UnixStream,
 }
 

@@ -25,7 +25,7 @@ use super::worker_binary::refusal;
 use rtsoak_sys::safe_dir::{self, Kind, SafeDir, Untrusted};
 
 /// Where root looks for a bare program name: systemd's default `PATH`.
-pub const SYSTEM_DIRS: [&str; 6] = [
+pub(crate) const SYSTEM_DIRS: [&str; 6] = [
     "/usr/local/sbin",
     "/usr/local/bin",
     "/usr/sbin",

@@ -35,20 +35,20 @@ pub(crate) const QUEUE_NOISE_RING_BYTES: usize = 64 << 10;
 pub(crate) const NO_FRAMES_RING_BYTES: usize = 4 << 10;
 
 /// A started worker and the coordinator's end of its frames and report.
-pub struct Spawned {
+pub(crate) struct Spawned {
     /// The process.
-    pub child: Process,
+    pub(crate) child: Process,
     /// Its report memfd (same open file as the worker's [`REPORT_FD`]).
-    pub report: File,
+    pub(crate) report: File,
     /// Its frame ring.
-    pub frames: Frames,
+    pub(crate) frames: Frames,
     /// What it was asked to do.
-    pub spec: WorkerSpec,
+    pub(crate) spec: WorkerSpec,
 }
 
 impl Spawned {
     /// Everything it left: a last drain of its ring, its frames decoded, its final report.
-    pub fn collect(&mut self) -> ReportStream {
+    pub(crate) fn collect(&mut self) -> ReportStream {
         self.frames.collect(&mut self.report)
     }
 }
@@ -66,7 +66,11 @@ pub(crate) fn ring_for(role: Role, slot: usize) -> anyhow::Result<RingReader> {
 
 /// Start one worker for `spec` on `region`, shipping its frames into `ring` (a fresh one from
 /// [`ring_for`], or a drained one whose previous worker has ended).
-pub fn spawn(spec: WorkerSpec, region: &SharedRegion, ring: RingReader) -> anyhow::Result<Spawned> {
+pub(crate) fn spawn(
+    spec: WorkerSpec,
+    region: &SharedRegion,
+    ring: RingReader,
+) -> anyhow::Result<Spawned> {
     spawn_with_bell(spec, region, ring, None)
 }
 

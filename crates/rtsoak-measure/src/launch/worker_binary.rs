@@ -40,18 +40,18 @@ pub(crate) const WORKER_SUFFIX: &str = "-worker";
     name.display(),
     coordinator.display()
 )]
-pub struct WorkerBinaryError {
+pub(crate) struct WorkerBinaryError {
     /// The worker binary looked for.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Its file name (`rtsoak-worker`).
-    pub name: PathBuf,
+    pub(crate) name: PathBuf,
     /// The coordinator binary's file name (`rtsoak`).
-    pub coordinator: PathBuf,
+    pub(crate) coordinator: PathBuf,
     /// What is wrong with it.
-    pub why: String,
+    pub(crate) why: String,
     /// Whether it is simply not there (which `worker_executable` and the `libexec` search
     /// pass over), rather than there and refused.
-    pub missing: bool,
+    pub(crate) missing: bool,
 }
 
 /// The argument that makes `rtsoak` itself a worker, where no worker binary is beside it.
@@ -112,7 +112,7 @@ pub(crate) fn worker_path(exe: &Path) -> Option<PathBuf> {
 /// Where the worker binary of `exe` may be, in the order looked at: beside it, then, for a
 /// binary in `<prefix>/bin`, `<prefix>/libexec/rtsoak/` (`/usr/bin/rtsoak` gives
 /// `/usr/bin/rtsoak-worker` and `/usr/libexec/rtsoak/rtsoak-worker`).
-pub fn worker_paths(exe: &Path) -> Vec<PathBuf> {
+fn worker_paths(exe: &Path) -> Vec<PathBuf> {
     let Some(beside) = worker_path(exe) else {
         return Vec::new();
     };
@@ -127,7 +127,7 @@ pub fn worker_paths(exe: &Path) -> Vec<PathBuf> {
 
 /// The worker binary of `exe`, if it may be run: the first of [`worker_paths`] that is there
 /// (see the module's comment). Where none is, the error names the one beside `exe`.
-pub fn checked(exe: &Path) -> Result<PathBuf, WorkerBinaryError> {
+pub(crate) fn checked(exe: &Path) -> Result<PathBuf, WorkerBinaryError> {
     let paths = worker_paths(exe);
     let Some(beside) = paths.first() else {
         return Err(WorkerBinaryError {

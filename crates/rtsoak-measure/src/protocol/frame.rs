@@ -45,32 +45,32 @@ impl ByteSink for super::ring::FrameSink<'_> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct FrameHeader {
     /// Index of the series in the worker's series list.
-    pub series: u32,
+    pub(crate) series: u32,
     /// Interval number from 0.
-    pub index: u32,
+    pub(crate) index: u32,
     /// Start, ns after the measured phase began.
-    pub start_ns: u64,
+    pub(crate) start_ns: u64,
     /// Length, ns.
-    pub length_ns: u64,
+    pub(crate) length_ns: u64,
     /// Exact counters of the interval.
-    pub stats: SampleStats,
+    pub(crate) stats: SampleStats,
 }
 
 /// One finished interval of one series, decoded.
 #[derive(Debug, Clone)]
-pub struct IntervalFrame {
+pub(crate) struct IntervalFrame {
     /// Index of the series in the worker's series list.
-    pub series: u32,
+    pub(crate) series: u32,
     /// Interval number from 0.
-    pub index: u32,
+    pub(crate) index: u32,
     /// Start, ns after the measured phase began.
-    pub start_ns: u64,
+    pub(crate) start_ns: u64,
     /// Length, ns.
-    pub length_ns: u64,
+    pub(crate) length_ns: u64,
     /// Exact counters of the interval.
-    pub stats: SampleStats,
+    pub(crate) stats: SampleStats,
     /// The interval's histogram.
-    pub histogram: Histogram<u64>,
+    pub(crate) histogram: Histogram<u64>,
 }
 
 #[inline]

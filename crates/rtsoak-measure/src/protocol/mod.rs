@@ -37,16 +37,16 @@ pub(crate) const BELL_FD: i32 = 7;
 
 /// One latency series' whole-run extras (its histograms arrive as interval frames).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SeriesReport {
+pub(crate) struct SeriesReport {
     /// Exact counters over the measured phase.
-    pub stats: SampleStats,
+    pub(crate) stats: SampleStats,
     /// Over-threshold samples, in time order, at most `outliers_max`: the largest of the run
     /// when more went over.
-    pub outliers: Vec<Outlier>,
+    pub(crate) outliers: Vec<Outlier>,
     /// Over-threshold samples that did not fit in `outliers`.
-    pub outliers_dropped: u64,
+    pub(crate) outliers_dropped: u64,
     /// Every sample over this many ns is in `outliers`.
-    pub outliers_complete_over_ns: u64,
+    pub(crate) outliers_complete_over_ns: u64,
 }
 
 impl SeriesReport {
@@ -64,32 +64,32 @@ impl SeriesReport {
 
 /// The final report of a worker.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct WorkerReport {
+pub(crate) struct WorkerReport {
     /// Process id.
-    pub pid: i32,
+    pub(crate) pid: i32,
     /// What it achieved in becoming real-time.
-    pub setup: RtSetup,
+    pub(crate) setup: RtSetup,
     /// Resource usage over the measured phase.
-    pub hygiene: Hygiene,
+    pub(crate) hygiene: Hygiene,
     /// Counters.
-    pub counters: Counters,
+    pub(crate) counters: Counters,
     /// Latency series by name (`send_call`, `fanout`, `timer`, `delivery`, ...).
-    pub series: Vec<(Series, SeriesReport)>,
+    pub(crate) series: Vec<(Series, SeriesReport)>,
     /// Burst worker: what it did.
-    pub bursts: Option<BurstReport>,
+    pub(crate) bursts: Option<BurstReport>,
     /// Burst worker: what each burst thread got, as it recorded itself. Each thread pins itself
     /// to its one CPU and takes its own policy, so `setup` (the worker's thread that only waits
     /// for them) does not say what the bursts ran with.
     #[serde(default)]
-    pub thread_setups: Vec<RtSetup>,
+    pub(crate) thread_setups: Vec<RtSetup>,
     /// Load worker: what each generator did, by name.
-    pub load: std::collections::BTreeMap<String, LoadCount>,
+    pub(crate) load: std::collections::BTreeMap<String, LoadCount>,
     /// Why the worker stopped early, if it did.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// The sample that crossed `--break-on`, if one did.
     #[serde(default)]
-    pub break_event: Option<rtsoak_record::BreakEvent>,
+    pub(crate) break_event: Option<rtsoak_record::BreakEvent>,
     /// Subscribers: how far own wakes could be told apart (the waiter's).
     #[serde(default)]
-    pub attribution: rtsoak_record::Attribution,
+    pub(crate) attribution: rtsoak_record::Attribution,
 }

@@ -36,7 +36,7 @@ const LOST_WORD: usize = 24;
 const LENGTH_BYTES: u64 = 4;
 
 /// A mapped frame ring (either side).
-pub struct FrameRing {
+pub(crate) struct FrameRing {
     memory: SharedMemory,
     capacity: u64,
 }
@@ -44,7 +44,7 @@ pub struct FrameRing {
 impl FrameRing {
     /// Create a ring of `capacity_bytes` data bytes (a power of two) in a memfd named `name`
     /// (coordinator).
-    pub fn create(name: &str, capacity_bytes: usize) -> Result<Self, SysError> {
+    pub(crate) fn create(name: &str, capacity_bytes: usize) -> Result<Self, SysError> {
         if !capacity_bytes.is_power_of_two() || capacity_bytes > u32::MAX as usize {
             return Err(SysError::new("memfd_create", nix::errno::Errno::EINVAL));
         }
@@ -60,7 +60,7 @@ impl FrameRing {
     }
 
     /// Attach to an inherited ring (worker), checking it is one this binary made.
-    pub fn attach(memory: SharedMemory) -> anyhow::Result<Self> {
+    pub(crate) fn attach(memory: SharedMemory) -> anyhow::Result<Self> {
         let Some((header, data)) = memory.split_atomic(HEADER_WORDS) else {
             anyhow::bail!(
                 "the frame ring is too small for its header: coordinator and worker binaries differ"
@@ -77,13 +77,8 @@ impl FrameRing {
     }
 
     /// The memfd, to hand to a worker.
-    pub fn fd(&self) -> &OwnedFd {
+    pub(crate) fn fd(&self) -> &OwnedFd {
         self.memory.fd()
-    }
-
-    /// Data bytes.
-    pub fn capacity(&self) -> u64 {
-        self.capacity
     }
 
     fn parts(&self) -> (&[AtomicU64], &[AtomicU8]) {
@@ -185,7 +180,7 @@ impl FrameSink<'_> {
 }
 
 /// The consumer's side (the coordinator).
-pub struct RingReader {
+pub(crate) struct RingReader {
     ring: FrameRing,
     read: u64,
     lost_seen: u64,
@@ -194,12 +189,12 @@ pub struct RingReader {
 
 impl RingReader {
     /// Create a ring of `capacity_bytes` (a power of two) and be its consumer.
-    pub fn create(name: &str, capacity_bytes: usize) -> Result<Self, SysError> {
+    pub(crate) fn create(name: &str, capacity_bytes: usize) -> Result<Self, SysError> {
         Ok(Self::new(FrameRing::create(name, capacity_bytes)?))
     }
 
     /// The consumer of `ring`, from whatever was read before.
-    pub fn new(ring: FrameRing) -> Self {
+    pub(crate) fn new(ring: FrameRing) -> Self {
         let read = ring.parts().0[READ_WORD].load(Ordering::Relaxed);
         RingReader {
             ring,
@@ -210,14 +205,14 @@ impl RingReader {
     }
 
     /// The ring's memfd, to hand to its producer.
-    pub fn fd(&self) -> &OwnedFd {
+    pub(crate) fn fd(&self) -> &OwnedFd {
         self.ring.fd()
     }
 
     /// Hand every whole frame published so far to `each`, oldest first, then give their room
     /// back to the producer. Returns how many there were. A frame still being written is not
     /// seen: the producer publishes its position only after the whole frame.
-    pub fn drain(&mut self, mut each: impl FnMut(&[u8])) -> anyhow::Result<usize> {
+    pub(crate) fn drain(&mut self, mut each: impl FnMut(&[u8])) -> anyhow::Result<usize> {
         let capacity = self.ring.capacity;
         let (header, data) = self.ring.parts();
         let mask = capacity - 1;

@@ -11,28 +11,28 @@ use rtsoak_record::{Policy, RingSetup, Role};
 
 /// Everything a worker needs, typed. Times in ns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkerSpec {
+pub(crate) struct WorkerSpec {
     /// What to do (it agrees with `work`: `launch::specs` builds both from the same role).
-    pub role: Role,
+    pub(crate) role: Role,
     /// Index into the region's worker slots.
-    pub slot: usize,
+    pub(crate) slot: usize,
     /// CPUs to pin to.
-    pub cpus: Vec<usize>,
+    pub(crate) cpus: Vec<usize>,
     /// Scheduling policy.
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// Priority for real-time policies.
-    pub priority: u8,
+    pub(crate) priority: u8,
     /// The coordinator's pid (to die with it, and to grant it fd access).
-    pub coordinator_pid: i32,
+    pub(crate) coordinator_pid: i32,
     /// Whether to `mlockall` (the RT pair does; noise does not need to).
-    pub lock_memory: bool,
+    pub(crate) lock_memory: bool,
     /// The work of its kind.
-    pub work: Work,
+    pub(crate) work: Work,
 }
 
 /// The work of one kind of worker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Work {
+pub(crate) enum Work {
     /// Publishers and subscribers of the queue, the RT pair's and the queue noise's.
     Queue(QueueSpec),
     /// The floor pair (`--floor`): the RT pair's spec, run by the minimal reference loops
@@ -52,31 +52,31 @@ pub enum Work {
 
 /// What a publisher or subscriber of the queue needs, RT or noise.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueueSpec {
+pub(crate) struct QueueSpec {
     /// The transport.
-    pub transport: rtsoak_record::transport::Name,
+    pub(crate) transport: rtsoak_record::transport::Name,
     /// Subscribers: index into the region's membership table.
-    pub member: usize,
+    pub(crate) member: usize,
     /// Publishers: the id stamped on every message. Subscribers: the id of the publisher whose
     /// messages are measured and checked for integrity (the RT publisher's).
-    pub publisher_id: u32,
+    pub(crate) publisher_id: u32,
     /// Publisher period.
-    pub period_ns: u64,
+    pub(crate) period_ns: u64,
     /// Over-threshold limit.
-    pub threshold_ns: u64,
+    pub(crate) threshold_ns: u64,
     /// A message unseen for this long is lost.
-    pub delivery_timeout_ns: u64,
+    pub(crate) delivery_timeout_ns: u64,
     /// Requested ring setup.
-    pub ring_setup: RingSetup,
+    pub(crate) ring_setup: RingSetup,
     /// Every transport's own settings, as the plan resolved them.
-    pub transport_settings: rtsoak_record::transport::Settings,
+    pub(crate) transport_settings: rtsoak_record::transport::Settings,
     /// Assumed constants of unmerged kernel patches.
-    pub abi: rtsoak_record::abi::PatchedAbi,
+    pub(crate) abi: rtsoak_record::abi::PatchedAbi,
     /// Noise publishers wake the RT subscriber too (`noise.queue.wake_rt_subscriber`): the RT
     /// subscriber then waits for their wakes as well, and noise publishers include it.
-    pub noise_wakes_rt_subscriber: bool,
+    pub(crate) noise_wakes_rt_subscriber: bool,
     /// Whose clock it keeps and how long it lives.
-    pub life: Life,
+    pub(crate) life: Life,
 }
 
 /// The subscriber's longest single wait: it looks at the queue at least this often even when no
@@ -92,7 +92,7 @@ impl QueueSpec {
     }
 
     /// The RT pair's part, or `None` for queue noise.
-    pub fn rt(&self) -> Option<&RtSpec> {
+    pub(crate) fn rt(&self) -> Option<&RtSpec> {
         match &self.life {
             Life::Rt(rt) => Some(rt),
             Life::Noise { .. } => None,
@@ -103,7 +103,7 @@ impl QueueSpec {
 /// How a queue worker lives: the RT pair for the run's measured periods, queue noise for its
 /// own lifetime.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Life {
+pub(crate) enum Life {
     /// The RT pair: on the run's clock, with what only the measured pair has.
     Rt(RtSpec),
     /// Queue noise: on its own clock from when it is born, leaving after `lifetime_ns` (drawn
@@ -116,44 +116,44 @@ pub enum Life {
 
 /// What only the RT publisher and subscriber have.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RtSpec {
+pub(crate) struct RtSpec {
     /// Warm-up periods before the measured ones.
-    pub warmup_periods: u64,
+    pub(crate) warmup_periods: u64,
     /// Measured periods.
-    pub measured_periods: u64,
+    pub(crate) measured_periods: u64,
     /// Interval histogram length.
-    pub interval_ns: u64,
+    pub(crate) interval_ns: u64,
     /// Outlier list capacity per series.
-    pub outliers_max: u32,
+    pub(crate) outliers_max: u32,
     /// `--break-on`, if it is on.
-    pub break_on: Option<BreakOnSpec>,
+    pub(crate) break_on: Option<BreakOnSpec>,
     /// `--on-threshold`, if this worker's series is watched.
     #[serde(default)]
-    pub on_threshold: Option<OnThresholdSpec>,
+    pub(crate) on_threshold: Option<OnThresholdSpec>,
     /// A fault to inject (tests only).
-    pub inject_fault: Option<Fault>,
+    pub(crate) inject_fault: Option<Fault>,
 }
 
 /// `--on-threshold`: a sample longer than `limit_ns` is published for the coordinator (in the
 /// region's crossing slot, then a byte on the bell it inherits as `BELL_FD`), which acts on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OnThresholdSpec {
+pub(crate) struct OnThresholdSpec {
     /// The limit.
-    pub limit_ns: u64,
+    pub(crate) limit_ns: u64,
     /// `None`: only the first sample over it fires; `Some`: every one, at most one per this
     /// many ns.
-    pub every_ns: Option<u64>,
+    pub(crate) every_ns: Option<u64>,
 }
 
 /// `--break-on`: a send call or delivery longer than `limit_ns` writes an ftrace marker, stops
 /// tracing and (unless `carry_on`) stops the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BreakOnSpec {
+pub(crate) struct BreakOnSpec {
     /// The limit.
-    pub limit_ns: u64,
+    pub(crate) limit_ns: u64,
     /// `--break-on-continue`: carry on after the break.
-    pub carry_on: bool,
+    pub(crate) carry_on: bool,
     /// The tracefs directory the coordinator found (`/sys/kernel/tracing`); `None`: the break
     /// is recorded but no marker written.
-    pub tracefs_dir: Option<PathBuf>,
+    pub(crate) tracefs_dir: Option<PathBuf>,
 }

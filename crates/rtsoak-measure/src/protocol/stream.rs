@@ -93,7 +93,7 @@ pub(crate) fn parse_report(bytes: &[u8]) -> anyhow::Result<Option<WorkerReport>>
 }
 
 /// The coordinator's end of one worker's frame ring, and what it has drained from it.
-pub struct Frames {
+pub(crate) struct Frames {
     ring: RingReader,
     /// Drained frames kept encoded (length, payload), decoded when the run is built: a few
     /// kilobytes each instead of a 200 KiB histogram.
@@ -105,7 +105,7 @@ pub struct Frames {
 
 impl Frames {
     /// Collect from `ring`.
-    pub fn new(ring: RingReader) -> Self {
+    pub(crate) fn new(ring: RingReader) -> Self {
         Frames {
             ring,
             kept: Vec::new(),
@@ -116,12 +116,12 @@ impl Frames {
     }
 
     /// The ring's memfd, to hand to the worker.
-    pub fn fd(&self) -> &OwnedFd {
+    pub(crate) fn fd(&self) -> &OwnedFd {
         self.ring.fd()
     }
 
     /// Move every whole frame out of the ring and keep it (the supervision tick).
-    pub fn drain(&mut self) {
+    pub(crate) fn drain(&mut self) {
         let kept = &mut self.kept;
         let drained = self.ring.drain(|payload| {
             kept.extend_from_slice(&(payload.len() as u32).to_le_bytes());
@@ -145,7 +145,7 @@ impl Frames {
     }
 
     /// Remember a problem with the frames, to be reported.
-    pub fn problem(&mut self, text: String) {
+    pub(crate) fn problem(&mut self, text: String) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(text);
         } else {
@@ -167,7 +167,7 @@ impl Frames {
     /// `report_file`, and what went wrong. A frame whose histogram holds a different number of
     /// samples than its exact count (a 32-bit bucket filled, which the plan's limits rule out)
     /// is a problem too.
-    pub fn collect(&mut self, report_file: &mut File) -> ReportStream {
+    pub(crate) fn collect(&mut self, report_file: &mut File) -> ReportStream {
         self.drain();
         let mut intervals = Vec::new();
         let mut rest = std::mem::take(&mut self.kept);
@@ -200,7 +200,6 @@ impl Frames {
         ReportStream {
             intervals,
             report,
-            frames_lost: self.lost,
             problems: self.take_problems(),
         }
     }
@@ -228,15 +227,13 @@ fn describe(lost: u64, problems: &[String], more: u64) -> Option<String> {
 
 /// Everything collected from one worker.
 #[derive(Debug, Default)]
-pub struct ReportStream {
+pub(crate) struct ReportStream {
     /// Finished intervals, in the order shipped.
-    pub intervals: Vec<IntervalFrame>,
+    pub(crate) intervals: Vec<IntervalFrame>,
     /// The final report, absent if the worker died before writing it.
-    pub report: Option<WorkerReport>,
-    /// Interval frames the worker dropped because its ring was full.
-    pub frames_lost: u64,
+    pub(crate) report: Option<WorkerReport>,
     /// What went wrong with its frames (lost ones included), as one sentence; `None` if nothing.
-    pub problems: Option<String>,
+    pub(crate) problems: Option<String>,
 }
 
 #[cfg(test)]
@@ -285,7 +282,7 @@ mod tests {
         assert_eq!(stream.intervals[1].start_ns, 1_000);
         assert_eq!(stream.intervals[1].histogram.count_at(70), 1);
         assert_eq!(stream.report, Some(report));
-        assert_eq!((stream.frames_lost, stream.problems), (0, None));
+        assert_eq!(stream.problems, None);
     }
 
     #[test]
@@ -314,8 +311,9 @@ mod tests {
         for index in 0..3 {
             assert!(writer.interval(0, index, 0, 10, &recorder).is_err());
         }
+        frames.drain();
+        assert_eq!(frames.lost, 3);
         let stream = frames.collect(&mut file);
-        assert_eq!(stream.frames_lost, 3);
         assert!(stream.intervals.is_empty());
         let problems = stream.problems.unwrap();
         assert!(

@@ -70,10 +70,10 @@ impl Transport for Futex {
 /// Its flag.
 #[derive(Debug, Default, Clone, clap::Args)]
 #[group(skip)]
-pub struct FutexFlags {
+pub(crate) struct FutexFlags {
     /// How the futex transport wakes.
     #[arg(long, value_enum)]
-    pub futex_wake: Option<FutexWake>,
+    pub(crate) futex_wake: Option<FutexWake>,
 }
 
 impl super::OwnSettings for FutexSettings {

@@ -34,23 +34,23 @@ pub trait Transport: Sync {
 /// What a transport builds its halves from: the shared region and what the worker's spec says
 /// of this worker (the transport sees no more of the spec than this, so it depends on no
 /// layer above it).
-pub struct Env<'a, S> {
+pub(crate) struct Env<'a, S> {
     /// The shared region (mapped for the life of the process).
-    pub region: &'static Region,
+    pub(crate) region: &'static Region,
     /// Which worker this is.
-    pub role: Role,
+    pub(crate) role: Role,
     /// Publishers: the id stamped on every message; subscribers: the RT publisher's.
-    pub publisher_id: u32,
+    pub(crate) publisher_id: u32,
     /// The coordinator's pid (the token `msg-ring` stamps on its messages).
-    pub coordinator_pid: i32,
+    pub(crate) coordinator_pid: i32,
     /// The requested ring setup (the publisher's own ring, where it has one, uses it too).
-    pub ring_setup: RingSetup,
+    pub(crate) ring_setup: RingSetup,
     /// Whether noise publishers wake the RT subscriber too (`noise.queue.wake_rt_subscriber`).
-    pub noise_wakes_rt_subscriber: bool,
+    pub(crate) noise_wakes_rt_subscriber: bool,
     /// Assumed constants of unmerged kernel patches.
-    pub abi: &'a rtsoak_record::abi::PatchedAbi,
+    pub(crate) abi: &'a rtsoak_record::abi::PatchedAbi,
     /// The transport's own settings, as the plan resolved them.
-    pub settings: &'a S,
+    pub(crate) settings: &'a S,
 }
 
 /// A transport with its concrete halves: what the worker's loops are monomorphised for.
@@ -78,7 +78,7 @@ pub(crate) trait Visit {
 }
 
 /// The publisher's half of a transport.
-pub trait Waker {
+pub(crate) trait Waker {
     /// Bring the wake targets in line with the membership table. Called outside the timed
     /// section, and only when the membership epoch changed.
     fn refresh(&mut self, region: &Region) -> Result<(), SysError>;
@@ -100,7 +100,7 @@ pub trait Waker {
 
 /// What one completion on the subscriber's ring meant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Completion {
+pub(crate) enum Completion {
     /// A wakeup from the run's publishers; `rearm` if the wait is used up.
     Woken {
         /// The one-shot wait completed and must be submitted again.
@@ -120,7 +120,7 @@ pub enum Completion {
 /// Whether a wakeup was the RT publisher's own, as far as the transport can tell
 /// ([`Waiter::attribution`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Own {
+pub(crate) enum Own {
     /// Someone else's wake (a noise publisher's), a re-arm that found the word moved, or a
     /// transport that cannot tell.
     No,
@@ -138,7 +138,7 @@ pub enum Own {
 }
 
 /// The subscriber's half of a transport.
-pub trait Waiter {
+pub(crate) trait Waiter {
     /// False for a waiter that blocks in a system call instead of an io_uring (the
     /// `futex-syscall` baseline): the loop then creates no ring and calls [`Waiter::block`].
     const USES_RING: bool = true;

@@ -29,15 +29,15 @@ mod sender;
 mod settings;
 mod targets;
 
-pub use mechanism::{Env, Transport, Waiter, Waker};
+pub(crate) use mechanism::{Env, Transport, Waiter, Waker};
 
 pub(crate) use mechanism::Mechanism;
 
 pub(crate) use mechanism::{Completion, Own, Visit};
 pub(crate) use probe::require_opcodes;
-pub use probe::{missing, trial};
+pub(crate) use probe::{missing, trial};
 pub(crate) use ring::ARM_USER_DATA;
-pub use settings::OwnSettings;
+pub(crate) use settings::OwnSettings;
 pub(crate) use targets::{Reach, Targets};
 
 use rtsoak_record::TransportSupport;

@@ -114,12 +114,8 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
         abi.wait_flag
     );
     push(&mut ring, &wait_sqe(abi, &word, 0, 1)).map_err(|e| (wait_call.clone(), e.errno))?;
-    ring.submit_and_wait(1).map_err(|e| {
-        (
-            wait_call.clone(),
-            Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)),
-        )
-    })?;
+    ring.submit_and_wait(1)
+        .map_err(|e| (wait_call.clone(), rtsoak_sys::errno_of(&e)))?;
     let result = ring
         .completion()
         .next()

@@ -17,13 +17,13 @@ pub(crate) fn require_opcodes(needed: &[(u8, &str)]) -> Result<(), Support> {
 }
 
 /// A probe step: a trial call of `feature` that must succeed.
-pub fn trial(feature: &str, outcome: Result<(), SysError>) -> Result<(), Support> {
+pub(crate) fn trial(feature: &str, outcome: Result<(), SysError>) -> Result<(), Support> {
     outcome.map_err(|e| missing(feature, e.call, Some(e.errno)))
 }
 
 /// Unsupported because `probe` found `feature` missing, or not permitted where the errno
 /// says a privilege or a limit refused the probe ([`refusal`]).
-pub fn missing(feature: &str, probe: &str, errno: Option<Errno>) -> Support {
+pub(crate) fn missing(feature: &str, probe: &str, errno: Option<Errno>) -> Support {
     if let Some(fix) = errno.and_then(refusal) {
         return Support::NotPermitted {
             feature: feature.to_string(),

@@ -6,17 +6,13 @@ use io_uring::IoUring;
 use nix::errno::Errno;
 
 use rtsoak_record::RingSetup;
-use rtsoak_sys::SysError;
 use rtsoak_sys::uring::{Sqe, build, push_all};
+use rtsoak_sys::{SysError, errno_of};
 
 /// A ring that sends and counts what is still to be reaped.
 pub(crate) struct RingSender {
     ring: IoUring,
     in_flight: usize,
-}
-
-fn errno_of(error: &std::io::Error) -> Errno {
-    Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO))
 }
 
 impl RingSender {

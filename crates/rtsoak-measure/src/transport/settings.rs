@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 /// plan (flattened, so the plan reads as before transports owned them). Every field serializes
 /// (no `skip_serializing_if`): the keys are read off the serialized default ([`keys`]), and
 /// `#[serde(default)]` lets a profile leave any of them out.
-pub trait OwnSettings:
+pub(crate) trait OwnSettings:
     Default + Clone + Debug + PartialEq + Eq + Serialize + DeserializeOwned + Send + Sync
 {
     /// The flags that override them: `#[derive(clap::Args)]` with `#[group(skip)]`, one
@@ -28,7 +28,7 @@ pub trait OwnSettings:
 /// The flags of a transport that has no settings.
 #[derive(Debug, Default, Clone, clap::Args)]
 #[group(skip)]
-pub struct NoFlags {}
+pub(crate) struct NoFlags {}
 
 impl OwnSettings for rtsoak_record::transport::NoSettings {
     type Flags = NoFlags;

@@ -36,7 +36,7 @@ impl Reach {
 pub(crate) struct RemoteFd {
     _process: OwnedFd,
     /// The duplicate.
-    pub fd: OwnedFd,
+    pub(crate) fd: OwnedFd,
 }
 
 impl RemoteFd {

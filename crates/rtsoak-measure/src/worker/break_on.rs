@@ -27,7 +27,7 @@ pub(super) struct BreakOn {
     trace: Option<Trace>,
     region: &'static Region,
     /// The sample that crossed, once one did.
-    pub event: Option<BreakEvent>,
+    pub(crate) event: Option<BreakEvent>,
 }
 
 impl BreakOn {

@@ -11,14 +11,14 @@ use rtsoak_sys::region::{Region, WorkerSlot, worker_state};
 /// the report it is filling in.
 pub(crate) struct WorkerContext {
     /// The spec it was started with.
-    pub spec: WorkerSpec,
+    pub(crate) spec: WorkerSpec,
     pub(super) region: &'static Region,
     /// Where interval frames and the final report go.
-    pub stream: ReportWriter,
+    pub(crate) stream: ReportWriter,
     /// The report being filled in.
-    pub report: WorkerReport,
+    pub(crate) report: WorkerReport,
     /// The coordinator's bell, where this worker was given it (`protocol::BELL_FD`).
-    pub bell: Option<std::os::fd::OwnedFd>,
+    pub(crate) bell: Option<std::os::fd::OwnedFd>,
 }
 
 impl WorkerContext {

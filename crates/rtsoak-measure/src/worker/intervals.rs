@@ -13,13 +13,13 @@ use rtsoak_analysis::stats::Recorder;
 pub(crate) struct Intervals {
     interval_ns: u64,
     /// Start of the measured phase, `CLOCK_MONOTONIC` ns.
-    pub measure_start_ns: u64,
+    pub(crate) measure_start_ns: u64,
     /// Planned end of the measured phase, `CLOCK_MONOTONIC` ns: no interval reaches past it.
     measure_end_ns: u64,
     current: u32,
     /// Frames that did not fit in the frame ring: dropped and counted, never waited for (the
     /// run goes on; the result says so).
-    pub write_errors: u64,
+    pub(crate) write_errors: u64,
 }
 
 impl Intervals {

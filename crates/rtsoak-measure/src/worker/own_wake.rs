@@ -31,9 +31,9 @@ struct Pending {
 pub(crate) struct OwnWakes {
     attribution: Attribution,
     /// Own wakes received, warm-up included.
-    pub wakes: u64,
+    pub(crate) wakes: u64,
     /// Measured RT messages first seen without their own wake.
-    pub piggybacked: u64,
+    pub(crate) piggybacked: u64,
     /// Exact: the newest sequence number whose own wake has arrived.
     through: Option<u64>,
     /// Covering: an own wake arrived in the current iteration.

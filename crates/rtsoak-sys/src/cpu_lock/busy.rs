@@ -14,18 +14,18 @@ use super::ticket::MAX_TICKET;
 #[derive(Debug)]
 pub struct CpusBusy {
     /// The CPU found locked, or else the first one queued for.
-    pub cpu: usize,
+    pub(crate) cpu: usize,
     /// Who holds it, as the kernel says (pid, uid) and /proc shows it, already escaped; `None`
     /// when nobody does and it is only queued for.
-    pub holder: Option<String>,
+    pub(crate) holder: Option<String>,
     /// How many rtsoak runs are queued for the CPUs (ahead of this one).
-    pub queued: usize,
+    pub(crate) queued: usize,
     /// The first of them, described like the holder.
-    pub first_queued: Option<String>,
+    pub(crate) first_queued: Option<String>,
     /// Every ticket number is taken: the queue cannot be joined.
-    pub queue_full: bool,
+    pub(crate) queue_full: bool,
     /// How long this one waited before its `--wait-for-cpus` ran out; `None` when it did not.
-    pub waited: Option<Duration>,
+    pub(crate) waited: Option<Duration>,
     /// The lock's abstract socket name, for the message.
     lock: String,
 }

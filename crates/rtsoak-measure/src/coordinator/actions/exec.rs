@@ -48,11 +48,11 @@ struct Running {
 /// How a command ended, once it has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Ended {
-    pub status: ActionStatus,
-    pub duration_ns: u64,
-    pub exit_code: Option<i32>,
-    pub exit_signal: Option<i32>,
-    pub error: Option<String>,
+    pub(crate) status: ActionStatus,
+    pub(crate) duration_ns: u64,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) exit_signal: Option<i32>,
+    pub(crate) error: Option<String>,
 }
 
 impl Exec {

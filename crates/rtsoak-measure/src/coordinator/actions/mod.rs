@@ -33,7 +33,7 @@ const LOG_FILE: &str = "actions.log";
 
 /// Which list an action is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum List {
+pub(crate) enum List {
     /// `--on-threshold`.
     OnThreshold,
     /// `--on-end`.
@@ -45,18 +45,18 @@ pub enum List {
 #[error("the {} action `{}` cannot be done: {why}", .list.name(), .action)]
 pub struct Refused {
     /// Its list.
-    pub list: List,
+    pub(crate) list: List,
     /// The action as the command line spells it (foreign text escaped).
-    pub action: String,
+    pub(crate) action: String,
     /// Why, in words, with what to do.
-    pub why: String,
+    pub(crate) why: String,
     /// Whether it is the system's refusal (tracefs, a process), not the user's input.
     pub system: bool,
 }
 
 impl List {
     /// The list's name (its flag without the dashes: `--on-threshold`, `actions.on_threshold`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             List::OnThreshold => "on-threshold",
             List::OnEnd => "on-end",

@@ -29,9 +29,9 @@ pub(super) struct Snapshot {
 /// A copy saved.
 pub(super) struct Saved {
     /// Its file name in the result directory.
-    pub file: String,
+    pub(crate) file: String,
     /// It stops at [`MAX_COPY_BYTES`].
-    pub truncated: bool,
+    pub(crate) truncated: bool,
 }
 
 impl Snapshot {

@@ -26,11 +26,11 @@ use rtsoak_sys::sched;
 /// the body each of its threads runs (returning the operations it did).
 pub(crate) struct Generator {
     /// Name in results (`load.<name>`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What one operation is.
-    pub unit: &'static str,
+    unit: &'static str,
     /// Its thread count in a plan (0: off).
-    pub threads: fn(&LoadPlan) -> u32,
+    pub(crate) threads: fn(&LoadPlan) -> u32,
     body: fn(&Region, &Path, usize) -> u64,
 }
 

@@ -28,16 +28,16 @@ pub const MAX_FLOOR_PERIODS: u64 = 1 << 19;
 
 /// One series' samples, in the order taken: written in the loop into memory touched before
 /// it, so recording is a store and nothing else.
-pub struct Samples {
+pub(crate) struct Samples {
     values_ns: Vec<u32>,
     taken: usize,
     /// Samples that found the array full (a run stopped late; never in a planned one).
-    pub overflowed: u64,
+    overflowed: u64,
 }
 
 impl Samples {
     /// Room for `capacity` samples, every page written now.
-    pub fn new(capacity: u64) -> Self {
+    pub(crate) fn new(capacity: u64) -> Self {
         let capacity = capacity.min(MAX_FLOOR_PERIODS) as usize;
         Samples {
             values_ns: vec![u32::MAX; capacity],
@@ -48,7 +48,7 @@ impl Samples {
 
     /// Keep one sample (saturated at `u32::MAX` ns, 4.3 s: longer than any delivery timeout).
     #[inline]
-    pub fn push(&mut self, value_ns: u64) {
+    pub(crate) fn push(&mut self, value_ns: u64) {
         match self.values_ns.get_mut(self.taken) {
             Some(slot) => {
                 *slot = u32::try_from(value_ns).unwrap_or(u32::MAX);
@@ -56,16 +56,6 @@ impl Samples {
             }
             None => self.overflowed += 1,
         }
-    }
-
-    /// Samples kept.
-    pub fn len(&self) -> usize {
-        self.taken
-    }
-
-    /// Whether none was kept.
-    pub fn is_empty(&self) -> bool {
-        self.taken == 0
     }
 
     /// The samples as the harness records its own (after the loop, where it may allocate):
@@ -135,7 +125,7 @@ mod tests {
         samples.push(5_000);
         samples.push(u64::MAX);
         samples.push(7);
-        assert_eq!((samples.len(), samples.overflowed), (2, 1));
+        assert_eq!((samples.taken, samples.overflowed), (2, 1));
         let recorder = samples.into_recorder(10_000, 10, 1_000_000);
         assert_eq!(recorder.total_stats.count, 2);
         assert_eq!(recorder.total_stats.over_threshold, 1);
