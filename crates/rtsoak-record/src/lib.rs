@@ -40,6 +40,7 @@ pub mod bench;
 mod board;
 mod break_event;
 mod caveat;
+mod caveat_kind;
 mod check_id;
 mod coordinator;
 mod counters;
@@ -65,6 +66,7 @@ pub use board::{
 };
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
+pub use caveat_kind::CaveatKind;
 pub use check_id::CheckId;
 pub use coordinator::CoordinatorActivity;
 pub use counters::{BurstReport, Counters, LoadCount};
