@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::explain::{Chain, TaskRef, TaskRole, Wait};
+use super::explain::{Chain, LockKind, TaskRef, TaskRole, Wait};
 
 /// One cause of spikes. In the JSON an object whose `kind` is its stable id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -13,9 +13,8 @@ use super::explain::{Chain, TaskRef, TaskRole, Wait};
 pub enum Cause {
     /// Blocked on a lock.
     Lock {
-        /// The lock's kind, as the chain names it (`sleeping spinlock (rt_mutex)`,
-        /// `PI futex (rt_mutex)`, ...).
-        lock: String,
+        /// The lock's kind, as the chain names it.
+        lock: LockKind,
         /// The kernel function that took it, from the stack at contention.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         caller: Option<String>,
