@@ -169,6 +169,37 @@ mod tests {
     }
 
     #[test]
+    fn every_lock_kind_reads_as_the_phrase_results_stored_before_the_ids() {
+        let words = |lock| {
+            cause(&Cause::Lock {
+                lock,
+                caller: None,
+                holder: None,
+            })
+        };
+        let phrases = [
+            "sleeping spinlock (rt_mutex)",
+            "PI futex (rt_mutex)",
+            "rt_mutex",
+            "mutex",
+            "spinlock",
+            "rw_semaphore",
+            "lock",
+            "ww_mutex",
+        ];
+        for phrase in phrases {
+            assert_eq!(
+                words(LockKind::parse(phrase)),
+                format!("blocked on a {phrase}")
+            );
+        }
+        assert_eq!(
+            LockKind::parse("ww_mutex"),
+            LockKind::Unknown("ww_mutex".into())
+        );
+    }
+
+    #[test]
     fn causes_read_as_they_always_have() {
         let lock = Cause::Lock {
             lock: LockKind::SleepingSpinlock,

@@ -169,4 +169,21 @@ mod tests {
             r#"{"kind":"idle_wakeup"}"#
         );
     }
+
+    #[test]
+    fn a_lock_cause_stored_with_the_old_phrase_is_the_same_cause_as_one_stored_with_the_id() {
+        let old: Cause =
+            serde_json::from_str(r#"{"kind":"lock","lock":"PI futex (rt_mutex)"}"#).unwrap();
+        let new: Cause = serde_json::from_str(r#"{"kind":"lock","lock":"pi_futex"}"#).unwrap();
+        let pi_futex = Cause::Lock {
+            lock: LockKind::PiFutex,
+            caller: None,
+            holder: None,
+        };
+        assert_eq!((&old, &new), (&pi_futex, &pi_futex));
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"kind":"lock","lock":"pi_futex"}"#
+        );
+    }
 }
