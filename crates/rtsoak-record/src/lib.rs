@@ -85,6 +85,6 @@ pub use summary::Summary;
 pub use support::{Support, TransportSupport};
 pub use system_check::{CheckFacts, CpuIdle, IdleState, Irq, RtCpus, SystemCheck, Task};
 pub use tail::{
-    FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, StationarityKind,
-    StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
+    FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, ReturnSpan,
+    StationarityKind, StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
 };
