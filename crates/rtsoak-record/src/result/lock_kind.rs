@@ -6,29 +6,30 @@ use serde::de::IntoDeserializer;
 use serde::de::value::{Error, StrDeserializer};
 use serde::{Deserialize, Serialize};
 
-/// The kind of a lock a wait was on.
+/// The kind of a lock a wait was on. Declared in the order the phrases results stored before
+/// the ids sort in, so causes that tie on everything else sort as they always have.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LockKind {
-    /// Contended with `lock:contention_begin` flagged `RT`: on PREEMPT_RT, spinlock_t, rwlock_t
-    /// and mutexes are rt_mutex-based and sleep.
-    #[serde(alias = "sleeping spinlock (rt_mutex)")]
-    SleepingSpinlock,
     /// An rt_mutex with no contention event, where the task's last `futex(2)` call was a PI
     /// operation (`FUTEX_LOCK_PI` and the like).
     #[serde(alias = "PI futex (rt_mutex)")]
     PiFutex,
-    /// An rt_mutex with no contention event, known from the owner's priority inheritance alone.
-    RtMutex,
-    /// Contended with `lock:contention_begin` flagged `MUTEX`.
-    Mutex,
-    /// Contended with `lock:contention_begin` flagged `SPIN`.
-    Spinlock,
-    /// Contended with `lock:contention_begin` flagged `READ` or `WRITE`.
-    RwSemaphore,
-    /// Contended with `lock:contention_begin` whose flags name none of the kinds above.
+    /// Contended with `lock:contention_begin` whose flags name none of the kinds below.
     #[serde(alias = "lock")]
     Other,
+    /// Contended with `lock:contention_begin` flagged `MUTEX`.
+    Mutex,
+    /// An rt_mutex with no contention event, known from the owner's priority inheritance alone.
+    RtMutex,
+    /// Contended with `lock:contention_begin` flagged `READ` or `WRITE`.
+    RwSemaphore,
+    /// Contended with `lock:contention_begin` flagged `RT`: on PREEMPT_RT, spinlock_t, rwlock_t
+    /// and mutexes are rt_mutex-based and sleep.
+    #[serde(alias = "sleeping spinlock (rt_mutex)")]
+    SleepingSpinlock,
+    /// Contended with `lock:contention_begin` flagged `SPIN`.
+    Spinlock,
     /// A kind this build does not know (a result from another build), kept as written and
     /// shown as it is.
     #[serde(untagged)]
@@ -72,6 +73,21 @@ mod tests {
             assert_eq!(old, kind, "{phrase}");
             assert_eq!(LockKind::parse(phrase), kind, "{phrase}");
         }
+    }
+
+    #[test]
+    fn kinds_sort_as_the_phrases_stored_before_the_ids_did() {
+        let mut by_kind: Vec<(LockKind, &str)> = KINDS
+            .into_iter()
+            .map(|(kind, _, phrase)| (kind, phrase))
+            .collect();
+        by_kind.sort();
+        let mut phrases: Vec<&str> = KINDS.iter().map(|&(_, _, phrase)| phrase).collect();
+        phrases.sort();
+        assert_eq!(
+            by_kind.into_iter().map(|(_, p)| p).collect::<Vec<_>>(),
+            phrases
+        );
     }
 
     #[test]
