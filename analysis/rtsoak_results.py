@@ -324,6 +324,15 @@ ROLE_WORDS = {
 }
 
 
+# A lock's kind as a cause names it, where its id is not already its word (results written
+# before the ids hold the words themselves, and a kind these scripts do not know is shown as is).
+LOCK_WORDS = {
+    "sleeping_spinlock": "sleeping spinlock (rt_mutex)",
+    "pi_futex": "PI futex (rt_mutex)",
+    "other": "lock",
+}
+
+
 def cause_words(cause) -> str:
     """A cause in words, as rtsoak's report says it: version 3 writes an object with a `kind`
     (null for the unexplained spikes), version 2 the sentence itself."""
@@ -333,7 +342,7 @@ def cause_words(cause) -> str:
         return cause
     kind = cause["kind"]
     if kind == "lock":
-        text = f"blocked on a {cause['lock']}"
+        text = f"blocked on a {LOCK_WORDS.get(cause['lock'], cause['lock'])}"
         if cause.get("caller"):
             text += f" in {cause['caller']}"
         holder = cause.get("holder")

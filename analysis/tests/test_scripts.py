@@ -395,6 +395,22 @@ def test_causes_add_up_to_the_explainers_counts_and_say_what_they_are(explained_
     assert data["host"]["kernel_release"] in drawn["causes"]["caption"]
 
 
+def test_a_lock_cause_reads_as_rtsoak_words_it_from_its_id_or_an_older_builds_words():
+    from rtsoak_results import cause_words
+
+    for lock, words in [
+        ("sleeping_spinlock", "sleeping spinlock (rt_mutex)"),
+        ("sleeping spinlock (rt_mutex)", "sleeping spinlock (rt_mutex)"),
+        ("pi_futex", "PI futex (rt_mutex)"),
+        ("PI futex (rt_mutex)", "PI futex (rt_mutex)"),
+        ("rt_mutex", "rt_mutex"),
+        ("rw_semaphore", "rw_semaphore"),
+        ("other", "lock"),
+        ("ww_mutex", "ww_mutex"),
+    ]:
+        assert cause_words({"kind": "lock", "lock": lock}) == f"blocked on a {words}"
+
+
 def test_causes_refuse_a_result_whose_spikes_were_not_explained(real_data, tmp_path):
     data = copy.deepcopy(real_data)
     for run in data["runs"]:

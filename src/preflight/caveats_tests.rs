@@ -4,7 +4,7 @@
 
 use rtsoak_analysis::judge::caveats::{caveats, ranked};
 use rtsoak_record::result::{ResultDoc, Tool};
-use rtsoak_record::{CpuDmaLatency, Privileges, Severity, Trial};
+use rtsoak_record::{CaveatKind, CheckId, CpuDmaLatency, Privileges, Severity, Trial};
 
 use crate::preflight::check;
 use crate::profile::{CpuTopology, Overrides};
@@ -171,17 +171,18 @@ fn quiet_vm_doc() -> ResultDoc {
 }
 
 /// The kinds of `doc`'s caveats, with their severities.
-fn kinds(doc: &ResultDoc) -> Vec<(String, Severity)> {
+fn kinds(doc: &ResultDoc) -> Vec<(CaveatKind, Severity)> {
     ranked(doc)
         .into_iter()
         .map(|c| (c.kind, c.severity))
         .collect()
 }
 
-fn has(doc: &ResultDoc, kind: &str) -> Option<Severity> {
+fn has(doc: &ResultDoc, kind: impl Into<CaveatKind>) -> Option<Severity> {
+    let kind = kind.into();
     kinds(doc)
         .into_iter()
-        .find(|(k, _)| k == kind)
+        .find(|(k, _)| *k == kind)
         .map(|(_, severity)| severity)
 }
 
@@ -189,18 +190,18 @@ fn has(doc: &ResultDoc, kind: &str) -> Option<Severity> {
 fn a_run_without_noise_is_told_the_coordinator_shares_its_cpus_not_that_noise_does() {
     let quiet = with_run(quiet_vm_doc(), false, false);
     assert_eq!(
-        has(&quiet, "layout.noise-shares-rt-cpu"),
+        has(&quiet, CheckId::LayoutNoiseSharesRtCpu),
         None,
         "{:#?}",
         ranked(&quiet)
     );
     assert_eq!(
-        has(&quiet, "sched.rt-throttling"),
+        has(&quiet, CheckId::SchedRtThrottling),
         None,
         "nothing busy ran to throttle"
     );
     assert_eq!(
-        has(&quiet, "layout.coordinator-shares-rt-cpu"),
+        has(&quiet, CaveatKind::CoordinatorSharesRtCpu),
         Some(Severity::Distorts)
     );
     let all = caveats(&quiet);
@@ -216,15 +217,15 @@ fn a_run_without_noise_is_told_the_coordinator_shares_its_cpus_not_that_noise_do
 fn noise_on_the_rt_cpus_invalidates_and_throttling_counts_only_where_bursts_ran() {
     let bursts = with_run(vm_doc(Some(true)), true, true);
     assert_eq!(
-        has(&bursts, "layout.noise-shares-rt-cpu"),
+        has(&bursts, CheckId::LayoutNoiseSharesRtCpu),
         Some(Severity::Invalidates)
     );
     assert_eq!(
-        has(&bursts, "sched.rt-throttling"),
+        has(&bursts, CheckId::SchedRtThrottling),
         Some(Severity::Distorts)
     );
     assert_eq!(
-        has(&bursts, "layout.coordinator-shares-rt-cpu"),
+        has(&bursts, CaveatKind::CoordinatorSharesRtCpu),
         Some(Severity::Distorts)
     );
     assert!(caveats(&bursts).iter().any(
@@ -232,10 +233,10 @@ fn noise_on_the_rt_cpus_invalidates_and_throttling_counts_only_where_bursts_ran(
     ));
     let queue_only = with_run(vm_doc(Some(true)), true, false);
     assert_eq!(
-        has(&queue_only, "layout.noise-shares-rt-cpu"),
+        has(&queue_only, CheckId::LayoutNoiseSharesRtCpu),
         Some(Severity::Invalidates)
     );
-    assert_eq!(has(&queue_only, "sched.rt-throttling"), None);
+    assert_eq!(has(&queue_only, CheckId::SchedRtThrottling), None);
 }
 
 #[test]
@@ -245,25 +246,28 @@ fn noise_and_coordinator_apart_from_the_rt_pair_or_nothing_run_leave_no_sharing_
     // The coordinator is pinned to the housekeeping CPUs, off the RT pair.
     apart.plan.housekeeping_cpus = vec![2, 3];
     let apart = with_run(apart, true, true);
-    assert_eq!(has(&apart, "layout.noise-shares-rt-cpu"), None);
-    assert_eq!(has(&apart, "layout.coordinator-shares-rt-cpu"), None);
+    assert_eq!(has(&apart, CheckId::LayoutNoiseSharesRtCpu), None);
+    assert_eq!(has(&apart, CaveatKind::CoordinatorSharesRtCpu), None);
     let nothing_ran = vm_doc(Some(true));
-    assert_eq!(has(&nothing_ran, "layout.noise-shares-rt-cpu"), None);
-    assert_eq!(has(&nothing_ran, "layout.coordinator-shares-rt-cpu"), None);
+    assert_eq!(has(&nothing_ran, CheckId::LayoutNoiseSharesRtCpu), None);
+    assert_eq!(has(&nothing_ran, CaveatKind::CoordinatorSharesRtCpu), None);
 }
 
 #[test]
 fn machine_caveats_hold_with_noise_or_without() {
     for noise in [false, true] {
         let doc = with_run(vm_doc(Some(false)), noise, noise);
-        assert_eq!(has(&doc, "kernel.preempt-rt"), Some(Severity::Invalidates));
-        assert_eq!(has(&doc, "cpus.isolated"), Some(Severity::Distorts));
-        assert_eq!(has(&doc, "cpu.idle"), Some(Severity::Distorts));
+        assert_eq!(
+            has(&doc, CheckId::KernelPreemptRt),
+            Some(Severity::Invalidates)
+        );
+        assert_eq!(has(&doc, CheckId::CpusIsolated), Some(Severity::Distorts));
+        assert_eq!(has(&doc, CheckId::CpuIdle), Some(Severity::Distorts));
     }
     let mut rt = with_run(vm_doc(Some(true)), false, false);
     rt.system_check = None;
     rt.host.preempt_rt = true;
     rt.host.isolated = vec![0, 1];
-    assert_eq!(has(&rt, "kernel.preempt-rt"), None);
-    assert_eq!(has(&rt, "cpus.isolated"), None);
+    assert_eq!(has(&rt, CheckId::KernelPreemptRt), None);
+    assert_eq!(has(&rt, CheckId::CpusIsolated), None);
 }

@@ -169,7 +169,7 @@ fn upgrade_from_v1(value: &mut serde_json::Value) {
             if let Value::String(text) = caveat {
                 *caveat = serde_json::json!({
                     "severity": "distorts",
-                    "kind": "version-1",
+                    "kind": rtsoak_record::CaveatKind::Version1,
                     "text": text.clone(),
                 });
             }
@@ -246,6 +246,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_version_1_results_caveats_are_sentences_of_their_own_kind_written_as_always() {
+        let (_, bytes) = &fixtures()[0];
+        let mut value: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        value["schema_version"] = 1.into();
+        value["caveats"] = serde_json::json!(["RT CPU 5 not isolated"]);
+        let doc = from_bytes(&serde_json::to_vec(&value).unwrap()).unwrap();
+        let kind = rtsoak_record::CaveatKind::Version1;
+        let severity = rtsoak_record::Severity::Distorts;
+        let caveat = rtsoak_record::Caveat::new(severity, kind, "RT CPU 5 not isolated");
+        assert_eq!(doc.caveats, [caveat]);
+        let saved: serde_json::Value = serde_json::from_slice(&to_json(&doc)).unwrap();
+        assert_eq!(saved["caveats"][0]["kind"], "version-1");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use rtsoak_analysis::coarsen;
 use rtsoak_analysis::stats::{coarse_copy, encode_histogram, new_histogram};
 use rtsoak_record::result::cause::{Cause, Culprit, LockHolder};
 use rtsoak_record::result::explain::{
-    ExplainedOutlier, Explanation, TaskRole, WaitShare, Why, chains_per_run,
+    ExplainedOutlier, Explanation, LockKind, TaskRole, WaitShare, Why, chains_per_run,
 };
 use rtsoak_record::result::{Interval, IntervalSeries};
 use rtsoak_record::{Outlier, SampleStats};
@@ -117,7 +117,7 @@ fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
     let why = Why::Unexplained {
         largest_wait: Some(WaitShare {
             cause: Cause::Lock {
-                lock: "PI futex (rt_mutex)".into(),
+                lock: LockKind::PiFutex,
                 caller: Some("futex_lock_pi".into()),
                 holder: Some(LockHolder {
                     role: TaskRole::NoisePublisher,

@@ -7,7 +7,7 @@
 
 use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 use rtsoak_record::result::cause::{Cause, Culprit, LockHolder};
-use rtsoak_record::result::explain::TaskRole;
+use rtsoak_record::result::explain::{LockKind, TaskRole};
 use serde_json::Value;
 
 /// What version 2 wrote for the spikes no wait explained, where it wrote a cause.
@@ -145,7 +145,7 @@ fn lock(text: &str) -> Option<Cause> {
         }
     };
     Some(Cause::Lock {
-        lock: lock.to_string(),
+        lock: LockKind::parse(lock),
         caller,
         holder,
     })

@@ -259,7 +259,7 @@ mod tests {
 
     fn level(level_ns: f64, low_ns: f64, high_ns: Option<f64>) -> ReturnLevel {
         ReturnLevel {
-            span: "day".to_string(),
+            span: rtsoak_record::ReturnSpan::Day,
             span_s: 86_400,
             level_ns: Some(level_ns),
             low_ns: Some(low_ns),

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::CaveatKind;
+
 /// How much a caveat changes what the figures mean. Ordered: the most serious first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -33,20 +35,18 @@ impl Severity {
 pub struct Caveat {
     /// How much it changes what the figures mean.
     pub severity: Severity,
-    /// What kind of condition it is (the system check's finding id, such as `irq.affinity`, or
-    /// `worker.policy`, `noise.setup`, `measure.missed-periods`, ...): caveats of one kind fold
-    /// into one line.
-    pub kind: String,
+    /// What kind of condition it is: caveats of one kind fold into one line.
+    pub kind: CaveatKind,
     /// The sentence.
     pub text: String,
 }
 
 impl Caveat {
     /// A caveat of `kind` with `severity`.
-    pub fn new(severity: Severity, kind: &str, text: impl Into<String>) -> Self {
+    pub fn new(severity: Severity, kind: impl Into<CaveatKind>, text: impl Into<String>) -> Self {
         Caveat {
             severity,
-            kind: kind.to_string(),
+            kind: kind.into(),
             text: text.into(),
         }
     }

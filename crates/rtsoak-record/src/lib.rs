@@ -40,6 +40,7 @@ pub mod bench;
 mod board;
 mod break_event;
 mod caveat;
+mod caveat_kind;
 mod check_id;
 mod coordinator;
 mod counters;
@@ -65,6 +66,7 @@ pub use board::{
 };
 pub use break_event::BreakEvent;
 pub use caveat::{Caveat, Severity};
+pub use caveat_kind::CaveatKind;
 pub use check_id::CheckId;
 pub use coordinator::CoordinatorActivity;
 pub use counters::{BurstReport, Counters, LoadCount};
@@ -83,6 +85,6 @@ pub use summary::Summary;
 pub use support::{Support, TransportSupport};
 pub use system_check::{CheckFacts, CpuIdle, IdleState, Irq, RtCpus, SystemCheck, Task};
 pub use tail::{
-    FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, StationarityKind,
-    StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
+    FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, ReturnSpan,
+    StationarityKind, StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
 };

@@ -3,6 +3,18 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A span return levels are given for: its id in the result, matched on by value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReturnSpan {
+    Hour,
+    Day,
+    Year,
+    /// A span this build does not know (a result from a newer build), kept as written.
+    #[serde(untagged)]
+    Unknown(String),
+}
+
 /// What the tail of one series supports.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
@@ -228,8 +240,8 @@ pub enum Half {
 /// The level one cluster exceeds on average once per span.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReturnLevel {
-    /// `hour`, `day` or `year`.
-    pub span: String,
+    /// Which span.
+    pub span: ReturnSpan,
     /// The span, s.
     pub span_s: u64,
     /// The level, ns (absent: fewer than one cluster over the threshold is expected per span,
@@ -284,4 +296,23 @@ pub struct PooledTail {
     pub rounds: u32,
     /// Per series, as a run's `tail`.
     pub tail: std::collections::BTreeMap<super::SeriesKey, TailEstimate>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReturnSpan;
+
+    #[test]
+    fn a_span_is_written_as_results_have_always_had_it_and_an_unknown_one_is_kept() {
+        for (span, id) in [
+            (ReturnSpan::Hour, "hour"),
+            (ReturnSpan::Day, "day"),
+            (ReturnSpan::Year, "year"),
+            (ReturnSpan::Unknown("week".into()), "week"),
+        ] {
+            let written = serde_json::to_string(&span).unwrap();
+            assert_eq!(written, format!("\"{id}\""));
+            assert_eq!(serde_json::from_str::<ReturnSpan>(&written).unwrap(), span);
+        }
+    }
 }

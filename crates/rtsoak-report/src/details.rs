@@ -91,7 +91,7 @@ pub(super) fn lay_out(out: &mut String, table: &Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtsoak_record::{Series, SeriesKey};
+    use rtsoak_record::{ReturnSpan, Series, SeriesKey};
     use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
     #[test]
@@ -159,7 +159,10 @@ mod tests {
         let rtsoak_record::TailEstimate::Estimated(model) = &mut broken_level else {
             unreachable!()
         };
-        let day = model.return_levels.iter_mut().find(|l| l.span == "day");
+        let day = model
+            .return_levels
+            .iter_mut()
+            .find(|l| l.span == ReturnSpan::Day);
         let day = day.expect("a day level");
         (day.level_ns, day.low_ns, day.high_ns) = (Some(-5000.0), Some(9e12), Some(0.0));
         doc.runs[0].tail = [

@@ -142,6 +142,7 @@ fn why(changes: &CauseChanges) -> String {
 mod tests {
     use rtsoak_record::result::cause::Cause;
     use rtsoak_record::result::diff::{CauseChange, CauseChanges, Diff, DiffRules};
+    use rtsoak_record::result::explain::LockKind;
 
     #[test]
     fn a_cause_that_changed_is_said_with_its_counts_and_shares() {
@@ -160,7 +161,7 @@ mod tests {
                 new_over_threshold: 3000,
                 changes: vec![CauseChange {
                     cause: Some(Cause::Lock {
-                        lock: "lock".into(),
+                        lock: LockKind::Other,
                         caller: None,
                         holder: None,
                     }),

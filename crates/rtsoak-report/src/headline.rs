@@ -27,7 +27,7 @@ use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::decision::{Decision, MainCause};
 use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
 use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
-use rtsoak_record::{Caveat, Series, SeriesKey};
+use rtsoak_record::{Caveat, CaveatKind, Series, SeriesKey};
 
 /// Widest line of the headline view, however wide the terminal: prose is wrapped to the width
 /// and the table fits it.
@@ -290,9 +290,9 @@ fn compact(value: f64) -> String {
 /// how many are left.
 fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
     let mut folded: Vec<(&Caveat, usize)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&CaveatKind, usize> = HashMap::new();
     for caveat in caveats {
-        match index.get(caveat.kind.as_str()) {
+        match index.get(&caveat.kind) {
             Some(&at) => folded[at].1 += 1,
             None => {
                 index.insert(&caveat.kind, folded.len());

@@ -71,29 +71,33 @@ fn unsupported_transports_are_one_line_under_the_table_not_rows_of_dashes() {
 
 #[test]
 fn caveats_of_one_kind_fold_into_one_line_and_the_most_serious_come_first() {
-    use rtsoak_record::{Caveat, Severity};
+    use rtsoak_record::{Caveat, CheckId, Severity};
     let caveats = vec![
         Caveat::new(
             Severity::Distorts,
-            "irq.affinity",
+            CheckId::IrqAffinity,
             "IRQ 24 may fire on the RT CPUs",
         ),
         Caveat::new(
             Severity::Distorts,
-            "irq.affinity",
+            CheckId::IrqAffinity,
             "IRQ 25 may fire on the RT CPUs",
         ),
         Caveat::new(
             Severity::Detail,
-            "cpus.rcu-nocbs",
+            CheckId::CpusRcuNocbs,
             "RCU callbacks run on the RT CPUs",
         ),
         Caveat::new(
             Severity::Invalidates,
-            "kernel.preempt-rt",
+            CheckId::KernelPreemptRt,
             "not a PREEMPT_RT kernel",
         ),
-        Caveat::new(Severity::Distorts, "timer.migration", "timer migration on"),
+        Caveat::new(
+            Severity::Distorts,
+            CheckId::TimerMigration,
+            "timer migration on",
+        ),
     ];
     let (shown, hidden) = top_caveats(&caveats);
     assert_eq!(

@@ -9,7 +9,7 @@ use super::comparison::Table;
 use rtsoak_analysis::consistent;
 use rtsoak_analysis::tail::{EXTRAPOLATION_MARK, SPANS_S};
 use rtsoak_record::result::{ResultDoc, RunKey};
-use rtsoak_record::{ReturnLevel, TailEstimate, TailModel};
+use rtsoak_record::{ReturnLevel, ReturnSpan, TailEstimate, TailModel};
 
 /// The table of estimated series (absent when none was) and the lines under it (refusals with
 /// their reasons, then the legend);
@@ -139,12 +139,23 @@ fn row(
         match consistent::return_level(model, return_level) {
             Ok(()) => cells.push(level(return_level)),
             Err(reason) => {
+                let span = span_word(&span);
                 withheld.push(format!("  {label} {span}: {}", reason.shown_as_dash()));
                 cells.push("-".to_string());
             }
         }
     }
     cells
+}
+
+/// A span in words, as a withheld level names it.
+fn span_word(span: &ReturnSpan) -> &str {
+    match span {
+        ReturnSpan::Hour => "hour",
+        ReturnSpan::Day => "day",
+        ReturnSpan::Year => "year",
+        ReturnSpan::Unknown(id) => id,
+    }
 }
 
 /// `182 in [95, 241], 170 in [90, 236]`: each half's largest sample in the range a fit on the

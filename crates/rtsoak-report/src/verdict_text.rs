@@ -3,9 +3,9 @@
 //! PASS is not, and its reasons. One wording, so the terminal, the journal and every export
 //! say the same thing.
 
-use rtsoak_record::Status;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Verdict;
+use rtsoak_record::{CaveatKind, CheckId, Status};
 
 /// `PASS`, `FAIL`, `INCONCLUSIVE`, or on a PASS that accepted conditions (a development
 /// profile's) `PASS on a non-RT kernel: these figures describe this kernel`.
@@ -14,13 +14,16 @@ pub fn status_phrase(verdict: &Verdict) -> String {
     if verdict.status != Status::Pass || verdict.accepted.is_empty() {
         return word.to_string();
     }
-    let has = |condition: &str| verdict.accepted.iter().any(|a| a.condition == condition);
-    let non_rt = has("kernel.preempt-rt");
+    let has = |id: CheckId| {
+        let kind = CaveatKind::from(id);
+        verdict.accepted.iter().any(|a| a.condition == kind)
+    };
+    let non_rt = has(CheckId::KernelPreemptRt);
     let mut qualifiers = Vec::new();
     if non_rt {
         qualifiers.push("on a non-RT kernel");
     }
-    if has("layout.noise-shares-rt-cpu") {
+    if has(CheckId::LayoutNoiseSharesRtCpu) {
         qualifiers.push("with noise on the RT CPUs");
     }
     let described = if non_rt && qualifiers.len() == 1 {
@@ -82,12 +85,12 @@ mod tests {
     use super::*;
     use rtsoak_record::result::verdict::{Accepted, Inconclusive, InconclusiveKind};
 
-    fn accepting(conditions: &[&str]) -> Verdict {
+    fn accepting(conditions: &[CaveatKind]) -> Verdict {
         let mut verdict = Verdict::of(Vec::new(), Vec::new(), Vec::new());
         verdict.accepted = conditions
             .iter()
             .map(|c| Accepted {
-                condition: c.to_string(),
+                condition: c.clone(),
                 message: String::new(),
             })
             .collect();
@@ -98,22 +101,30 @@ mod tests {
     fn a_pass_names_what_it_accepted_and_a_plain_pass_is_one_word() {
         assert_eq!(status_phrase(&accepting(&[])), "PASS");
         assert_eq!(
-            status_phrase(&accepting(&["kernel.preempt-rt"])),
+            status_phrase(&accepting(&[CheckId::KernelPreemptRt.into()])),
             "PASS on a non-RT kernel: these figures describe this kernel"
         );
         assert_eq!(
             status_phrase(&accepting(&[
-                "kernel.preempt-rt",
-                "layout.noise-shares-rt-cpu"
+                CheckId::KernelPreemptRt.into(),
+                CheckId::LayoutNoiseSharesRtCpu.into()
             ])),
             "PASS on a non-RT kernel with noise on the RT CPUs: these figures describe this \
              machine as it is set up, not real-time conditions"
+        );
+        // A newer result's condition is said, and never taken for one this build knows.
+        assert_eq!(
+            status_phrase(&accepting(&[CaveatKind::Unknown(
+                "kernel.preempt-rt-ish".into()
+            )])),
+            "PASS with accepted conditions: these figures describe this machine as it is set \
+             up, not real-time conditions"
         );
     }
 
     #[test]
     fn only_a_pass_is_qualified() {
-        let mut verdict = accepting(&["kernel.preempt-rt"]);
+        let mut verdict = accepting(&[CheckId::KernelPreemptRt.into()]);
         verdict = Verdict {
             accepted: verdict.accepted,
             ..Verdict::of(

@@ -4,7 +4,7 @@
 //! a wording that shouts every cause to that).
 
 use rtsoak_record::result::cause::{Cause, Culprit};
-use rtsoak_record::result::explain::{TaskRole, WaitShare, Why};
+use rtsoak_record::result::explain::{LockKind, TaskRole, WaitShare, Why};
 
 /// The cause in words, by role: `preempted by a kernel thread ktimers/1 (FIFO 98)`. A cause an
 /// older rtsoak stored in words this one does not recognise keeps those words.
@@ -15,7 +15,7 @@ pub fn cause(cause: &Cause) -> String {
             caller,
             holder,
         } => {
-            let mut text = format!("blocked on a {lock}");
+            let mut text = format!("blocked on a {}", lock_kind(lock));
             if let Some(caller) = caller {
                 text += &format!(" in {caller}");
             }
@@ -101,6 +101,20 @@ fn unexplained(
     text
 }
 
+/// The lock's kind in words; one this build does not know, as it was stored.
+fn lock_kind(kind: &LockKind) -> &str {
+    match kind {
+        LockKind::SleepingSpinlock => "sleeping spinlock (rt_mutex)",
+        LockKind::PiFutex => "PI futex (rt_mutex)",
+        LockKind::RtMutex => "rt_mutex",
+        LockKind::Mutex => "mutex",
+        LockKind::Spinlock => "spinlock",
+        LockKind::RwSemaphore => "rw_semaphore",
+        LockKind::Other => "lock",
+        LockKind::Unknown(text) => text,
+    }
+}
+
 /// `a burst thread (FIFO 50)`; a task the role does not name is named by its comm.
 fn culprit(c: &Culprit) -> String {
     match &c.name {
@@ -155,9 +169,40 @@ mod tests {
     }
 
     #[test]
+    fn every_lock_kind_reads_as_the_phrase_results_stored_before_the_ids() {
+        let words = |lock| {
+            cause(&Cause::Lock {
+                lock,
+                caller: None,
+                holder: None,
+            })
+        };
+        let phrases = [
+            "sleeping spinlock (rt_mutex)",
+            "PI futex (rt_mutex)",
+            "rt_mutex",
+            "mutex",
+            "spinlock",
+            "rw_semaphore",
+            "lock",
+            "ww_mutex",
+        ];
+        for phrase in phrases {
+            assert_eq!(
+                words(LockKind::parse(phrase)),
+                format!("blocked on a {phrase}")
+            );
+        }
+        assert_eq!(
+            LockKind::parse("ww_mutex"),
+            LockKind::Unknown("ww_mutex".into())
+        );
+    }
+
+    #[test]
     fn causes_read_as_they_always_have() {
         let lock = Cause::Lock {
-            lock: "sleeping spinlock (rt_mutex)".into(),
+            lock: LockKind::SleepingSpinlock,
             caller: Some("futex_wake".into()),
             holder: Some(LockHolder {
                 role: TaskRole::NoiseSubscriber,

@@ -10,7 +10,7 @@ use rtsoak_analysis::judge::diff;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::cause::LockHolder;
 use rtsoak_record::result::diff::DiffRules;
-use rtsoak_record::result::explain::{CauseShare, Explanation, SeriesBlame};
+use rtsoak_record::result::explain::{CauseShare, Explanation, LockKind, SeriesBlame};
 use rtsoak_record::{Series, SeriesKey};
 
 fn task(role: TaskRole, name: Option<&str>, priority: &str) -> Culprit {
@@ -26,7 +26,7 @@ fn every_kind() -> Vec<Cause> {
     let burst = task(TaskRole::Burst, None, "FIFO 50");
     vec![
         Cause::Lock {
-            lock: "sleeping spinlock (rt_mutex)".into(),
+            lock: LockKind::SleepingSpinlock,
             caller: Some("futex_wake".into()),
             holder: Some(LockHolder {
                 role: TaskRole::NoisePublisher,
@@ -35,7 +35,7 @@ fn every_kind() -> Vec<Cause> {
             }),
         },
         Cause::Lock {
-            lock: "rt_mutex".into(),
+            lock: LockKind::RtMutex,
             caller: None,
             holder: None,
         },

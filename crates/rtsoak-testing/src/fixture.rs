@@ -337,7 +337,7 @@ fn doc(command: &str, plan: RunPlan, runs: Vec<RunResult>) -> ResultDoc {
         ],
         caveats: vec![rtsoak_record::Caveat::new(
             rtsoak_record::Severity::Distorts,
-            "cpu.smt",
+            rtsoak_record::CheckId::CpuSmt,
             "RT CPUs 4-5 share a core with CPU 3 (fixture caveat)",
         )],
         plan,

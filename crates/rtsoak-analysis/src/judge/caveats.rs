@@ -15,7 +15,7 @@ use rtsoak_record::cpulist;
 use rtsoak_record::plan::{LayoutNote, LayoutNoteKind};
 use rtsoak_record::result::noise_setup::{NoiseKind, NoiseSetup};
 use rtsoak_record::result::{ResultDoc, RunStatus};
-use rtsoak_record::{Caveat, CheckId, Level, Severity};
+use rtsoak_record::{Caveat, CaveatKind, CheckId, Level, Severity};
 
 /// Every caveat of `doc` as a sentence, most serious first.
 pub fn caveats(doc: &ResultDoc) -> Vec<String> {
@@ -38,7 +38,7 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
     {
         caveats.push(Caveat::new(
             Severity::Distorts,
-            "cpu.idle",
+            CheckId::CpuIdle,
             format!(
                 "{} was not held ({reason}): the RT CPUs could enter deep idle states and \
                  wakeups pay their exit latency",
@@ -81,11 +81,11 @@ pub fn check_severity(id: &CheckId) -> Severity {
 fn layout_caveat(note: &LayoutNote) -> Option<Caveat> {
     let (severity, kind) = match note.kind {
         LayoutNoteKind::SharesRtCpus => return None,
-        LayoutNoteKind::ExplainOff => (Severity::Detail, "explain.off"),
+        LayoutNoteKind::ExplainOff => (Severity::Detail, CaveatKind::ExplainOff),
         LayoutNoteKind::BurstsOnRtCpus
         | LayoutNoteKind::NoBursts
         | LayoutNoteKind::RtPriority99
-        | LayoutNoteKind::Other => (Severity::Distorts, "layout"),
+        | LayoutNoteKind::Other => (Severity::Distorts, CaveatKind::Layout),
     };
     Some(Caveat::new(severity, kind, &note.text))
 }
@@ -98,7 +98,7 @@ fn explain_notes(doc: &ResultDoc) -> Vec<Caveat> {
         .take(1)
         .map(|reason| {
             let text = format!("the spikes are unexplained: no kernel trace ({reason})");
-            Caveat::new(Severity::Detail, "explain.unavailable", text)
+            Caveat::new(Severity::Detail, CaveatKind::ExplainUnavailable, text)
         })
         .collect()
 }
@@ -138,7 +138,7 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<Caveat> {
         );
         notes.push(Caveat::new(
             Severity::Distorts,
-            "measure.missed-periods",
+            CaveatKind::MissedPeriods,
             text,
         ));
     }
@@ -149,7 +149,7 @@ fn measurement_notes(doc: &ResultDoc) -> Vec<Caveat> {
              (a noise publisher's, an earlier message's), and the own wake path has no figure",
             not_attributable.join(", ")
         );
-        notes.push(Caveat::new(Severity::Detail, "measure.own-wake", text));
+        notes.push(Caveat::new(Severity::Detail, CaveatKind::OwnWake, text));
     }
     notes
 }
@@ -181,8 +181,8 @@ fn from_check(doc: &ResultDoc, check: &SystemCheck) -> Vec<Caveat> {
             let hidden = (held && finding.id == CheckId::CpuIdle)
                 || super::sharing::RUN_DERIVED.contains(&finding.id);
             if !hidden && !caveats.iter().any(|c| &c.text == line) {
-                let kind = finding.id.to_string();
-                caveats.push(Caveat::new(check_severity(&finding.id), &kind, line));
+                let severity = check_severity(&finding.id);
+                caveats.push(Caveat::new(severity, finding.id.clone(), line));
             }
         }
     }
@@ -207,7 +207,7 @@ fn from_host(doc: &ResultDoc) -> Vec<Caveat> {
         );
         caveats.push(Caveat::new(
             Severity::Invalidates,
-            "kernel.preempt-rt",
+            CheckId::KernelPreemptRt,
             text,
         ));
     }
@@ -223,7 +223,7 @@ fn from_host(doc: &ResultDoc) -> Vec<Caveat> {
             if not_isolated.len() > 1 { "s" } else { "" },
             cpulist::format(&not_isolated)
         );
-        caveats.push(Caveat::new(Severity::Distorts, "cpus.isolated", text));
+        caveats.push(Caveat::new(Severity::Distorts, CheckId::CpusIsolated, text));
     }
     caveats
 }
@@ -245,7 +245,11 @@ fn worker_notes(doc: &ResultDoc) -> Vec<Caveat> {
                 "the RT {role} ran {} priority {} instead of {} {}: {error}",
                 setup.policy, setup.priority, setup.policy_requested, setup.priority_requested
             );
-            notes.push(Caveat::new(Severity::Invalidates, "worker.policy", text));
+            notes.push(Caveat::new(
+                Severity::Invalidates,
+                CaveatKind::WorkerPolicy,
+                text,
+            ));
         }
         match (&setup.memory_lock_error, setup.memory_locked) {
             (Some(note), false) => {
@@ -258,11 +262,19 @@ fn worker_notes(doc: &ResultDoc) -> Vec<Caveat> {
                 let text = format!(
                     "the RT {role}'s memory was {how}, so page faults can add latency: {note}"
                 );
-                notes.push(Caveat::new(Severity::Distorts, "worker.memory", text));
+                notes.push(Caveat::new(
+                    Severity::Distorts,
+                    CaveatKind::WorkerMemory,
+                    text,
+                ));
             }
             (Some(note), true) => {
                 let text = format!("the RT {role}'s memory: {note}");
-                notes.push(Caveat::new(Severity::Detail, "worker.memory", text));
+                notes.push(Caveat::new(
+                    Severity::Detail,
+                    CaveatKind::WorkerMemory,
+                    text,
+                ));
             }
             (None, _) => {}
         }
@@ -299,7 +311,7 @@ fn io_wq_notes(doc: &ResultDoc) -> Vec<Caveat> {
                  a thread hop its figures include",
                 if workers == 1 { "" } else { "s" }
             );
-            Caveat::new(Severity::Distorts, "worker.io-wq", text)
+            Caveat::new(Severity::Distorts, CaveatKind::WorkerIoWq, text)
         })
         .collect()
 }
@@ -344,7 +356,7 @@ fn noise_notes(doc: &ResultDoc) -> Vec<Caveat> {
                 all.got(),
                 all.reasons.join("; ")
             );
-            Caveat::new(Severity::Distorts, "noise.setup", text)
+            Caveat::new(Severity::Distorts, CaveatKind::NoiseSetup, text)
         })
         .collect()
 }

@@ -2,7 +2,7 @@ use super::*;
 use crate::stats::{encode_histogram, new_histogram};
 use rtsoak_record::SampleStats;
 use rtsoak_record::result::cause::{Cause, Culprit};
-use rtsoak_record::result::explain::TaskRole;
+use rtsoak_record::result::explain::{LockKind, TaskRole};
 use rtsoak_record::result::verdict::Status;
 use rtsoak_testing::fixture::one_run_doc;
 
@@ -286,7 +286,7 @@ fn an_undecodable_histogram_leaves_its_percentiles_unjudged_and_says_so() {
 /// A lock with no holder named, one of two causes the explained fixtures use.
 fn lock_cause() -> Cause {
     Cause::Lock {
-        lock: "rt_mutex".into(),
+        lock: LockKind::RtMutex,
         caller: None,
         holder: None,
     }

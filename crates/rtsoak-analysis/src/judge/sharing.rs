@@ -7,19 +7,12 @@
 
 use rtsoak_record::cpulist;
 use rtsoak_record::result::ResultDoc;
-use rtsoak_record::{Caveat, CheckId, Severity};
+use rtsoak_record::{Caveat, CaveatKind, CheckId, Severity};
 
 /// The check findings whose truth depends on what ran: their caveats come from here, not from
 /// the check's worth line.
 pub(super) const RUN_DERIVED: [CheckId; 2] =
     [CheckId::LayoutNoiseSharesRtCpu, CheckId::SchedRtThrottling];
-
-/// Noise ran on an RT CPU: the caveat's kind, the id of the system check's finding.
-pub(super) const NOISE_SHARES: &str = "layout.noise-shares-rt-cpu";
-/// The coordinator (and the explainer's trace reader) ran on an RT CPU.
-const COORDINATOR_SHARES: &str = "layout.coordinator-shares-rt-cpu";
-/// RT throttling was on: the caveat's kind, the id of the system check's finding.
-const THROTTLING: &str = "sched.rt-throttling";
 
 /// Every caveat of what shared the RT pair's CPUs, and of throttling where it could bite.
 pub(super) fn caveats(doc: &ResultDoc) -> Vec<Caveat> {
@@ -30,7 +23,11 @@ pub(super) fn caveats(doc: &ResultDoc) -> Vec<Caveat> {
             "noise shares {} with the RT pair: latencies include that interference",
             cpus_named(&shared)
         );
-        caveats.push(Caveat::new(Severity::Invalidates, NOISE_SHARES, text));
+        caveats.push(Caveat::new(
+            Severity::Invalidates,
+            CheckId::LayoutNoiseSharesRtCpu,
+            text,
+        ));
     }
     let coordinator = coordinator_on_rt_cpus(doc);
     if !coordinator.is_empty() {
@@ -40,12 +37,20 @@ pub(super) fn caveats(doc: &ResultDoc) -> Vec<Caveat> {
              delay RT wakeups",
             cpus_named(&coordinator)
         );
-        caveats.push(Caveat::new(Severity::Distorts, COORDINATOR_SHARES, text));
+        caveats.push(Caveat::new(
+            Severity::Distorts,
+            CaveatKind::CoordinatorSharesRtCpu,
+            text,
+        ));
     }
     if busy_rt_noise_ran(doc)
         && let Some(line) = check_line(doc, &CheckId::SchedRtThrottling)
     {
-        caveats.push(Caveat::new(Severity::Distorts, THROTTLING, line));
+        caveats.push(Caveat::new(
+            Severity::Distorts,
+            CheckId::SchedRtThrottling,
+            line,
+        ));
     }
     caveats
 }

@@ -13,7 +13,7 @@
 
 use crate::consistent;
 use crate::merge::TransportRuns;
-use rtsoak_record::{PooledTail, Series, SeriesKey, TailEstimate};
+use rtsoak_record::{PooledTail, ReturnSpan, Series, SeriesKey, TailEstimate};
 
 /// The series the limit applies to, as the other latency limits.
 pub(super) const SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
@@ -52,7 +52,10 @@ pub(super) fn days(t: &TransportRuns<'_>, pooled: &[PooledTail], series: Series)
 fn day(estimate: Option<&TailEstimate>) -> Day {
     match estimate {
         Some(TailEstimate::Estimated(model)) => {
-            let level = model.return_levels.iter().find(|l| l.span == "day");
+            let level = model
+                .return_levels
+                .iter()
+                .find(|l| l.span == ReturnSpan::Day);
             let consistent = consistent::tail_model(model)
                 .and_then(|()| level.map_or(Ok(()), |l| consistent::return_level(model, l)));
             if let Err(reason) = consistent {
@@ -121,7 +124,9 @@ mod tests {
     use crate::judge::verdict::verdict;
     use rtsoak_record::result::ResultDoc;
     use rtsoak_record::result::verdict::{InconclusiveKind, Limit};
-    use rtsoak_record::{PooledTail, Series, SeriesKey, Status, TailEstimate, TailRefusal};
+    use rtsoak_record::{
+        PooledTail, ReturnSpan, Series, SeriesKey, Status, TailEstimate, TailRefusal,
+    };
     use rtsoak_testing::fixture::{one_run_doc, two_round_doc};
 
     const LIMIT_US: f64 = 100.0;
@@ -163,7 +168,7 @@ mod tests {
             cluster_maxima_ns: Vec::new(),
         };
         model.return_levels.push(rtsoak_record::ReturnLevel {
-            span: "day".to_string(),
+            span: ReturnSpan::Day,
             span_s: 86_400,
             level_ns: Some(level_us * 1000.0),
             low_ns: Some(level_us * 900.0),
@@ -302,7 +307,10 @@ mod tests {
         // Under the limit, but below its own threshold and outside its own interval: no PASS.
         let mut tail = estimated(-5.0, 50.0);
         if let TailEstimate::Estimated(model) = &mut tail {
-            let day = model.return_levels.iter_mut().find(|l| l.span == "day");
+            let day = model
+                .return_levels
+                .iter_mut()
+                .find(|l| l.span == ReturnSpan::Day);
             let day = day.expect("the fixture has a day level");
             day.low_ns = Some(9e12);
             day.high_ns = Some(0.0);

@@ -11,20 +11,10 @@
 //! Pure: reads a result document and what the verdict found so far.
 
 use super::caveats::ranked;
-use super::sharing::NOISE_SHARES;
-use rtsoak_record::Severity;
 use rtsoak_record::plan::Limits;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::{Accepted, Breach, Inconclusive, InconclusiveKind, Limit};
-
-/// The kernel is not PREEMPT_RT (the system check's finding id, the caveat's kind).
-const NOT_PREEMPT_RT: &str = "kernel.preempt-rt";
-/// An RT worker did not get its policy (what it recorded, and what the check found it may do).
-const RT_PRIORITY: [&str; 2] = ["worker.policy", "privileges.rt-priority"];
-/// The conditions a development machine's profile may accept: they describe the machine, and
-/// its figures still describe it. A worker without its RT priority describes nothing a user of
-/// the transport would run, so no profile accepts it.
-const ACCEPTABLE: [&str; 2] = [NOT_PREEMPT_RT, NOISE_SHARES];
+use rtsoak_record::{CaveatKind, CheckId, Severity};
 
 /// Answer every `invalidates` caveat of `doc` the verdict has not answered yet: a breach of a
 /// stated requirement, an accepted condition (returned), or a reason it is inconclusive.
@@ -46,15 +36,17 @@ pub(super) fn answer(
         .into_iter()
         .filter(|c| c.severity == Severity::Invalidates)
     {
-        let kind = caveat.kind.as_str();
-        if required(limits, kind) || answered_as_rt_priority(kind, breaches, inconclusive) {
+        let requirement = requirement(&caveat.kind);
+        if required(limits, requirement)
+            || answered_as_rt_priority(requirement, breaches, inconclusive)
+        {
             // A breach of its own (`judge_machine`, `judge_rt_priority`) or the rt-priority
             // reason already answers it.
             continue;
         }
-        if kind == NOISE_SHARES && limits.require_noise_apart {
+        if requirement == Some(Limit::RequireNoiseApart) && limits.require_noise_apart {
             breaches.push(noise_breach(&caveat.text));
-        } else if limits.development && ACCEPTABLE.contains(&kind) {
+        } else if limits.development && acceptable(requirement) {
             accepted.push(Accepted {
                 condition: caveat.kind,
                 message: caveat.text,
@@ -68,7 +60,7 @@ pub(super) fn answer(
                     "{}: the profile neither requires otherwise ({}) nor accepts it \
                      (verdict.development)",
                     caveat.text,
-                    requirement_of(kind)
+                    requirement.unwrap_or(Limit::RequireRtPriority).key()
                 ),
             });
         }
@@ -76,29 +68,51 @@ pub(super) fn answer(
     accepted
 }
 
-/// Whether a requirement the verdict already judges as a breach covers `kind`.
-fn required(limits: &Limits, kind: &str) -> bool {
-    (kind == NOT_PREEMPT_RT && limits.require_preempt_rt)
-        || (RT_PRIORITY.contains(&kind) && limits.require_rt_priority)
+/// The profile key that requires a condition of `kind` absent: the kernel not PREEMPT_RT, noise
+/// on the RT CPUs, an RT worker without its policy (what it recorded, or what the check found it
+/// may do). None for any other kind.
+fn requirement(kind: &CaveatKind) -> Option<Limit> {
+    match kind {
+        CaveatKind::Check(CheckId::KernelPreemptRt) => Some(Limit::RequirePreemptRt),
+        CaveatKind::Check(CheckId::LayoutNoiseSharesRtCpu) => Some(Limit::RequireNoiseApart),
+        CaveatKind::WorkerPolicy | CaveatKind::Check(CheckId::PrivilegesRtPriority) => {
+            Some(Limit::RequireRtPriority)
+        }
+        _ => None,
+    }
+}
+
+/// Whether a development machine's profile may accept the condition: no PREEMPT_RT and noise on
+/// the RT CPUs describe the machine, and its figures still describe it. A worker without its RT
+/// priority describes nothing a user of the transport would run, and a kind this build does not
+/// know is not known to be harmless, so no profile accepts either.
+fn acceptable(requirement: Option<Limit>) -> bool {
+    matches!(
+        requirement,
+        Some(Limit::RequirePreemptRt | Limit::RequireNoiseApart)
+    )
+}
+
+/// Whether a requirement the verdict already judges as a breach covers the condition.
+fn required(limits: &Limits, requirement: Option<Limit>) -> bool {
+    match requirement {
+        Some(Limit::RequirePreemptRt) => limits.require_preempt_rt,
+        Some(Limit::RequireRtPriority) => limits.require_rt_priority,
+        _ => false,
+    }
 }
 
 /// Whether an RT worker's missing policy is already a breach or a reason of its own.
-fn answered_as_rt_priority(kind: &str, breaches: &[Breach], inconclusive: &[Inconclusive]) -> bool {
-    RT_PRIORITY.contains(&kind)
+fn answered_as_rt_priority(
+    requirement: Option<Limit>,
+    breaches: &[Breach],
+    inconclusive: &[Inconclusive],
+) -> bool {
+    requirement == Some(Limit::RequireRtPriority)
         && (breaches.iter().any(|b| b.what == Limit::RequireRtPriority)
             || inconclusive
                 .iter()
                 .any(|i| i.kind == InconclusiveKind::RtPriority))
-}
-
-/// The profile key that would make `kind` a breach.
-fn requirement_of(kind: &str) -> String {
-    match kind {
-        NOT_PREEMPT_RT => Limit::RequirePreemptRt,
-        NOISE_SHARES => Limit::RequireNoiseApart,
-        _ => Limit::RequireRtPriority,
-    }
-    .key()
 }
 
 fn noise_breach(caveat: &str) -> Breach {

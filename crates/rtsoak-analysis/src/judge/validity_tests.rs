@@ -25,12 +25,8 @@ fn kinds(verdict: &Verdict) -> Vec<InconclusiveKind> {
     verdict.inconclusive.iter().map(|i| i.kind).collect()
 }
 
-fn conditions(verdict: &Verdict) -> Vec<&str> {
-    verdict
-        .accepted
-        .iter()
-        .map(|a| a.condition.as_str())
-        .collect()
+fn conditions(verdict: &Verdict) -> Vec<&CaveatKind> {
+    verdict.accepted.iter().map(|a| &a.condition).collect()
 }
 
 #[test]
@@ -71,7 +67,13 @@ fn a_development_profile_accepts_the_machine_and_its_pass_names_what_it_accepted
     };
     let verdict = judged(limits.clone(), true, true);
     assert_eq!(verdict.status, Status::Pass, "{verdict:#?}");
-    assert_eq!(conditions(&verdict), [NOT_PREEMPT_RT, NOISE_SHARES]);
+    assert_eq!(
+        conditions(&verdict),
+        [
+            &CaveatKind::Check(CheckId::KernelPreemptRt),
+            &CaveatKind::Check(CheckId::LayoutNoiseSharesRtCpu)
+        ]
+    );
     let clean = judged(limits, false, false);
     assert!(clean.accepted.is_empty());
 }
@@ -154,4 +156,61 @@ fn a_run_that_measured_nothing_has_no_figures_to_invalidate() {
     doc.runs[0].status = rtsoak_record::result::RunStatus::Unsupported;
     let verdict = verdict(&doc);
     assert_eq!(kinds(&verdict), [InconclusiveKind::NothingMeasured]);
+}
+
+#[test]
+fn only_the_conditions_that_describe_the_machine_are_acceptable_and_each_has_its_key() {
+    let rt_priority = [
+        CaveatKind::WorkerPolicy,
+        CaveatKind::Check(CheckId::PrivilegesRtPriority),
+    ];
+    for kind in &rt_priority {
+        assert_eq!(requirement(kind), Some(Limit::RequireRtPriority), "{kind}");
+        assert!(!acceptable(requirement(kind)), "{kind}");
+    }
+    let machine = [
+        (CheckId::KernelPreemptRt, Limit::RequirePreemptRt),
+        (CheckId::LayoutNoiseSharesRtCpu, Limit::RequireNoiseApart),
+    ];
+    for (id, limit) in &machine {
+        let kind = CaveatKind::Check(id.clone());
+        assert_eq!(requirement(&kind), Some(*limit), "{kind}");
+        assert!(acceptable(requirement(&kind)), "{kind}");
+    }
+    let others = CaveatKind::OWN
+        .iter()
+        .cloned()
+        .chain(CheckId::FIXED.iter().cloned().map(CaveatKind::Check))
+        .filter(|kind| !rt_priority.contains(kind))
+        .filter(|kind| {
+            !machine
+                .iter()
+                .any(|(id, _)| kind == &CaveatKind::Check(id.clone()))
+        });
+    for kind in others.chain([CaveatKind::Unknown("kernel.preempt-rt-ish".into())]) {
+        assert_eq!(requirement(&kind), None, "{kind}");
+        assert!(!acceptable(requirement(&kind)), "{kind}");
+        assert!(!required(&Limits::default(), requirement(&kind)), "{kind}");
+    }
+}
+
+#[test]
+fn a_requirement_covers_only_its_own_condition() {
+    let all = Limits {
+        require_preempt_rt: true,
+        require_rt_priority: true,
+        require_noise_apart: true,
+        ..Limits::default()
+    };
+    let kernel = requirement(&CaveatKind::Check(CheckId::KernelPreemptRt));
+    let policy = requirement(&CaveatKind::WorkerPolicy);
+    assert!(required(&all, kernel) && required(&all, policy));
+    let only_rt = Limits {
+        require_preempt_rt: true,
+        ..Limits::default()
+    };
+    assert!(required(&only_rt, kernel) && !required(&only_rt, policy));
+    // Noise on the RT CPUs is no breach of its own elsewhere: `answer` makes it one.
+    let noise = requirement(&CaveatKind::Check(CheckId::LayoutNoiseSharesRtCpu));
+    assert!(!required(&all, noise));
 }

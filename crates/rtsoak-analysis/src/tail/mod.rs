@@ -27,7 +27,7 @@ use hdrhistogram::Histogram;
 use decluster::{Exceedance, decluster};
 use model::Candidate;
 use rtsoak_record::Outlier;
-use rtsoak_record::{TailEstimate, TailModel, TailRefusal};
+use rtsoak_record::{ReturnSpan, TailEstimate, TailModel, TailRefusal};
 use timeline::Timeline;
 
 /// Fewer clusters than this over every candidate and there is nothing to fit: the shape's
@@ -53,8 +53,12 @@ const SEED: u64 = 0x7a11_5eed;
 /// Estimates beyond this many times the span measured are marked as leaning on the model.
 pub const EXTRAPOLATION_MARK: f64 = 100.0;
 
-/// The spans return levels are given for, with their names.
-pub const SPANS_S: [(&str, u64); 3] = [("hour", 3600), ("day", 86_400), ("year", 31_536_000)];
+/// The spans return levels are given for, with their lengths, s.
+pub const SPANS_S: [(ReturnSpan, u64); 3] = [
+    (ReturnSpan::Hour, 3600),
+    (ReturnSpan::Day, 86_400),
+    (ReturnSpan::Year, 31_536_000),
+];
 
 /// What one series of one run kept.
 #[derive(Debug, Clone, Copy)]

@@ -148,9 +148,9 @@ pub(super) fn build(parts: Parts) -> TailModel {
         .iter()
         .zip(&spans)
         .zip(&extrapolation.levels)
-        .map(|((&(name, span_s), &span), level)| ReturnLevel {
-            span: name.to_string(),
-            span_s,
+        .map(|(((name, span_s), &span), level)| ReturnLevel {
+            span: name.clone(),
+            span_s: *span_s,
             level_ns: level.map(|l| l.level.estimate),
             low_ns: level.map(|l| l.level.low),
             high_ns: level.and_then(|l| l.level.high.is_finite().then_some(l.level.high)),

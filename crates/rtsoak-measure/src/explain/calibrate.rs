@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::Tracer;
 use rtsoak_analysis::explain::blame::{self, Target};
 use rtsoak_record::Outlier;
-use rtsoak_record::result::explain::{ExplainedOutlier, TaskRole, Wait, Why};
+use rtsoak_record::result::explain::{ExplainedOutlier, LockKind, TaskRole, Wait, Why};
 use rtsoak_record::{Role, Series};
 use rtsoak_sys::clock::now_ns;
 use rtsoak_sys::futex;
@@ -333,8 +333,8 @@ fn check(explained: &ExplainedOutlier, staged: &Staged) -> Vec<String> {
     let Wait::Lock { lock, holder } = &chain.wait else {
         return vec!["not a lock wait".to_string()];
     };
-    if lock.kind != rtsoak_analysis::explain::episodes::PI_FUTEX {
-        wrong.push(format!("lock kind `{}`", lock.kind));
+    if lock.kind != LockKind::PiFutex {
+        wrong.push(format!("lock kind {:?}", lock.kind));
     }
     let Some(holder) = holder else {
         wrong.push("no holder".to_string());

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::explain::{Chain, TaskRef, TaskRole, Wait};
+use super::explain::{Chain, LockKind, TaskRef, TaskRole, Wait};
 
 /// One cause of spikes. In the JSON an object whose `kind` is its stable id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -13,9 +13,8 @@ use super::explain::{Chain, TaskRef, TaskRole, Wait};
 pub enum Cause {
     /// Blocked on a lock.
     Lock {
-        /// The lock's kind, as the chain names it (`sleeping spinlock (rt_mutex)`,
-        /// `PI futex (rt_mutex)`, ...).
-        lock: String,
+        /// The lock's kind, as the chain names it.
+        lock: LockKind,
         /// The kernel function that took it, from the stack at contention.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         caller: Option<String>,
@@ -168,6 +167,23 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&Cause::IdleWakeup).unwrap(),
             r#"{"kind":"idle_wakeup"}"#
+        );
+    }
+
+    #[test]
+    fn a_lock_cause_stored_with_the_old_phrase_is_the_same_cause_as_one_stored_with_the_id() {
+        let old: Cause =
+            serde_json::from_str(r#"{"kind":"lock","lock":"PI futex (rt_mutex)"}"#).unwrap();
+        let new: Cause = serde_json::from_str(r#"{"kind":"lock","lock":"pi_futex"}"#).unwrap();
+        let pi_futex = Cause::Lock {
+            lock: LockKind::PiFutex,
+            caller: None,
+            holder: None,
+        };
+        assert_eq!((&old, &new), (&pi_futex, &pi_futex));
+        assert_eq!(
+            serde_json::to_string(&old).unwrap(),
+            r#"{"kind":"lock","lock":"pi_futex"}"#
         );
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::cause::Cause;
+pub use super::lock_kind::LockKind;
 
 /// Most chains a result document lists, over all its runs: at most 1.6 MB of JSON (an
 /// unexplained one with its reason takes about 480 bytes). A run keeps an equal share of them
@@ -246,9 +247,8 @@ pub enum Wait {
 /// The lock an RT task blocked on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LockRef {
-    /// `sleeping spinlock (rt_mutex)`, `PI futex (rt_mutex)`, `rt_mutex`, `mutex`, `spinlock`,
-    /// `rw_semaphore`, ...
-    pub kind: String,
+    /// What kind of lock.
+    pub kind: LockKind,
     /// Kernel address of the lock (`lock:contention_begin`), hex.
     pub address: Option<String>,
     /// The futex word's user address (a PI futex), hex.

@@ -10,6 +10,7 @@ pub mod decision;
 pub mod diff;
 mod doc;
 pub mod explain;
+mod lock_kind;
 pub mod noise_setup;
 mod run_key;
 pub mod verdict;

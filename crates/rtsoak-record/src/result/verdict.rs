@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::RingSetup;
 pub use crate::Status;
+use crate::{CaveatKind, RingSetup};
 
 /// The outcome of judging a result: its failures, its breaches, why it is inconclusive and,
 /// with `--baseline`, its comparison.
@@ -42,7 +42,7 @@ pub struct Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Accepted {
     /// The caveat's kind (`kernel.preempt-rt`, `layout.noise-shares-rt-cpu`).
-    pub condition: String,
+    pub condition: CaveatKind,
     /// The caveat's sentence.
     pub message: String,
 }

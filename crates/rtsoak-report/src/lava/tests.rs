@@ -261,7 +261,7 @@ fn a_pass_has_no_reason_and_names_what_it_accepted() {
     let mut doc = two_round_doc();
     let mut verdict = Verdict::of(Vec::new(), Vec::new(), Vec::new());
     verdict.accepted.push(Accepted {
-        condition: "kernel.preempt-rt".into(),
+        condition: rtsoak_record::CheckId::KernelPreemptRt.into(),
         message: "the kernel is not PREEMPT_RT".into(),
     });
     assert_eq!(verdict.status, Status::Pass);

@@ -11,10 +11,7 @@
 use super::sched::{Sched, TaskState};
 use crate::explain::event::Pid;
 use crate::explain::role;
-use rtsoak_record::result::explain::{Holder, LockRef, TaskRef, Wait};
-
-/// The lock kind of a wait in `FUTEX_LOCK_PI` (and the other PI futex operations).
-pub const PI_FUTEX: &str = "PI futex (rt_mutex)";
+use rtsoak_record::result::explain::{Holder, LockKind, LockRef, TaskRef, Wait};
 
 /// futex(2) operations that wait on an rt_mutex (`FUTEX_CMD_MASK` applied).
 const FUTEX_PI_OPS: [u32; 4] = [6, 8, 11, 13];
@@ -43,7 +40,7 @@ impl LockWait {
     pub(super) fn contended(address: u64, flags: &str) -> Self {
         LockWait {
             lock: LockRef {
-                kind: lock_kind(flags).to_string(),
+                kind: lock_kind(flags),
                 address: Some(format!("{address:#x}")),
                 futex_uaddr: None,
                 caller: None,
@@ -60,9 +57,9 @@ impl LockWait {
         LockWait {
             lock: LockRef {
                 kind: if futex.is_some() {
-                    PI_FUTEX.to_string()
+                    LockKind::PiFutex
                 } else {
-                    "rt_mutex".to_string()
+                    LockKind::RtMutex
                 },
                 address: None,
                 futex_uaddr: futex.map(|call| format!("{:#x}", call.uaddr)),
@@ -205,18 +202,18 @@ impl OpenHolder {
 
 /// `lock:contention_begin`'s flags as a lock kind. On PREEMPT_RT, spinlock_t, rwlock_t and
 /// mutexes are rt_mutex-based and flagged `RT`.
-fn lock_kind(flags: &str) -> &'static str {
+fn lock_kind(flags: &str) -> LockKind {
     let has = |flag: &str| flags.split('|').any(|f| f == flag);
     if has("RT") {
-        "sleeping spinlock (rt_mutex)"
+        LockKind::SleepingSpinlock
     } else if has("MUTEX") {
-        "mutex"
+        LockKind::Mutex
     } else if has("SPIN") {
-        "spinlock"
+        LockKind::Spinlock
     } else if has("READ") || has("WRITE") {
-        "rw_semaphore"
+        LockKind::RwSemaphore
     } else {
-        "lock"
+        LockKind::Other
     }
 }
 
@@ -255,7 +252,7 @@ fn is_lock_primitive(symbol: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::explain::episodes::tests::run;
-    use rtsoak_record::result::explain::{TaskRole, Wait};
+    use rtsoak_record::result::explain::{LockKind, TaskRole, Wait};
 
     #[test]
     fn a_pi_futex_held_by_a_preempted_holder_is_one_lock_wait_with_its_holder_and_preemptor() {
@@ -286,7 +283,7 @@ mod tests {
         let Wait::Lock { lock, holder } = &episode.wait else {
             panic!("a lock wait: {episode:?}")
         };
-        assert_eq!(lock.kind, "PI futex (rt_mutex)");
+        assert_eq!(lock.kind, LockKind::PiFutex);
         assert_eq!(lock.futex_uaddr.as_deref(), Some("0x7f0010"));
         let holder = holder.as_ref().expect("the holder is named");
         assert_eq!(
@@ -333,7 +330,7 @@ mod tests {
         let Wait::Lock { lock, holder } = &episodes.done[0].wait else {
             panic!()
         };
-        assert_eq!(lock.kind, "sleeping spinlock (rt_mutex)");
+        assert_eq!(lock.kind, LockKind::SleepingSpinlock);
         assert_eq!(lock.address.as_deref(), Some("0xffff888100aa0010"));
         assert_eq!(lock.caller.as_deref(), Some("futex_wake"));
         assert_eq!(holder.as_ref().unwrap().task.pid, 248);

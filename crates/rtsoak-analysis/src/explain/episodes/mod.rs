@@ -36,8 +36,6 @@ mod preempted;
 mod sched;
 mod wakeup;
 
-pub use lock::PI_FUTEX;
-
 /// Most episodes kept for one run; beyond it they are counted, not stored.
 const MAX_EPISODES: usize = 2_000_000;
 
