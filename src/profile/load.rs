@@ -71,7 +71,7 @@ fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profil
 /// Parse profile text; `name` is used in errors only. TOML errors carry toml's line/column
 /// message, which quotes the profile: each of its lines is escaped and cut, as the profile may
 /// be anyone's file (one 100 MB line must not reach stderr twice over). Values are checked by
-/// [`resolve`], which knows the machine.
+/// [`resolve`](fn@super::resolve), which knows the machine.
 pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
     toml::from_str(text).map_err(|e| ProfileError::Toml {
         name: rtsoak_record::text::quote(name),

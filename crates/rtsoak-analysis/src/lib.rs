@@ -5,7 +5,7 @@
 //! ([`merge`], [`coarsen`]), whether a record's figures agree with each other enough to be shown
 //! ([`consistent`]), and what it all is worth ([`judge`]: caveats, the verdict, the
 //! decision, the baseline diff, the floor ratios), with the microbenchmarks' A/B/A arithmetic
-//! ([`bench`]) and kernel campaigns' records and judgement across boots ([`campaign`]).
+//! ([`mod@bench`]) and kernel campaigns' records and judgement across boots ([`campaign`]).
 //!
 //! Owns: every figure and judgement derived from records, deterministically (every random draw
 //! is seeded, so re-rendering a saved result repeats it). Never reads or writes a file, reads

@@ -3,7 +3,7 @@
 //! noise runs beside them ([`noise`]), and report over the wire between them ([`protocol`]);
 //! what they reported becomes a run's result ([`result`]), with a kernel trace read alongside
 //! to explain its spikes ([`explain`]). The worker binary's whole program is [`worker::main`].
-//! Beside the soak: per-operation microbenchmarks of the same kernel mechanisms ([`bench`]).
+//! Beside the soak: per-operation microbenchmarks of the same kernel mechanisms ([`mod@bench`]).
 //!
 //! Owns: processes, shared memory, real-time scheduling and the measuring loops, through the
 //! kernel layer's safe functions (`rtsoak-sys`); turning what it measured into records, with the

@@ -13,7 +13,7 @@
 //! In reading order: what a run is told ([`plan`], [`export`], [`transport`], [`abi`]), what
 //! its workers are and record (roles, series, setups, counters, the figures' types), what the
 //! machine is (host facts, the system check), and the documents that hold it all ([`result`],
-//! [`bench`]).
+//! [`mod@bench`]).
 
 #![forbid(unsafe_code)]
 // A function a reader can hold in their head: at most 100 lines (clippy.toml), product code

@@ -68,7 +68,9 @@ impl Support {
         }
     }
 
-    /// Run a probe written as a sequence of `?` steps ([`require_opcodes`], [`trial`]).
+    /// Run a probe written as a sequence of `?` steps
+    /// (`rtsoak_measure::transport::probe::require_opcodes`,
+    /// `rtsoak_measure::transport::probe::trial`).
     pub fn from_steps(steps: impl FnOnce() -> Result<(), Support>) -> Self {
         match steps() {
             Ok(()) => Support::Supported,

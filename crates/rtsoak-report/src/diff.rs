@@ -1,7 +1,7 @@
 //! A baseline comparison as `rtsoak diff` prints it, for a terminal and as Markdown. The
 //! findings name what the two results hold (transports, the baseline's path, their reasons):
 //! every line is escaped for the terminal, every Markdown cell and line for Markdown, where it
-//! is written ([`line`], [`markdown_line`]).
+//! is written ([`fn@line`], [`markdown_line`]).
 
 use std::fmt::Write;
 

@@ -1,6 +1,6 @@
 //! The lines a scheduled run leaves on stderr (the journal, under systemd): one per transport,
 //! then the verdict with one line per failure, breach and regression. Every line is escaped
-//! for the terminal as it is made ([`line`]): the journal shows text as a terminal would.
+//! for the terminal as it is made ([`fn@line`]): the journal shows text as a terminal would.
 
 use crate::escape::terminal;
 use rtsoak_analysis::merge::by_transport;

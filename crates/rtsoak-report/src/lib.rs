@@ -1,7 +1,7 @@
 //! Every rendering rtsoak prints or writes: pure functions from a document to text or bytes, so
 //! every format is produced from the saved data alone (never from a second measurement) and
 //! snapshot-tested without I/O. The result formats are below; beside them, `rtsoak probe`'s
-//! report ([`probe`]), the microbenchmarks' summaries ([`bench`]), a baseline comparison
+//! report ([`probe`]), the microbenchmarks' summaries ([`mod@bench`]), a baseline comparison
 //! ([`diff`]) and the lines a scheduled run leaves in the journal ([`journal`]).
 //!
 //! [`FORMATS`] is the one registry of output formats: `rtsoak report --format`, `--export`, the

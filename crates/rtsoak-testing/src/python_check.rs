@@ -2,7 +2,7 @@
 //! `hdrhistogram` package (import name `hdrh`) for interval logs, `prometheus_client`'s text
 //! parser for Prometheus files and Python's own `xml.etree` for JUnit XML. `.ci/run` installs
 //! both packages; where python3 or a package is missing
-//! the check prints `SKIPPED` with the reason and passes ([`crate::skip`]), so a skip is
+//! the check prints `SKIPPED` with the reason and passes ([`fn@crate::skip`]), so a skip is
 //! never silent, except in CI (`RTSOAK_CI` set), where a skipped check fails.
 
 use std::collections::BTreeMap;

@@ -2,10 +2,10 @@
 //! (`send_call`, `delivery`): over-threshold rates by an exact test for rare counts, tail
 //! percentiles (p99.9, p99.99 of the merged histograms) and the maximum, each with a tolerance,
 //! so that noise is never called a regression. Rows pair by what they measured, the transport
-//! and its ring setup ([`RunKey::measured`]), never by a label. A comparison that could not
-//! compare what it should (nothing paired, a transport on one side only, a side interrupted,
-//! failed, lossy or empty, figures that do not decode) is inconclusive and says why: it never
-//! says "no regression" for what it did not compare.
+//! and its ring setup ([`RunKey::measured`](rtsoak_record::result::RunKey::measured)), never by
+//! a label. A comparison that could not compare what it should (nothing paired, a transport on
+//! one side only, a side interrupted, failed, lossy or empty, figures that do not decode) is
+//! inconclusive and says why: it never says "no regression" for what it did not compare.
 //!
 //! Pure: two [`ResultDoc`]s in, a [`Diff`] out; printing and exit codes belong to the commands.
 

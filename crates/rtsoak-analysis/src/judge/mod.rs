@@ -1,8 +1,9 @@
-//! Judging a result: what its figures are worth ([`caveats`]), whether it passes its limits
-//! ([`verdict`]) and measured what it was asked ([`measured`]), whether it regressed against a baseline ([`diff`]), and the exact rate test
-//! both comparisons rest on ([`rates`]). Pure functions over result documents: they never
-//! measure, print, read files or choose exit codes; what they return is recorded in the result
-//! (`result::verdict`, `result::diff`) or shown by the exports.
+//! Judging a result: what its figures are worth ([`fn@caveats`]), whether it passes its limits
+//! ([`fn@verdict`]) and measured what it was asked ([`measured`]), whether it regressed against
+//! a baseline ([`fn@diff`]), and the exact rate test both comparisons rest on ([`rates`]). Pure
+//! functions over result documents: they never measure, print, read files or choose exit codes;
+//! what they return is recorded in the result (`result::verdict`, `result::diff`) or shown by
+//! the exports.
 
 pub mod caveats;
 pub mod decision;

@@ -6,7 +6,7 @@
 //! invalidates the figures ([`super::validity`]).
 //!
 //! Pure: [`verdict`] reads a [`ResultDoc`] and returns a [`Verdict`]; it never prints, reads
-//! files or decides exit codes (the soak command maps a verdict to an [`crate::exit::Outcome`]).
+//! files or decides exit codes (the soak command maps a verdict to an `rtsoak::exit::Outcome`).
 
 use super::measured;
 use crate::merge::{TransportRuns, by_transport};

@@ -12,9 +12,9 @@ pub struct SeqTracker {
     seen: [u64; (WINDOW / 64) as usize],
     /// Distinct sequence numbers seen.
     pub distinct: u64,
-    /// Counted as in [`Integrity::duplicated`].
+    /// Counted as in [`Integrity::duplicated`](rtsoak_record::Integrity::duplicated).
     pub duplicated: u64,
-    /// Counted as in [`Integrity::reordered`].
+    /// Counted as in [`Integrity::reordered`](rtsoak_record::Integrity::reordered).
     pub reordered: u64,
 }
 

@@ -7,13 +7,14 @@
 //! one workload between two clock reads) is in `rounds.rs`, the per-round checks in
 //! `checks.rs`.
 //!
-//! Adding a bench: one file here plus one line in the [`registry!`] call below, which declares
+//! Adding a bench: one file here plus one line in the `registry!` call below, which declares
 //! the file's module too (`tests/architecture.rs` checks that every bench is registered). This
 //! file is the registry only: the sub-commands, their help, the dispatch, the docs test and the
 //! tests all read [`BENCHES`].
 //!
 //! Must never: allocate, log or format between the two clock reads of a round (a cycle records
-//! into a [`Tally`] of plain counters); judge a comparison (that is [`compare`]); print.
+//! into a [`Tally`](checks::Tally) of plain counters); judge a comparison (that is
+//! [`compare`](rtsoak_analysis::bench::compare)); print.
 
 // What the benches share; each bench's own file is declared by the registry below.
 pub mod args;

@@ -2,7 +2,8 @@
 //! trace of the run. A tracefs instance of rtsoak's own ([`tracefs`]) records the scheduler,
 //! priority-inheritance, lock, interrupt and futex events that concern the RT tasks; a thread of
 //! the coordinator (off the RT CPUs) reads it as the run goes and keeps only the RT tasks' waits
-//! ([`episodes`]); after the run each outlier is laid over those waits ([`blame`]).
+//! ([`episodes`](rtsoak_analysis::explain::episodes)); after the run each outlier is laid over
+//! those waits ([`blame`]).
 //!
 //! Tracefs rather than eBPF: every kernel rtsoak runs on has it (no BPF toolchain, BTF or
 //! verifier differences across the board's 5.15 and the 6.x kernels), the events needed are all

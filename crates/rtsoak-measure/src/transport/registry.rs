@@ -6,9 +6,11 @@
 //! does not compile. `mod.rs` holds its one call.
 
 /// Declares the transports once: each one's file (`module::Type` is `mod module;`),
-/// [`transport`] for its probe and description, [`visit`] to reach its concrete waker and
-/// waiter types with its own settings (the field of the records' `Settings` named as its file),
-/// and [`Flags`], one field per transport holding the flags that override its settings.
+/// [`transport`](crate::transport::transport) for its probe and description,
+/// [`visit`](crate::transport::visit) to reach its concrete waker and waiter types with its own
+/// settings (the field of the records' `Settings` named as its file), and
+/// [`Flags`](crate::transport::Flags), one field per transport holding the flags that override
+/// its settings.
 macro_rules! registry {
     ($($module:ident :: $ty:ident),+ $(,)?) => {
         $(mod $module;)+

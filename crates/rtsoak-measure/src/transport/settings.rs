@@ -11,8 +11,9 @@ use serde::de::DeserializeOwned;
 
 /// One transport's settings. The field names are the profile keys in `[rt]` and the keys in the
 /// plan (flattened, so the plan reads as before transports owned them). Every field serializes
-/// (no `skip_serializing_if`): the keys are read off the serialized default ([`keys`]), and
-/// `#[serde(default)]` lets a profile leave any of them out.
+/// (no `skip_serializing_if`): the keys are read off the serialized default
+/// (`rtsoak::profile::transport_keys::keys`), and `#[serde(default)]` lets a profile leave any
+/// of them out.
 pub(crate) trait OwnSettings:
     Default + Clone + Debug + PartialEq + Eq + Serialize + DeserializeOwned + Send + Sync
 {

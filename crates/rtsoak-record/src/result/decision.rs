@@ -1,7 +1,7 @@
 //! The record of what a comparison decides, as a result holds it: per series the transports
 //! ranked by their over-threshold rate, which do not differ from the fewest and which have
 //! significantly more, each claim with its p-value, and each explained transport's main cause.
-//! [`crate::judge::decision`] makes it.
+//! `rtsoak_analysis::judge::decision` makes it.
 
 use serde::{Deserialize, Serialize};
 

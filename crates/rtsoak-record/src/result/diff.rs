@@ -1,5 +1,6 @@
 //! The record of a comparison with a baseline, as a result's verdict holds it: the rules
-//! applied and one finding per transport, series and figure. [`crate::judge::diff`] makes it.
+//! applied and one finding per transport, series and figure. `rtsoak_analysis::judge::diff`
+//! makes it.
 
 use serde::{Deserialize, Serialize};
 

@@ -125,7 +125,8 @@ pub enum RunStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Registry name of the transport (schema version 1 wrote `name (setup)` here in a
-    /// ring-setup comparison; [`store::from_bytes`] reads that back as the name and the setup).
+    /// ring-setup comparison; `rtsoak::store::from_bytes` reads that back as the name and the
+    /// setup).
     pub transport: String,
     /// Which round of the comparison (from 1); every transport runs once per round.
     #[serde(default = "first_round")]

@@ -1,7 +1,7 @@
 //! The record of a verdict, as a result holds it: the failures no limit can forgive, every
 //! broken `[verdict]` limit with its figure, what kept the run from measuring what it was asked
 //! (the reasons it is inconclusive), and the baseline comparison.
-//! [`crate::judge::verdict`] makes it.
+//! `rtsoak_analysis::judge::verdict` makes it.
 
 use serde::{Deserialize, Serialize};
 
