@@ -1,4 +1,4 @@
-//! `futex-waitv` (seed 001): V vectors of W cacheline-separated words. A cycle queues V
+//! `futex-waitv`: V vectors of W cacheline-separated words. A cycle queues V
 //! `IORING_OP_FUTEX_WAITV` (user data 0..V) then one `IORING_OP_FUTEX_WAKE` per vector on its
 //! element `wake_index` (user data V..2V), submits them in one call and reaps exactly 2V
 //! completions: every waitv must return `wake_index` (the index of the word that woke it) and

@@ -1,5 +1,6 @@
-//! `rtsoak bench`: per-operation microbenchmarks for kernel regression work (seeds 000, 001,
-//! 004) and their A/B/A comparison.
+//! `rtsoak bench`: per-operation microbenchmarks for kernel regression work (pricing one
+//! io_uring futex wait/wake, waitv, MSG_RING or eventfd operation against a patched kernel) and
+//! their A/B/A comparison.
 //!
 //! A bench is a [`Bench`] (its name, flags, opcodes and how it runs; `benchmark.rs`) over a
 //! [`Workload`] (what one cycle submits and how its completions are validated). The round
