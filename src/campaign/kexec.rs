@@ -13,13 +13,13 @@
 
 use std::ffi::{CString, OsStr};
 use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::advance::{self, Decision, NewCampaign, Target};
-use super::command::{Finished, boot_dir_name, first_program, run_program, this_rtsoak};
+use super::command::{Finished, boot_dir, first_program, run_program, this_rtsoak};
 use super::doc::{self, CAMPAIGN_FILE, CampaignDoc};
 use super::identity::{BootFacts, meaningful_words};
 use super::image::sha256_hex;
@@ -74,10 +74,7 @@ pub(crate) fn prepare(name: &str, plan_text: String, root: &SysRoot) -> anyhow::
     let plan = super::plan::parse(name, &plan_text)?;
     let facts = super::identity::read(root);
     let running_cmdline = meaningful_words(&facts.cmdline).join(" ");
-    let mut targets = std::collections::BTreeMap::new();
-    for role in [Role::Parent, Role::Child] {
-        targets.insert(role, targets::resolve(&plan, role, &running_cmdline)?);
-    }
+    let targets = targets::resolve_all(&plan, &running_cmdline)?;
     let return_to = match plan.end {
         End::Start => Some(start_target(&facts, running_cmdline)?),
         End::Stay | End::Reboot => None,
@@ -333,8 +330,7 @@ fn measure_boot(
         .context("a boot measured without a try")?;
     let loaded_at_s = attempt.loaded_at_s.unwrap_or_else(now_s);
     let remaining_s = (loaded_at_s + plan.deadline_s).saturating_sub(now_s());
-    let relative =
-        PathBuf::from("boots").join(boot_dir_name(seq, slot.slot.role.name(), attempt.number));
+    let relative = boot_dir(seq, slot.slot.role, attempt.number);
     let boot_dir = SafeDir::create(&dir.dir().path().join(&relative))?;
     let rtsoak = this_rtsoak()?;
     let systemctl = first_program(SYSTEMCTL).ok();
