@@ -413,36 +413,35 @@ fn kexec_into(
     ))
 }
 
-/// Save the state and the document so far.
-pub(crate) fn save(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
-    session.dir.save(state)?;
-    let doc = doc::build(state, plan, None, session.dir.dir());
-    write_doc(session, &doc)
-}
-
-fn write_doc(session: &Session<'_>, doc: &CampaignDoc) -> anyhow::Result<()> {
+/// Save the state and the document so far; returns the document.
+pub(crate) fn save(
+    session: &Session<'_>,
+    plan: &Plan,
+    state: &State,
+) -> anyhow::Result<CampaignDoc> {
     let dir = session.dir;
+    dir.save(state)?;
+    let doc = doc::build(state, plan, None, dir.dir());
     dir.dir()
         .write(
             OsStr::new(CAMPAIGN_FILE),
-            &rtsoak_report::campaign::render_json(doc),
+            &rtsoak_report::campaign::render_json(&doc),
             0o644,
         )
         .context("saving campaign.json")?;
     dir.dir()
         .write(
             OsStr::new("table.txt"),
-            (session.render)(doc).as_bytes(),
+            (session.render)(&doc).as_bytes(),
             0o644,
         )
-        .context("saving table.txt")
+        .context("saving table.txt")?;
+    Ok(doc)
 }
 
 /// The campaign is over: the document, the table on stderr (the journal), the unit disabled.
 fn finish(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
-    session.dir.save(state)?;
-    let doc = doc::build(state, plan, None, session.dir.dir());
-    write_doc(session, &doc)?;
+    let doc = save(session, plan, state)?;
     eprint!("{}", (session.render)(&doc));
     disable()
 }
