@@ -45,13 +45,10 @@ const KEXEC_FAILED_WAIT: Duration = Duration::from_secs(20);
 /// Where systemctl is, in the order looked for.
 const SYSTEMCTL: &[&str] = &["/usr/bin/systemctl", "/bin/systemctl"];
 
-/// What a kexec campaign runs with: its state directory (locked), how its document is
-/// rendered for people (`table.txt`, the journal), and the stop signals.
+/// What a kexec campaign runs with: its state directory (locked) and the stop signals.
 pub(crate) struct Session<'a> {
     /// The state directory.
     pub(crate) dir: &'a StateDir,
-    /// The terminal rendering of the document.
-    pub(crate) render: fn(&CampaignDoc) -> String,
     /// Set by SIGTERM (systemd stopping the unit for the kexec), SIGINT or SIGHUP.
     pub(crate) stop: &'a StopFlag,
 }
@@ -432,7 +429,7 @@ pub(crate) fn save(
     dir.dir()
         .write(
             OsStr::new("table.txt"),
-            (session.render)(&doc).as_bytes(),
+            rtsoak_report::campaign::render(&doc).as_bytes(),
             0o644,
         )
         .context("saving table.txt")?;
@@ -442,7 +439,7 @@ pub(crate) fn save(
 /// The campaign is over: the document, the table on stderr (the journal), the unit disabled.
 fn finish(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
     let doc = save(session, plan, state)?;
-    eprint!("{}", (session.render)(&doc));
+    eprint!("{}", rtsoak_report::campaign::render(&doc));
     disable()
 }
 

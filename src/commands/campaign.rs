@@ -72,13 +72,9 @@ pub(super) fn campaign(command: CampaignCommand) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A kexec campaign's session in `dir`, rendering its table as `report` does.
+/// A kexec campaign's session in `dir`.
 fn session<'a>(dir: &'a StateDir, stop: &'a StopFlag) -> kexec::Session<'a> {
-    kexec::Session {
-        dir,
-        render: rtsoak_report::campaign::render,
-        stop,
-    }
+    kexec::Session { dir, stop }
 }
 
 /// The exit code of a verdict: `bench compare`'s, or `git bisect run`'s.
