@@ -214,21 +214,18 @@ pub(crate) fn systemctl(args: &[&str]) -> anyhow::Result<()> {
 pub(crate) fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
     let dir = session.dir;
     if dir.has_state() {
-        let finished = dir.load().is_ok_and(|s| s.finished());
-        anyhow::bail!(
-            "{} holds {}: {}",
-            dir.dir().path().display(),
-            if finished {
-                "a finished campaign"
-            } else {
-                "a campaign under way"
-            },
-            if finished {
-                "move it away first (its campaign.json is the result), or give --state DIR"
-            } else {
-                "see `rtsoak campaign status`, or end it with `rtsoak campaign abort`"
-            }
-        );
+        let (what, todo) = if dir.load().is_ok_and(|s| s.finished()) {
+            (
+                "a finished campaign",
+                "move it away first (its campaign.json is the result), or give --state DIR",
+            )
+        } else {
+            (
+                "a campaign under way",
+                "see `rtsoak campaign status`, or end it with `rtsoak campaign abort`",
+            )
+        };
+        anyhow::bail!("{} holds {what}: {todo}", dir.dir().path().display());
     }
     trial_load(&prepared)?;
     dir.dir()
