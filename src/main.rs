@@ -52,31 +52,27 @@ fn main() {
 /// not a result, a result whose counts cannot be added) and busy RT CPUs are told apart from
 /// system errors by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
-    if error
-        .downcast_ref::<rtsoak::profile::ProfileError>()
-        .is_some()
-        || error
-            .downcast_ref::<rtsoak::commands::environment::EnvironmentError>()
-            .is_some()
-        || error
-            .downcast_ref::<rtsoak_sys::safe_dir::Untrusted>()
-            .is_some()
-        || error
-            .downcast_ref::<rtsoak_sys::input::InputError>()
-            .is_some()
-        || error.downcast_ref::<rtsoak::store::NotAResult>().is_some()
-        || error.downcast_ref::<rtsoak::store::Refused>().is_some()
-        || error
-            .downcast_ref::<rtsoak_measure::coordinator::actions::Refused>()
-            .is_some_and(|refused| !refused.system)
+    let refused = error.downcast_ref::<rtsoak_measure::coordinator::actions::Refused>();
+    if is::<rtsoak::profile::ProfileError>(error)
+        || is::<rtsoak::commands::environment::EnvironmentError>(error)
+        || is::<rtsoak_sys::safe_dir::Untrusted>(error)
+        || is::<rtsoak_sys::input::InputError>(error)
+        || is::<rtsoak::store::NotAResult>(error)
+        || is::<rtsoak::store::Refused>(error)
+        || refused.is_some_and(|refused| !refused.system)
     {
         Outcome::Usage
-    } else if error
-        .downcast_ref::<rtsoak_sys::cpu_lock::CpusBusy>()
-        .is_some()
-    {
+    } else if is::<rtsoak_sys::cpu_lock::CpusBusy>(error) {
         Outcome::CpusBusy
     } else {
         Outcome::SystemError
     }
+}
+
+/// Whether `error` is (or has in its context) an `E`.
+fn is<E>(error: &anyhow::Error) -> bool
+where
+    E: std::fmt::Display + std::fmt::Debug + Send + Sync + 'static,
+{
+    error.downcast_ref::<E>().is_some()
 }

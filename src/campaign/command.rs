@@ -20,6 +20,7 @@ use anyhow::Context;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+use rtsoak_analysis::campaign::sequence::Role;
 use rtsoak_measure::coordinator::stop::StopFlag;
 use rtsoak_measure::launch::worker_binary::refusal;
 use rtsoak_sys::safe_dir::{Kind, SafeDir};
@@ -203,9 +204,10 @@ pub(crate) fn supervise(
     })
 }
 
-/// The name of a boot's directory: `03-child-0` (planned boot 3, the child, try 0).
-pub(crate) fn boot_dir_name(seq: usize, role: &str, attempt: u32) -> String {
-    format!("{seq:02}-{role}-{attempt}")
+/// A boot's directory, relative to the campaign's: `boots/03-child-0` (planned boot 3, the
+/// child, try 0).
+pub(crate) fn boot_dir(seq: usize, role: Role, attempt: u32) -> PathBuf {
+    PathBuf::from("boots").join(format!("{seq:02}-{}-{attempt}", role.name()))
 }
 
 #[cfg(test)]

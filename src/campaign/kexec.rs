@@ -13,13 +13,13 @@
 
 use std::ffi::{CString, OsStr};
 use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::advance::{self, Decision, NewCampaign, Target};
-use super::command::{Finished, boot_dir_name, first_program, run_program, this_rtsoak};
+use super::command::{Finished, boot_dir, first_program, run_program, this_rtsoak};
 use super::doc::{self, CAMPAIGN_FILE, CampaignDoc};
 use super::identity::{BootFacts, meaningful_words};
 use super::image::sha256_hex;
@@ -45,13 +45,10 @@ const KEXEC_FAILED_WAIT: Duration = Duration::from_secs(20);
 /// Where systemctl is, in the order looked for.
 const SYSTEMCTL: &[&str] = &["/usr/bin/systemctl", "/bin/systemctl"];
 
-/// What a kexec campaign runs with: its state directory (locked), how its document is
-/// rendered for people (`table.txt`, the journal), and the stop signals.
+/// What a kexec campaign runs with: its state directory (locked) and the stop signals.
 pub(crate) struct Session<'a> {
     /// The state directory.
     pub(crate) dir: &'a StateDir,
-    /// The terminal rendering of the document.
-    pub(crate) render: fn(&CampaignDoc) -> String,
     /// Set by SIGTERM (systemd stopping the unit for the kexec), SIGINT or SIGHUP.
     pub(crate) stop: &'a StopFlag,
 }
@@ -74,10 +71,7 @@ pub(crate) fn prepare(name: &str, plan_text: String, root: &SysRoot) -> anyhow::
     let plan = super::plan::parse(name, &plan_text)?;
     let facts = super::identity::read(root);
     let running_cmdline = meaningful_words(&facts.cmdline).join(" ");
-    let mut targets = std::collections::BTreeMap::new();
-    for role in [Role::Parent, Role::Child] {
-        targets.insert(role, targets::resolve(&plan, role, &running_cmdline)?);
-    }
+    let targets = targets::resolve_all(&plan, &running_cmdline)?;
     let return_to = match plan.end {
         End::Start => Some(start_target(&facts, running_cmdline)?),
         End::Stay | End::Reboot => None,
@@ -220,21 +214,18 @@ pub(crate) fn systemctl(args: &[&str]) -> anyhow::Result<()> {
 pub(crate) fn start(session: &Session<'_>, prepared: Prepared) -> anyhow::Result<()> {
     let dir = session.dir;
     if dir.has_state() {
-        let finished = dir.load().is_ok_and(|s| s.finished());
-        anyhow::bail!(
-            "{} holds {}: {}",
-            dir.dir().path().display(),
-            if finished {
-                "a finished campaign"
-            } else {
-                "a campaign under way"
-            },
-            if finished {
-                "move it away first (its campaign.json is the result), or give --state DIR"
-            } else {
-                "see `rtsoak campaign status`, or end it with `rtsoak campaign abort`"
-            }
-        );
+        let (what, todo) = if dir.load().is_ok_and(|s| s.finished()) {
+            (
+                "a finished campaign",
+                "move it away first (its campaign.json is the result), or give --state DIR",
+            )
+        } else {
+            (
+                "a campaign under way",
+                "see `rtsoak campaign status`, or end it with `rtsoak campaign abort`",
+            )
+        };
+        anyhow::bail!("{} holds {what}: {todo}", dir.dir().path().display());
     }
     trial_load(&prepared)?;
     dir.dir()
@@ -333,8 +324,7 @@ fn measure_boot(
         .context("a boot measured without a try")?;
     let loaded_at_s = attempt.loaded_at_s.unwrap_or_else(now_s);
     let remaining_s = (loaded_at_s + plan.deadline_s).saturating_sub(now_s());
-    let relative =
-        PathBuf::from("boots").join(boot_dir_name(seq, slot.slot.role.name(), attempt.number));
+    let relative = boot_dir(seq, slot.slot.role, attempt.number);
     let boot_dir = SafeDir::create(&dir.dir().path().join(&relative))?;
     let rtsoak = this_rtsoak()?;
     let systemctl = first_program(SYSTEMCTL).ok();
@@ -417,37 +407,36 @@ fn kexec_into(
     ))
 }
 
-/// Save the state and the document so far.
-pub(crate) fn save(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
-    session.dir.save(state)?;
-    let doc = doc::build(state, plan, None, session.dir.dir());
-    write_doc(session, &doc)
-}
-
-fn write_doc(session: &Session<'_>, doc: &CampaignDoc) -> anyhow::Result<()> {
+/// Save the state and the document so far; returns the document.
+pub(crate) fn save(
+    session: &Session<'_>,
+    plan: &Plan,
+    state: &State,
+) -> anyhow::Result<CampaignDoc> {
     let dir = session.dir;
+    dir.save(state)?;
+    let doc = doc::build(state, plan, None, dir.dir());
     dir.dir()
         .write(
             OsStr::new(CAMPAIGN_FILE),
-            &rtsoak_report::campaign::render_json(doc),
+            &rtsoak_report::campaign::render_json(&doc),
             0o644,
         )
         .context("saving campaign.json")?;
     dir.dir()
         .write(
             OsStr::new("table.txt"),
-            (session.render)(doc).as_bytes(),
+            rtsoak_report::campaign::render(&doc).as_bytes(),
             0o644,
         )
-        .context("saving table.txt")
+        .context("saving table.txt")?;
+    Ok(doc)
 }
 
 /// The campaign is over: the document, the table on stderr (the journal), the unit disabled.
 fn finish(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
-    session.dir.save(state)?;
-    let doc = doc::build(state, plan, None, session.dir.dir());
-    write_doc(session, &doc)?;
-    eprint!("{}", (session.render)(&doc));
+    let doc = save(session, plan, state)?;
+    eprint!("{}", rtsoak_report::campaign::render(&doc));
     disable()
 }
 

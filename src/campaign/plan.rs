@@ -89,7 +89,7 @@ pub fn parse(name: &str, text: &str) -> Result<Plan, PlanError> {
 fn validate(plan: &Plan) -> Result<(), PlanError> {
     validate_command(&plan.command)?;
     validate_order(plan)?;
-    in_range("retries", plan.retries.into(), 0, 3)?;
+    in_range("retries", plan.retries, 0, 3)?;
     in_range("deadline_s", plan.deadline_s, 60, 7 * 24 * 3600)?;
     validate_judge(&plan.judge)?;
     validate_settle(&plan.settle, plan.deadline_s)?;
@@ -114,7 +114,11 @@ fn words(point: &Point) -> (Option<&str>, Option<&str>) {
     (point.cmdline.as_deref(), point.append.as_deref())
 }
 
-fn in_range(key: &str, value: u64, min: u64, max: u64) -> Result<(), PlanError> {
+/// `value` must lie in `min..=max` (a NaN never does).
+fn in_range<T>(key: &str, value: T, min: T, max: T) -> Result<(), PlanError>
+where
+    T: Copy + PartialOrd + std::fmt::Display,
+{
     if (min..=max).contains(&value) {
         Ok(())
     } else {
@@ -181,7 +185,7 @@ fn validate_command(command: &[String]) -> Result<(), PlanError> {
 }
 
 fn validate_order(plan: &Plan) -> Result<(), PlanError> {
-    in_range("boots_per_step", plan.boots_per_step.into(), 1, 20)?;
+    in_range("boots_per_step", plan.boots_per_step, 1, 20)?;
     let steps = plan.order.len();
     if !(2..=9).contains(&steps)
         || !plan.order.contains(&Role::Parent)
@@ -220,31 +224,17 @@ fn validate_judge(judge: &JudgeSection) -> Result<(), PlanError> {
     in_range_f64("judge.drift_pct", judge.drift_pct, 0.0, 100.0)?;
     in_range_f64("judge.cv_pct", judge.cv_pct, 0.0, 100.0)?;
     in_range_f64("judge.alpha", judge.alpha, 0.0, 0.5)?;
-    if !(judge.min_rate_ratio >= 1.0 && judge.min_rate_ratio <= 1000.0) {
-        return Err(invalid(
-            "judge.min_rate_ratio",
-            judge.min_rate_ratio,
-            "1 to 1000",
-        ));
-    }
-    if !(judge.min_rate_change_per_million >= 0.0 && judge.min_rate_change_per_million <= 1e6) {
-        return Err(invalid(
-            "judge.min_rate_change_per_million",
-            judge.min_rate_change_per_million,
-            "0 to 1000000",
-        ));
-    }
-    Ok(())
+    in_range("judge.min_rate_ratio", judge.min_rate_ratio, 1.0, 1000.0)?;
+    in_range(
+        "judge.min_rate_change_per_million",
+        judge.min_rate_change_per_million,
+        0.0,
+        1e6,
+    )
 }
 
 fn validate_settle(settle: &SettleSection, deadline_s: u64) -> Result<(), PlanError> {
-    if !(0.0..=100.0).contains(&settle.idle_percent) {
-        return Err(invalid(
-            "settle.idle_percent",
-            settle.idle_percent,
-            "0 to 100",
-        ));
-    }
+    in_range("settle.idle_percent", settle.idle_percent, 0.0, 100.0)?;
     in_range("settle.idle_span_s", settle.idle_span_s, 1, 3600)?;
     if settle.timeout_s < settle.idle_span_s || settle.timeout_s >= deadline_s {
         return Err(invalid(
@@ -276,8 +266,8 @@ fn validate_qemu(qemu: &QemuSection) -> Result<(), PlanError> {
             "an absolute path (rtsoak never searches PATH for what it runs)",
         ));
     }
-    in_range("qemu.cpus", qemu.cpus.into(), 1, 64)?;
-    in_range("qemu.memory_mib", qemu.memory_mib.into(), 256, 65536)?;
+    in_range("qemu.cpus", qemu.cpus, 1, 64)?;
+    in_range("qemu.memory_mib", qemu.memory_mib, 256, 65536)?;
     if let Some(model) = &qemu.cpu_model
         && (model.is_empty()
             || !model

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::advance::{self, Decision, NewCampaign, Target};
-use super::command::{boot_dir_name, checked_program, supervise};
+use super::command::{boot_dir, checked_program, supervise};
 use super::doc::{self, CAMPAIGN_FILE, CampaignDoc};
 use super::guest::{GuestOrder, GuestReport, MAX_EXCHANGE_BYTES, ORDER_FILE, REPORT_FILE};
 use super::image::sha256_hex;
@@ -27,7 +27,6 @@ use super::plan::{Accel, Plan, QemuSection};
 use super::state::{BootTarget, Driver, Outcome, PLAN_FILE, StartBoot, State, now_s};
 use super::targets;
 use crate::sysinfo::SysRoot;
-use rtsoak_analysis::campaign::sequence::Role;
 use rtsoak_measure::coordinator::stop::StopFlag;
 use rtsoak_sys::safe_dir::SafeDir;
 
@@ -54,14 +53,7 @@ pub(crate) fn run(
          9p share that root owns"
     );
     let plan = super::plan::parse(name, plan_text)?;
-    let console = match plan.qemu.arch.as_str() {
-        "aarch64" => "console=ttyAMA0 panic=-1",
-        _ => "console=ttyS0 panic=-1",
-    };
-    let mut targets_of = std::collections::BTreeMap::new();
-    for role in [Role::Parent, Role::Child] {
-        targets_of.insert(role, targets::resolve(&plan, role, console)?);
-    }
+    let targets_of = targets::resolve_all(&plan, console(&plan.qemu))?;
     let qemu =
         checked_program(
             &plan.qemu.binary.clone().unwrap_or_else(|| {
@@ -114,6 +106,15 @@ fn save(dir: &SafeDir, plan: &Plan, state: &State, accel: Accel) -> anyhow::Resu
     dir.write(OsStr::new(CAMPAIGN_FILE), &bytes, 0o644)
         .context("saving campaign.json")?;
     Ok(doc)
+}
+
+/// The command line a guest boots with where the plan gives none: the serial console of the
+/// guest's machine, and a panic that ends qemu (`-no-reboot`) at once.
+pub(crate) fn console(section: &QemuSection) -> &'static str {
+    match section.arch.as_str() {
+        "aarch64" => "console=ttyAMA0 panic=-1",
+        _ => "console=ttyS0 panic=-1",
+    }
 }
 
 /// KVM if asked or if it works here, else TCG (said loudly).
@@ -246,8 +247,7 @@ fn boot(
 fn share(dir: &SafeDir, plan: &Plan, state: &State, seq: usize) -> anyhow::Result<Share> {
     let slot = &state.slots[seq];
     let attempt = slot.attempts.last().context("a boot without a try")?;
-    let relative =
-        PathBuf::from("boots").join(boot_dir_name(seq, slot.slot.role.name(), attempt.number));
+    let relative = boot_dir(seq, slot.slot.role, attempt.number);
     let share = SafeDir::create(&dir.path().join(&relative))?;
     let order = GuestOrder {
         token: attempt.token.clone(),

@@ -5,6 +5,7 @@
 //!
 //! Owns: resolving points into [`BootTarget`]s and reopening them. Never loads a kernel.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
@@ -68,6 +69,17 @@ pub(crate) fn resolve(
         cmdline: cmdline.split_whitespace().collect::<Vec<_>>().join(" "),
         release,
     })
+}
+
+/// Both points' targets, parent first (see [`resolve`]).
+pub(crate) fn resolve_all(
+    plan: &Plan,
+    default_cmdline: &str,
+) -> anyhow::Result<BTreeMap<Role, BootTarget>> {
+    [Role::Parent, Role::Child]
+        .into_iter()
+        .map(|role| Ok((role, resolve(plan, role, default_cmdline)?)))
+        .collect()
 }
 
 /// The target of an image already known (the kernel a campaign returns to).

@@ -72,13 +72,9 @@ pub(super) fn campaign(command: CampaignCommand) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A kexec campaign's session in `dir`, rendering its table as `report` does.
+/// A kexec campaign's session in `dir`.
 fn session<'a>(dir: &'a StateDir, stop: &'a StopFlag) -> kexec::Session<'a> {
-    kexec::Session {
-        dir,
-        render: rtsoak_report::campaign::render,
-        stop,
-    }
+    kexec::Session { dir, stop }
 }
 
 /// The exit code of a verdict: `bench compare`'s, or `git bisect run`'s.
@@ -149,19 +145,8 @@ fn check(path: &Path, for_qemu: bool) -> anyhow::Result<Outcome> {
     let (name, text, plan) = read_plan(path)?;
     let mut shown: Vec<(String, BootTarget)> = Vec::new();
     if for_qemu {
-        let console = if plan.qemu.arch == "aarch64" {
-            "console=ttyAMA0 panic=-1"
-        } else {
-            "console=ttyS0 panic=-1"
-        };
-        for role in [
-            rtsoak_analysis::campaign::sequence::Role::Parent,
-            rtsoak_analysis::campaign::sequence::Role::Child,
-        ] {
-            shown.push((
-                plan.label(role).to_string(),
-                targets::resolve(&plan, role, console)?,
-            ));
+        for (role, target) in targets::resolve_all(&plan, qemu::console(&plan.qemu))? {
+            shown.push((plan.label(role).to_string(), target));
         }
     } else {
         let prepared = kexec::prepare(&name, text, &SysRoot::system())?;

@@ -53,14 +53,10 @@ pub(crate) fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     if doc.finished_at.is_none() {
         reasons.push("it is unfinished (saved while its invocation was still running)".into());
     }
-    let judged;
-    let verdict = match &doc.verdict {
-        Some(verdict) => verdict,
-        None => {
-            judged = rtsoak_analysis::judge::verdict(doc);
-            &judged
-        }
-    };
+    let verdict = doc
+        .verdict
+        .clone()
+        .unwrap_or_else(|| rtsoak_analysis::judge::verdict(doc));
     reasons.extend(verdict.failures.iter().map(|f| f.message.clone()));
     reasons.extend(verdict.inconclusive.iter().map(|i| i.message.clone()));
     if doc.runs.is_empty() {

@@ -90,11 +90,7 @@ fn usage(message: String) -> anyhow::Result<Outcome> {
 /// tracefs instance and real-time threads were started for nothing.
 fn check_trace_dir(path: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    rtsoak_sys::safe_dir::SafeDir::open(dir)
+    rtsoak_sys::safe_dir::SafeDir::open(crate::store::parent_dir(path))
         .map(drop)
         .with_context(|| format!("--keep-trace {}: choose another place", path.display()))
 }

@@ -35,6 +35,15 @@ fn missing_from(inputs: &Inputs, list: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// The CPUs of `list` that are RT CPUs.
+fn rt_cpus_in(inputs: &Inputs, list: &[usize]) -> Vec<usize> {
+    let pair = inputs.cpus.pair();
+    list.iter()
+        .copied()
+        .filter(|cpu| pair.contains(cpu))
+        .collect()
+}
+
 /// The boot parameters that isolate the RT pair, for remedies.
 fn isolation_cmdline(inputs: &Inputs) -> String {
     let pair = cpulist::format(&inputs.cpus.pair());
@@ -167,14 +176,7 @@ fn rcu_nocbs(inputs: &Inputs) -> Finding {
 
 fn noise_placement(inputs: &Inputs) -> Finding {
     let id = CheckId::LayoutNoiseSharesRtCpu;
-    let pair = inputs.cpus.pair();
-    let shared: Vec<usize> = inputs
-        .cpus
-        .noise
-        .iter()
-        .copied()
-        .filter(|cpu| pair.contains(cpu))
-        .collect();
+    let shared = rt_cpus_in(inputs, &inputs.cpus.noise);
     if shared.is_empty() {
         return Finding::ok(
             id,
@@ -225,12 +227,7 @@ fn interrupts(inputs: &Inputs) -> Vec<Finding> {
         .irqs_on_rt_cpus
         .iter()
         .map(|irq| {
-            let on_rt: Vec<usize> = irq
-                .affinity
-                .iter()
-                .copied()
-                .filter(|cpu| pair.contains(cpu))
-                .collect();
+            let on_rt = rt_cpus_in(inputs, &irq.affinity);
             let label = match &irq.name {
                 Some(name) => format!("irq {} ({name})", irq.irq),
                 None => format!("irq {}", irq.irq),

@@ -17,6 +17,28 @@ pub(super) fn invalid(key: &str, value: String, allowed: String) -> ProfileError
     }
 }
 
+/// `value` of `key`, when it lies in `low..=high`; else the error that gives the range followed
+/// by `note` (a unit in parentheses, or what else bounds it).
+pub(super) fn in_range<T>(
+    key: &str,
+    value: T,
+    (low, high): (T, T),
+    note: &str,
+) -> Result<T, ProfileError>
+where
+    T: Copy + PartialOrd + std::fmt::Display,
+{
+    if (low..=high).contains(&value) {
+        Ok(value)
+    } else {
+        Err(invalid(
+            key,
+            value.to_string(),
+            format!("{low}..={high}{note}"),
+        ))
+    }
+}
+
 /// A CPU key that cannot be satisfied on this machine.
 pub(crate) fn cpu_error(key: &str, message: String) -> ProfileError {
     ProfileError::Cpu {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{ProfileError, invalid};
+use super::error::{ProfileError, in_range, invalid};
 use rtsoak_record::Policy;
 use rtsoak_record::plan::{
     BurstPlan, LayoutNote, LayoutNoteKind, LoadPlan, NoisePlan, QueueNoisePlan, RtPlan,
@@ -142,23 +142,6 @@ pub(crate) const MAX_QUEUE_NOISE: u32 = 16;
 /// Most threads of one load generator.
 pub(crate) const MAX_LOAD: u32 = 64;
 
-fn in_range(
-    key: &str,
-    value: u64,
-    (low, high): (u64, u64),
-    unit: &str,
-) -> Result<u64, ProfileError> {
-    if (low..=high).contains(&value) {
-        Ok(value)
-    } else {
-        Err(invalid(
-            key,
-            value.to_string(),
-            format!("{low}..={high}{unit}"),
-        ))
-    }
-}
-
 /// Resolve `[noise]`. `rt` is the RT pair: queue noise must stay below both its priorities,
 /// and bursts keep off its CPUs unless told otherwise. `disabled` is `--no-noise`; the noise
 /// runs on `noise_cpus`.
@@ -233,13 +216,13 @@ fn queue_noise(q: &QueueNoiseSection, rt: &RtPlan) -> Result<QueueNoisePlan, Pro
 /// Noise publishers or subscribers alive at once: 0..=[`MAX_QUEUE_NOISE`], the shared region's
 /// slots.
 fn queue_processes(key: &str, count: u32) -> Result<u32, ProfileError> {
-    Ok(in_range(key, count.into(), (0, MAX_QUEUE_NOISE.into()), "")? as u32)
+    in_range(key, count, (0, MAX_QUEUE_NOISE), "")
 }
 
 /// `[noise.bursts]`, times in nanoseconds. The CPUs are left empty: `burst_cpus` fills them in
 /// once the noise is known to run.
 fn bursts(b: &BurstSection) -> Result<BurstPlan, ProfileError> {
-    let priority = in_range("noise.bursts.priority", b.priority.into(), (1, 99), "")? as u8;
+    let priority = in_range("noise.bursts.priority", b.priority, (1, 99), "")?;
     let min_us = in_range(
         "noise.bursts.min_us",
         b.min_us,
@@ -255,10 +238,10 @@ fn bursts(b: &BurstSection) -> Result<BurstPlan, ProfileError> {
     // Below 100: a burst thread that may take its whole CPU starves everything else there.
     let duty_cap_percent = in_range(
         "noise.bursts.duty_cap_percent",
-        b.duty_cap_percent.into(),
+        b.duty_cap_percent,
         (1, 95),
         " (percent)",
-    )? as u8;
+    )?;
     Ok(BurstPlan {
         enabled: b.enabled,
         priority,
@@ -281,7 +264,7 @@ fn load(l: &LoadSection) -> Result<LoadPlan, ProfileError> {
 }
 
 fn load_threads(key: &str, count: u32) -> Result<u32, ProfileError> {
-    Ok(in_range(key, count.into(), (0, MAX_LOAD.into()), "")? as u32)
+    in_range(key, count, (0, MAX_LOAD), "")
 }
 
 /// `noise.load.external`: empty, or an argv whose first element names a program (a blank one

@@ -11,7 +11,7 @@ use rtsoak_record::transport::Name;
 
 use rtsoak_record::{Policy, RingSetup};
 
-use super::error::{FROM_CLI, ProfileError, invalid};
+use super::error::{FROM_CLI, ProfileError, in_range, invalid};
 use super::layout::{noise_cpus, rt_cpus};
 use super::overrides::Overrides;
 use super::sections::{CpuTopology, DEFAULT_RT_PRIORITY, Profile, RunSection};
@@ -100,7 +100,13 @@ pub fn resolve(
     let transports_named = !requested.is_empty();
     let transports = transports(requested, known_transports)?;
     let timing = timing(run, ov)?;
-    outliers_max(run.outliers_max)?;
+    // Each outlier list's capacity.
+    in_range(
+        "run.outliers_max",
+        run.outliers_max,
+        (0, 100_000),
+        " (samples)",
+    )?;
     let (ring_setup, ring_setup_variants) = ring_setups(profile, ov)?;
 
     let mut layout_notes = Vec::new();
@@ -292,18 +298,6 @@ fn delivery_timeout(delivery_timeout_ms: u64, timing: &Timing) -> Result<(), Pro
             min_timeout_ns.div_ceil(MILLISECONDS.ns),
             in_unit(timing.period_ns, &MICROSECONDS)
         ),
-    ))
-}
-
-/// `run.outliers_max`: 0..=100000 samples, each list's capacity.
-fn outliers_max(outliers_max: u32) -> Result<(), ProfileError> {
-    if outliers_max <= 100_000 {
-        return Ok(());
-    }
-    Err(invalid(
-        "run.outliers_max",
-        outliers_max.to_string(),
-        "0..=100000 (samples)".to_string(),
     ))
 }
 

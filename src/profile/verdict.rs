@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{ProfileError, invalid};
+use super::error::{ProfileError, in_range, invalid};
 use rtsoak_record::plan::Limits;
 
 /// `[verdict]`. Every limit is optional: absent = not judged. A lost message always fails the
@@ -81,15 +81,13 @@ pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, Profile
         )),
         None => Ok(None),
     };
-    if let Some(rate) = section
-        .max_over_threshold_per_million
-        .filter(|r| *r > 1_000_000)
-    {
-        return Err(invalid(
+    if let Some(rate) = section.max_over_threshold_per_million {
+        in_range(
             "verdict.max_over_threshold_per_million",
-            rate.to_string(),
-            "0..=1000000 (samples per million samples)".to_string(),
-        ));
+            rate,
+            (0, 1_000_000),
+            " (samples per million samples)",
+        )?;
     }
     if let Some(lost) = section.max_lost.filter(|lost| *lost > 0) {
         return Err(invalid(
@@ -102,16 +100,12 @@ pub(super) fn resolve_limits(section: &VerdictSection) -> Result<Limits, Profile
     }
     let inconclusive_missed_percent = match section.inconclusive_missed_percent {
         None => DEFAULT_INCONCLUSIVE_MISSED_PERCENT,
-        Some(percent @ 0..=100) => percent,
-        Some(percent) => {
-            return Err(invalid(
-                "verdict.inconclusive_missed_percent",
-                percent.to_string(),
-                "0..=100 (percent of the planned periods; 100: never inconclusive for missed \
-                 periods)"
-                    .to_string(),
-            ));
-        }
+        Some(percent) => in_range(
+            "verdict.inconclusive_missed_percent",
+            percent,
+            (0, 100),
+            " (percent of the planned periods; 100: never inconclusive for missed periods)",
+        )?,
     };
     Ok(Limits {
         max_send_call_ns: latency("verdict.max_send_call_us", section.max_send_call_us)?,

@@ -44,10 +44,7 @@ pub(crate) fn save_json<T: serde::Serialize>(doc: &T, path: &Path) -> anyhow::Re
 /// file, and a name planted there (a symlink to root's files) is replaced, never followed. The
 /// directory is opened as [`SafeDir`] does, so root refuses one another user controls.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = parent_dir(path);
     let name = path
         .file_name()
         .with_context(|| format!("{} names no file", path.display()))?;
@@ -64,6 +61,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             path.display()
         )
     })
+}
+
+/// The directory `path` is in: its parent, or `.` for a bare file name.
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// The most rtsoak reads of a saved result (a `result.json`, a baseline, a bench result). The

@@ -174,10 +174,7 @@ pub(crate) fn keep(
     retention: &Retention,
     now: SystemTime,
 ) -> anyhow::Result<Vec<String>> {
-    let parent = result_dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = super::parent_dir(result_dir);
     let named = result_dir
         .file_name()
         .and_then(|n| n.to_str())

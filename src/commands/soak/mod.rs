@@ -63,7 +63,10 @@ pub(super) fn soak(
     end_leftovers();
     let tracefs_mounted = prepare_tracefs(&plan);
     let trace = prepare_break_on(&plan)?;
-    open_tracefs(&plan, responder.as_mut())?;
+    // A trace action opens tracefs now (mounted above, where it can be) and switches tracing on.
+    if let Some(responder) = responder.as_mut() {
+        responder.open_tracefs(&plan)?;
+    }
     let result_dir = prepare_output(command, args)?;
     let mut saver = Saver::new(&result_dir);
     let stop = StopFlag::install()?;
@@ -301,15 +304,6 @@ fn prepare_break_on(plan: &RunPlan) -> anyhow::Result<Option<Trace>> {
     let needs = "--break-on needs tracefs (or drop --break-on)";
     let dir = find_tracefs(Path::new("/")).context(needs)?;
     Ok(Some(Trace::open(&dir).context(needs)?))
-}
-
-/// With a trace action, open tracefs for it and switch tracing on (tracefs is mounted by now,
-/// where it can be).
-fn open_tracefs(plan: &RunPlan, responder: Option<&mut Responder>) -> anyhow::Result<()> {
-    if let Some(responder) = responder {
-        responder.open_tracefs(plan)?;
-    }
-    Ok(())
 }
 
 /// Write the requested exports next to the result.
