@@ -88,7 +88,7 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
             let mut listed: Vec<(u64, u64)> = explanation
                 .outliers
                 .iter()
-                .filter(|o| o.series == name)
+                .filter(|o| o.series.name() == name)
                 .map(|o| (o.at_ns, o.value_ns))
                 .collect();
             let mut kept: Vec<(u64, u64)> = series
@@ -242,8 +242,8 @@ fn a_break_keeps_the_explainers_trace_and_says_why_the_breaking_sample_was_late(
         .as_ref()
         .expect("the break's sample is explained");
     assert_eq!(
-        (why.series.as_str(), why.at_ns, why.value_ns),
-        (event.series.name(), event.at_ns, event.value_ns)
+        (why.series, why.at_ns, why.value_ns),
+        (event.series, event.at_ns, event.value_ns)
     );
     let file = explanation
         .tracing

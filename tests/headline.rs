@@ -29,18 +29,13 @@ fn fixture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-/// The key of the series a decision or a diff names.
-fn series_key(name: &str) -> SeriesKey {
-    SeriesKey::from_name(name).unwrap_or_else(|| panic!("{name} names no series"))
-}
-
 /// Each claim of `decision` checked against `doc`'s merged figures, and named in its sentence.
 fn assert_claims_hold(doc: &ResultDoc, decision: &Decision) {
     let merged = by_transport(doc);
     for series in &decision.series {
         let figures = |label: &str| {
             let t = merged.iter().find(|t| t.label == label).unwrap();
-            let s = t.summary(series_key(&series.series));
+            let s = t.summary(SeriesKey::Rt(series.series));
             (s.over_threshold, s.count)
         };
         for rate in &series.ranking {
@@ -246,7 +241,7 @@ fn a_diff_of_two_explained_kernels_says_which_causes_changed() {
                     let blames = t.runs.iter().filter_map(|r| r.explanation.as_ref());
                     rtsoak_record::result::explain::SeriesBlame::merged(
                         blames,
-                        series_key(&changes.series),
+                        SeriesKey::Rt(changes.series),
                     )
                 })
                 .unwrap()

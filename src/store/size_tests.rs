@@ -190,7 +190,7 @@ fn full_comparison(what: &str, duration_ns: u64, rounds: u32) -> usize {
                     .cycle()
                     .take(chains)
                     .map(|o| ExplainedOutlier {
-                        series: Series::Delivery.name().to_string(),
+                        series: Series::Delivery,
                         at_ns: o.at_ns,
                         value_ns: o.value_ns,
                         why: why.clone(),

@@ -156,7 +156,7 @@ mod tests {
             causes: vec![CauseChanges {
                 transport: "eventfd".into(),
                 ring_setup: None,
-                series: "delivery".into(),
+                series: rtsoak_record::Series::Delivery,
                 baseline_over_threshold: 200,
                 new_over_threshold: 3000,
                 changes: vec![CauseChange {
@@ -210,7 +210,7 @@ mod tests {
         let line = super::why(&CauseChanges {
             transport: "eventfd".into(),
             ring_setup: None,
-            series: "delivery".into(),
+            series: rtsoak_record::Series::Delivery,
             baseline_over_threshold: 200,
             new_over_threshold: 200,
             changes,

@@ -127,14 +127,14 @@ pub(crate) fn headline(doc: &ResultDoc, rtsoak: &str) -> Headline {
 /// cause are named together, each with its share (and median), so six transports held back by
 /// the same thing take one line, not six.
 fn cause_lines(causes: &[MainCause]) -> Vec<String> {
-    let mut groups: Vec<(&str, Option<&Cause>, Vec<&MainCause>)> = Vec::new();
+    let mut groups: Vec<(Series, Option<&Cause>, Vec<&MainCause>)> = Vec::new();
     // Each group found by its key in a map: a decision read from a file may hold any number.
-    let mut index: HashMap<(&str, Option<&Cause>), usize> = HashMap::new();
+    let mut index: HashMap<(Series, Option<&Cause>), usize> = HashMap::new();
     for cause in causes {
         let at = *index
-            .entry((&cause.series, cause.cause.as_ref()))
+            .entry((cause.series, cause.cause.as_ref()))
             .or_insert_with(|| {
-                groups.push((&cause.series, cause.cause.as_ref(), Vec::new()));
+                groups.push((cause.series, cause.cause.as_ref(), Vec::new()));
                 groups.len() - 1
             });
         groups[at].2.push(cause);
@@ -157,7 +157,7 @@ fn cause_lines(causes: &[MainCause]) -> Vec<String> {
                 .collect();
             format!(
                 "{} spikes, main cause {name}: {} (share of each one's kept spikes)",
-                series.replace('_', " "),
+                series.name().replace('_', " "),
                 each.join("; ")
             )
         })
@@ -183,7 +183,7 @@ fn main_cause(c: &MainCause, name: &str) -> String {
         c.label,
         c.share_percent,
         c.over_threshold,
-        c.series.replace('_', " ")
+        c.series.name().replace('_', " ")
     )
 }
 

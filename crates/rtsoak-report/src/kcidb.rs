@@ -115,7 +115,7 @@ impl Tests<'_> {
                 let s = &series.summary;
                 tests.push(self.test(
                     format!("{prefix}.{name}"),
-                    figure_status(name),
+                    figure_status(judged),
                     Some((s.max_ns as f64 / 1e3, "us")),
                     json!({"count": s.count, "p99_us": s.p99_ns as f64 / 1e3,
                            "longest_us": s.max_ns as f64 / 1e3,
@@ -180,7 +180,7 @@ fn path_of(t: &TransportRuns<'_>) -> String {
 fn statuses<'a>(
     doc: &'a ResultDoc,
     t: &'a TransportRuns<'_>,
-) -> (&'static str, impl Fn(&str) -> &'static str + 'a) {
+) -> (&'static str, impl Fn(Series) -> &'static str + 'a) {
     let verdict = doc.verdict.as_ref();
     let names_it = move |transport: &Option<String>, setup: &Option<rtsoak_record::RingSetup>| {
         transport.as_deref() == Some(t.transport) && (setup.is_none() || *setup == t.ring_setup)
@@ -201,13 +201,13 @@ fn statuses<'a>(
     } else {
         "PASS"
     };
-    let series = move |name: &str| {
+    let series = move |judged: Series| {
         if unsupported {
             "SKIP"
         } else if verdict.is_some_and(|v| {
             v.breaches
                 .iter()
-                .any(|b| names_it(&b.transport, &b.ring_setup) && b.series.as_deref() == Some(name))
+                .any(|b| names_it(&b.transport, &b.ring_setup) && b.series == Some(judged))
         }) {
             "FAIL"
         } else if verdict.is_some() {

@@ -57,7 +57,7 @@ fn decision_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
             w.sample(
                 "rtsoak_decision_fewest",
                 &[
-                    ("series", &series.series),
+                    ("series", series.series.name()),
                     ("transport", &rate.transport),
                     ("ring_setup", setup),
                 ],

@@ -225,7 +225,7 @@ mod tests {
                 findings: vec![Finding {
                     transport: "eventfd".into(),
                     ring_setup: None,
-                    series: Some("delivery".into()),
+                    series: Some(rtsoak_record::Series::Delivery),
                     figure: Figure::Max,
                     baseline: 100_000.0,
                     new: 900_000.0,

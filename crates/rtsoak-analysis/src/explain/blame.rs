@@ -12,18 +12,18 @@ use std::collections::BTreeMap;
 
 use super::episodes::{Episode, Episodes};
 use super::event::Pid;
-use rtsoak_record::Outlier;
 use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::explain::{
     CauseShare, Chain, ExplainedOutlier, SeriesBlame, WaitShare, Why,
 };
+use rtsoak_record::{Outlier, Series};
 
 /// A wait must cover at least this share of an outlier to be its cause, percent.
 pub(crate) const CAUSE_MIN_PERCENT: f64 = 50.0;
 
 /// One series to explain: its outliers and whose waits may explain them.
 pub struct Target<'a> {
-    pub series: &'a str,
+    pub series: Series,
     pub outliers: &'a [Outlier],
     /// Samples over the threshold, kept or not.
     pub over_threshold: u64,
@@ -50,7 +50,7 @@ pub fn explain(
         let end_us = (measure_start_ns + outlier.at_ns + outlier.value_ns).div_ceil(1_000);
         let why = verdict(target.tasks, episodes, longest_us, (start_us, end_us));
         explained.push(ExplainedOutlier {
-            series: target.series.to_string(),
+            series: target.series,
             at_ns: outlier.at_ns,
             value_ns: outlier.value_ns,
             why,
@@ -215,7 +215,7 @@ mod tests {
             },
         ];
         let target = Target {
-            series: "send_call",
+            series: Series::SendCall,
             outliers: &outliers,
             over_threshold: 5,
             tasks: &[1],

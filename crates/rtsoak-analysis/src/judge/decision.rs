@@ -68,7 +68,7 @@ fn decide_series(
     ranking.sort_by(|a, b| a.per_million.total_cmp(&b.per_million));
     let name = series_words(series.name());
     let mut decision = SeriesDecision {
-        series: series.name().to_string(),
+        series,
         ranking: Vec::new(),
         fewest: Vec::new(),
         significant: Vec::new(),
@@ -202,7 +202,7 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         .iter()
         .filter_map(|s| {
             Some((
-                s.name(),
+                *s,
                 SeriesBlame::merged(explanations.iter().copied(), SeriesKey::Rt(*s))?,
             ))
         })
@@ -217,7 +217,7 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
     };
     Some(MainCause {
         label: t.label.clone(),
-        series: series.to_string(),
+        series,
         over_threshold: blame.over_threshold,
         kept: blame.kept,
         cause,

@@ -66,7 +66,7 @@ fn the_fewest_the_undistinguishable_and_the_significantly_worse_are_each_named()
     let decision = decide(&doc);
     assert_claims_hold(&decision);
     let send = &decision.series[0];
-    assert_eq!(send.series, "send_call");
+    assert_eq!(send.series.name(), "send_call");
     assert_eq!(send.fewest, ["msg-ring", "futex", "eventfd"]);
     assert_eq!(
         send.sentence,

@@ -283,7 +283,7 @@ impl Pair<'_> {
         Finding {
             transport: self.transport.to_string(),
             ring_setup: self.ring_setup,
-            series: Some(self.series.name().to_string()),
+            series: Some(self.series),
             figure,
             baseline: values.0,
             new: values.1,

@@ -60,7 +60,7 @@ pub(super) fn changes(
     Some(CauseChanges {
         transport: n.transport.to_string(),
         ring_setup: n.ring_setup.or(b.ring_setup),
-        series: series.name().to_string(),
+        series,
         baseline_over_threshold: old.over_threshold,
         new_over_threshold: new.over_threshold,
         changes,

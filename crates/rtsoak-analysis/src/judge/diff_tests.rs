@@ -31,7 +31,7 @@ fn doc(count: u64, over: u64, spike_ns: u64) -> ResultDoc {
 fn finding<'a>(diff: &'a Diff, series: &str, figure: Figure) -> &'a Finding {
     diff.findings
         .iter()
-        .find(|f| f.series.as_deref() == Some(series) && f.figure == figure)
+        .find(|f| f.series.map(rtsoak_record::Series::name) == Some(series) && f.figure == figure)
         .unwrap()
 }
 
@@ -347,7 +347,7 @@ fn where_both_sides_were_explained_the_diff_says_which_cause_changed_most() {
     let changes = &d.causes[0];
     assert_eq!(
         (
-            changes.series.as_str(),
+            changes.series.name(),
             changes.baseline_over_threshold,
             changes.new_over_threshold
         ),

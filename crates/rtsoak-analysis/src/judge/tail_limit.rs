@@ -199,10 +199,10 @@ mod tests {
     const SERIES_JUDGED: [Series; 2] = super::SERIES;
 
     fn breached(doc: &ResultDoc, series: &str) -> bool {
-        verdict(doc)
-            .breaches
-            .iter()
-            .any(|b| b.what == Limit::MaxExpectedPerDay && b.series.as_deref() == Some(series))
+        verdict(doc).breaches.iter().any(|b| {
+            b.what == Limit::MaxExpectedPerDay
+                && b.series.map(rtsoak_record::Series::name) == Some(series)
+        })
     }
 
     #[test]

@@ -129,21 +129,21 @@ struct Breaches<'a, 'r> {
 }
 
 /// One figure over its limit: what the figure is, of which series, in which unit.
-struct Over<'s> {
+struct Over {
     what: Limit,
-    series: Option<&'s str>,
+    series: Option<Series>,
     figure: f64,
     limit: f64,
     unit: &'static str,
 }
 
 impl Breaches<'_, '_> {
-    fn push(&mut self, over: Over<'_>, text: String) {
+    fn push(&mut self, over: Over, text: String) {
         self.out.push(Breach {
             transport: Some(self.t.transport.to_string()),
             ring_setup: self.t.ring_setup,
             what: over.what,
-            series: over.series.map(str::to_string),
+            series: over.series,
             figure: over.figure,
             limit: over.limit,
             unit: over.unit.to_string(),
@@ -193,7 +193,7 @@ fn judge_expected_per_day(breaches: &mut Breaches<'_, '_>, pooled: &[PooledTail]
         let what = Limit::MaxExpectedPerDay;
         let over = Over {
             what,
-            series: Some(series),
+            series: Some(judged),
             figure: high,
             limit,
             unit: "us",
@@ -212,7 +212,7 @@ fn judge_series(breaches: &mut Breaches<'_, '_>, limits: &Limits, judged: Series
     };
     let over = |what, figure, limit, unit| Over {
         what,
-        series: Some(series),
+        series: Some(judged),
         figure,
         limit,
         unit,

@@ -14,7 +14,7 @@ fn whats(verdict: &Verdict) -> Vec<(Limit, Option<&str>)> {
     verdict
         .breaches
         .iter()
-        .map(|b| (b.what, b.series.as_deref()))
+        .map(|b| (b.what, b.series.map(rtsoak_record::Series::name)))
         .collect()
 }
 

@@ -203,7 +203,7 @@ fn explain_rounds(
         })
         .collect();
     let target = Target {
-        series: Series::SendCall.name(),
+        series: Series::SendCall,
         outliers: &outliers,
         over_threshold: outliers.len() as u64,
         tasks: &[tid],

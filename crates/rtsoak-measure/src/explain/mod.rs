@@ -260,7 +260,7 @@ pub(crate) fn explain_run(
             continue;
         };
         let target = blame::Target {
-            series: series.name(),
+            series,
             outliers: &recorded.outliers,
             over_threshold: recorded.summary.over_threshold,
             tasks,
@@ -286,7 +286,7 @@ pub(crate) fn explain_run(
             value_ns: event.value_ns,
         };
         let target = blame::Target {
-            series: event.series.name(),
+            series: event.series,
             outliers: std::slice::from_ref(&outlier),
             over_threshold: 1,
             tasks,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cause::Cause;
-use crate::RingSetup;
+use crate::{RingSetup, Series};
 
 /// What a comparison decides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,7 +25,7 @@ pub struct Decision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesDecision {
     /// `send_call` or `delivery`.
-    pub series: String,
+    pub series: Series,
     /// Every measured transport with samples of the series, fewest spikes first.
     pub ranking: Vec<Rate>,
     /// The fewest spikes, and those that do not differ from it significantly, by label.
@@ -78,7 +78,7 @@ pub struct MainCause {
     /// How tables name the transport.
     pub label: String,
     /// The series with the most spikes (`send_call` or `delivery`).
-    pub series: String,
+    pub series: Series,
     /// Its spikes over the threshold, and how many were kept (and so could be explained).
     pub over_threshold: u64,
     /// ...

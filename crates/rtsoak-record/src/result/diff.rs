@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cause::Cause;
-use crate::{RingSetup, Status};
+use crate::{RingSetup, Series, Status};
 
 /// When a difference counts as a regression. Every rule needs both statistical evidence (or a
 /// tolerance) and a minimum size, so run-to-run noise passes.
@@ -79,7 +79,7 @@ pub struct CauseChanges {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_setup: Option<RingSetup>,
     /// `send_call` or `delivery`.
-    pub series: String,
+    pub series: Series,
     /// Spikes over the threshold, baseline and new (every one, kept or not).
     pub baseline_over_threshold: u64,
     /// ...
@@ -137,7 +137,7 @@ pub struct Finding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_setup: Option<RingSetup>,
     /// `send_call` or `delivery` (none for a transport-level finding).
-    pub series: Option<String>,
+    pub series: Option<Series>,
     /// What is compared.
     pub figure: Figure,
     /// Baseline figure (per million, or ns).

@@ -168,7 +168,7 @@ pub struct CauseShare {
 /// One outlier and why it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExplainedOutlier {
-    pub series: String,
+    pub series: crate::Series,
     /// Since the start of the measured phase, ns (as in the series' outlier list).
     pub at_ns: u64,
     pub value_ns: u64,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::Status;
-use crate::{CaveatKind, RingSetup};
+use crate::{CaveatKind, RingSetup, Series};
 
 /// The outcome of judging a result: its failures, its breaches, why it is inconclusive and,
 /// with `--baseline`, its comparison.
@@ -177,7 +177,7 @@ pub struct Breach {
     /// The limit (its profile key).
     pub what: Limit,
     /// The series (`send_call`, `delivery`) for per-series limits.
-    pub series: Option<String>,
+    pub series: Option<Series>,
     /// The measured figure, in `unit` (1/0 for a condition met/not met).
     pub figure: f64,
     /// The limit, in `unit`.

@@ -26,14 +26,14 @@ struct Judged<'a> {
 
 impl Judged<'_> {
     /// True if the verdict breached one of `limits` for this transport (and `series`, if any).
-    fn breached(&self, limits: &[Limit], series: Option<&str>) -> bool {
+    fn breached(&self, limits: &[Limit], series: Option<Series>) -> bool {
         let Some(verdict) = &self.doc.verdict else {
             return false;
         };
         verdict.breaches.iter().any(|b| {
             limits.contains(&b.what)
                 && self.names_it(&b.transport, b.ring_setup)
-                && (series.is_none() || b.series.as_deref() == series)
+                && (series.is_none() || b.series == series)
         })
     }
 
@@ -135,7 +135,7 @@ fn series_cases(judged: &Judged<'_>, series: Series, prefix: &str) -> Vec<Case> 
     };
     let mut out = vec![case(
         "over-threshold",
-        judged.breached(&rate_limits, Some(name)),
+        judged.breached(&rate_limits, Some(series)),
         format!("{:.1}", s.over_threshold_per_million()),
         "per-million",
     )];
@@ -150,7 +150,7 @@ fn series_cases(judged: &Judged<'_>, series: Series, prefix: &str) -> Vec<Case> 
     }
     out.push(case(
         "longest",
-        judged.breached(&[longest_limit], Some(name)),
+        judged.breached(&[longest_limit], Some(series)),
         us(s.max_ns),
         "us",
     ));

@@ -2,10 +2,10 @@
 //! INCONCLUSIVE: what each case is called, what it says, and what the log says before it.
 
 use super::*;
-use rtsoak_record::Status;
 use rtsoak_record::result::verdict::{
     Accepted, Breach, Failure, FailureKind, Inconclusive, InconclusiveKind, Limit, Verdict,
 };
+use rtsoak_record::{Series, Status};
 use rtsoak_testing::fixture::two_round_doc;
 
 fn judged() -> ResultDoc {
@@ -24,12 +24,12 @@ fn cases(lines: &[Line]) -> Vec<&Case> {
         .collect()
 }
 
-fn breach(transport: &str, what: Limit, series: &str, message: &str) -> Breach {
+fn breach(transport: &str, what: Limit, series: Series, message: &str) -> Breach {
     Breach {
         transport: Some(transport.to_string()),
         ring_setup: None,
         what,
-        series: Some(series.to_string()),
+        series: Some(series),
         figure: 250.0,
         limit: 200.0,
         unit: "us".to_string(),
@@ -110,7 +110,7 @@ fn a_figure_fails_on_the_limit_that_judges_it_and_no_other() {
         vec![breach(
             "futex",
             Limit::MaxDelivery,
-            "delivery",
+            Series::Delivery,
             "futex: delivery longest 250 us over 200 us",
         )],
         Vec::new(),
@@ -155,13 +155,13 @@ fn a_fail_names_each_reason_as_a_failed_case_after_its_sentence() {
             breach(
                 "futex",
                 Limit::MaxOverThreshold,
-                "delivery",
+                Series::Delivery,
                 "futex: delivery 4 over",
             ),
             breach(
                 "futex",
                 Limit::MaxOverThreshold,
-                "send_call",
+                Series::SendCall,
                 "futex: send call 2 over",
             ),
         ],

@@ -14,10 +14,10 @@ use serde::Serialize;
 
 use super::{Case, Line, Outcome};
 use crate::verdict_text::{caveat_lines, status_phrase};
-use rtsoak_record::RingSetup;
 use rtsoak_record::Status;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Verdict;
+use rtsoak_record::{RingSetup, Series};
 
 /// One reason: its case's name, what it makes of the verdict, and its sentence.
 struct Reason {
@@ -88,7 +88,11 @@ fn reasons(verdict: &Verdict) -> Vec<Reason> {
     for b in &verdict.breaches {
         let key = b.what.key();
         let kind = key.strip_prefix("verdict.").unwrap_or(&key).to_string();
-        let place = Place::of(b.transport.as_deref(), b.ring_setup, b.series.as_deref());
+        let place = Place::of(
+            b.transport.as_deref(),
+            b.ring_setup,
+            b.series.map(Series::name),
+        );
         add(kind, place, Outcome::Fail, &b.message);
     }
     for i in &verdict.inconclusive {
@@ -97,7 +101,7 @@ fn reasons(verdict: &Verdict) -> Vec<Reason> {
     }
     if let Some(diff) = &verdict.baseline {
         for f in diff.regressions() {
-            let place = Place::of(Some(&f.transport), f.ring_setup, f.series.as_deref());
+            let place = Place::of(Some(&f.transport), f.ring_setup, f.series.map(Series::name));
             let sentence = format!("regression: {}: {}", f.label(), f.reason);
             add(
                 format!("regression.{}", id(f.figure)),
