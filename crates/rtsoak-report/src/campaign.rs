@@ -15,6 +15,7 @@ use rtsoak_analysis::campaign::judge_bench::{BenchRow, RowReason as BenchReason}
 use rtsoak_analysis::campaign::judge_soak::{Rate, RowReason as SoakReason, SoakRow};
 use rtsoak_analysis::campaign::sequence::{Column, Role};
 use rtsoak_analysis::campaign::state::{Fact, LeftIn, Measurement, Outcome, Phase};
+use rtsoak_record::serde_id;
 
 use super::comparison::Table;
 use super::escape::terminal;
@@ -217,11 +218,9 @@ fn title(doc: &CampaignDoc) -> Vec<String> {
             format!("under way: planned boot {} of {}", seq + 1, doc.boots.len())
         }
         Phase::Returning { .. } => "under way: returning to the kernel it started in".into(),
-        Phase::Finished { why, left_in, .. } => format!(
-            "ended ({}): {}",
-            serde_words(why),
-            left_in_words(doc, left_in)
-        ),
+        Phase::Finished { why, left_in, .. } => {
+            format!("ended ({}): {}", serde_id(why), left_in_words(doc, left_in))
+        }
     });
     lines
 }
@@ -442,7 +441,7 @@ fn figure(doc: &CampaignDoc, seq: usize, result: Option<&BootResult>) -> String 
         Some(BootResult::Soak(result)) => result
             .verdict
             .as_ref()
-            .map_or("-".into(), |v| serde_words(&v.status)),
+            .map_or("-".into(), |v| serde_id(v.status)),
     }
 }
 
@@ -658,12 +657,4 @@ fn soak_reason_words(reason: &SoakReason) -> String {
             "a child boot lies within the parents' boot-to-boot range: no claim".into()
         }
     }
-}
-
-/// An enum's serde id (`completed`), for words that are the id.
-fn serde_words(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

@@ -24,7 +24,7 @@ use super::text::us;
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::verdict::Failure;
 use rtsoak_record::result::{ResultDoc, RunStatus};
-use rtsoak_record::{RingSetup, Series, SeriesKey};
+use rtsoak_record::{RingSetup, Series, SeriesKey, serde_id};
 
 /// One testcase's outcome.
 enum Outcome {
@@ -194,7 +194,7 @@ impl Judged<'_> {
             v.failures
                 .iter()
                 .filter(|f| self.names_it(&f.transport, &f.ring_setup))
-                .find(|f| kind_word(&f.kind) == kind)
+                .find(|f| serde_id(f.kind) == kind)
         })
     }
 
@@ -204,7 +204,7 @@ impl Judged<'_> {
             .into_iter()
             .find_map(|kind| self.failure_of(kind))
             .map(|f| Outcome::Fail {
-                kind: kind_word(&f.kind),
+                kind: serde_id(f.kind),
                 message: f.message.clone(),
             })
             .or_else(|| {
@@ -294,7 +294,7 @@ fn invocation_case(doc: &ResultDoc) -> Case {
             let kind = v
                 .failures
                 .first()
-                .map(|f| kind_word(&f.kind))
+                .map(|f| serde_id(f.kind))
                 .or_else(|| v.breaches.first().map(|b| b.what.key()))
                 .unwrap_or_else(|| "regression".into());
             match v.status {
@@ -360,14 +360,6 @@ fn status_word(status: rtsoak_record::Status) -> &'static str {
         rtsoak_record::Status::Fail => "fail",
         rtsoak_record::Status::Inconclusive => "inconclusive",
     }
-}
-
-/// A failure kind as the result names it (`lost-messages`).
-fn kind_word(kind: &impl serde::Serialize) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn join<'a>(messages: impl Iterator<Item = &'a str>) -> String {

@@ -82,10 +82,7 @@ pub enum Limit {
 impl Limit {
     /// The profile key, as in the result.
     pub fn key(self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
+        crate::serde_id(self)
     }
 }
 

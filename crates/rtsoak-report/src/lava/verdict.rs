@@ -10,14 +10,12 @@
 //! reason it is inconclusive. Reasons of one name are one case, their sentences all logged.
 //! An accepted condition is `verdict.accepted.<condition>` (`kernel.preempt-rt`), `pass`.
 
-use serde::Serialize;
-
 use super::{Case, Line, Outcome};
 use crate::verdict_text::{caveat_lines, status_phrase};
 use rtsoak_record::RingSetup;
-use rtsoak_record::Status;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Verdict;
+use rtsoak_record::{Status, serde_id};
 
 /// One reason: its case's name, what it makes of the verdict, and its sentence.
 struct Reason {
@@ -83,7 +81,7 @@ fn reasons(verdict: &Verdict) -> Vec<Reason> {
     };
     for f in &verdict.failures {
         let place = Place::of(f.transport.as_deref(), f.ring_setup, None);
-        add(id(f.kind), place, Outcome::Fail, &f.message);
+        add(serde_id(f.kind), place, Outcome::Fail, &f.message);
     }
     for b in &verdict.breaches {
         let key = b.what.key();
@@ -93,14 +91,14 @@ fn reasons(verdict: &Verdict) -> Vec<Reason> {
     }
     for i in &verdict.inconclusive {
         let place = Place::of(i.transport.as_deref(), i.ring_setup, None);
-        add(id(i.kind), place, Outcome::Skip, &i.message);
+        add(serde_id(i.kind), place, Outcome::Skip, &i.message);
     }
     if let Some(diff) = &verdict.baseline {
         for f in diff.regressions() {
             let place = Place::of(Some(&f.transport), f.ring_setup, f.series.as_deref());
             let sentence = format!("regression: {}: {}", f.label(), f.reason);
             add(
-                format!("regression.{}", id(f.figure)),
+                format!("regression.{}", serde_id(f.figure)),
                 place,
                 Outcome::Fail,
                 &sentence,
@@ -144,12 +142,4 @@ impl<'a> Place<'a> {
         }
         name
     }
-}
-
-/// The stable id a kind is written as in the result (its serde name).
-fn id(kind: impl Serialize) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
