@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
-use super::escape::terminal;
+use super::escape::{markdown as escape, terminal};
 use super::journal::verdict_lines;
 use super::text::us;
 use super::why;
@@ -363,29 +363,21 @@ pub(crate) fn render(doc: &ResultDoc, width: usize, rtsoak: &str) -> String {
 }
 
 /// The headline as GitHub Markdown.
-pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
+pub(crate) fn markdown(doc: &ResultDoc) -> String {
     let h = headline(doc, "rtsoak");
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", escape(&h.title));
-    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
     let header: Vec<String> = h
         .header
         .iter()
         .enumerate()
         .map(|(i, name)| match i {
-            4 | 5 => escape(&format!("{}: {name}", h.groups[0])),
-            6 | 7 => escape(&format!("{}: {name}", h.groups[1])),
-            _ => escape(name),
+            4 | 5 => format!("{}: {name}", h.groups[0]),
+            6 | 7 => format!("{}: {name}", h.groups[1]),
+            _ => name.clone(),
         })
         .collect();
-    let _ = writeln!(out, "{}", line(header));
-    let rule = (0..COLUMNS)
-        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
-        .collect();
-    let _ = writeln!(out, "{}", line(rule));
-    for row in &h.rows {
-        let _ = writeln!(out, "{}", line(row.iter().map(|c| escape(c)).collect()));
-    }
+    super::markdown::header_and_rows(&mut out, &header, &h.rows);
     if let Some(not_measured) = &h.not_measured {
         let _ = writeln!(out, "\n{}", escape(not_measured));
     }
