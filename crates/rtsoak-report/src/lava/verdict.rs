@@ -72,74 +72,68 @@ pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
 /// Every reason of `verdict`, in the order `verdict_text::reasons` says them.
 fn reasons(verdict: &Verdict) -> Vec<Reason> {
     let mut reasons = Vec::new();
-    let mut add = |kind: String, place: Place<'_>, outcome, sentence: &str| {
+    let mut add = |name: String, outcome, sentence: &str| {
         reasons.push(Reason {
-            name: place.name(&kind),
+            name,
             outcome,
             sentence: sentence.to_string(),
         });
     };
     for f in &verdict.failures {
-        let place = Place::of(f.transport.as_deref(), f.ring_setup, None);
-        add(serde_id(f.kind), place, Outcome::Fail, &f.message);
+        let name = case_name(
+            &serde_id(f.kind),
+            f.transport.as_deref(),
+            f.ring_setup,
+            None,
+        );
+        add(name, Outcome::Fail, &f.message);
     }
     for b in &verdict.breaches {
         let key = b.what.key();
-        let kind = key.strip_prefix("verdict.").unwrap_or(&key).to_string();
-        let place = Place::of(b.transport.as_deref(), b.ring_setup, b.series.as_deref());
-        add(kind, place, Outcome::Fail, &b.message);
+        let kind = key.strip_prefix("verdict.").unwrap_or(&key);
+        let name = case_name(
+            kind,
+            b.transport.as_deref(),
+            b.ring_setup,
+            b.series.as_deref(),
+        );
+        add(name, Outcome::Fail, &b.message);
     }
     for i in &verdict.inconclusive {
-        let place = Place::of(i.transport.as_deref(), i.ring_setup, None);
-        add(serde_id(i.kind), place, Outcome::Skip, &i.message);
+        let name = case_name(
+            &serde_id(i.kind),
+            i.transport.as_deref(),
+            i.ring_setup,
+            None,
+        );
+        add(name, Outcome::Skip, &i.message);
     }
     if let Some(diff) = &verdict.baseline {
         for f in diff.regressions() {
-            let place = Place::of(Some(&f.transport), f.ring_setup, f.series.as_deref());
+            let kind = format!("regression.{}", serde_id(f.figure));
+            let name = case_name(&kind, Some(&f.transport), f.ring_setup, f.series.as_deref());
             let sentence = format!("regression: {}: {}", f.label(), f.reason);
-            add(
-                format!("regression.{}", serde_id(f.figure)),
-                place,
-                Outcome::Fail,
-                &sentence,
-            );
+            add(name, Outcome::Fail, &sentence);
         }
     }
     reasons
 }
 
-/// What a reason is about, for its case's name.
-struct Place<'a> {
-    transport: Option<&'a str>,
+/// A reason's case: `verdict.reason.<kind>`, then the transport, ring setup and series where
+/// given.
+fn case_name(
+    kind: &str,
+    transport: Option<&str>,
     ring_setup: Option<RingSetup>,
-    series: Option<&'a str>,
-}
-
-impl<'a> Place<'a> {
-    fn of(
-        transport: Option<&'a str>,
-        ring_setup: Option<RingSetup>,
-        series: Option<&'a str>,
-    ) -> Self {
-        Place {
-            transport,
-            ring_setup,
-            series,
-        }
+    series: Option<&str>,
+) -> String {
+    let mut name = format!("verdict.reason.{kind}");
+    for part in [transport, ring_setup.map(RingSetup::name), series]
+        .into_iter()
+        .flatten()
+    {
+        name.push('.');
+        name.push_str(part);
     }
-
-    /// `verdict.reason.<kind>`, then the transport, ring setup and series where given.
-    fn name(&self, kind: &str) -> String {
-        let mut name = format!("verdict.reason.{kind}");
-        let parts = [
-            self.transport,
-            self.ring_setup.map(RingSetup::name),
-            self.series,
-        ];
-        for part in parts.into_iter().flatten() {
-            name.push('.');
-            name.push_str(part);
-        }
-        name
-    }
+    name
 }
