@@ -20,7 +20,7 @@
 use std::fmt::Write;
 
 use super::escape::{xml_attr as attr, xml_text as text};
-use super::text::us;
+use super::text::{dotted_name, us};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::verdict::Failure;
 use rtsoak_record::result::{ResultDoc, RunStatus};
@@ -144,7 +144,7 @@ fn write_case(out: &mut String, case: &Case) {
 
 /// The four checks of one transport.
 fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
-    let classname = classname(t.transport, t.ring_setup);
+    let classname = dotted_name(t);
     let time_s = t.measured_ns() as f64 / 1e9;
     let case = |name, outcome| Case {
         classname: classname.clone(),
@@ -317,7 +317,7 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
     if t.status == RunStatus::Unsupported {
         return Vec::new();
     }
-    let prefix = classname(t.transport, t.ring_setup);
+    let prefix = dotted_name(t);
     let i = &t.integrity;
     let mut out = vec![
         (format!("{prefix}.messages"), i.sent.to_string()),
@@ -344,14 +344,6 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
         out.push((format!("{prefix}.{name}.longest_us"), us(s.max_ns)));
     }
     out
-}
-
-/// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.
-fn classname(transport: &str, setup: Option<RingSetup>) -> String {
-    match setup {
-        Some(setup) => format!("rtsoak.{transport}.{}", setup.name()),
-        None => format!("rtsoak.{transport}"),
-    }
 }
 
 fn status_word(status: rtsoak_record::Status) -> &'static str {
@@ -386,7 +378,7 @@ mod tests {
         let doc = two_round_doc();
         let xml = render(&doc);
         for t in by_transport(&doc) {
-            let class = classname(t.transport, t.ring_setup);
+            let class = dotted_name(&t);
             let lost = format!("<testcase classname=\"{class}\" name=\"lost-messages\"");
             let case = xml
                 .split("<testcase ")

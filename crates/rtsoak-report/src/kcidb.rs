@@ -96,7 +96,7 @@ impl Tests<'_> {
     fn of(&self, doc: &ResultDoc) -> Vec<Value> {
         let mut tests = Vec::new();
         for t in by_transport(doc) {
-            let prefix = path_of(&t);
+            let prefix = super::text::dotted_name(&t);
             let (run_status, figure_status) = statuses(doc, &t);
             let i = &t.integrity;
             tests.push(self.test(
@@ -166,14 +166,6 @@ fn verdict_misc(doc: &ResultDoc) -> Value {
         "accepted": verdict.accepted.iter().map(|a| &a.condition).collect::<Vec<_>>(),
         "caveats": super::verdict_text::caveat_lines(doc),
     })
-}
-
-/// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.
-fn path_of(t: &TransportRuns<'_>) -> String {
-    match t.ring_setup {
-        Some(setup) => format!("{TEST_PATH_ROOT}.{}.{}", t.transport, setup.name()),
-        None => format!("{TEST_PATH_ROOT}.{}", t.transport),
-    }
 }
 
 /// The run's status, and a function giving each series' status.

@@ -1,6 +1,7 @@
 //! What the formats share: numbers as text in their units. The series every per-series format
 //! reports, in order, are [`rtsoak_record::Series::REPORTED`].
 
+use rtsoak_analysis::merge::TransportRuns;
 use rtsoak_record::result::RunResult;
 
 /// Whether noise ran during `run`, for the table's "noise" column.
@@ -21,6 +22,15 @@ pub(crate) fn restricted(text: &str, kept: &[char]) -> String {
             }
         })
         .collect()
+}
+
+/// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison: a transport's
+/// name in the dotted namespaces of CI formats (a JUnit classname, a KCIDB test path).
+pub(crate) fn dotted_name(t: &TransportRuns<'_>) -> String {
+    match t.ring_setup {
+        Some(setup) => format!("rtsoak.{}.{}", t.transport, setup.name()),
+        None => format!("rtsoak.{}", t.transport),
+    }
 }
 
 /// Nanoseconds as microseconds with one decimal (`12.3`).
