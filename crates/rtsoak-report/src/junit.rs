@@ -112,7 +112,7 @@ fn identity(doc: &ResultDoc) -> Vec<(String, String)> {
     ];
     properties.push(("board".into(), super::identity::board(&doc.host)));
     if let Some(verdict) = &doc.verdict {
-        properties.push(("verdict".into(), status_word(verdict.status).into()));
+        properties.push(("verdict".into(), verdict.status.word().to_ascii_lowercase()));
     }
     properties
 }
@@ -344,14 +344,6 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
         out.push((format!("{prefix}.{name}.longest_us"), us(s.max_ns)));
     }
     out
-}
-
-fn status_word(status: rtsoak_record::Status) -> &'static str {
-    match status {
-        rtsoak_record::Status::Pass => "pass",
-        rtsoak_record::Status::Fail => "fail",
-        rtsoak_record::Status::Inconclusive => "inconclusive",
-    }
 }
 
 fn join<'a>(messages: impl Iterator<Item = &'a str>) -> String {
