@@ -52,11 +52,10 @@ pub fn render(doc: &CampaignDoc) -> String {
         }
         let _ = writeln!(out, "verdict: {}", doc.judgement.verdict.name());
     } else {
-        let labels = [Column::ParentA, Column::Child, Column::ParentB]
-            .iter()
-            .filter(|c| has_column(doc, **c))
-            .map(|c| column_label(doc, *c))
-            .collect::<Vec<_>>();
+        let labels: Vec<String> = columns_with_boots(doc)
+            .into_iter()
+            .map(|c| column_label(doc, c))
+            .collect();
         let rows: Vec<(String, Comparison)> =
             doc.judgement.bench.iter().filter_map(shown_row).collect();
         out.push_str(&super::bench::render_comparison(
@@ -247,8 +246,12 @@ fn column_label(doc: &CampaignDoc, column: Column) -> String {
     point_label(doc, role)
 }
 
-fn has_column(doc: &CampaignDoc, column: Column) -> bool {
-    doc.boots.iter().any(|b| b.slot.column == column)
+/// The A/B/A table's columns the campaign has a boot in: parent A, the child, parent B, in order.
+fn columns_with_boots(doc: &CampaignDoc) -> Vec<Column> {
+    [Column::ParentA, Column::Child, Column::ParentB]
+        .into_iter()
+        .filter(|&column| doc.boots.iter().any(|b| b.slot.column == column))
+        .collect()
 }
 
 fn bench_name(doc: &CampaignDoc) -> String {
@@ -277,10 +280,7 @@ fn shown_row(row: &BenchRow) -> Option<(String, Comparison)> {
 /// The bench rows as a table (Markdown), with `bench compare`'s columns.
 fn bench_table(doc: &CampaignDoc) -> Table {
     let mut header: Vec<String> = vec!["series".into()];
-    let columns: Vec<Column> = [Column::ParentA, Column::Child, Column::ParentB]
-        .into_iter()
-        .filter(|c| has_column(doc, *c))
-        .collect();
+    let columns = columns_with_boots(doc);
     header.extend(columns.iter().map(|c| column_label(doc, *c)));
     header.extend(["vs midpoint", "drop-first", "drift", "max CV", "verdict"].map(String::from));
     let rows = doc
@@ -569,10 +569,7 @@ fn reasons(doc: &CampaignDoc) -> Vec<String> {
         .map(|reason| match reason {
             Reason::BootsMissing { seqs } => format!(
                 "planned boot(s) {} saved no result (see the boots above)",
-                seqs.iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                boot_list(seqs)
             ),
             Reason::ColumnMissing { column } => {
                 format!("no boot of {} measured", column_word(*column))
@@ -592,6 +589,12 @@ fn reasons(doc: &CampaignDoc) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Boot numbers as a list: `2, 5`.
+fn boot_list(seqs: &[usize]) -> String {
+    let seqs: Vec<String> = seqs.iter().map(usize::to_string).collect();
+    seqs.join(", ")
 }
 
 fn bench_reasons(row: &BenchRow) -> Vec<String> {
@@ -644,10 +647,7 @@ fn soak_reason_words(reason: &SoakReason) -> String {
         }
         SoakReason::ChildFailed { seqs } => format!(
             "the child lost messages or failed on boot(s) {}",
-            seqs.iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+            boot_list(seqs)
         ),
         SoakReason::ThresholdsDiffer => "boots ran with different thresholds".into(),
         SoakReason::ParentsDiffer { p_value } => {
