@@ -20,11 +20,11 @@
 use std::fmt::Write;
 
 use super::escape::{xml_attr as attr, xml_text as text};
-use super::text::{dotted_name, us};
+use super::text::{dotted_name, is_about, us};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::verdict::Failure;
 use rtsoak_record::result::{ResultDoc, RunStatus};
-use rtsoak_record::{RingSetup, Series, SeriesKey, serde_id};
+use rtsoak_record::{Series, SeriesKey, serde_id};
 
 /// One testcase's outcome.
 enum Outcome {
@@ -182,18 +182,12 @@ struct Judged<'a> {
 }
 
 impl Judged<'_> {
-    /// True for a finding about this transport (and ring setup, where it names one).
-    fn names_it(&self, transport: &Option<String>, setup: &Option<RingSetup>) -> bool {
-        transport.as_deref() == Some(self.t.transport)
-            && (setup.is_none() || *setup == self.t.ring_setup)
-    }
-
     /// The verdict's failure of `kind` for this transport.
     fn failure_of(&self, kind: &str) -> Option<&Failure> {
         self.doc.verdict.as_ref().and_then(|v| {
             v.failures
                 .iter()
-                .filter(|f| self.names_it(&f.transport, &f.ring_setup))
+                .filter(|f| is_about(self.t, &f.transport, f.ring_setup))
                 .find(|f| serde_id(f.kind) == kind)
         })
     }
@@ -256,12 +250,12 @@ impl Judged<'_> {
         let breaches: Vec<_> = verdict
             .breaches
             .iter()
-            .filter(|b| self.names_it(&b.transport, &b.ring_setup))
+            .filter(|b| is_about(self.t, &b.transport, b.ring_setup))
             .collect();
         let inconclusive: Vec<_> = verdict
             .inconclusive
             .iter()
-            .filter(|i| self.names_it(&i.transport, &i.ring_setup))
+            .filter(|i| is_about(self.t, &i.transport, i.ring_setup))
             .collect();
         if let Some(first) = breaches.first() {
             Outcome::Fail {

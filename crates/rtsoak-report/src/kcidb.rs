@@ -17,6 +17,7 @@
 
 use serde_json::{Value, json};
 
+use super::text::is_about;
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Series, SeriesKey};
@@ -174,9 +175,6 @@ fn statuses<'a>(
     t: &'a TransportRuns<'_>,
 ) -> (&'static str, impl Fn(&str) -> &'static str + 'a) {
     let verdict = doc.verdict.as_ref();
-    let names_it = move |transport: &Option<String>, setup: &Option<rtsoak_record::RingSetup>| {
-        transport.as_deref() == Some(t.transport) && (setup.is_none() || *setup == t.ring_setup)
-    };
     let unsupported = t.status == RunStatus::Unsupported;
     let run = if unsupported {
         "SKIP"
@@ -187,7 +185,7 @@ fn statuses<'a>(
     } else if verdict.is_some_and(|v| {
         v.inconclusive
             .iter()
-            .any(|i| names_it(&i.transport, &i.ring_setup))
+            .any(|i| is_about(t, &i.transport, i.ring_setup))
     }) {
         "SKIP"
     } else {
@@ -197,9 +195,9 @@ fn statuses<'a>(
         if unsupported {
             "SKIP"
         } else if verdict.is_some_and(|v| {
-            v.breaches
-                .iter()
-                .any(|b| names_it(&b.transport, &b.ring_setup) && b.series.as_deref() == Some(name))
+            v.breaches.iter().any(|b| {
+                is_about(t, &b.transport, b.ring_setup) && b.series.as_deref() == Some(name)
+            })
         }) {
             "FAIL"
         } else if verdict.is_some() {

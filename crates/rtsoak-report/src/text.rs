@@ -1,7 +1,9 @@
-//! What the formats share: numbers as text in their units. The series every per-series format
-//! reports, in order, are [`rtsoak_record::Series::REPORTED`].
+//! What the formats share: numbers as text in their units, a transport's dotted name, and which
+//! reasons of the verdict are about a transport. The series every per-series format reports, in
+//! order, are [`rtsoak_record::Series::REPORTED`].
 
 use rtsoak_analysis::merge::TransportRuns;
+use rtsoak_record::RingSetup;
 use rtsoak_record::result::RunResult;
 
 /// Whether noise ran during `run`, for the table's "noise" column.
@@ -31,6 +33,17 @@ pub(crate) fn dotted_name(t: &TransportRuns<'_>) -> String {
         Some(setup) => format!("rtsoak.{}.{}", t.transport, setup.name()),
         None => format!("rtsoak.{}", t.transport),
     }
+}
+
+/// Whether a reason of the verdict (a failure, a breach, an inconclusive finding) is about `t`:
+/// it names `t`'s transport, and `t`'s ring setup where it names one.
+pub(crate) fn is_about(
+    t: &TransportRuns<'_>,
+    transport: &Option<String>,
+    ring_setup: Option<RingSetup>,
+) -> bool {
+    transport.as_deref() == Some(t.transport)
+        && (ring_setup.is_none() || ring_setup == t.ring_setup)
 }
 
 /// Nanoseconds as microseconds with one decimal (`12.3`).
