@@ -411,13 +411,13 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
         }
         if let Some(event) = &run.break_event {
             notes.push(format!(
-                "{}: --break-on {} us crossed by {} {} us (message {}, {} s into the measured phase); {}; {}",
+                "{}: --break-on {} us crossed by {} {} us (message {}, {:.3} s into the measured phase); {}; {}",
                 name(run),
                 us(event.limit_ns),
                 event.series.name(),
                 us(event.value_ns),
                 event.seq,
-                seconds_3(event.at_ns),
+                event.at_ns as f64 / 1e9,
                 match (event.marker_written, event.trace_stopped) {
                     (true, true) => "marker written to the trace buffer and tracing stopped",
                     (false, true) => "tracing stopped (the marker did not reach the buffer)",
@@ -445,10 +445,6 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
     }
     notes.extend(super::actions::end_lines(&doc.end_actions));
     notes
-}
-
-fn seconds_3(ns: u64) -> String {
-    format!("{:.3}", ns as f64 / 1e9)
 }
 
 /// Per series and transport, the transports whose over-threshold rate is significantly lower
