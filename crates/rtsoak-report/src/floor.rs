@@ -50,24 +50,19 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     out
 }
 
+/// Widths of the nine figure columns: harness, floor and ratio of the p50, the same of the p99,
+/// then harness, floor and p of the over-threshold rate.
+const WIDTHS: [usize; 9] = [7, 6, 6, 7, 6, 6, 8, 8, 7];
+
 /// One line of the table: the transport, the figure, and the nine cells under the header's
-/// p50, p99 and rate columns.
+/// p50, p99 and rate columns, two spaces between those groups.
 fn table_line(transport: &str, figure: &str, cells: [&str; 9]) -> String {
-    let [
-        p50_harness,
-        p50_floor,
-        p50_ratio,
-        p99_harness,
-        p99_floor,
-        p99_ratio,
-        harness,
-        floor,
-        p,
-    ] = cells;
-    format!(
-        "{transport:<16} {figure:<10} {p50_harness:>7} {p50_floor:>6} {p50_ratio:>6}  \
-         {p99_harness:>7} {p99_floor:>6} {p99_ratio:>6}  {harness:>8} {floor:>8} {p:>7}"
-    )
+    let mut line = format!("{transport:<16} {figure:<10}");
+    for (i, (cell, width)) in cells.into_iter().zip(WIDTHS).enumerate() {
+        let gap = if i > 0 && i % 3 == 0 { "  " } else { " " };
+        let _ = write!(line, "{gap}{cell:>width$}");
+    }
+    line
 }
 
 /// A row's lines of the table, in the order of [`FIGURES`]: a withheld figure is `-` in every
