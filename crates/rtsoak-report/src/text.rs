@@ -1,6 +1,9 @@
-//! What the formats share: numbers as text in their units, a transport's dotted name, and which
-//! reasons of the verdict are about a transport. The series every per-series format reports, in
-//! order, are [`rtsoak_record::Series::REPORTED`].
+//! What the formats share: numbers as text in their units, a transport's dotted name, which
+//! reasons of the verdict are about a transport, and grouping in the order things came. The
+//! series every per-series format reports, in order, are [`rtsoak_record::Series::REPORTED`].
+
+use std::collections::HashMap;
+use std::hash::Hash;
 
 use rtsoak_analysis::merge::TransportRuns;
 use rtsoak_record::RingSetup;
@@ -44,6 +47,26 @@ pub(crate) fn is_about(
 ) -> bool {
     transport.as_deref() == Some(t.transport)
         && (ring_setup.is_none() || ring_setup == t.ring_setup)
+}
+
+/// `items` grouped by `key`: the groups in the order of their first item, each group's items in
+/// theirs. Each group is found by its key in a map: a result read from a file may hold any
+/// number of them.
+pub(crate) fn grouped<T, K: Hash + Eq + Clone>(
+    items: impl IntoIterator<Item = T>,
+    key: impl Fn(&T) -> K,
+) -> Vec<(K, Vec<T>)> {
+    let mut groups: Vec<(K, Vec<T>)> = Vec::new();
+    let mut index: HashMap<K, usize> = HashMap::new();
+    for item in items {
+        let key = key(&item);
+        let at = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push((key, Vec::new()));
+            groups.len() - 1
+        });
+        groups[at].1.push(item);
+    }
+    groups
 }
 
 /// Nanoseconds as microseconds with one decimal (`12.3`).

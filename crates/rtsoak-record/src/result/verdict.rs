@@ -104,7 +104,7 @@ pub enum FailureKind {
 }
 
 /// Why a run could not measure what it was asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InconclusiveKind {
     /// No transport was measured at all (every one unsupported or not permitted, or no run).

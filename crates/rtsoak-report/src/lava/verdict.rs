@@ -11,6 +11,7 @@
 //! An accepted condition is `verdict.accepted.<condition>` (`kernel.preempt-rt`), `pass`.
 
 use super::{Case, Line, Outcome};
+use crate::text::grouped;
 use crate::verdict_text::{caveat_lines, status_phrase};
 use rtsoak_record::RingSetup;
 use rtsoak_record::result::ResultDoc;
@@ -37,16 +38,12 @@ pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
         lines.push(Line::Case(Case::new("verdict", Outcome::Skip, None)));
         return lines;
     };
-    let reasons = reasons(verdict);
-    let mut done: Vec<&str> = Vec::new();
-    for reason in &reasons {
-        if done.contains(&reason.name.as_str()) {
-            continue;
-        }
-        done.push(&reason.name);
-        let same = reasons.iter().filter(|r| r.name == reason.name);
-        lines.extend(same.map(|r| Line::Log(format!("rtsoak verdict reason: {}", r.sentence))));
-        lines.push(Line::Case(Case::new(&reason.name, reason.outcome, None)));
+    for (name, same) in grouped(reasons(verdict), |reason| reason.name.clone()) {
+        lines.extend(
+            same.iter()
+                .map(|r| Line::Log(format!("rtsoak verdict reason: {}", r.sentence))),
+        );
+        lines.push(Line::Case(Case::new(&name, same[0].outcome, None)));
     }
     for accepted in &verdict.accepted {
         lines.push(Line::Log(format!(
