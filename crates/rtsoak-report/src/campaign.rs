@@ -271,9 +271,7 @@ fn gates(doc: &CampaignDoc) -> Gates {
 fn shown_row(row: &BenchRow) -> Option<(String, Comparison)> {
     let mut comparison = row.comparison.clone()?;
     comparison.verdict = row.verdict;
-    comparison
-        .reasons
-        .extend(row.reasons.iter().map(|r| bench_reason_words(row, r)));
+    comparison.reasons.extend(bench_reasons(row));
     Some((row.series.clone(), comparison))
 }
 
