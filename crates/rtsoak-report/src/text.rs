@@ -14,21 +14,6 @@ pub(crate) fn noise_ran(run: &RunResult) -> &'static str {
     if run.noise.ran() { "on" } else { "off" }
 }
 
-/// `text` with anything but ASCII letters, digits and the characters of `kept` replaced by `_`:
-/// a name from a result file that becomes part of a file name, a test id or a label, so that a
-/// hand-edited result cannot name a path or break the format.
-pub(crate) fn restricted(text: &str, kept: &[char]) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || kept.contains(&c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison: a transport's
 /// name in the dotted namespaces of CI formats (a JUnit classname, a KCIDB test path).
 pub(crate) fn dotted_name(t: &TransportRuns<'_>) -> String {

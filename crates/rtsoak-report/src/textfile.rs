@@ -20,7 +20,7 @@ fn profile_label(doc: &ResultDoc) -> String {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or(profile);
-    super::text::restricted(stem, &['-', '_'])
+    rtsoak_record::text::restricted(stem, &['-', '_'])
 }
 
 /// The textfile: the Prometheus metrics and the verdict, every sample labelled with the
