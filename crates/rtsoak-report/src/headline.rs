@@ -429,20 +429,11 @@ fn table(out: &mut String, h: &Headline, width: usize) {
 /// One table of `layout`'s columns: group labels over their two columns, the header, the
 /// rows; the transport left, figures right.
 fn laid_out(h: &Headline, layout: &Layout) -> String {
-    // Every cell is escaped for the terminal before the columns are measured.
-    let all: Vec<Vec<String>> = std::iter::once(&h.header)
+    let rows: Vec<Vec<&str>> = std::iter::once(&h.header)
         .chain(&h.rows)
-        .map(|row| {
-            layout
-                .columns
-                .iter()
-                .map(|&c| terminal(&row[c]).into_owned())
-                .collect()
-        })
+        .map(|row| layout.columns.iter().map(|&c| row[c].as_str()).collect())
         .collect();
-    let widths: Vec<usize> = (0..layout.columns.len())
-        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
+    let (lines, widths) = super::details::aligned(&rows, layout.gaps);
     let mut out = String::new();
     if !layout.groups.is_empty() {
         // Each group label centred over its two columns (and the gap between them).
@@ -460,17 +451,8 @@ fn laid_out(h: &Headline, layout: &Layout) -> String {
         }
         let _ = writeln!(out, "{}", groups.trim_end());
     }
-    for row in all {
-        let mut line = String::new();
-        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-            line.push_str(&" ".repeat(layout.gaps[i]));
-            if i == 0 {
-                let _ = write!(line, "{cell:<width$}");
-            } else {
-                let _ = write!(line, "{cell:>width$}");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
+    for line in lines {
+        let _ = writeln!(out, "{line}");
     }
     out
 }
