@@ -211,15 +211,12 @@ fn histograms(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_
                 &[transport, setup, ("series", name), ("le", "+Inf")],
                 series.summary.count,
             );
+            let labels = [transport, setup, ("series", name)];
             let sum_s = series.histogram.mean() * series.histogram.len() as f64 / 1e9;
-            w.sample(
-                "rtsoak_latency_seconds_sum",
-                &[transport, setup, ("series", name)],
-                sum_s,
-            );
+            w.sample("rtsoak_latency_seconds_sum", &labels, sum_s);
             w.sample(
                 "rtsoak_latency_seconds_count",
-                &[transport, setup, ("series", name)],
+                &labels,
                 series.summary.count,
             );
         }
