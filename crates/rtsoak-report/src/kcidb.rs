@@ -45,7 +45,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
         ),
         build_id: &build_id,
         start_time: &doc.started_at,
-        environment: environment(doc),
+        environment: environment(doc, release, hostname),
     };
     let document = json!({
         "version": {"major": VERSION.0, "minor": VERSION.1},
@@ -60,9 +60,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
 }
 
 /// The host as every test's `environment`: a comment a person reads, the facts in `misc`.
-fn environment(doc: &ResultDoc) -> Value {
-    let release = doc.host.kernel_release.as_deref().unwrap_or("unknown");
-    let hostname = doc.host.hostname.as_deref().unwrap_or("unknown");
+fn environment(doc: &ResultDoc, release: &str, hostname: &str) -> Value {
     json!({
         "comment": format!("{hostname} ({}), Linux {release}{}", doc.host.arch,
             if doc.host.preempt_rt { " PREEMPT_RT" } else { ", not PREEMPT_RT" }),
