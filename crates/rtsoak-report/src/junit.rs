@@ -109,8 +109,8 @@ fn identity(doc: &ResultDoc) -> Vec<(String, String)> {
         ),
         ("arch".into(), doc.host.arch.clone()),
         ("preempt_rt".into(), doc.host.preempt_rt.to_string()),
+        ("board".into(), super::identity::board(&doc.host)),
     ];
-    properties.push(("board".into(), super::identity::board(&doc.host)));
     if let Some(verdict) = &doc.verdict {
         properties.push(("verdict".into(), verdict.status.word().to_ascii_lowercase()));
     }
