@@ -75,6 +75,15 @@ impl Attribution {
     pub fn attributable(self) -> bool {
         self != Attribution::None
     }
+
+    /// `exact`, `covering` or `none`, as every renderer names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Attribution::Exact => "exact",
+            Attribution::Covering => "covering",
+            Attribution::None => "none",
+        }
+    }
 }
 
 impl Integrity {

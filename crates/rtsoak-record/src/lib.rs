@@ -88,3 +88,13 @@ pub use tail::{
     FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, ReturnSpan,
     StationarityKind, StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,
 };
+
+/// The id a unit variant is written as in a result (its serde name: `lost-messages`,
+/// `verdict.max_p99_us`), for the renderers that name a kind the way the file does; empty for a
+/// value that does not serialize to a string.
+pub fn serde_id(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}

@@ -106,6 +106,21 @@ fn escaped(text: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` with anything but ASCII letters, digits and the characters of `kept` replaced by `_`:
+/// a name from a result file that becomes part of a file name, a test id, a tag or a label, so
+/// that a hand-edited result cannot name a path or break the format.
+pub fn restricted(text: &str, kept: &[char]) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || kept.contains(&c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Like [`printable`], for bytes that may not be UTF-8 (a `/proc/PID/cmdline`): invalid bytes
 /// are escaped as `\xNN` too.
 pub fn printable_bytes(bytes: &[u8]) -> String {

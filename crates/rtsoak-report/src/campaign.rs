@@ -15,6 +15,7 @@ use rtsoak_analysis::campaign::judge_bench::{BenchRow, RowReason as BenchReason}
 use rtsoak_analysis::campaign::judge_soak::{Rate, RowReason as SoakReason, SoakRow};
 use rtsoak_analysis::campaign::sequence::{Column, Role};
 use rtsoak_analysis::campaign::state::{Fact, LeftIn, Measurement, Outcome, Phase};
+use rtsoak_record::serde_id;
 
 use super::comparison::Table;
 use super::escape::terminal;
@@ -51,11 +52,10 @@ pub fn render(doc: &CampaignDoc) -> String {
         }
         let _ = writeln!(out, "verdict: {}", doc.judgement.verdict.name());
     } else {
-        let labels = [Column::ParentA, Column::Child, Column::ParentB]
-            .iter()
-            .filter(|c| has_column(doc, **c))
-            .map(|c| column_label(doc, *c))
-            .collect::<Vec<_>>();
+        let labels: Vec<String> = columns_with_boots(doc)
+            .into_iter()
+            .map(|c| column_label(doc, c))
+            .collect();
         let rows: Vec<(String, Comparison)> =
             doc.judgement.bench.iter().filter_map(shown_row).collect();
         out.push_str(&super::bench::render_comparison(
@@ -217,11 +217,9 @@ fn title(doc: &CampaignDoc) -> Vec<String> {
             format!("under way: planned boot {} of {}", seq + 1, doc.boots.len())
         }
         Phase::Returning { .. } => "under way: returning to the kernel it started in".into(),
-        Phase::Finished { why, left_in, .. } => format!(
-            "ended ({}): {}",
-            serde_words(why),
-            left_in_words(doc, left_in)
-        ),
+        Phase::Finished { why, left_in, .. } => {
+            format!("ended ({}): {}", serde_id(why), left_in_words(doc, left_in))
+        }
     });
     lines
 }
@@ -248,8 +246,12 @@ fn column_label(doc: &CampaignDoc, column: Column) -> String {
     point_label(doc, role)
 }
 
-fn has_column(doc: &CampaignDoc, column: Column) -> bool {
-    doc.boots.iter().any(|b| b.slot.column == column)
+/// The A/B/A table's columns the campaign has a boot in: parent A, the child, parent B, in order.
+fn columns_with_boots(doc: &CampaignDoc) -> Vec<Column> {
+    [Column::ParentA, Column::Child, Column::ParentB]
+        .into_iter()
+        .filter(|&column| doc.boots.iter().any(|b| b.slot.column == column))
+        .collect()
 }
 
 fn bench_name(doc: &CampaignDoc) -> String {
@@ -269,19 +271,14 @@ fn gates(doc: &CampaignDoc) -> Gates {
 fn shown_row(row: &BenchRow) -> Option<(String, Comparison)> {
     let mut comparison = row.comparison.clone()?;
     comparison.verdict = row.verdict;
-    comparison
-        .reasons
-        .extend(row.reasons.iter().map(|r| bench_reason_words(row, r)));
+    comparison.reasons.extend(bench_reasons(row));
     Some((row.series.clone(), comparison))
 }
 
 /// The bench rows as a table (Markdown), with `bench compare`'s columns.
 fn bench_table(doc: &CampaignDoc) -> Table {
     let mut header: Vec<String> = vec!["series".into()];
-    let columns: Vec<Column> = [Column::ParentA, Column::Child, Column::ParentB]
-        .into_iter()
-        .filter(|c| has_column(doc, *c))
-        .collect();
+    let columns = columns_with_boots(doc);
     header.extend(columns.iter().map(|c| column_label(doc, *c)));
     header.extend(["vs midpoint", "drop-first", "drift", "max CV", "verdict"].map(String::from));
     let rows = doc
@@ -442,7 +439,7 @@ fn figure(doc: &CampaignDoc, seq: usize, result: Option<&BootResult>) -> String 
         Some(BootResult::Soak(result)) => result
             .verdict
             .as_ref()
-            .map_or("-".into(), |v| serde_words(&v.status)),
+            .map_or("-".into(), |v| serde_id(v.status)),
     }
 }
 
@@ -570,10 +567,7 @@ fn reasons(doc: &CampaignDoc) -> Vec<String> {
         .map(|reason| match reason {
             Reason::BootsMissing { seqs } => format!(
                 "planned boot(s) {} saved no result (see the boots above)",
-                seqs.iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                boot_list(seqs)
             ),
             Reason::ColumnMissing { column } => {
                 format!("no boot of {} measured", column_word(*column))
@@ -593,6 +587,12 @@ fn reasons(doc: &CampaignDoc) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Boot numbers as a list: `2, 5`.
+fn boot_list(seqs: &[usize]) -> String {
+    let seqs: Vec<String> = seqs.iter().map(usize::to_string).collect();
+    seqs.join(", ")
 }
 
 fn bench_reasons(row: &BenchRow) -> Vec<String> {
@@ -645,10 +645,7 @@ fn soak_reason_words(reason: &SoakReason) -> String {
         }
         SoakReason::ChildFailed { seqs } => format!(
             "the child lost messages or failed on boot(s) {}",
-            seqs.iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+            boot_list(seqs)
         ),
         SoakReason::ThresholdsDiffer => "boots ran with different thresholds".into(),
         SoakReason::ParentsDiffer { p_value } => {
@@ -658,12 +655,4 @@ fn soak_reason_words(reason: &SoakReason) -> String {
             "a child boot lies within the parents' boot-to-boot range: no claim".into()
         }
     }
-}
-
-/// An enum's serde id (`completed`), for words that are the id.
-fn serde_words(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

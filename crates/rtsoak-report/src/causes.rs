@@ -78,6 +78,7 @@ fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> 
         return text;
     }
     text += &format!(", {:.1}% explained", blame.explained_percent());
+    let percent_of_kept = |count: u64| 100.0 * count as f64 / blame.kept as f64;
     let mut parts: Vec<String> = blame
         .causes
         .iter()
@@ -93,20 +94,14 @@ fn line(transport: &str, series: &str, blame: &SeriesBlame, threshold: &str) -> 
         .collect();
     let rest: u64 = blame.causes.iter().skip(TOP).map(|c| c.count).sum();
     if rest > 0 {
-        parts.push(format!(
-            "{:.1}% other causes",
-            100.0 * rest as f64 / blame.kept as f64
-        ));
+        parts.push(format!("{:.1}% other causes", percent_of_kept(rest)));
     }
     if blame.unexplained > 0 {
-        let mut text = format!(
-            "{:.1}% unexplained",
-            100.0 * blame.unexplained as f64 / blame.kept as f64
-        );
+        let mut text = format!("{:.1}% unexplained", percent_of_kept(blame.unexplained));
         if blame.unexplained_on_cpu > 0 {
             text += &format!(
                 " ({:.1}% with the RT task on its CPU and nothing in the trace holding it back)",
-                100.0 * blame.unexplained_on_cpu as f64 / blame.kept as f64
+                percent_of_kept(blame.unexplained_on_cpu)
             );
         }
         parts.push(text);

@@ -13,7 +13,7 @@ use rtsoak_analysis::judge::rates::rates_differ_p_value;
 use rtsoak_analysis::merge::{MergedSeries, TransportRuns, by_transport};
 use rtsoak_analysis::stats::{clopper_pearson_95, rests_on_few_samples};
 use rtsoak_record::result::{ResultDoc, RunKey, RunResult, RunStatus};
-use rtsoak_record::{Attribution, Integrity, Role, Summary};
+use rtsoak_record::{Integrity, Role, Summary};
 use rtsoak_record::{Series, SeriesKey};
 
 /// Everything a comparison shows, as text.
@@ -223,14 +223,6 @@ pub(super) fn not_run_word(doc: &ResultDoc, transport: &str) -> &'static str {
         .map_or("unsupported", |s| s.support.word())
 }
 
-fn attribution_word(attribution: Attribution) -> &'static str {
-    match attribution {
-        Attribution::Exact => "exact",
-        Attribution::Covering => "covering",
-        Attribution::None => "none",
-    }
-}
-
 fn dash() -> String {
     "-".to_string()
 }
@@ -283,7 +275,7 @@ fn integrity_row(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<String> {
         i.wake_errors.to_string(),
         i.cqe_errors.to_string(),
         count_or_dash(i.own_wakes),
-        attribution_word(i.own_wake).to_string(),
+        i.own_wake.name().to_string(),
         noise_of(t).to_string(),
         status_word(t.status, i).to_string(),
     ]);
@@ -419,13 +411,13 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
         }
         if let Some(event) = &run.break_event {
             notes.push(format!(
-                "{}: --break-on {} us crossed by {} {} us (message {}, {} s into the measured phase); {}; {}",
+                "{}: --break-on {} us crossed by {} {} us (message {}, {:.3} s into the measured phase); {}; {}",
                 name(run),
                 us(event.limit_ns),
                 event.series.name(),
                 us(event.value_ns),
                 event.seq,
-                seconds_3(event.at_ns),
+                event.at_ns as f64 / 1e9,
                 match (event.marker_written, event.trace_stopped) {
                     (true, true) => "marker written to the trace buffer and tracing stopped",
                     (false, true) => "tracing stopped (the marker did not reach the buffer)",
@@ -453,10 +445,6 @@ fn notes(doc: &ResultDoc) -> Vec<String> {
     }
     notes.extend(super::actions::end_lines(&doc.end_actions));
     notes
-}
-
-fn seconds_3(ns: u64) -> String {
-    format!("{:.3}", ns as f64 / 1e9)
 }
 
 /// Per series and transport, the transports whose over-threshold rate is significantly lower

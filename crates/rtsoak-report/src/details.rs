@@ -59,33 +59,51 @@ fn lines(out: &mut String, lines: &[String]) {
 pub(super) fn lay_out(out: &mut String, table: &Table) {
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", terminal(&table.heading));
-    let all: Vec<Vec<String>> = std::iter::once(&table.header)
+    let rows: Vec<Vec<&str>> = std::iter::once(&table.header)
         .chain(&table.rows)
+        .map(|row| row.iter().map(String::as_str).collect())
+        .collect();
+    // Two spaces between columns.
+    let gaps: Vec<usize> = (0..table.header.len())
+        .map(|i| if i == 0 { 0 } else { 2 })
+        .collect();
+    for line in aligned(&rows, &gaps).0 {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// `rows` (the header first) as lines of aligned columns, `gaps[i]` spaces before column `i`:
+/// text columns to the left, figures to the right, every cell escaped for the terminal before
+/// the columns are measured. With each column's width.
+pub(super) fn aligned(rows: &[Vec<&str>], gaps: &[usize]) -> (Vec<String>, Vec<usize>) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
         .map(|row| row.iter().map(|cell| terminal(cell).into_owned()).collect())
         .collect();
-    let widths: Vec<usize> = (0..table.header.len())
+    let widths: Vec<usize> = (0..gaps.len())
         .map(|c| {
-            all.iter()
+            rows.iter()
                 .filter_map(|r| Some(r.get(c)?.chars().count()))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    for row in all {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (cell, width))| {
-                if i < TEXT_COLUMNS {
-                    format!("{cell:<width$}")
+    let lines = rows
+        .iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
+                line.push_str(&" ".repeat(gaps[i]));
+                let _ = if i < TEXT_COLUMNS {
+                    write!(line, "{cell:<width$}")
                 } else {
-                    format!("{cell:>width$}")
-                }
-            })
-            .collect();
-        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-    }
+                    write!(line, "{cell:>width$}")
+                };
+            }
+            line.trim_end().to_string()
+        })
+        .collect();
+    (lines, widths)
 }
 
 #[cfg(test)]

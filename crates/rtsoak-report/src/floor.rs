@@ -30,43 +30,39 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         "{:<16} {:<10} {:>21}  {:>21}  {:>25}",
         "", "", "p50", "p99", threshold
     );
-    let _ = writeln!(
-        out,
-        "{:<16} {:<10} {:>7} {:>6} {:>6}  {:>7} {:>6} {:>6}  {:>8} {:>8} {:>7}",
-        "transport",
-        "figure",
-        "harness",
-        "floor",
-        "ratio",
-        "harness",
-        "floor",
-        "ratio",
-        "harness",
-        "floor",
-        "p"
-    );
-    for row in &rows {
-        for line in figure_lines(row) {
-            let _ = writeln!(out, "{}", terminal(&line));
-        }
-    }
-    for row in &rows {
-        for withheld in &row.withheld {
-            let line = format!(
-                "  {} {}: {}",
-                row.label,
-                withheld.series.name(),
-                why(withheld)
-            );
-            let _ = writeln!(out, "{}", terminal(&line));
-        }
-    }
-    for row in &rows {
-        for line in verdict_lines(row) {
-            let _ = writeln!(out, "{}", terminal(&line));
-        }
+    let sides = [
+        "harness", "floor", "ratio", "harness", "floor", "ratio", "harness", "floor", "p",
+    ];
+    let _ = writeln!(out, "{}", table_line("transport", "figure", sides));
+    let withheld = rows.iter().flat_map(|row| {
+        row.withheld
+            .iter()
+            .map(move |w| format!("  {} {}: {}", row.label, w.series.name(), why(w)))
+    });
+    let lines = rows
+        .iter()
+        .flat_map(figure_lines)
+        .chain(withheld)
+        .chain(rows.iter().flat_map(verdict_lines));
+    for line in lines {
+        let _ = writeln!(out, "{}", terminal(&line));
     }
     out
+}
+
+/// Widths of the nine figure columns: harness, floor and ratio of the p50, the same of the p99,
+/// then harness, floor and p of the over-threshold rate.
+const WIDTHS: [usize; 9] = [7, 6, 6, 7, 6, 6, 8, 8, 7];
+
+/// One line of the table: the transport, the figure, and the nine cells under the header's
+/// p50, p99 and rate columns, two spaces between those groups.
+fn table_line(transport: &str, figure: &str, cells: [&str; 9]) -> String {
+    let mut line = format!("{transport:<16} {figure:<10}");
+    for (i, (cell, width)) in cells.into_iter().zip(WIDTHS).enumerate() {
+        let gap = if i > 0 && i % 3 == 0 { "  " } else { " " };
+        let _ = write!(line, "{gap}{cell:>width$}");
+    }
+    line
 }
 
 /// A row's lines of the table, in the order of [`FIGURES`]: a withheld figure is `-` in every
@@ -82,20 +78,7 @@ fn figure_lines(row: &FloorRow) -> Vec<String> {
         if let Some(figure) = row.figures.iter().find(|f| f.series == series) {
             lines.push(figure_line(label, figure));
         } else if row.withheld.iter().any(|w| w.series == series) {
-            lines.push(format!(
-                "{:<16} {:<10} {:>7} {:>6} {:>6}  {:>7} {:>6} {:>6}  {:>8} {:>8} {:>7}",
-                label,
-                series.name(),
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-"
-            ));
+            lines.push(table_line(label, series.name(), ["-"; 9]));
         }
     }
     if lines.is_empty() {
@@ -119,10 +102,7 @@ fn why(withheld: &Withheld) -> String {
 }
 
 fn figure_line(label: &str, f: &FigureOverhead) -> String {
-    format!(
-        "{:<16} {:<10} {:>7} {:>6} {:>6}  {:>7} {:>6} {:>6}  {:>8} {:>8} {:>7}",
-        label,
-        f.series.name(),
+    let cells = [
         us(f.harness_p50_ns),
         us(f.floor_p50_ns),
         times(f.p50_ratio()),
@@ -132,7 +112,8 @@ fn figure_line(label: &str, f: &FigureOverhead) -> String {
         per_million(f.harness_over),
         per_million(f.floor_over),
         p_value(f.rates_differ_p),
-    )
+    ];
+    table_line(label, f.series.name(), cells.each_ref().map(String::as_str))
 }
 
 /// "eventfd: harness delivery p99 1.04x its floor (+4 %; 5 round(s))" and, below it, whether

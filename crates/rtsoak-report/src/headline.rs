@@ -10,24 +10,22 @@
 //!
 //! Pure: a [`ResultDoc`] in, text out; the layout is shared by the terminal and Markdown. The
 //! text is built from the result as it is; the two writers ([`wrap`] and [`table`] for the
-//! terminal, the caller's Markdown escape) escape every line and cell they write.
+//! terminal, [`markdown`] with the Markdown escape) escape every line and cell they write.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
-use super::escape::terminal;
+use super::escape::{markdown as escape, terminal};
 use super::journal::verdict_lines;
-use super::text::us;
+use super::text::{grouped, us};
 use super::why;
 use rtsoak_analysis::judge::decision::{decide, per_million};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_analysis::stats::clopper_pearson_95;
-use rtsoak_record::result::cause::Cause;
 use rtsoak_record::result::decision::{Decision, MainCause};
-use rtsoak_record::result::verdict::{Inconclusive, InconclusiveKind, Verdict};
+use rtsoak_record::result::verdict::Verdict;
 use rtsoak_record::result::{ResultDoc, RunKey, RunStatus};
-use rtsoak_record::{Caveat, CaveatKind, Series, SeriesKey};
+use rtsoak_record::{Caveat, Series, SeriesKey};
 
 /// Widest line of the headline view, however wide the terminal: prose is wrapped to the width
 /// and the table fits it.
@@ -127,21 +125,9 @@ pub(crate) fn headline(doc: &ResultDoc, rtsoak: &str) -> Headline {
 /// cause are named together, each with its share (and median), so six transports held back by
 /// the same thing take one line, not six.
 fn cause_lines(causes: &[MainCause]) -> Vec<String> {
-    let mut groups: Vec<(Series, Option<&Cause>, Vec<&MainCause>)> = Vec::new();
-    // Each group found by its key in a map: a decision read from a file may hold any number.
-    let mut index: HashMap<(Series, Option<&Cause>), usize> = HashMap::new();
-    for cause in causes {
-        let at = *index
-            .entry((cause.series, cause.cause.as_ref()))
-            .or_insert_with(|| {
-                groups.push((cause.series, cause.cause.as_ref(), Vec::new()));
-                groups.len() - 1
-            });
-        groups[at].2.push(cause);
-    }
-    groups
+    grouped(causes, |c| (c.series, c.cause.as_ref()))
         .into_iter()
-        .map(|(series, main, members)| {
+        .map(|((series, main), members)| {
             let name = why::cause_or_unexplained(main);
             if let [one] = members.as_slice() {
                 return main_cause(one, &name);
@@ -216,27 +202,26 @@ fn folded_verdict(verdict: &Verdict) -> Vec<String> {
     let (reasons, rest): (Vec<String>, Vec<String>) = tail
         .into_iter()
         .partition(|l| l.starts_with("  inconclusive: "));
-    let mut kinds: Vec<(InconclusiveKind, &Inconclusive, Vec<String>)> = Vec::new();
-    for reason in &verdict.inconclusive {
-        let label = RunKey {
-            transport: reason.transport.as_deref().unwrap_or(""),
-            ring_setup: reason.ring_setup,
-        }
-        .label();
-        match kinds.iter_mut().find(|(kind, _, _)| *kind == reason.kind) {
-            Some((_, _, others)) => others.push(label),
-            None => kinds.push((reason.kind, reason, Vec::new())),
-        }
-    }
+    let kinds = grouped(&verdict.inconclusive, |reason| reason.kind);
     if kinds.len() == reasons.len() {
         lines.extend(reasons);
     } else {
-        for (_, first, others) in kinds {
+        for (_, same) in kinds {
+            let others: Vec<String> = same[1..]
+                .iter()
+                .map(|reason| {
+                    RunKey {
+                        transport: reason.transport.as_deref().unwrap_or(""),
+                        ring_setup: reason.ring_setup,
+                    }
+                    .label()
+                })
+                .collect();
             let more = match others.len() {
                 0 => String::new(),
                 _ => format!(" (the same for {})", others.join(", ")),
             };
-            lines.push(format!("  inconclusive: {}{more}", first.message));
+            lines.push(format!("  inconclusive: {}{more}", same[0].message));
         }
     }
     lines.extend(rest);
@@ -289,17 +274,10 @@ fn compact(value: f64) -> String {
 /// the others), the most serious first; the first [`CAVEATS_SHOWN`] with their severity, and
 /// how many are left.
 fn top_caveats(caveats: &[Caveat]) -> (Vec<String>, usize) {
-    let mut folded: Vec<(&Caveat, usize)> = Vec::new();
-    let mut index: HashMap<&CaveatKind, usize> = HashMap::new();
-    for caveat in caveats {
-        match index.get(&caveat.kind) {
-            Some(&at) => folded[at].1 += 1,
-            None => {
-                index.insert(&caveat.kind, folded.len());
-                folded.push((caveat, 0));
-            }
-        }
-    }
+    let mut folded: Vec<(&Caveat, usize)> = grouped(caveats, |c| &c.kind)
+        .into_iter()
+        .map(|(_, same)| (same[0], same.len() - 1))
+        .collect();
     folded.sort_by_key(|(c, _)| c.severity);
     let shown = folded
         .iter()
@@ -363,29 +341,21 @@ pub(crate) fn render(doc: &ResultDoc, width: usize, rtsoak: &str) -> String {
 }
 
 /// The headline as GitHub Markdown.
-pub(crate) fn markdown(doc: &ResultDoc, escape: fn(&str) -> String) -> String {
+pub(crate) fn markdown(doc: &ResultDoc) -> String {
     let h = headline(doc, "rtsoak");
     let mut out = String::new();
     let _ = writeln!(out, "{}\n", escape(&h.title));
-    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
     let header: Vec<String> = h
         .header
         .iter()
         .enumerate()
         .map(|(i, name)| match i {
-            4 | 5 => escape(&format!("{}: {name}", h.groups[0])),
-            6 | 7 => escape(&format!("{}: {name}", h.groups[1])),
-            _ => escape(name),
+            4 | 5 => format!("{}: {name}", h.groups[0]),
+            6 | 7 => format!("{}: {name}", h.groups[1]),
+            _ => name.clone(),
         })
         .collect();
-    let _ = writeln!(out, "{}", line(header));
-    let rule = (0..COLUMNS)
-        .map(|i| if i == 0 { "---" } else { "---:" }.to_string())
-        .collect();
-    let _ = writeln!(out, "{}", line(rule));
-    for row in &h.rows {
-        let _ = writeln!(out, "{}", line(row.iter().map(|c| escape(c)).collect()));
-    }
+    super::markdown::header_and_rows(&mut out, &header, &h.rows);
     if let Some(not_measured) = &h.not_measured {
         let _ = writeln!(out, "\n{}", escape(not_measured));
     }
@@ -459,20 +429,11 @@ fn table(out: &mut String, h: &Headline, width: usize) {
 /// One table of `layout`'s columns: group labels over their two columns, the header, the
 /// rows; the transport left, figures right.
 fn laid_out(h: &Headline, layout: &Layout) -> String {
-    // Every cell is escaped for the terminal before the columns are measured.
-    let all: Vec<Vec<String>> = std::iter::once(&h.header)
+    let rows: Vec<Vec<&str>> = std::iter::once(&h.header)
         .chain(&h.rows)
-        .map(|row| {
-            layout
-                .columns
-                .iter()
-                .map(|&c| terminal(&row[c]).into_owned())
-                .collect()
-        })
+        .map(|row| layout.columns.iter().map(|&c| row[c].as_str()).collect())
         .collect();
-    let widths: Vec<usize> = (0..layout.columns.len())
-        .map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
+    let (lines, widths) = super::details::aligned(&rows, layout.gaps);
     let mut out = String::new();
     if !layout.groups.is_empty() {
         // Each group label centred over its two columns (and the gap between them).
@@ -490,17 +451,8 @@ fn laid_out(h: &Headline, layout: &Layout) -> String {
         }
         let _ = writeln!(out, "{}", groups.trim_end());
     }
-    for row in all {
-        let mut line = String::new();
-        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
-            line.push_str(&" ".repeat(layout.gaps[i]));
-            if i == 0 {
-                let _ = write!(line, "{cell:<width$}");
-            } else {
-                let _ = write!(line, "{cell:>width$}");
-            }
-        }
-        let _ = writeln!(out, "{}", line.trim_end());
+    for line in lines {
+        let _ = writeln!(out, "{line}");
     }
     out
 }

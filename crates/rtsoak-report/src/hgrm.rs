@@ -65,7 +65,7 @@ fn stored_sum(transport: &TransportRuns, key: SeriesKey) -> Option<Histogram<u64
 /// transport name comes from the result file: anything but letters, digits, `-` and `_` in it
 /// becomes `_`, so a hand-edited result cannot name a path.
 fn file_name(transport: &TransportRuns, series: SeriesKey) -> String {
-    let name = super::text::restricted(transport.transport, &['-', '_']);
+    let name = rtsoak_record::text::restricted(transport.transport, &['-', '_']);
     match transport.ring_setup {
         Some(setup) => format!("{name}.{}.{series}.hgrm", setup.name()),
         None => format!("{name}.{series}.hgrm"),

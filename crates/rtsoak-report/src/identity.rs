@@ -24,5 +24,5 @@ pub(crate) fn host_id(host: &HostFacts) -> String {
     if name.is_empty() {
         return "unknown".to_string();
     }
-    super::text::restricted(name, &['-', '.'])
+    rtsoak_record::text::restricted(name, &['-', '.'])
 }

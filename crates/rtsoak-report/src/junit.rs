@@ -20,11 +20,11 @@
 use std::fmt::Write;
 
 use super::escape::{xml_attr as attr, xml_text as text};
-use super::text::us;
+use super::text::{dotted_name, is_about, us};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::verdict::Failure;
 use rtsoak_record::result::{ResultDoc, RunStatus};
-use rtsoak_record::{RingSetup, Series, SeriesKey};
+use rtsoak_record::{Series, SeriesKey, serde_id};
 
 /// One testcase's outcome.
 enum Outcome {
@@ -109,10 +109,10 @@ fn identity(doc: &ResultDoc) -> Vec<(String, String)> {
         ),
         ("arch".into(), doc.host.arch.clone()),
         ("preempt_rt".into(), doc.host.preempt_rt.to_string()),
+        ("board".into(), super::identity::board(&doc.host)),
     ];
-    properties.push(("board".into(), super::identity::board(&doc.host)));
     if let Some(verdict) = &doc.verdict {
-        properties.push(("verdict".into(), status_word(verdict.status).into()));
+        properties.push(("verdict".into(), verdict.status.word().to_ascii_lowercase()));
     }
     properties
 }
@@ -144,7 +144,7 @@ fn write_case(out: &mut String, case: &Case) {
 
 /// The four checks of one transport.
 fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
-    let classname = classname(t.transport, t.ring_setup);
+    let classname = dotted_name(t);
     let time_s = t.measured_ns() as f64 / 1e9;
     let case = |name, outcome| Case {
         classname: classname.clone(),
@@ -182,19 +182,13 @@ struct Judged<'a> {
 }
 
 impl Judged<'_> {
-    /// True for a finding about this transport (and ring setup, where it names one).
-    fn names_it(&self, transport: &Option<String>, setup: &Option<RingSetup>) -> bool {
-        transport.as_deref() == Some(self.t.transport)
-            && (setup.is_none() || *setup == self.t.ring_setup)
-    }
-
     /// The verdict's failure of `kind` for this transport.
     fn failure_of(&self, kind: &str) -> Option<&Failure> {
         self.doc.verdict.as_ref().and_then(|v| {
             v.failures
                 .iter()
-                .filter(|f| self.names_it(&f.transport, &f.ring_setup))
-                .find(|f| kind_word(&f.kind) == kind)
+                .filter(|f| is_about(self.t, &f.transport, f.ring_setup))
+                .find(|f| serde_id(f.kind) == kind)
         })
     }
 
@@ -204,7 +198,7 @@ impl Judged<'_> {
             .into_iter()
             .find_map(|kind| self.failure_of(kind))
             .map(|f| Outcome::Fail {
-                kind: kind_word(&f.kind),
+                kind: serde_id(f.kind),
                 message: f.message.clone(),
             })
             .or_else(|| {
@@ -256,12 +250,12 @@ impl Judged<'_> {
         let breaches: Vec<_> = verdict
             .breaches
             .iter()
-            .filter(|b| self.names_it(&b.transport, &b.ring_setup))
+            .filter(|b| is_about(self.t, &b.transport, b.ring_setup))
             .collect();
         let inconclusive: Vec<_> = verdict
             .inconclusive
             .iter()
-            .filter(|i| self.names_it(&i.transport, &i.ring_setup))
+            .filter(|i| is_about(self.t, &i.transport, i.ring_setup))
             .collect();
         if let Some(first) = breaches.first() {
             Outcome::Fail {
@@ -294,7 +288,7 @@ fn invocation_case(doc: &ResultDoc) -> Case {
             let kind = v
                 .failures
                 .first()
-                .map(|f| kind_word(&f.kind))
+                .map(|f| serde_id(f.kind))
                 .or_else(|| v.breaches.first().map(|b| b.what.key()))
                 .unwrap_or_else(|| "regression".into());
             match v.status {
@@ -317,7 +311,7 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
     if t.status == RunStatus::Unsupported {
         return Vec::new();
     }
-    let prefix = classname(t.transport, t.ring_setup);
+    let prefix = dotted_name(t);
     let i = &t.integrity;
     let mut out = vec![
         (format!("{prefix}.messages"), i.sent.to_string()),
@@ -346,30 +340,6 @@ fn figures(t: &TransportRuns<'_>) -> Vec<(String, String)> {
     out
 }
 
-/// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.
-fn classname(transport: &str, setup: Option<RingSetup>) -> String {
-    match setup {
-        Some(setup) => format!("rtsoak.{transport}.{}", setup.name()),
-        None => format!("rtsoak.{transport}"),
-    }
-}
-
-fn status_word(status: rtsoak_record::Status) -> &'static str {
-    match status {
-        rtsoak_record::Status::Pass => "pass",
-        rtsoak_record::Status::Fail => "fail",
-        rtsoak_record::Status::Inconclusive => "inconclusive",
-    }
-}
-
-/// A failure kind as the result names it (`lost-messages`).
-fn kind_word(kind: &impl serde::Serialize) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 fn join<'a>(messages: impl Iterator<Item = &'a str>) -> String {
     messages.collect::<Vec<_>>().join("; ")
 }
@@ -394,7 +364,7 @@ mod tests {
         let doc = two_round_doc();
         let xml = render(&doc);
         for t in by_transport(&doc) {
-            let class = classname(t.transport, t.ring_setup);
+            let class = dotted_name(&t);
             let lost = format!("<testcase classname=\"{class}\" name=\"lost-messages\"");
             let case = xml
                 .split("<testcase ")

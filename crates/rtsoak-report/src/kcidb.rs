@@ -17,6 +17,7 @@
 
 use serde_json::{Value, json};
 
+use super::text::is_about;
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Series, SeriesKey};
@@ -44,7 +45,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
         ),
         build_id: &build_id,
         start_time: &doc.started_at,
-        environment: environment(doc),
+        environment: environment(doc, release, hostname),
     };
     let document = json!({
         "version": {"major": VERSION.0, "minor": VERSION.1},
@@ -59,9 +60,7 @@ pub(crate) fn render(doc: &ResultDoc) -> Vec<u8> {
 }
 
 /// The host as every test's `environment`: a comment a person reads, the facts in `misc`.
-fn environment(doc: &ResultDoc) -> Value {
-    let release = doc.host.kernel_release.as_deref().unwrap_or("unknown");
-    let hostname = doc.host.hostname.as_deref().unwrap_or("unknown");
+fn environment(doc: &ResultDoc, release: &str, hostname: &str) -> Value {
     json!({
         "comment": format!("{hostname} ({}), Linux {release}{}", doc.host.arch,
             if doc.host.preempt_rt { " PREEMPT_RT" } else { ", not PREEMPT_RT" }),
@@ -96,7 +95,7 @@ impl Tests<'_> {
     fn of(&self, doc: &ResultDoc) -> Vec<Value> {
         let mut tests = Vec::new();
         for t in by_transport(doc) {
-            let prefix = path_of(&t);
+            let prefix = super::text::dotted_name(&t);
             let (run_status, figure_status) = statuses(doc, &t);
             let i = &t.integrity;
             tests.push(self.test(
@@ -168,23 +167,12 @@ fn verdict_misc(doc: &ResultDoc) -> Value {
     })
 }
 
-/// `rtsoak.futex`, or `rtsoak.futex.defer-taskrun` in a ring-setup comparison.
-fn path_of(t: &TransportRuns<'_>) -> String {
-    match t.ring_setup {
-        Some(setup) => format!("{TEST_PATH_ROOT}.{}.{}", t.transport, setup.name()),
-        None => format!("{TEST_PATH_ROOT}.{}", t.transport),
-    }
-}
-
 /// The run's status, and a function giving each series' status.
 fn statuses<'a>(
     doc: &'a ResultDoc,
     t: &'a TransportRuns<'_>,
 ) -> (&'static str, impl Fn(Series) -> &'static str + 'a) {
     let verdict = doc.verdict.as_ref();
-    let names_it = move |transport: &Option<String>, setup: &Option<rtsoak_record::RingSetup>| {
-        transport.as_deref() == Some(t.transport) && (setup.is_none() || *setup == t.ring_setup)
-    };
     let unsupported = t.status == RunStatus::Unsupported;
     let run = if unsupported {
         "SKIP"
@@ -195,7 +183,7 @@ fn statuses<'a>(
     } else if verdict.is_some_and(|v| {
         v.inconclusive
             .iter()
-            .any(|i| names_it(&i.transport, &i.ring_setup))
+            .any(|i| is_about(t, &i.transport, i.ring_setup))
     }) {
         "SKIP"
     } else {
@@ -207,7 +195,7 @@ fn statuses<'a>(
         } else if verdict.is_some_and(|v| {
             v.breaches
                 .iter()
-                .any(|b| names_it(&b.transport, &b.ring_setup) && b.series == Some(judged))
+                .any(|b| is_about(t, &b.transport, b.ring_setup) && b.series == Some(judged))
         }) {
             "FAIL"
         } else if verdict.is_some() {

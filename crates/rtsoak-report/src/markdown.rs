@@ -10,7 +10,7 @@ use rtsoak_record::result::ResultDoc;
 /// Render `doc` as Markdown.
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let c = comparison(doc);
-    let mut out = super::headline::markdown(doc, escape);
+    let mut out = super::headline::markdown(doc);
     let _ = writeln!(out, "\n## Details\n");
     let _ = writeln!(out, "{}", escape(&c.title));
     table(&mut out, &c.integrity);
@@ -52,17 +52,24 @@ pub(super) fn bullets(out: &mut String, items: &[String]) {
     }
 }
 
+/// A table after a blank line: its heading, a blank line, then the table itself.
 pub(super) fn table(out: &mut String, table: &Table) {
-    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
     let _ = writeln!(out, "\n{}\n", escape(&table.heading));
-    let header = table.header.iter().map(|h| escape(h)).collect();
-    let _ = writeln!(out, "{}", line(header));
-    let rule = (0..table.header.len())
+    header_and_rows(out, &table.header, &table.rows);
+}
+
+/// The lines of a Markdown table: the header, the rule (text columns left-aligned, figures
+/// right-aligned), the rows; every cell escaped.
+pub(super) fn header_and_rows(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
+    let escaped = |cells: &[String]| line(cells.iter().map(|c| escape(c)).collect());
+    let _ = writeln!(out, "{}", escaped(header));
+    let rule = (0..header.len())
         .map(|i| if i < TEXT_COLUMNS { "---" } else { "---:" }.to_string())
         .collect();
     let _ = writeln!(out, "{}", line(rule));
-    for row in &table.rows {
-        let _ = writeln!(out, "{}", line(row.iter().map(|c| escape(c)).collect()));
+    for row in rows {
+        let _ = writeln!(out, "{}", escaped(row));
     }
 }
 

@@ -126,20 +126,34 @@ fn verdicts(out: &mut String, check: &SystemCheck) {
             }
             continue;
         }
-        let _ = writeln!(
+        // A passed check's remedy is not shown: there is nothing to do.
+        let remedy = finding
+            .remedy
+            .as_deref()
+            .filter(|_| finding.level != Level::Ok);
+        finding_lines(
             out,
-            "{:<8} {}: {}",
-            finding.level.label(),
-            finding.subject,
-            finding.detail
+            finding.level,
+            &finding.subject,
+            &finding.detail,
+            remedy,
         );
-        if finding.level != Level::Ok
-            && let Some(remedy) = &finding.remedy
-        {
-            let _ = writeln!(out, "{:<8}   do: {remedy}", "");
-        }
     }
     out.push('\n');
+}
+
+/// A finding as the probe shows it: `warning  subject: detail`, and its remedy under it.
+fn finding_lines(
+    out: &mut String,
+    level: Level,
+    subject: &str,
+    detail: &str,
+    remedy: Option<&str>,
+) {
+    let _ = writeln!(out, "{:<8} {subject}: {detail}", level.label());
+    if let Some(remedy) = remedy {
+        let _ = writeln!(out, "{:<8}   do: {remedy}", "");
+    }
 }
 
 /// Device interrupts of the less telling kinds (storage, USB, PCIe, other) shown before the
@@ -171,16 +185,8 @@ fn board(out: &mut String, check: &SystemCheck, host: &HostFacts) {
                 continue;
             }
         }
-        let _ = writeln!(
-            out,
-            "{:<8} {}: {}",
-            line.level.label(),
-            line.subject,
-            line.detail
-        );
-        if let Some(remedy) = &line.remedy {
-            let _ = writeln!(out, "{:<8}   do: {remedy}", "");
-        }
+        let remedy = line.remedy.as_deref();
+        finding_lines(out, line.level, &line.subject, &line.detail, remedy);
     }
     if others > OTHER_DEVICES_SHOWN {
         let _ = writeln!(

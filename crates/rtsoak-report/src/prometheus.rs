@@ -21,8 +21,8 @@ use std::fmt::{Display, Write};
 
 use crate::escape::{prometheus_help, prometheus_label as label};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
+use rtsoak_record::Integrity;
 use rtsoak_record::result::{ResultDoc, RunStatus};
-use rtsoak_record::{Attribution, Integrity};
 use rtsoak_record::{Series, SeriesKey};
 
 /// Reads one figure of a summary.
@@ -101,25 +101,14 @@ impl<'a> Writer<'a> {
 }
 
 /// A transport's own labels: its registry name and the ring setup its runs asked for.
-struct Key<'a> {
-    transport: &'a str,
-    ring_setup: &'static str,
-}
-
-impl Key<'_> {
-    fn labels(&self) -> [(&'static str, &str); 2] {
-        [
-            ("transport", self.transport),
-            ("ring_setup", self.ring_setup),
-        ]
-    }
-}
-
-fn key<'a>(doc: &ResultDoc, t: &TransportRuns<'a>) -> Key<'a> {
-    Key {
-        transport: t.transport,
-        ring_setup: t.ring_setup.unwrap_or(doc.plan.ring_setup).name(),
-    }
+fn transport_labels<'a>(doc: &ResultDoc, t: &TransportRuns<'a>) -> [(&'static str, &'a str); 2] {
+    [
+        ("transport", t.transport),
+        (
+            "ring_setup",
+            t.ring_setup.unwrap_or(doc.plan.ring_setup).name(),
+        ),
+    ]
 }
 
 /// Render `doc` in the Prometheus text format.
@@ -170,22 +159,6 @@ pub(crate) fn write_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
         "Samples above rtsoak_threshold_seconds (exact).",
         |s| s.over_threshold.to_string(),
     );
-    per_transport(
-        w,
-        doc,
-        &measured,
-        "rtsoak_messages_sent",
-        "Messages the RT publisher sent in the measured phase.",
-        |t| t.integrity.sent.to_string(),
-    );
-    per_transport(
-        w,
-        doc,
-        &measured,
-        "rtsoak_messages_lost",
-        "Messages never delivered within the delivery timeout; any loss fails the run.",
-        |t| t.integrity.lost.to_string(),
-    );
     counts(w, doc, &measured);
     attribution(w, doc, &measured);
     per_transport(
@@ -217,14 +190,13 @@ fn histograms(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_
          bounds that are the same on every board.",
     );
     for t in measured {
-        let key = key(doc, t);
+        let [transport, setup] = transport_labels(doc, t);
         for series_key in Series::REPORTED.map(SeriesKey::Rt) {
             // A series whose histograms did not all decode has no buckets to publish.
             let Some(series) = t.series.get(&series_key).filter(|s| s.percentiles_known()) else {
                 continue;
             };
             let name = series_key.name();
-            let [transport, setup] = key.labels();
             for bound in BUCKET_BOUNDS_NS {
                 let le = seconds(bound);
                 let count = series.histogram.count_between(0, bound);
@@ -239,15 +211,12 @@ fn histograms(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_
                 &[transport, setup, ("series", name), ("le", "+Inf")],
                 series.summary.count,
             );
+            let labels = [transport, setup, ("series", name)];
             let sum_s = series.histogram.mean() * series.histogram.len() as f64 / 1e9;
-            w.sample(
-                "rtsoak_latency_seconds_sum",
-                &[transport, setup, ("series", name)],
-                sum_s,
-            );
+            w.sample("rtsoak_latency_seconds_sum", &labels, sum_s);
             w.sample(
                 "rtsoak_latency_seconds_count",
-                &[transport, setup, ("series", name)],
+                &labels,
                 series.summary.count,
             );
         }
@@ -263,8 +232,7 @@ fn quantiles(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'_>
          across boards: aggregate rtsoak_latency_seconds_bucket instead).",
     );
     for t in measured {
-        let key = key(doc, t);
-        let [transport, setup] = key.labels();
+        let [transport, setup] = transport_labels(doc, t);
         for name in Series::REPORTED.map(SeriesKey::Rt) {
             if let Some(series) = t.series.get(&name).filter(|s| s.percentiles_known()) {
                 for (quantile, value) in QUANTILES {
@@ -293,16 +261,14 @@ fn attribution(w: &mut Writer<'_>, doc: &ResultDoc, measured: &[&TransportRuns<'
          or none (then there is no own_wake series and no piggybacked count).",
     );
     for t in measured {
-        let attribution = match t.integrity.own_wake {
-            Attribution::Exact => "exact",
-            Attribution::Covering => "covering",
-            Attribution::None => "none",
-        };
-        let key = key(doc, t);
-        let [transport, setup] = key.labels();
+        let [transport, setup] = transport_labels(doc, t);
         w.sample(
             "rtsoak_own_wake_attribution",
-            &[transport, setup, ("attribution", attribution)],
+            &[
+                transport,
+                setup,
+                ("attribution", t.integrity.own_wake.name()),
+            ],
             1,
         );
     }
@@ -332,19 +298,21 @@ fn invocation(w: &mut Writer<'_>, doc: &ResultDoc) {
         "Conditions that weaken the result (see the result's caveats); 0 on a proper RT setup.",
     );
     w.sample("rtsoak_caveats", &[], doc.caveats.len());
-    if let Some(at) = doc
-        .finished_at
-        .as_deref()
-        .and_then(|t| humantime::parse_rfc3339_weak(t).ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-    {
+    if let Some(at_s) = finished_unix_s(doc) {
         w.family(
             "rtsoak_finished_timestamp_seconds",
             "gauge",
             "When the invocation finished, seconds since the epoch.",
         );
-        w.sample("rtsoak_finished_timestamp_seconds", &[], at.as_secs());
+        w.sample("rtsoak_finished_timestamp_seconds", &[], at_s);
     }
+}
+
+/// When the invocation finished, whole seconds since the epoch; none where it did not finish or
+/// its time does not parse.
+pub(crate) fn finished_unix_s(doc: &ResultDoc) -> Option<u64> {
+    let at = humantime::parse_rfc3339_weak(doc.finished_at.as_deref()?).ok()?;
+    Some(at.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs())
 }
 
 fn per_series(
@@ -357,8 +325,7 @@ fn per_series(
 ) {
     w.family(name, "gauge", help);
     for t in transports {
-        let key = key(doc, t);
-        let [transport, setup] = key.labels();
+        let [transport, setup] = transport_labels(doc, t);
         for series in Series::REPORTED.map(SeriesKey::Rt) {
             if let Some(s) = t.series.get(&series) {
                 w.sample(
@@ -373,8 +340,18 @@ fn per_series(
 
 /// Reads one integrity count of a transport; none where it cannot exist.
 type Count = fn(&Integrity) -> Option<u64>;
-/// The integrity counts beside `rtsoak_messages_sent` and `rtsoak_messages_lost`.
-const COUNTS: [(&str, &str, Count); 7] = [
+/// The integrity counts of each measured transport, in the order they are written.
+const COUNTS: [(&str, &str, Count); 9] = [
+    (
+        "rtsoak_messages_sent",
+        "Messages the RT publisher sent in the measured phase.",
+        |i| Some(i.sent),
+    ),
+    (
+        "rtsoak_messages_lost",
+        "Messages never delivered within the delivery timeout; any loss fails the run.",
+        |i| Some(i.lost),
+    ),
     (
         "rtsoak_planned_periods",
         "Measured periods the plan gave the RT publisher (absent where the result does not \
@@ -421,8 +398,7 @@ fn counts(w: &mut Writer<'_>, doc: &ResultDoc, transports: &[&TransportRuns<'_>]
         w.family(name, "gauge", help);
         for t in transports {
             if let Some(value) = count(&t.integrity) {
-                let key = key(doc, t);
-                w.sample(name, &key.labels(), value);
+                w.sample(name, &transport_labels(doc, t), value);
             }
         }
     }
@@ -438,8 +414,7 @@ fn per_transport(
 ) {
     w.family(name, "gauge", help);
     for t in transports {
-        let key = key(doc, t);
-        w.sample(name, &key.labels(), value(t));
+        w.sample(name, &transport_labels(doc, t), value(t));
     }
 }
 

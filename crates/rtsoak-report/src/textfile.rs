@@ -6,6 +6,7 @@
 use super::prometheus::{self, Writer};
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Status;
+use rtsoak_record::{RingSetup, serde_id};
 
 /// `rtsoak-<profile>.prom`: the profile name (a file path's stem) with anything but letters,
 /// digits, `-` and `_` replaced by `_`.
@@ -19,7 +20,7 @@ fn profile_label(doc: &ResultDoc) -> String {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or(profile);
-    super::text::restricted(stem, &['-', '_'])
+    rtsoak_record::text::restricted(stem, &['-', '_'])
 }
 
 /// The textfile: the Prometheus metrics and the verdict, every sample labelled with the
@@ -103,10 +104,7 @@ pub(crate) fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
              noise, baseline), for which transport (empty: the whole invocation).",
         );
         for reason in &verdict.inconclusive {
-            let kind = serde_json::to_value(reason.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
+            let kind = serde_id(reason.kind);
             let setup = reason.ring_setup.map_or("", |s| s.name());
             let transport = reason.transport.as_deref().unwrap_or("");
             w.sample(
@@ -153,12 +151,7 @@ pub(crate) fn verdict_metrics(w: &mut Writer<'_>, doc: &ResultDoc) {
 
 /// `rtsoak_run_end_timestamp_seconds`: when the invocation finished (none: it did not).
 fn end_time(w: &mut Writer<'_>, doc: &ResultDoc) {
-    let Some(end) = doc
-        .finished_at
-        .as_deref()
-        .and_then(|at| humantime::parse_rfc3339_weak(at).ok())
-        .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
-    else {
+    let Some(end_s) = prometheus::finished_unix_s(doc) else {
         return;
     };
     w.family(
@@ -167,28 +160,22 @@ fn end_time(w: &mut Writer<'_>, doc: &ResultDoc) {
         "When the invocation that wrote this result finished, Unix seconds: `time() - \
          rtsoak_run_end_timestamp_seconds > 90000` fires when a nightly stops running.",
     );
-    w.sample("rtsoak_run_end_timestamp_seconds", &[], end.as_secs());
+    w.sample("rtsoak_run_end_timestamp_seconds", &[], end_s);
 }
 
 /// `rtsoak_verdict_reason`: 1 per reason of the verdict, labelled with the verdict it leads to
 /// (`fail`, `inconclusive`) and its kind (a failure kind, a breached profile key, an
 /// inconclusive kind).
 fn verdict_reasons(w: &mut Writer<'_>, verdict: &rtsoak_record::result::verdict::Verdict) {
-    let word = |value: serde_json::Value| value.as_str().unwrap_or_default().to_string();
-    let mut reasons: Vec<(&str, String, Option<&str>, &str)> = Vec::new();
+    let mut reasons: Vec<(&str, String, &Option<String>, Option<RingSetup>)> = Vec::new();
     for f in &verdict.failures {
-        let kind = word(serde_json::to_value(f.kind).unwrap_or_default());
-        let setup = f.ring_setup.map_or("", |s| s.name());
-        reasons.push(("fail", kind, f.transport.as_deref(), setup));
+        reasons.push(("fail", serde_id(f.kind), &f.transport, f.ring_setup));
     }
     for b in &verdict.breaches {
-        let setup = b.ring_setup.map_or("", |s| s.name());
-        reasons.push(("fail", b.what.key(), b.transport.as_deref(), setup));
+        reasons.push(("fail", b.what.key(), &b.transport, b.ring_setup));
     }
     for i in &verdict.inconclusive {
-        let kind = word(serde_json::to_value(i.kind).unwrap_or_default());
-        let setup = i.ring_setup.map_or("", |s| s.name());
-        reasons.push(("inconclusive", kind, i.transport.as_deref(), setup));
+        reasons.push(("inconclusive", serde_id(i.kind), &i.transport, i.ring_setup));
     }
     if reasons.is_empty() {
         return;
@@ -206,8 +193,8 @@ fn verdict_reasons(w: &mut Writer<'_>, verdict: &rtsoak_record::result::verdict:
             &[
                 ("verdict", verdict),
                 ("kind", kind),
-                ("transport", transport.unwrap_or("")),
-                ("ring_setup", setup),
+                ("transport", transport.as_deref().unwrap_or("")),
+                ("ring_setup", setup.map_or("", |s| s.name())),
             ],
             1,
         );

@@ -198,10 +198,7 @@ impl Diff {
 impl Finding {
     /// `futex delivery over_threshold_rate` (`futex (none) delivery ...` with a ring setup).
     pub fn label(&self) -> String {
-        let figure = serde_json::to_value(self.figure)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let figure = crate::serde_id(self.figure);
         let row = self.row();
         match &self.series {
             Some(series) => format!("{row} {series} {figure}"),

@@ -121,21 +121,11 @@ impl NoiseSetup {
     /// for, if it did not.
     pub fn record(&mut self, setup: &RtSetup) -> Option<String> {
         self.recorded += 1;
-        match self
-            .obtained
-            .iter_mut()
-            .find(|o| o.policy == setup.policy && o.priority == setup.priority)
-        {
-            Some(obtained) => obtained.count += 1,
-            None => {
-                self.obtained.push(Obtained {
-                    policy: setup.policy.clone(),
-                    priority: setup.priority,
-                    count: 1,
-                });
-                self.obtained.sort();
-            }
-        }
+        self.add_obtained(Obtained {
+            policy: setup.policy.clone(),
+            priority: setup.priority,
+            count: 1,
+        });
         union(&mut self.cpus_allowed, &setup.cpus_allowed);
         union(&mut self.cpus_observed, &setup.cpus_observed);
         let reason = shortfall(setup);
@@ -143,9 +133,7 @@ impl NoiseSetup {
             None => self.as_asked += 1,
             Some(reason) => {
                 self.not_as_asked += 1;
-                if self.reasons.len() < MAX_REASONS && !self.reasons.contains(reason) {
-                    self.reasons.push(reason.clone());
-                }
+                self.add_reason(reason);
             }
         }
         reason
@@ -156,24 +144,36 @@ impl NoiseSetup {
         self.recorded += other.recorded;
         self.as_asked += other.as_asked;
         self.not_as_asked += other.not_as_asked;
-        for o in &other.obtained {
-            match self
-                .obtained
-                .iter_mut()
-                .find(|mine| mine.policy == o.policy && mine.priority == o.priority)
-            {
-                Some(mine) => mine.count += o.count,
-                None => self.obtained.push(o.clone()),
-            }
+        for obtained in &other.obtained {
+            self.add_obtained(obtained.clone());
         }
-        self.obtained.sort();
         union(&mut self.cpus_requested, &other.cpus_requested);
         union(&mut self.cpus_allowed, &other.cpus_allowed);
         union(&mut self.cpus_observed, &other.cpus_observed);
         for reason in &other.reasons {
-            if self.reasons.len() < MAX_REASONS && !self.reasons.contains(reason) {
-                self.reasons.push(reason.clone());
+            self.add_reason(reason);
+        }
+    }
+
+    /// Count `more` under its policy and priority, the list kept in order.
+    fn add_obtained(&mut self, more: Obtained) {
+        match self
+            .obtained
+            .iter_mut()
+            .find(|o| o.policy == more.policy && o.priority == more.priority)
+        {
+            Some(obtained) => obtained.count += more.count,
+            None => {
+                self.obtained.push(more);
+                self.obtained.sort();
             }
+        }
+    }
+
+    /// Keep `reason` where it is new and fewer than [`MAX_REASONS`] are kept.
+    fn add_reason(&mut self, reason: &str) {
+        if self.reasons.len() < MAX_REASONS && !self.reasons.iter().any(|r| r == reason) {
+            self.reasons.push(reason.to_string());
         }
     }
 

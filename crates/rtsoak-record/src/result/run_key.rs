@@ -32,17 +32,7 @@ impl<'a> RunKey<'a> {
     /// file holds in it (a space, a comma, a slash, a control character) is a `_` here, so a
     /// tag stays one field of a line-oriented file.
     pub fn tag(&self) -> String {
-        let transport: String = self
-            .transport
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let transport = crate::text::restricted(self.transport, &['-', '_', '.']);
         match self.ring_setup {
             Some(setup) => format!("{transport}/{}", setup.name()),
             None => transport,

@@ -82,10 +82,7 @@ pub enum Limit {
 impl Limit {
     /// The profile key, as in the result.
     pub fn key(self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
+        crate::serde_id(self)
     }
 }
 
@@ -107,7 +104,7 @@ pub enum FailureKind {
 }
 
 /// Why a run could not measure what it was asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InconclusiveKind {
     /// No transport was measured at all (every one unsupported or not permitted, or no run).

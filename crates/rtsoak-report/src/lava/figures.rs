@@ -9,7 +9,7 @@
 //! inconclusive for this transport.
 
 use super::{Case, Measurement, Outcome};
-use crate::text::us;
+use crate::text::{is_about, us};
 use rtsoak_analysis::merge::TransportRuns;
 use rtsoak_record::result::verdict::Limit;
 use rtsoak_record::result::{ResultDoc, RunStatus};
@@ -32,7 +32,7 @@ impl Judged<'_> {
         };
         verdict.breaches.iter().any(|b| {
             limits.contains(&b.what)
-                && self.names_it(&b.transport, b.ring_setup)
+                && is_about(self.t, &b.transport, b.ring_setup)
                 && (series.is_none() || b.series == series)
         })
     }
@@ -42,17 +42,8 @@ impl Judged<'_> {
         self.doc.verdict.as_ref().is_some_and(|v| {
             v.inconclusive
                 .iter()
-                .any(|i| self.names_it(&i.transport, i.ring_setup))
+                .any(|i| is_about(self.t, &i.transport, i.ring_setup))
         })
-    }
-
-    fn names_it(
-        &self,
-        transport: &Option<String>,
-        setup: Option<rtsoak_record::RingSetup>,
-    ) -> bool {
-        transport.as_deref() == Some(self.t.transport)
-            && (setup.is_none() || setup == self.t.ring_setup)
     }
 
     /// `failed` as a result: skip for an unsupported transport.

@@ -10,14 +10,13 @@
 //! reason it is inconclusive. Reasons of one name are one case, their sentences all logged.
 //! An accepted condition is `verdict.accepted.<condition>` (`kernel.preempt-rt`), `pass`.
 
-use serde::Serialize;
-
 use super::{Case, Line, Outcome};
+use crate::text::grouped;
 use crate::verdict_text::{caveat_lines, status_phrase};
-use rtsoak_record::Status;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Verdict;
 use rtsoak_record::{RingSetup, Series};
+use rtsoak_record::{Status, serde_id};
 
 /// One reason: its case's name, what it makes of the verdict, and its sentence.
 struct Reason {
@@ -39,16 +38,12 @@ pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
         lines.push(Line::Case(Case::new("verdict", Outcome::Skip, None)));
         return lines;
     };
-    let reasons = reasons(verdict);
-    let mut done: Vec<&str> = Vec::new();
-    for reason in &reasons {
-        if done.contains(&reason.name.as_str()) {
-            continue;
-        }
-        done.push(&reason.name);
-        let same = reasons.iter().filter(|r| r.name == reason.name);
-        lines.extend(same.map(|r| Line::Log(format!("rtsoak verdict reason: {}", r.sentence))));
-        lines.push(Line::Case(Case::new(&reason.name, reason.outcome, None)));
+    for (name, same) in grouped(reasons(verdict), |reason| reason.name.clone()) {
+        lines.extend(
+            same.iter()
+                .map(|r| Line::Log(format!("rtsoak verdict reason: {}", r.sentence))),
+        );
+        lines.push(Line::Case(Case::new(&name, same[0].outcome, None)));
     }
     for accepted in &verdict.accepted {
         lines.push(Line::Log(format!(
@@ -74,86 +69,73 @@ pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
 /// Every reason of `verdict`, in the order `verdict_text::reasons` says them.
 fn reasons(verdict: &Verdict) -> Vec<Reason> {
     let mut reasons = Vec::new();
-    let mut add = |kind: String, place: Place<'_>, outcome, sentence: &str| {
+    let mut add = |name: String, outcome, sentence: &str| {
         reasons.push(Reason {
-            name: place.name(&kind),
+            name,
             outcome,
             sentence: sentence.to_string(),
         });
     };
     for f in &verdict.failures {
-        let place = Place::of(f.transport.as_deref(), f.ring_setup, None);
-        add(id(f.kind), place, Outcome::Fail, &f.message);
+        let name = case_name(
+            &serde_id(f.kind),
+            f.transport.as_deref(),
+            f.ring_setup,
+            None,
+        );
+        add(name, Outcome::Fail, &f.message);
     }
     for b in &verdict.breaches {
         let key = b.what.key();
-        let kind = key.strip_prefix("verdict.").unwrap_or(&key).to_string();
-        let place = Place::of(
+        let kind = key.strip_prefix("verdict.").unwrap_or(&key);
+        let name = case_name(
+            kind,
             b.transport.as_deref(),
             b.ring_setup,
             b.series.map(Series::name),
         );
-        add(kind, place, Outcome::Fail, &b.message);
+        add(name, Outcome::Fail, &b.message);
     }
     for i in &verdict.inconclusive {
-        let place = Place::of(i.transport.as_deref(), i.ring_setup, None);
-        add(id(i.kind), place, Outcome::Skip, &i.message);
+        let name = case_name(
+            &serde_id(i.kind),
+            i.transport.as_deref(),
+            i.ring_setup,
+            None,
+        );
+        add(name, Outcome::Skip, &i.message);
     }
     if let Some(diff) = &verdict.baseline {
         for f in diff.regressions() {
-            let place = Place::of(Some(&f.transport), f.ring_setup, f.series.map(Series::name));
-            let sentence = format!("regression: {}: {}", f.label(), f.reason);
-            add(
-                format!("regression.{}", id(f.figure)),
-                place,
-                Outcome::Fail,
-                &sentence,
+            let kind = format!("regression.{}", serde_id(f.figure));
+            let name = case_name(
+                &kind,
+                Some(&f.transport),
+                f.ring_setup,
+                f.series.map(Series::name),
             );
+            let sentence = format!("regression: {}: {}", f.label(), f.reason);
+            add(name, Outcome::Fail, &sentence);
         }
     }
     reasons
 }
 
-/// What a reason is about, for its case's name.
-struct Place<'a> {
-    transport: Option<&'a str>,
+/// A reason's case: `verdict.reason.<kind>`, then the transport, ring setup and series where
+/// given.
+fn case_name(
+    kind: &str,
+    transport: Option<&str>,
     ring_setup: Option<RingSetup>,
-    series: Option<&'a str>,
-}
-
-impl<'a> Place<'a> {
-    fn of(
-        transport: Option<&'a str>,
-        ring_setup: Option<RingSetup>,
-        series: Option<&'a str>,
-    ) -> Self {
-        Place {
-            transport,
-            ring_setup,
-            series,
-        }
+    series: Option<&str>,
+) -> String {
+    let mut name = format!("verdict.reason.{kind}");
+    for part in [transport, ring_setup.map(RingSetup::name), series]
+        .into_iter()
+        .flatten()
+    {
+        name.push('.');
+        name.push_str(part);
     }
-
-    /// `verdict.reason.<kind>`, then the transport, ring setup and series where given.
-    fn name(&self, kind: &str) -> String {
-        let mut name = format!("verdict.reason.{kind}");
-        let parts = [
-            self.transport,
-            self.ring_setup.map(RingSetup::name),
-            self.series,
-        ];
-        for part in parts.into_iter().flatten() {
-            name.push('.');
-            name.push_str(part);
-        }
-        name
-    }
-}
-
-/// The stable id a kind is written as in the result (its serde name).
-fn id(kind: impl Serialize) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_string))
-        .unwrap_or_default()
+    name
 }
