@@ -16,7 +16,7 @@ use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
 use super::escape::{markdown as escape, terminal};
-use super::journal::verdict_lines;
+use super::journal::{VerdictParts, verdict_parts};
 use super::text::{grouped, us};
 use super::why;
 use rtsoak_analysis::judge::decision::{decide, per_million};
@@ -193,15 +193,11 @@ fn break_whys(doc: &ResultDoc) -> Vec<String> {
 /// full, then the other transports it applies to (six transports that each missed most of
 /// their periods are one reason, not six paragraphs).
 fn folded_verdict(verdict: &Verdict) -> Vec<String> {
-    let mut lines = verdict_lines(verdict);
-    let first_reason = lines
-        .iter()
-        .position(|l| l.starts_with("  inconclusive: "))
-        .unwrap_or(lines.len());
-    let tail = lines.split_off(first_reason);
-    let (reasons, rest): (Vec<String>, Vec<String>) = tail
-        .into_iter()
-        .partition(|l| l.starts_with("  inconclusive: "));
+    let VerdictParts {
+        head: mut lines,
+        inconclusive: reasons,
+        regressions: rest,
+    } = verdict_parts(verdict);
     let kinds = grouped(&verdict.inconclusive, |reason| reason.kind);
     if kinds.len() == reasons.len() {
         lines.extend(reasons);

@@ -140,3 +140,72 @@ fn a_p_value_is_never_split_across_lines() {
     wrap(&mut out, &text, "  ", WIDEST);
     assert!(out.contains("(p < 0.01)."), "{out}");
 }
+
+#[test]
+fn reasons_of_one_kind_fold_into_one_line_after_the_breaches() {
+    use crate::journal::verdict_lines;
+    use rtsoak_record::result::verdict::{Breach, Inconclusive, InconclusiveKind, Limit};
+    let reason = |transport: &str, kind, message: &str| Inconclusive {
+        transport: Some(transport.to_string()),
+        ring_setup: None,
+        kind,
+        message: message.to_string(),
+    };
+    let breach = Breach {
+        transport: Some("futex".to_string()),
+        ring_setup: None,
+        what: Limit::MaxDelivery,
+        series: Some(Series::Delivery),
+        figure: 250.0,
+        limit: 200.0,
+        unit: "us".to_string(),
+        message: "futex: longest delivery 250.0 us > 200 us allowed".to_string(),
+    };
+    let verdict = Verdict::of(
+        Vec::new(),
+        vec![breach],
+        vec![
+            reason(
+                "eventfd",
+                InconclusiveKind::MissedPeriods,
+                "eventfd missed 60 %",
+            ),
+            reason(
+                "msg-ring",
+                InconclusiveKind::TooFewMessages,
+                "msg-ring sent 3",
+            ),
+            reason(
+                "signalfd",
+                InconclusiveKind::MissedPeriods,
+                "signalfd missed 70 %",
+            ),
+        ],
+    );
+    let folded = folded_verdict(&verdict);
+    let unfolded = verdict_lines(&verdict);
+    assert_eq!(
+        folded[..2],
+        unfolded[..2],
+        "the verdict line and the breach"
+    );
+    assert!(folded[1].starts_with("  breach: futex"), "{folded:?}");
+    assert_eq!(
+        folded[2..],
+        [
+            "  inconclusive: eventfd missed 60 % (the same for signalfd)",
+            "  inconclusive: msg-ring sent 3",
+        ]
+    );
+    // Reasons of distinct kinds stay the journal's own lines.
+    let distinct = Verdict::of(
+        Vec::new(),
+        Vec::new(),
+        vec![reason(
+            "msg-ring",
+            InconclusiveKind::TooFewMessages,
+            "msg-ring sent 3",
+        )],
+    );
+    assert_eq!(folded_verdict(&distinct), verdict_lines(&distinct));
+}

@@ -65,6 +65,21 @@ pub fn decision_line(decision: &rtsoak_record::result::decision::Decision) -> Op
 /// The verdict line, then one line per failure, per breach, per reason it is inconclusive and
 /// per regression.
 pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
+    let parts = verdict_parts(verdict);
+    [parts.head, parts.inconclusive, parts.regressions].concat()
+}
+
+/// The verdict's lines in the three parts the headline treats apart: the verdict line with the
+/// failures and breaches, the reasons it is inconclusive, and the regressions with the baseline
+/// comparison's summary.
+pub(crate) struct VerdictParts {
+    pub(crate) head: Vec<String>,
+    pub(crate) inconclusive: Vec<String>,
+    pub(crate) regressions: Vec<String>,
+}
+
+/// [`verdict_lines`], in its parts.
+pub(crate) fn verdict_parts(verdict: &Verdict) -> VerdictParts {
     let regressions = verdict
         .baseline
         .as_ref()
@@ -100,18 +115,22 @@ pub fn verdict_lines(verdict: &Verdict) -> Vec<String> {
             .iter()
             .map(|b| format!("  breach: {}", b.message)),
     );
-    lines.extend(
-        verdict
-            .inconclusive
-            .iter()
-            .map(|i| format!("  inconclusive: {}", i.message)),
-    );
+    let inconclusive = verdict
+        .inconclusive
+        .iter()
+        .map(|i| line(format!("  inconclusive: {}", i.message)))
+        .collect();
+    let mut regressions = Vec::new();
     if let Some(diff) = &verdict.baseline {
-        lines.extend(
+        regressions.extend(
             diff.regressions()
-                .map(|f| format!("  regression: {}: {}", f.label(), f.reason)),
+                .map(|f| line(format!("  regression: {}: {}", f.label(), f.reason))),
         );
-        lines.push(format!("  {}", diff.summary_line()));
+        regressions.push(line(format!("  {}", diff.summary_line())));
     }
-    lines.into_iter().map(line).collect()
+    VerdictParts {
+        head: lines.into_iter().map(line).collect(),
+        inconclusive,
+        regressions,
+    }
 }
