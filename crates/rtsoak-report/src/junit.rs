@@ -142,14 +142,42 @@ fn write_case(out: &mut String, case: &Case) {
     };
 }
 
+/// The checks of one transport, in the report's order: only the run takes time.
+#[derive(Clone, Copy, PartialEq)]
+enum Check {
+    Run,
+    LostMessages,
+    TransportErrors,
+    Verdict,
+}
+
+impl Check {
+    const ALL: [Check; 4] = [
+        Check::Run,
+        Check::LostMessages,
+        Check::TransportErrors,
+        Check::Verdict,
+    ];
+
+    /// The test case's name.
+    fn name(self) -> &'static str {
+        match self {
+            Check::Run => "run",
+            Check::LostMessages => "lost-messages",
+            Check::TransportErrors => "transport-errors",
+            Check::Verdict => "verdict",
+        }
+    }
+}
+
 /// The four checks of one transport.
 fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
     let classname = dotted_name(t);
     let time_s = t.measured_ns() as f64 / 1e9;
-    let case = |name, outcome| Case {
+    let case = |check: Check, outcome| Case {
         classname: classname.clone(),
-        name,
-        time_s: if name == "run" { time_s } else { 0.0 },
+        name: check.name(),
+        time_s: if check == Check::Run { time_s } else { 0.0 },
         outcome,
     };
     if t.status == RunStatus::Unsupported {
@@ -161,17 +189,17 @@ fn transport_cases(doc: &ResultDoc, t: &TransportRuns<'_>) -> Vec<Case> {
         let skip = || Outcome::Skip {
             message: format!("not measured: {reason}"),
         };
-        return ["run", "lost-messages", "transport-errors", "verdict"]
+        return Check::ALL
             .into_iter()
-            .map(|name| case(name, skip()))
+            .map(|check| case(check, skip()))
             .collect();
     }
     let judged = Judged { doc, t };
     vec![
-        case("run", judged.run()),
-        case("lost-messages", judged.lost()),
-        case("transport-errors", judged.errors()),
-        case("verdict", judged.verdict()),
+        case(Check::Run, judged.run()),
+        case(Check::LostMessages, judged.lost()),
+        case(Check::TransportErrors, judged.errors()),
+        case(Check::Verdict, judged.verdict()),
     ]
 }
 
