@@ -53,26 +53,18 @@ fn main() {
 /// system errors by type.
 fn error_outcome(error: &anyhow::Error) -> Outcome {
     let refused = error.downcast_ref::<rtsoak_measure::coordinator::actions::Refused>();
-    if is::<rtsoak::profile::ProfileError>(error)
-        || is::<rtsoak::commands::environment::EnvironmentError>(error)
-        || is::<rtsoak_sys::safe_dir::Untrusted>(error)
-        || is::<rtsoak_sys::input::InputError>(error)
-        || is::<rtsoak::store::NotAResult>(error)
-        || is::<rtsoak::store::Refused>(error)
+    if error.is::<rtsoak::profile::ProfileError>()
+        || error.is::<rtsoak::commands::environment::EnvironmentError>()
+        || error.is::<rtsoak_sys::safe_dir::Untrusted>()
+        || error.is::<rtsoak_sys::input::InputError>()
+        || error.is::<rtsoak::store::NotAResult>()
+        || error.is::<rtsoak::store::Refused>()
         || refused.is_some_and(|refused| !refused.system)
     {
         Outcome::Usage
-    } else if is::<rtsoak_sys::cpu_lock::CpusBusy>(error) {
+    } else if error.is::<rtsoak_sys::cpu_lock::CpusBusy>() {
         Outcome::CpusBusy
     } else {
         Outcome::SystemError
     }
-}
-
-/// Whether `error` is (or has in its context) an `E`.
-fn is<E>(error: &anyhow::Error) -> bool
-where
-    E: std::fmt::Display + std::fmt::Debug + Send + Sync + 'static,
-{
-    error.downcast_ref::<E>().is_some()
 }
