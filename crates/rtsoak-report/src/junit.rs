@@ -22,7 +22,7 @@ use std::fmt::Write;
 use super::escape::{xml_attr as attr, xml_text as text};
 use super::text::{dotted_name, is_about, us};
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
-use rtsoak_record::result::verdict::Failure;
+use rtsoak_record::result::verdict::{Failure, FailureKind};
 use rtsoak_record::result::{ResultDoc, RunStatus};
 use rtsoak_record::{Series, SeriesKey, serde_id};
 
@@ -211,36 +211,40 @@ struct Judged<'a> {
 
 impl Judged<'_> {
     /// The verdict's failure of `kind` for this transport.
-    fn failure_of(&self, kind: &str) -> Option<&Failure> {
+    fn failure_of(&self, kind: FailureKind) -> Option<&Failure> {
         self.doc.verdict.as_ref().and_then(|v| {
             v.failures
                 .iter()
                 .filter(|f| is_about(self.t, &f.transport, f.ring_setup))
-                .find(|f| serde_id(f.kind) == kind)
+                .find(|f| f.kind == kind)
         })
     }
 
     /// The run itself: failed, interrupted, broken off, or not completed.
     fn run(&self) -> Outcome {
-        ["run-failed", "interrupted", "break-on"]
-            .into_iter()
-            .find_map(|kind| self.failure_of(kind))
-            .map(|f| Outcome::Fail {
-                kind: serde_id(f.kind),
-                message: f.message.clone(),
+        [
+            FailureKind::RunFailed,
+            FailureKind::Interrupted,
+            FailureKind::BreakOn,
+        ]
+        .into_iter()
+        .find_map(|kind| self.failure_of(kind))
+        .map(|f| Outcome::Fail {
+            kind: serde_id(f.kind),
+            message: f.message.clone(),
+        })
+        .or_else(|| {
+            (self.t.status != RunStatus::Completed).then(|| Outcome::Fail {
+                kind: format!("{:?}", self.t.status).to_lowercase(),
+                message: self
+                    .t
+                    .runs
+                    .iter()
+                    .find_map(|r| r.reason.clone())
+                    .unwrap_or_else(|| "the run did not complete".into()),
             })
-            .or_else(|| {
-                (self.t.status != RunStatus::Completed).then(|| Outcome::Fail {
-                    kind: format!("{:?}", self.t.status).to_lowercase(),
-                    message: self
-                        .t
-                        .runs
-                        .iter()
-                        .find_map(|r| r.reason.clone())
-                        .unwrap_or_else(|| "the run did not complete".into()),
-                })
-            })
-            .unwrap_or(Outcome::Pass)
+        })
+        .unwrap_or(Outcome::Pass)
     }
 
     fn lost(&self) -> Outcome {
@@ -249,8 +253,8 @@ impl Judged<'_> {
             return Outcome::Pass;
         }
         Outcome::Fail {
-            kind: "lost-messages".into(),
-            message: self.failure_of("lost-messages").map_or_else(
+            kind: serde_id(FailureKind::LostMessages),
+            message: self.failure_of(FailureKind::LostMessages).map_or_else(
                 || format!("{} of {} messages lost", integrity.lost, integrity.sent),
                 |f| f.message.clone(),
             ),
@@ -263,9 +267,9 @@ impl Judged<'_> {
             return Outcome::Pass;
         }
         Outcome::Fail {
-            kind: "transport-errors".into(),
+            kind: serde_id(FailureKind::TransportErrors),
             message: self
-                .failure_of("transport-errors")
+                .failure_of(FailureKind::TransportErrors)
                 .map_or_else(|| failures.join("; "), |f| f.message.clone()),
         }
     }
