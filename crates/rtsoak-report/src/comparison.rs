@@ -22,8 +22,9 @@ pub(crate) struct Comparison {
     pub title: String,
     /// Runs and integrity, one row per transport.
     pub integrity: Table,
-    /// One line per problem, under the integrity table: lost messages, transport failures, why
-    /// a run did not complete, where `--break-on` fired.
+    /// One line per problem, under the integrity table: lost messages, transport failures, how
+    /// long a run waited for the RT CPUs and behind whom, why a run did not complete, where
+    /// `--break-on` fired.
     pub problems: Vec<String>,
     /// One table per latency series, one row per measured transport.
     pub series: Vec<Table>,
@@ -394,7 +395,8 @@ fn problems(t: &TransportRuns<'_>) -> Vec<String> {
         .collect()
 }
 
-/// Why runs did not complete, where `--break-on` fired, and what the actions did.
+/// How long runs waited for the RT CPUs and behind whom, why runs did not complete, where
+/// `--break-on` fired, and what the actions did.
 fn notes(doc: &ResultDoc) -> Vec<String> {
     let several_rounds = doc.plan.rounds > 1;
     let name = |run: &RunResult| {

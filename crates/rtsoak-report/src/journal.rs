@@ -80,13 +80,13 @@ pub(crate) struct VerdictParts {
 
 /// [`verdict_lines`], in its parts.
 pub(crate) fn verdict_parts(verdict: &Verdict) -> VerdictParts {
-    let regressions = verdict
+    let regression_count = verdict
         .baseline
         .as_ref()
         .map_or(0, |d| d.regressions().count());
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    let inconclusive = match verdict.inconclusive.len() {
+    let reasons_inconclusive = match verdict.inconclusive.len() {
         0 => String::new(),
         n => format!(
             ", {}",
@@ -94,12 +94,12 @@ pub(crate) fn verdict_parts(verdict: &Verdict) -> VerdictParts {
         ),
     };
     let mut lines = vec![format!(
-        "rtsoak verdict: {} ({}, {}{inconclusive}, {})",
+        "rtsoak verdict: {} ({}, {}{reasons_inconclusive}, {})",
         super::verdict_text::status_phrase(verdict),
         plural(verdict.failures.len(), "failure", "failures"),
         plural(verdict.breaches.len(), "breach", "breaches"),
         match &verdict.baseline {
-            Some(diff) => format!("{regressions} regression(s) against {}", diff.baseline),
+            Some(diff) => format!("{regression_count} regression(s) against {}", diff.baseline),
             None => "no baseline".to_string(),
         }
     )];
