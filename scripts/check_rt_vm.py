@@ -324,9 +324,10 @@ def describe_polls(runs):
 
 
 def check_coordinator(name, run, c):
-    """With housekeeping CPUs (2-3 here: neither the RT pair's nor the noise's), the coordinator
-    runs there and ticks every 10 ms, unchanged by the pacing a machine without such a CPU needs:
-    none of its wakeups while the run measured landed on the RT pair's CPUs."""
+    """With housekeeping CPUs (neither the RT pair's nor the noise's), the coordinator ticks every
+    10 ms, unchanged by the pacing a machine without such a CPU needs, and none of its wakeups
+    while the run measured landed on the RT pair's CPUs 4-5. Which CPUs it ran on is not
+    checked here."""
     coordinator = run.get("coordinator") or {}
     c.check(coordinator.get("phase_locked") is False
             and coordinator.get("tick_ns") == HOUSEKEEPING_TICK_NS,
