@@ -7,6 +7,7 @@
 mod common;
 
 use common::{as_ordinary_user, is_root, load, rtsoak, saved_run, serial, skip};
+use rtsoak_record::Series;
 use rtsoak_record::result::RunStatus;
 use rtsoak_record::result::explain::Why;
 
@@ -62,7 +63,8 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
         let explanation = run.explanation.as_ref().expect("the explainer ran");
         assert_eq!(explanation.tracing.unavailable, None, "{who}");
         assert!(explanation.tracing.lines > 0, "{who}: the trace was read");
-        for name in ["send_call", "delivery"] {
+        for judged in [Series::SendCall, Series::Delivery] {
+            let name = judged.name();
             let series = &run.series[name];
             let blame = &explanation.series[name];
             assert_eq!(
@@ -88,7 +90,7 @@ fn every_kept_spike_of_a_compare_carries_a_chain_or_unexplained() {
             let mut listed: Vec<(u64, u64)> = explanation
                 .outliers
                 .iter()
-                .filter(|o| o.series.name() == name)
+                .filter(|o| o.series == judged)
                 .map(|o| (o.at_ns, o.value_ns))
                 .collect();
             let mut kept: Vec<(u64, u64)> = series
