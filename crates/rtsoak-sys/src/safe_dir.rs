@@ -89,7 +89,7 @@ pub struct SafeDir {
 impl SafeDir {
     /// Open the existing directory `path` (checked as the module says when running as root).
     pub fn open(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, Missing::Fail, Ancestors::RootOnly)
+        walk(path, Missing::Fail, Ancestors::RootOnly, Named::Refuse)
     }
 
     /// Refuse `path` now if [`create`] would refuse it, creating nothing: its directories that
@@ -99,7 +99,7 @@ impl SafeDir {
     ///
     /// [`create`]: SafeDir::create
     pub fn check_creatable(path: &Path) -> anyhow::Result<()> {
-        walk(path, Missing::Stop, Ancestors::RootOnly).map(drop)
+        walk(path, Missing::Stop, Ancestors::RootOnly, Named::Refuse).map(drop)
     }
 
     /// Open the existing directory `path` that a service shares with rtsoak: as [`open`], but
@@ -107,13 +107,23 @@ impl SafeDir {
     ///
     /// [`open`]: SafeDir::open
     pub fn open_service_dir(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, Missing::Fail, Ancestors::AnyOwner)
+        walk(path, Missing::Fail, Ancestors::AnyOwner, Named::Refuse)
+    }
+
+    /// Open the existing directory `path` as [`open`] does, but follow root's own symlink where
+    /// `path` itself is one, as every symlink on the way is followed: for the directory root
+    /// runs a program from, where merged-/usr's `/bin -> usr/bin` is as trustworthy as
+    /// `/usr/bin`. Its [`path`](SafeDir::path) is where the links lead.
+    ///
+    /// [`open`]: SafeDir::open
+    pub fn open_resolved(path: &Path) -> anyhow::Result<SafeDir> {
+        walk(path, Missing::Fail, Ancestors::RootOnly, Named::Follow)
     }
 
     /// Open `path`, creating it and any missing parent with mode 0755 (whatever the umask),
     /// each relative to the fd of its checked parent.
     pub fn create(path: &Path) -> anyhow::Result<SafeDir> {
-        walk(path, Missing::Create, Ancestors::RootOnly)
+        walk(path, Missing::Create, Ancestors::RootOnly, Named::Refuse)
     }
 
     /// The path it was opened by (for messages: the fd is what is written through).
@@ -322,9 +332,24 @@ enum Missing {
     Stop,
 }
 
+/// What a walk does, as root, where the directory it was asked for is itself a symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// Refuse it: root writes into the directory named, never into where a link points.
+    Refuse,
+    /// Follow it as any symlink on the way (root's own only), and name the directory by where
+    /// the links lead.
+    Follow,
+}
+
 /// Walk `path` from `/` one component at a time (making what is missing, or stopping there, as
 /// `missing` says), checking each directory when running as root.
-fn walk(path: &Path, missing: Missing, ancestors: Ancestors) -> anyhow::Result<SafeDir> {
+fn walk(
+    path: &Path,
+    missing: Missing,
+    ancestors: Ancestors,
+    named: Named,
+) -> anyhow::Result<SafeDir> {
     let root = euid() == 0;
     let absolute = std::path::absolute(path)
         .map_err(|e| anyhow::anyhow!("resolving {}: {e}", path.display()))?;
@@ -354,7 +379,7 @@ fn walk(path: &Path, missing: Missing, ancestors: Ancestors) -> anyhow::Result<S
                     return Err(fail(&shown.join(&name), Errno::ENOTDIR));
                 }
                 let at = shown.join(&name);
-                if root && last {
+                if root && last && named == Named::Refuse {
                     return Err(Untrusted {
                         path: at,
                         why: "it is a symlink (give the directory it points to instead)".into(),
@@ -392,7 +417,11 @@ fn walk(path: &Path, missing: Missing, ancestors: Ancestors) -> anyhow::Result<S
         fd = next;
         check(root, ancestors, &shown, &fstat(&fd)?, todo.is_empty())?;
     }
-    Ok(SafeDir { fd, path: absolute })
+    let path = match named {
+        Named::Refuse => absolute,
+        Named::Follow => shown,
+    };
+    Ok(SafeDir { fd, path })
 }
 
 /// Make the directory `name` in `parent` (mode 0755; one made meanwhile by someone else is

@@ -16,9 +16,9 @@
 //!
 //! Owns: finding and checking that program. Never executes it.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::worker_binary::refusal;
@@ -96,16 +96,12 @@ fn trusted(path: &Path) -> Result<PathBuf, String> {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             return Err(format!("{} names no file", path.display()));
         };
-        let (parent, name) = (
-            without_root_links(parent).map_err(|why| format!("{}: {why}", path.display()))?,
-            name.to_os_string(),
-        );
-        // Checked, and run, by the path without symlinked directories.
-        path = parent.join(&name);
-        let (parent, name) = (parent.as_path(), name.as_os_str());
+        let name = name.to_os_string();
         let dir = program_dir(parent).map_err(|why| format!("{}: {why}", path.display()))?;
+        // Checked, and run, by the path without symlinked directories.
+        path = dir.path().join(&name);
         let stat = dir
-            .stat_entry(name)
+            .stat_entry(&name)
             .map_err(|errno| format!("{}: {errno}", path.display()))?;
         let kind = Kind::of(&stat);
         if kind == Kind::Symlink {
@@ -116,9 +112,9 @@ fn trusted(path: &Path) -> Result<PathBuf, String> {
                     stat.st_uid
                 ));
             }
-            let target = nix::fcntl::readlinkat(dir.fd(), name)
+            let target = nix::fcntl::readlinkat(dir.fd(), name.as_os_str())
                 .map_err(|errno| format!("{}: {errno}", path.display()))?;
-            path = parent.join(OsStr::new(&target));
+            path = dir.path().join(OsStr::new(&target));
             continue;
         }
         return match refusal(kind, stat.st_uid, stat.st_mode) {
@@ -132,9 +128,10 @@ fn trusted(path: &Path) -> Result<PathBuf, String> {
     ))
 }
 
-/// The directory `dir`, opened and checked as one root may run a program from.
+/// The directory `dir`, opened through root's own symlinks (merged-/usr's `/bin -> usr/bin`;
+/// another user's link is refused) and checked as one root may run a program from.
 fn program_dir(dir: &Path) -> Result<SafeDir, String> {
-    SafeDir::open(dir).map_err(|error| match error.downcast_ref::<Untrusted>() {
+    SafeDir::open_resolved(dir).map_err(|error| match error.downcast_ref::<Untrusted>() {
         Some(untrusted) => format!(
             "its directory is not one root may run a program from: {} ({})",
             untrusted.path.display(),
@@ -142,62 +139,6 @@ fn program_dir(dir: &Path) -> Result<SafeDir, String> {
         ),
         None => format!("{error:#}"),
     })
-}
-
-/// `dir` with each of its components that is a symlink root owns, in a directory root may run
-/// a program from, replaced by where it points: on a merged-/usr system `/bin` is such a link to
-/// `usr/bin`, and `/bin/sh` is as trustworthy as `/usr/bin/sh`. The walk opens every directory
-/// it passes as `SafeDir::open` does, so a link is followed only where nobody but root could
-/// have planted it; another user's link is refused.
-fn without_root_links(dir: &Path) -> Result<PathBuf, String> {
-    let mut resolved = PathBuf::from("/");
-    let mut rest: Vec<OsString> = components(dir);
-    let mut followed = 0;
-    while let Some(name) = rest.pop() {
-        if name == ".." {
-            resolved.pop();
-            continue;
-        }
-        let here = program_dir(&resolved)?;
-        let stat = here
-            .stat_entry(&name)
-            .map_err(|errno| format!("{}: {errno}", resolved.join(&name).display()))?;
-        if Kind::of(&stat) != Kind::Symlink {
-            resolved.push(&name);
-            continue;
-        }
-        let link = resolved.join(&name);
-        if stat.st_uid != 0 {
-            return Err(format!(
-                "{} is a symlink owned by uid {}, and root follows only its own",
-                link.display(),
-                stat.st_uid
-            ));
-        }
-        followed += 1;
-        if followed > MAX_SYMLINKS {
-            return Err(format!("more than {MAX_SYMLINKS} symlinks"));
-        }
-        let target = nix::fcntl::readlinkat(here.fd(), name.as_os_str())
-            .map_err(|errno| format!("{}: {errno}", link.display()))?;
-        if Path::new(&target).is_absolute() {
-            resolved = PathBuf::from("/");
-        }
-        rest.extend(components(Path::new(&target)));
-    }
-    Ok(resolved)
-}
-
-/// The names `path` walks through, last first (a stack): `.` and the root left out.
-fn components(path: &Path) -> Vec<OsString> {
-    path.components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::Normal(name) => Some(name.to_os_string()),
-            Component::ParentDir => Some(OsString::from("..")),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
-        })
-        .collect()
 }
 
 #[cfg(test)]
