@@ -20,7 +20,7 @@ use anyhow::Context;
 
 use super::advance::{self, Decision, NewCampaign, Target};
 use super::command::{Finished, boot_dir, first_program, run_program, this_rtsoak};
-use super::doc::{self, CAMPAIGN_FILE, CampaignDoc};
+use super::doc::{self, CAMPAIGN_FILE};
 use super::identity::{BootFacts, meaningful_words};
 use super::image::sha256_hex;
 use super::measure::{Measured, Step, measure};
@@ -301,7 +301,7 @@ fn drive(
             }
             Decision::Finished => return finish(session, plan, state),
         };
-        save(session, plan, state)?;
+        save(session.dir, plan, state)?;
         if stop.is_set() {
             return Ok(());
         }
@@ -380,7 +380,7 @@ fn kexec_into(
     load(boot, token.as_deref())?;
     advance::loaded(state, target, now_s());
     let failed = |e: anyhow::Error| (LoadFailure::Reboot, format!("{e:#}"));
-    save(session, plan, state).map_err(failed)?;
+    save(session.dir, plan, state).map_err(failed)?;
     // --no-block: systemctl returns once the job is queued. Without it, it waits, and the
     // shutdown it started stops it with the rest of this unit's (or session's) processes, which
     // would read as a failed kexec.
@@ -407,13 +407,9 @@ fn kexec_into(
     ))
 }
 
-/// Save the state and the document so far; returns the document.
-pub(crate) fn save(
-    session: &Session<'_>,
-    plan: &Plan,
-    state: &State,
-) -> anyhow::Result<CampaignDoc> {
-    let dir = session.dir;
+/// Save the state and the document so far (`campaign.json`, and its table in `table.txt`);
+/// returns the table.
+pub(crate) fn save(dir: &StateDir, plan: &Plan, state: &State) -> anyhow::Result<String> {
     dir.save(state)?;
     let doc = doc::build(state, plan, None, dir.dir());
     dir.dir()
@@ -423,20 +419,16 @@ pub(crate) fn save(
             0o644,
         )
         .context("saving campaign.json")?;
+    let table = rtsoak_report::campaign::render(&doc);
     dir.dir()
-        .write(
-            OsStr::new("table.txt"),
-            rtsoak_report::campaign::render(&doc).as_bytes(),
-            0o644,
-        )
+        .write(OsStr::new("table.txt"), table.as_bytes(), 0o644)
         .context("saving table.txt")?;
-    Ok(doc)
+    Ok(table)
 }
 
 /// The campaign is over: the document, the table on stderr (the journal), the unit disabled.
 fn finish(session: &Session<'_>, plan: &Plan, state: &State) -> anyhow::Result<()> {
-    let doc = save(session, plan, state)?;
-    eprint!("{}", rtsoak_report::campaign::render(&doc));
+    eprint!("{}", save(session.dir, plan, state)?);
     disable()
 }
 

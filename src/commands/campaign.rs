@@ -256,7 +256,7 @@ fn abort(state_dir: &Path) -> anyhow::Result<Outcome> {
     let plan = crate::campaign::plan::parse("plan.toml", &dir.plan_text()?)?;
     let boot = crate::campaign::identity::read(&SysRoot::system());
     advance::abort(&mut state, &boot, crate::campaign::state::now_s());
-    kexec::save(&session(&dir, &StopFlag::default()), &plan, &state)?;
+    kexec::save(&dir, &plan, &state)?;
     let _ = rtsoak_sys::kexec::unload();
     kexec::systemctl(&["disable", kexec::UNIT])?;
     eprintln!("rtsoak campaign: aborted; {} is disabled", kexec::UNIT);
