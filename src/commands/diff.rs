@@ -53,10 +53,7 @@ pub(crate) fn unfit_as_baseline(doc: &ResultDoc) -> Vec<String> {
     if doc.finished_at.is_none() {
         reasons.push("it is unfinished (saved while its invocation was still running)".into());
     }
-    let verdict = doc
-        .verdict
-        .clone()
-        .unwrap_or_else(|| rtsoak_analysis::judge::verdict(doc));
+    let verdict = rtsoak_analysis::judge::stored_or_judged(doc);
     reasons.extend(verdict.failures.iter().map(|f| f.message.clone()));
     reasons.extend(verdict.inconclusive.iter().map(|i| i.message.clone()));
     if doc.runs.is_empty() {

@@ -178,10 +178,7 @@ pub(super) fn finish(
 /// the run did not measure what it was asked), then pass. A document without a verdict (one
 /// saved mid-run) is judged here. Whatever is not a PASS never exits 0.
 pub(super) fn outcome(doc: &ResultDoc) -> Outcome {
-    let verdict = doc
-        .verdict
-        .clone()
-        .unwrap_or_else(|| rtsoak_analysis::judge::verdict(doc));
+    let verdict = rtsoak_analysis::judge::stored_or_judged(doc);
     if doc.interrupted {
         Outcome::Interrupted
     } else if verdict.failed(FailureKind::RunFailed) {

@@ -19,4 +19,4 @@ mod verdict;
 
 pub use caveats::{caveats, ranked as ranked_caveats};
 pub use diff::diff;
-pub use verdict::verdict;
+pub use verdict::{stored_or_judged, verdict};

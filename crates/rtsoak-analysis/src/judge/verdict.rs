@@ -8,6 +8,8 @@
 //! Pure: [`verdict`] reads a [`ResultDoc`] and returns a [`Verdict`]; it never prints, reads
 //! files or decides exit codes (the soak command maps a verdict to an `rtsoak::exit::Outcome`).
 
+use std::borrow::Cow;
+
 use super::measured;
 use crate::merge::{TransportRuns, by_transport};
 use rtsoak_record::plan::Limits;
@@ -17,6 +19,14 @@ use rtsoak_record::{PooledTail, Series};
 
 /// The series the latency limits judge.
 const JUDGED_SERIES: [Series; 2] = [Series::SendCall, Series::Delivery];
+
+/// The verdict `doc` holds, or, for a document saved before it was judged (mid-run), its
+/// verdict judged now.
+pub fn stored_or_judged(doc: &ResultDoc) -> Cow<'_, Verdict> {
+    doc.verdict
+        .as_ref()
+        .map_or_else(|| Cow::Owned(verdict(doc)), Cow::Borrowed)
+}
 
 /// Judge `doc`: its failures, then `doc.plan.verdict`, then whether it measured what it was
 /// asked. Unsupported transports have no figures to judge (whether that leaves the verdict
