@@ -10,7 +10,5 @@ mod spawn;
 mod specs;
 pub mod worker_binary;
 
-pub(crate) use spawn::spawn;
-
-pub(crate) use spawn::{Spawned, ring_for, spawn_with_bell};
+pub(crate) use spawn::{Spawned, ring_for, spawn, spawn_with_bell};
 pub(crate) use specs::{burst_spec, load_spec, queue_noise_spec, rt_spec};

@@ -29,13 +29,8 @@ mod sender;
 mod settings;
 mod targets;
 
-pub(crate) use mechanism::{Env, Transport, Waiter, Waker};
-
-pub(crate) use mechanism::Mechanism;
-
-pub(crate) use mechanism::{Completion, Own, Visit};
-pub(crate) use probe::require_opcodes;
-pub(crate) use probe::{missing, trial};
+pub(crate) use mechanism::{Completion, Env, Mechanism, Own, Transport, Visit, Waiter, Waker};
+pub(crate) use probe::{missing, require_opcodes, trial};
 pub(crate) use ring::ARM_USER_DATA;
 pub(crate) use settings::OwnSettings;
 pub(crate) use targets::{Reach, Targets};
