@@ -439,7 +439,7 @@ fn figure(doc: &CampaignDoc, seq: usize, result: Option<&BootResult>) -> String 
         Some(BootResult::Soak(result)) => result
             .verdict
             .as_ref()
-            .map_or("-".into(), |v| serde_id(v.status)),
+            .map_or("-".into(), |v| v.status.word().to_ascii_lowercase()),
     }
 }
 
