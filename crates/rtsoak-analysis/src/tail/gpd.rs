@@ -13,7 +13,8 @@
 /// Below this |xi| the exponential limit is used: the two formulas agree to ~1e-9 relative.
 const XI_EXPONENTIAL: f64 = 1e-7;
 /// The likelihood is unbounded for `xi < -1` (a fitted endpoint on the largest excess);
-/// fits keep to `xi >= XI_MIN`.
+/// fits keep to `xi >= XI_MIN`. At `xi = -1` the excesses are uniform on `[0, sigma]`, so the
+/// best fit on that edge puts the endpoint on the largest excess: `sigma = max`.
 pub(crate) const XI_MIN: f64 = -1.0;
 
 /// Fitted parameters of a generalized Pareto distribution.
@@ -60,6 +61,15 @@ pub fn log_likelihood(excesses: &[f64], sigma: f64, xi: f64) -> f64 {
     if xi.abs() < XI_EXPONENTIAL {
         let sum: f64 = excesses.iter().sum();
         return -n * sigma.ln() - sum / sigma;
+    }
+    if xi == XI_MIN {
+        // Uniform on [0, sigma]: the weight `1 + 1/xi` of the log terms is 0, and the largest
+        // excess may sit on the endpoint, where `z` is 0 (or rounds just below it).
+        return if excesses.iter().all(|&y| y <= sigma) {
+            -n * sigma.ln()
+        } else {
+            f64::NEG_INFINITY
+        };
     }
     let k = xi / sigma;
     let mut sum_log = 0.0;
@@ -139,19 +149,29 @@ pub fn fit(excesses: &[f64]) -> Option<(Gpd, f64)> {
             best = (t, v);
         }
     }
-    let (t, log_likelihood) = best;
+    let (t, profile_log_likelihood) = best;
+    // Where the unconstrained optimum lies below `xi = -1`, the best fit within `xi >= -1`
+    // is on that edge, with the endpoint on the largest excess; the profile only approaches it.
+    let edge = Gpd {
+        sigma: max,
+        xi: XI_MIN,
+    };
+    let edge_log_likelihood = log_likelihood(excesses, edge.sigma, edge.xi);
+    if edge_log_likelihood > profile_log_likelihood {
+        return Some((edge, edge_log_likelihood));
+    }
     if t == 0.0 {
         return Some((
             Gpd {
                 sigma: mean,
                 xi: 0.0,
             },
-            log_likelihood,
+            profile_log_likelihood,
         ));
     }
     let (_, xi) = profile_at(excesses, t / mean);
     let sigma = xi / (t / mean);
-    Some((Gpd { sigma, xi }, log_likelihood))
+    Some((Gpd { sigma, xi }, profile_log_likelihood))
 }
 
 /// The log-likelihood maximised over `xi` for a given `theta = xi / sigma`, and that `xi`.
@@ -166,8 +186,14 @@ fn profile_at(excesses: &[f64], theta: f64) -> (f64, f64) {
         sum_log += z.ln();
     }
     let xi = sum_log / n;
-    if xi < XI_MIN || xi.abs() < XI_EXPONENTIAL {
+    if xi.abs() < XI_EXPONENTIAL {
         return (f64::NEG_INFINITY, xi);
+    }
+    if xi < XI_MIN {
+        // For this theta the likelihood falls as xi rises past its maximum at `sum_log / n`,
+        // so within `xi >= -1` the best is the edge, where the log terms weigh nothing.
+        let sigma = XI_MIN / theta;
+        return (-n * sigma.ln(), XI_MIN);
     }
     let sigma = xi / theta;
     (-n * sigma.ln() - n * xi - n, xi)
@@ -264,6 +290,42 @@ mod tests {
         assert!((log_likelihood(&y, fitted.sigma, fitted.xi) - best).abs() < 1e-6);
         for (ds, dx) in [(1.01, 0.0), (0.99, 0.0), (1.0, 0.01), (1.0, -0.01)] {
             assert!(log_likelihood(&y, fitted.sigma * ds, fitted.xi + dx) <= best + 1e-9);
+        }
+    }
+
+    #[test]
+    fn excesses_steeper_than_uniform_fit_the_edge_with_the_endpoint_on_the_largest() {
+        // Seen on a real run: scipy's unconstrained fit went to xi -1.14, where the likelihood
+        // has no maximum, while rtsoak's stopped short of the best fit within xi >= -1.
+        for seed in 0..20 {
+            let y = draws(
+                Gpd {
+                    sigma: 8_000.0,
+                    xi: -1.2,
+                },
+                120,
+                seed,
+            );
+            let max = y.iter().copied().fold(0.0, f64::max);
+            let (fitted, best) = fit(&y).unwrap();
+            assert_eq!(
+                fitted,
+                Gpd {
+                    sigma: max,
+                    xi: XI_MIN
+                },
+                "seed {seed}"
+            );
+            assert_eq!(best, log_likelihood(&y, max, XI_MIN));
+            for xi in [-1.0, -0.99, -0.95, -0.9, -0.8, -0.6] {
+                for factor in [1.0 + 1e-9, 1.001, 1.01, 1.05, 1.2] {
+                    let sigma = -xi * max * factor;
+                    assert!(
+                        log_likelihood(&y, sigma, xi) <= best + 1e-9,
+                        "seed {seed}: ({sigma}, {xi}) beats the fit {fitted:?}"
+                    );
+                }
+            }
         }
     }
 
