@@ -22,8 +22,8 @@ pub struct BenchDoc {
     pub tool: Tool,
     /// Always `bench`.
     pub command: String,
-    /// The benchmark: `futex-wait-wake`, `futex-waitv`, `futex-syscall`, `msg-ring`, `eventfd`.
-    pub bench: String,
+    /// The benchmark.
+    pub bench: BenchName,
     /// The command line as given.
     pub argv: Vec<String>,
     /// Wall-clock start and end, RFC 3339 UTC.
@@ -41,6 +41,54 @@ pub struct BenchDoc {
     pub series: Vec<BenchSeries>,
     /// True when every round (warm-up included) passed every check.
     pub valid: bool,
+}
+
+/// A benchmark, by its sub-command's name (`rtsoak bench futex-wait-wake`), which is also its
+/// id in the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BenchName {
+    /// io_uring futex wait/wake pairs on K words.
+    FutexWaitWake,
+    /// io_uring futex waitv on vectors of words.
+    FutexWaitv,
+    /// The futex system calls from several threads.
+    FutexSyscall,
+    /// io_uring MSG_RING messages between two rings.
+    MsgRing,
+    /// eventfd writes read through io_uring.
+    Eventfd,
+}
+
+impl BenchName {
+    /// The sub-command, and the id in the document.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BenchName::FutexWaitWake => "futex-wait-wake",
+            BenchName::FutexWaitv => "futex-waitv",
+            BenchName::FutexSyscall => "futex-syscall",
+            BenchName::MsgRing => "msg-ring",
+            BenchName::Eventfd => "eventfd",
+        }
+    }
+
+    /// Every bench, in the order `--help` lists them.
+    pub const ALL: [BenchName; 5] = [
+        BenchName::FutexWaitWake,
+        BenchName::FutexWaitv,
+        BenchName::FutexSyscall,
+        BenchName::MsgRing,
+        BenchName::Eventfd,
+    ];
+
+    /// True for the benches that wait on futex words, whose words [`BenchConfig::shared`]
+    /// describes.
+    pub const fn waits_on_futex_words(self) -> bool {
+        matches!(
+            self,
+            BenchName::FutexWaitWake | BenchName::FutexWaitv | BenchName::FutexSyscall
+        )
+    }
 }
 
 /// The bench's parameters, as resolved from the flags.
@@ -203,4 +251,18 @@ pub struct BadResult {
     pub result: i64,
     /// What it had to return.
     pub expected: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BenchName;
+
+    #[test]
+    fn a_bench_is_stored_by_its_sub_command_name() {
+        for bench in BenchName::ALL {
+            assert_eq!(crate::serde_id(bench), bench.name());
+            let read: BenchName = serde_json::from_str(&format!("\"{}\"", bench.name())).unwrap();
+            assert_eq!(read, bench);
+        }
+    }
 }

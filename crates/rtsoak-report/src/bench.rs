@@ -41,9 +41,9 @@ fn write_settings(out: &mut String, doc: &BenchDoc) {
     let _ = writeln!(
         out,
         "bench {}: k={}{}, ring {}, CPU {:?} {} {}, kernel {kernel} ({rt})",
-        doc.bench,
+        doc.bench.name(),
         c.k,
-        match (doc.bench.starts_with("futex"), c.shared) {
+        match (doc.bench.waits_on_futex_words(), c.shared) {
             (false, _) => "",
             (true, true) => " shared words",
             (true, false) => " private words",

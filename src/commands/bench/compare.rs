@@ -69,7 +69,7 @@ pub(crate) fn compare_results(
             .collect();
         print!(
             "{}",
-            report::render_comparison(&docs[0].bench, &labels, &rows, gates, verdict.name())
+            report::render_comparison(docs[0].bench.name(), &labels, &rows, gates, verdict.name())
         );
     }
     Ok(match verdict {
@@ -113,9 +113,9 @@ fn check_comparable(docs: &[BenchDoc], paths: &[PathBuf]) -> anyhow::Result<()> 
             return Err(UsageError(format!(
                 "{} is a {} result but {} is a {} result: compare results of one bench",
                 paths[0].display(),
-                reference.bench,
+                reference.bench.name(),
                 path.display(),
-                doc.bench
+                doc.bench.name()
             ))
             .into());
         }

@@ -132,7 +132,7 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
         schema_version: BENCH_SCHEMA_VERSION,
         tool: Tool::current(),
         command: BENCH_COMMAND.to_string(),
-        bench: name.to_string(),
+        bench: bench.id(),
         argv: crate::cli::argv(),
         started_at,
         finished_at: timestamp(),

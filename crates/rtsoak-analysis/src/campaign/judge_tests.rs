@@ -2,7 +2,7 @@
 //! boot-to-boot ranges, the fingerprint, missing boots and emulation; the soak rate tests.
 
 use rtsoak_record::bench::{
-    BENCH_COMMAND, BENCH_SCHEMA_VERSION, BenchConfig, BenchSeries, Round, Setup,
+    BENCH_COMMAND, BENCH_SCHEMA_VERSION, BenchConfig, BenchName, BenchSeries, Round, Setup,
 };
 use rtsoak_record::result::Tool;
 use rtsoak_record::{HostFacts, Policy, RingSetup, Series, SeriesKey};
@@ -61,7 +61,7 @@ fn bench_doc(rounds: &[f64]) -> BootResult {
         schema_version: BENCH_SCHEMA_VERSION,
         tool: Tool::current(),
         command: BENCH_COMMAND.into(),
-        bench: "eventfd".into(),
+        bench: BenchName::Eventfd,
         argv: vec![],
         started_at: String::new(),
         finished_at: String::new(),

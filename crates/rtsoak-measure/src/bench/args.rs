@@ -144,6 +144,12 @@ mod tests {
     }
 
     #[test]
+    fn every_bench_name_has_one_registered_bench_in_its_order() {
+        let registered: Vec<_> = super::super::BENCHES.iter().map(|b| b.id()).collect();
+        assert_eq!(registered, rtsoak_record::bench::BenchName::ALL);
+    }
+
+    #[test]
     fn every_registered_bench_is_the_sub_command_of_its_name() {
         for bench in super::super::BENCHES {
             let BenchCommand::Run(run) = parse(&["bench", bench.name()]) else {

@@ -9,7 +9,7 @@
 use clap::{ArgMatches, Command};
 
 use super::rounds::{RoundPlan, Workload, describe_rounds, run_rounds};
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Round, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Round, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 
 /// Bad input to `rtsoak bench`: exit code 2, answered before anything is measured.
@@ -60,8 +60,13 @@ impl Shape {
 /// One benchmark, as `rtsoak bench <name>`, its help, the docs and the tests know it. Adding one
 /// is a file implementing this and a line in the table in `bench/mod.rs`.
 pub trait Bench: Sync {
+    /// Which bench this is: its sub-command and the result's `bench`.
+    fn id(&self) -> BenchName;
+
     /// The sub-command and the result's `bench` spelling: `futex-wait-wake`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.id().name()
+    }
 
     /// The sub-command's one-line `--help`.
     fn about(&self) -> &'static str;

@@ -13,7 +13,7 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::SysError;
 use rtsoak_sys::uring::Sqe;
@@ -30,8 +30,8 @@ struct Flags {
 }
 
 impl Bench for Eventfd {
-    fn name(&self) -> &'static str {
-        "eventfd"
+    fn id(&self) -> BenchName {
+        BenchName::Eventfd
     }
 
     fn about(&self) -> &'static str {

@@ -16,7 +16,7 @@ use super::checks::Tally;
 use super::words::Words;
 use super::{Bench, RawRound, RoundPlan, Shape, Workload, describe_rounds, run_round};
 use rtsoak_record::HostFacts;
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_sys::futex::wake;
 use rtsoak_sys::sched::{pin_to, set_policy};
 
@@ -35,8 +35,8 @@ struct Flags {
 }
 
 impl Bench for FutexSyscall {
-    fn name(&self) -> &'static str {
-        "futex-syscall"
+    fn id(&self) -> BenchName {
+        BenchName::FutexSyscall
     }
 
     fn about(&self) -> &'static str {

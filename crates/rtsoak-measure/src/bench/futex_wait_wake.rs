@@ -11,7 +11,7 @@ use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
 use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
 use rtsoak_sys::uring::Sqe;
@@ -28,8 +28,8 @@ struct Flags {
 }
 
 impl Bench for FutexWaitWake {
-    fn name(&self) -> &'static str {
-        "futex-wait-wake"
+    fn id(&self) -> BenchName {
+        BenchName::FutexWaitWake
     }
 
     fn about(&self) -> &'static str {

@@ -13,7 +13,7 @@ use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
 use super::{Bench, Opcode, RoundPlan, Shape, UsageError, Workload, run_single};
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
 use rtsoak_sys::uring::Sqe;
@@ -36,8 +36,8 @@ struct Flags {
 }
 
 impl Bench for FutexWaitv {
-    fn name(&self) -> &'static str {
-        "futex-waitv"
+    fn id(&self) -> BenchName {
+        BenchName::FutexWaitv
     }
 
     fn about(&self) -> &'static str {

@@ -8,8 +8,9 @@
 //! one workload between two clock reads) is in `rounds.rs`, the per-round checks in
 //! `checks.rs`.
 //!
-//! Adding a bench: one file here plus one line in the `registry!` call below, which declares
-//! the file's module too (`tests/architecture.rs` checks that every bench is registered). This
+//! Adding a bench: one file here, one line in the `registry!` call below, which declares the
+//! file's module too (`tests/architecture.rs` checks that every bench is registered), and its
+//! id in `rtsoak_record::bench::BenchName`, what its result document is known by. This
 //! file is the registry only: the sub-commands, their help, the dispatch, the docs test and the
 //! tests all read [`BENCHES`].
 //!

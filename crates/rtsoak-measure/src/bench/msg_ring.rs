@@ -12,7 +12,7 @@ use io_uring::{IoUring, opcode, types};
 use super::checks::Tally;
 use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
 use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
-use rtsoak_record::bench::{BenchConfig, BenchSeries, Setup};
+use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::uring::Sqe;
 
@@ -31,8 +31,8 @@ struct Flags {
 }
 
 impl Bench for MsgRing {
-    fn name(&self) -> &'static str {
-        "msg-ring"
+    fn id(&self) -> BenchName {
+        BenchName::MsgRing
     }
 
     fn about(&self) -> &'static str {
