@@ -106,7 +106,7 @@ pub struct SoakRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_setup: Option<RingSetup>,
     /// `send_call` or `delivery`.
-    pub series: String,
+    pub series: Series,
     /// Parent A's boots added.
     pub parent_a: Rate,
     /// The child's boots added.
@@ -198,7 +198,7 @@ fn row(
     let mut row = SoakRow {
         transport: key.0.clone(),
         ring_setup: key.1,
-        series: series.name().to_string(),
+        series,
         parent_a: sum(&boots, |b| b.column == Column::ParentA),
         child: sum(&boots, |b| b.role == Role::Child),
         parent_b: has_b.then(|| sum(&boots, |b| b.column == Column::ParentB)),

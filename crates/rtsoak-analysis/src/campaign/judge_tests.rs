@@ -364,7 +364,7 @@ fn delivery(judgement: &Judgement) -> &SoakRow {
     judgement
         .soak
         .iter()
-        .find(|r| r.series == "delivery")
+        .find(|r| r.series == Series::Delivery)
         .unwrap()
 }
 
@@ -389,7 +389,7 @@ fn a_child_whose_over_threshold_rate_rose_beyond_the_minimum_effect_regressed() 
     let send = judgement
         .soak
         .iter()
-        .find(|r| r.series == "send_call")
+        .find(|r| r.series == Series::SendCall)
         .unwrap();
     assert_eq!(send.verdict, Verdict::NoChange);
 }
