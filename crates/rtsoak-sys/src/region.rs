@@ -16,7 +16,7 @@ use crate::shm::SharedMemory;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"rtsoak\0\x01");
 /// Bumped whenever the layout below changes.
-const LAYOUT_VERSION: u32 = 4;
+const LAYOUT_VERSION: u32 = 5;
 
 /// Worker slot of the RT publisher.
 pub const RT_PUBLISHER_SLOT: usize = 0;
@@ -144,9 +144,11 @@ pub struct Region {
 #[repr(C, align(64))]
 pub struct FutexWord(pub AtomicU32);
 
-/// Send times the floor pair keeps: more than a subscriber held up for this many periods
-/// could not record is counted as overrun, as the queue counts its own.
-pub(crate) const FLOOR_STAMPS: usize = 64;
+/// Send times the floor pair keeps: as many as the harness's queue holds messages, so a
+/// subscriber held up (a VM's vCPU stalled for tens of milliseconds, say) loses sends in the
+/// floor run exactly where it would lose messages in the harness's; the sends it could not
+/// record are counted as overrun, as the queue counts its own.
+pub(crate) const FLOOR_STAMPS: usize = crate::queue::QUEUE_SLOTS;
 
 /// What the floor pair shares besides the transport's own state (it has no queue): the send
 /// times of the floor publisher's last [`FLOOR_STAMPS`] sends, each stored before its wake
@@ -307,7 +309,7 @@ mod tests {
         }
         assert_eq!(stamps.sent(), FLOOR_STAMPS as u64);
         assert_eq!(stamps.send_ns(0), Some(1_000));
-        // Send 64 takes slot 0: send 0 is gone, send 1 is still there.
+        // Send FLOOR_STAMPS takes slot 0: send 0 is gone, send 1 is still there.
         stamps.stamp(FLOOR_STAMPS as u64, 5_000);
         assert_eq!(stamps.send_ns(0), None);
         assert_eq!(stamps.send_ns(1), Some(1_001));

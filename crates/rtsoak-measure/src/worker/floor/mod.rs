@@ -2,11 +2,10 @@
 //! two processes as the RT pair, started the same way (pinned, the same policy and priorities,
 //! memory locked, dying with the coordinator), joining the same membership table and driving
 //! the same transport's waker and waiter through the same calls, and nothing else: no queue
-//! (a ring of the last 64 send times in the shared region carries them,
-//! [`rtsoak_sys::region::FloorStamps`]), no sequence
-//! tracking or attribution of wakes, no progress figures but the heartbeat, no interval
-//! frames; every sample goes into a preallocated array, turned into the run's series only
-//! after the loop. What the harness adds on top of this is its overhead
+//! (a ring of the last send times in the shared region carries them, as many as the queue
+//! holds messages, [`rtsoak_sys::region::FloorStamps`]), no sequence tracking or attribution
+//! of wakes, no progress figures but the heartbeat, no interval frames; every sample goes into
+//! a preallocated array, turned into the run's series only after the loop. What the harness adds on top of this is its overhead
 //! (`docs/floor.md`).
 
 pub(crate) mod publisher;
