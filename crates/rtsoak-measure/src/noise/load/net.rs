@@ -71,12 +71,23 @@ mod tests {
         NoNamespace,
     }
 
-    /// Runs one stream on a thread (in a fresh network namespace if asked), stops the run after
-    /// 300 ms, and says what the stream did.
+    /// Bytes the loopback interface has received, as the kernel counts them.
+    fn loopback_rx_bytes() -> u64 {
+        std::fs::read_to_string("/sys/class/net/lo/statistics/rx_bytes")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Runs one stream on a thread (in a fresh network namespace if asked), stops the run once
+    /// 300 ms have passed and loopback has carried a few chunks since the start (a loaded
+    /// machine may not have run the thread in 300 ms; 30 s at most), and says what the stream
+    /// did.
     fn stream(new_network_namespace: bool) -> Outcome {
         let shared = std::sync::Arc::new(SharedRegion::create().expect("shared region"));
         let (done, returned) = mpsc::channel();
         let region = shared.clone();
+        let rx_before = loopback_rx_bytes();
         std::thread::spawn(move || {
             // Only this thread moves: its loopback is down, as in an initramfs.
             if new_network_namespace
@@ -88,6 +99,13 @@ mod tests {
             let _ = done.send(Outcome::Returned(run(region.get(), Path::new("/tmp"), 0)));
         });
         std::thread::sleep(Duration::from_millis(300));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !new_network_namespace
+            && loopback_rx_bytes() < rx_before + 4 * CHUNK as u64
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         shared
             .get()
             .control
