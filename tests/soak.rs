@@ -11,6 +11,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::process::{rt_worker, wait_for_rt_worker};
 use common::{
     alive, as_ordinary_user, group_members, is_root, load, rtsoak, rtsoak_path, saved_run, serial,
     skip,
@@ -385,7 +386,10 @@ fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
         .spawn()
         .unwrap();
     let pgid = child.id() as i32;
-    // Into the second transport's run: wait until the first is saved, then a little more.
+    let first_publisher = wait_for_rt_worker(pgid, 0);
+    // Into the second transport's run: wait until the first is saved and the second's pair is
+    // in its loop, then through its warm-up (the ci profile's 200 ms) and a little more, so
+    // something was measured before the stop however slowly a loaded machine set it up.
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::fs::read_to_string(dir.path().join("result.json"))
         .map_or(true, |text| !text.contains("\"status\":\"completed\""))
@@ -393,7 +397,16 @@ fn ctrl_c_mid_compare_saves_an_interrupted_result_and_leaves_no_process() {
         assert!(Instant::now() < deadline, "the first run never finished");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(1_500));
+    while rt_worker(pgid, 0).is_none_or(|pid| pid == first_publisher)
+        || rt_worker(pgid, 1).is_none()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the second run's pair never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(700));
     // A terminal's Ctrl-C: SIGINT to the whole foreground process group, workers included.
     nix::sys::signal::killpg(
         nix::unistd::Pid::from_raw(pgid),
