@@ -19,7 +19,7 @@ BINS_PER_DECADE = 20
 
 
 def log_bin_edges_us(series_list) -> np.ndarray:
-    """Log-spaced bin edges from the axis floor (below the 1st percentile, see plotting) to the
+    """Log-spaced bin edges from the axis floor (below the 5th percentile, see plotting) to the
     largest recorded value of the plotted series; faster samples count in the first bin."""
     values = [s.recorded[0][s.recorded[0] > 0] for s in series_list]
     values = [v for v in values if len(v)]
