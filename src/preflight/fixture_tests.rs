@@ -427,6 +427,17 @@ fn a_check_survives_a_json_round_trip() {
 }
 
 #[test]
+fn a_check_recorded_before_compaction_was_read_loads_without_it() {
+    let check = checked("vm-2cpu");
+    assert_eq!(check.facts.compact_unevictable_allowed, Some(1));
+    let mut json = serde_json::to_value(&check).unwrap();
+    let facts = json["facts"].as_object_mut().unwrap();
+    assert!(facts.remove("compact_unevictable_allowed").is_some());
+    let older: SystemCheck = serde_json::from_value(json).unwrap();
+    assert_eq!(older.facts.compact_unevictable_allowed, None);
+}
+
+#[test]
 fn the_report_gives_verdicts_with_what_to_do_and_what_a_result_is_worth() {
     let name = "old-kernel-6cpu";
     let check = checked(name);

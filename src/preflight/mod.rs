@@ -25,8 +25,9 @@ mod privileges;
 pub(crate) use privileges::{WORKER_LOCK_BYTES, try_privileges};
 
 use crate::sysinfo::irqs::irqs_allowed_on;
+use crate::sysinfo::kernel::{compact_unevictable_allowed, timer_migration};
 use crate::sysinfo::tasks::{irqbalance_pids, own_pid, tasks_allowed_on};
-use crate::sysinfo::{SysRoot, host_facts, kernel::timer_migration};
+use crate::sysinfo::{SysRoot, host_facts};
 use inputs::Inputs;
 use rtsoak_record::TransportSupport;
 use rtsoak_record::{CheckFacts, CpuIdle, Finding, Level, Privileges, RtCpus, SystemCheck};
@@ -43,6 +44,7 @@ pub(crate) fn check(
     let pair = cpus.pair();
     let facts = CheckFacts {
         timer_migration: timer_migration(root),
+        compact_unevictable_allowed: compact_unevictable_allowed(root),
         irqbalance_pids: irqbalance_pids(root),
         irqs_on_rt_cpus: irqs_allowed_on(root, &pair),
         tasks_on_rt_cpus: tasks_allowed_on(root, &pair, own_pid(root)),

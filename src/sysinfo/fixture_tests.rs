@@ -326,6 +326,23 @@ fn timer_migration_is_read_and_absent_where_the_kernel_lacks_it() {
 }
 
 #[test]
+fn compaction_of_locked_pages_is_read_and_absent_where_the_kernel_lacks_it() {
+    // An RT kernel's default, a non-RT kernel's default, and a tree with no /proc/sys/vm.
+    assert_eq!(
+        kernel::compact_unevictable_allowed(&root("rt-board-6cpu")),
+        Some(0)
+    );
+    assert_eq!(
+        kernel::compact_unevictable_allowed(&root("vm-2cpu")),
+        Some(1)
+    );
+    assert_eq!(
+        kernel::compact_unevictable_allowed(&root("old-kernel-6cpu")),
+        None
+    );
+}
+
+#[test]
 fn idle_states_carry_whether_they_were_disabled() {
     use super::cpus::idle_state_details;
     let states = idle_state_details(&root("rt-board-6cpu"), 4);

@@ -1,8 +1,10 @@
-//! Kernel facts: whether the running kernel is PREEMPT_RT (and which file said so), and the
-//! isolation parameters on its boot command line.
+//! Kernel facts: whether the running kernel is PREEMPT_RT (and which file said so), the
+//! isolation parameters on its boot command line, and the sysctls only the system check reads
+//! (timer migration, compaction of locked pages).
 //!
-//! Owns: reading `/sys/kernel/realtime` and parsing `/proc/cmdline`. Never judges whether the
-//! isolation is adequate; values are kept raw (`isolcpus` may carry flags such as `domain`).
+//! Owns: reading `/sys/kernel/realtime`, those sysctls, and parsing `/proc/cmdline`. Never judges
+//! whether the isolation is adequate; values are kept raw (`isolcpus` may carry flags such as
+//! `domain`).
 
 use super::SysRoot;
 use rtsoak_record::BootIsolation;
@@ -62,6 +64,14 @@ pub(crate) fn preempt_rt(root: &SysRoot, kernel_version: Option<&str>) -> (bool,
 /// RT CPU too); `None` where the kernel lacks it (built without `NO_HZ_COMMON`).
 pub(crate) fn timer_migration(root: &SysRoot) -> Option<u32> {
     root.parsed("/proc/sys/kernel/timer_migration")
+}
+
+/// `/proc/sys/vm/compact_unevictable_allowed`: 1 lets memory compaction migrate mlocked pages,
+/// and whoever touches one next takes a minor fault (the kernel's default, 0 on PREEMPT_RT).
+/// `None` where the kernel lacks it: built without `CONFIG_COMPACTION`, or an RT patch set from
+/// before mainline took the default (5.7), which hid the file and never moved locked pages.
+pub(crate) fn compact_unevictable_allowed(root: &SysRoot) -> Option<u32> {
+    root.parsed("/proc/sys/vm/compact_unevictable_allowed")
 }
 
 #[cfg(test)]

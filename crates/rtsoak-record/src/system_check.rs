@@ -72,6 +72,10 @@ impl RtCpus {
 pub struct CheckFacts {
     /// `/proc/sys/kernel/timer_migration`.
     pub timer_migration: Option<u32>,
+    /// `/proc/sys/vm/compact_unevictable_allowed`: 1 lets memory compaction move locked pages;
+    /// `None` where the kernel has no such file, and in results written before it was read.
+    #[serde(default)]
+    pub compact_unevictable_allowed: Option<u32>,
     /// Pids of running `irqbalance` processes.
     pub irqbalance_pids: Vec<i32>,
     /// Numbered interrupts whose affinity includes an RT CPU.
