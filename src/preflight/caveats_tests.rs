@@ -271,3 +271,19 @@ fn machine_caveats_hold_with_noise_or_without() {
     assert_eq!(has(&rt, CheckId::KernelPreemptRt), None);
     assert_eq!(has(&rt, CheckId::CpusIsolated), None);
 }
+
+#[test]
+fn compaction_of_locked_pages_distorts_the_figures_without_invalidating_them() {
+    let doc = with_run(vm_doc(Some(true)), false, false);
+    assert_eq!(
+        has(&doc, CheckId::VmCompactUnevictable),
+        Some(Severity::Distorts)
+    );
+    assert!(
+        caveats(&doc)
+            .iter()
+            .any(|c| c.starts_with("compaction of locked pages on: ")),
+        "{:#?}",
+        caveats(&doc)
+    );
+}

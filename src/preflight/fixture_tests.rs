@@ -168,6 +168,7 @@ fn the_vm_is_not_rt_not_isolated_and_shares_its_two_cpus_with_noise() {
         "tasks.kernel",
         "cpu.idle",
         "sched.rt-throttling",
+        "vm.compact-unevictable",
     ] {
         assert_eq!(level(&check, id), Level::Warning, "{id}");
     }
@@ -284,6 +285,11 @@ fn the_old_kernel_names_each_misplaced_interrupt_task_and_cpu_setting() {
         "absent is not on"
     );
     assert_eq!(level(&check, "cpu.idle"), Level::Ok, "no cpuidle at all");
+    assert_eq!(
+        level(&check, "vm.compact-unevictable"),
+        Level::Ok,
+        "no compaction file is no compaction of locked pages"
+    );
     assert_eq!(level(&check, "layout.noise-shares-rt-cpu"), Level::Ok);
     assert!(
         finding(&check, "cpus.isolated")
@@ -402,6 +408,66 @@ fn io_uring_switched_off_by_sysctl_is_a_problem_and_limited_to_a_group_a_warning
 }
 
 #[test]
+fn compaction_of_locked_pages_is_a_warning_where_the_kernel_allows_it_and_silent_elsewhere() {
+    let id = "vm.compact-unevictable";
+    // PREEMPT_RT's default: nothing to do.
+    let rt = finding(&checked("rt-board-6cpu"), id).clone();
+    assert_eq!(rt.level, Level::Ok);
+    assert_eq!(
+        rt.detail,
+        "leaves locked pages where they are (vm.compact_unevictable_allowed is 0)"
+    );
+    assert_eq!((rt.remedy, rt.worth), (None, None));
+    // A non-RT kernel's default: the workers' locked pages may move under them.
+    let vm = checked("vm-2cpu");
+    let allowed = finding(&vm, id);
+    assert_eq!(allowed.level, Level::Warning);
+    assert!(
+        allowed
+            .detail
+            .starts_with("vm.compact_unevictable_allowed is 1: compaction may move"),
+        "{}",
+        allowed.detail
+    );
+    assert!(
+        allowed
+            .remedy
+            .as_deref()
+            .unwrap()
+            .starts_with("`sysctl vm.compact_unevictable_allowed=0`")
+    );
+    assert!(
+        allowed
+            .remedy
+            .as_deref()
+            .unwrap()
+            .contains("/etc/sysctl.d/")
+    );
+    let worth = "compaction of locked pages on: the RT workers can take minor page faults on \
+                 memory they locked";
+    assert_eq!(allowed.worth.as_deref(), Some(worth));
+    assert!(vm.worth.iter().any(|line| line == worth), "{:#?}", vm.worth);
+    // No file: a kernel without compaction, nothing to warn about.
+    let old = finding(&checked("old-kernel-6cpu"), id).clone();
+    assert_eq!(old.level, Level::Ok);
+    assert!(
+        old.detail.starts_with("not in this kernel"),
+        "{}",
+        old.detail
+    );
+    let text = render::render(
+        &vm,
+        &host_facts(&root("vm-2cpu")),
+        &matrix(Support::Supported),
+        rtsoak_measure::transport::about,
+    );
+    assert!(
+        text.contains("warning  memory compaction: vm.compact_unevictable_allowed is 1: "),
+        "{text}"
+    );
+}
+
+#[test]
 fn an_empty_tree_is_judged_without_failing() {
     let dir = tempfile::tempdir().unwrap();
     let cpus = RtCpus {
@@ -413,6 +479,7 @@ fn an_empty_tree_is_judged_without_failing() {
     assert_eq!(level(&check, "kernel.preempt-rt"), Level::Problem);
     assert_eq!(level(&check, "irq.affinity"), Level::Ok);
     assert_eq!(level(&check, "clock.source"), Level::Ok);
+    assert_eq!(level(&check, "vm.compact-unevictable"), Level::Ok);
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Kernel-wide checks: PREEMPT_RT, io_uring allowed, RT throttling, timer migration, clock
-//! source.
+//! Kernel-wide checks: PREEMPT_RT, io_uring allowed, RT throttling, timer migration, compaction
+//! of locked pages, clock source.
 
 use super::inputs::Inputs;
 
@@ -14,6 +14,7 @@ pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
         io_uring(inputs),
         rt_throttling(inputs),
         timer_migration(inputs),
+        compaction(inputs),
         clocksource(inputs),
     ]
 }
@@ -129,6 +130,46 @@ fn timer_migration(inputs: &Inputs) -> Finding {
             id,
             "timer migration",
             "not available in this kernel (no /proc/sys/kernel/timer_migration)",
+        ),
+    }
+}
+
+/// Whether memory compaction may move the RT workers' locked pages. A warning, not a problem:
+/// the figures stay real-time figures, but the workers' promise of no page fault in the loop is
+/// weakened (a moved page faults once on its next access, which `hygiene.minor_faults` counts),
+/// and how often depends on what fragments memory beside the run, not on the transport.
+fn compaction(inputs: &Inputs) -> Finding {
+    let id = CheckId::VmCompactUnevictable;
+    let subject = "memory compaction";
+    match inputs.facts.compact_unevictable_allowed {
+        Some(0) => Finding::ok(
+            id,
+            subject,
+            "leaves locked pages where they are (vm.compact_unevictable_allowed is 0)",
+        ),
+        Some(value) => Finding::bad(
+            id,
+            Level::Warning,
+            subject,
+            format!(
+                "vm.compact_unevictable_allowed is {value}: compaction may move the RT workers' \
+                 locked pages, and each page moved costs a minor page fault on its next access, \
+                 the fault they lock their memory to avoid"
+            ),
+            "`sysctl vm.compact_unevictable_allowed=0` (the PREEMPT_RT default), and \
+             `vm.compact_unevictable_allowed = 0` in a file in /etc/sysctl.d/ to keep it over a \
+             reboot",
+            Some(
+                "compaction of locked pages on: the RT workers can take minor page faults on \
+                 memory they locked"
+                    .to_string(),
+            ),
+        ),
+        None => Finding::ok(
+            id,
+            subject,
+            "not in this kernel (no /proc/sys/vm/compact_unevictable_allowed): no compaction \
+             moves locked pages",
         ),
     }
 }

@@ -50,6 +50,7 @@ check_ids![
     SchedRtThrottling "sched.rt-throttling",
     ClockSource "clock.source",
     TimerMigration "timer.migration",
+    VmCompactUnevictable "vm.compact-unevictable",
     CpuGovernor "cpu.governor",
     CpuIdle "cpu.idle",
     CpuSmt "cpu.smt",

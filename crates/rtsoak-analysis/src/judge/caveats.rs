@@ -63,7 +63,10 @@ pub fn ranked(doc: &ResultDoc) -> Vec<Caveat> {
 
 /// How much a condition the system check found changes what the figures mean, by its finding
 /// id: a kernel without PREEMPT_RT, no real-time priority and noise on the RT CPUs change what
-/// every figure means; RCU callbacks and SMT are details; the rest shift the figures.
+/// every figure means; RCU callbacks and SMT are details; the rest shift the figures. Compaction
+/// allowed to move locked pages (`vm.compact-unevictable`) is among the rest: each page it moves
+/// costs the RT worker that touches it next one minor fault, a spike in figures that are still
+/// real-time figures, and the workers count those faults themselves (`hygiene.minor_faults`).
 pub fn check_severity(id: &CheckId) -> Severity {
     match id {
         CheckId::KernelPreemptRt
