@@ -10,6 +10,13 @@
 //! the boot loader's bookkeeping, rtsoak's token and the parameters the plan varies (a plan that
 //! varies `isolcpus` or `nohz_full` leaves the matching CPU list out too).
 //!
+//! Not `vm.compact_unevictable_allowed`, though it too bears on a measurement (whether the RT
+//! workers' locked pages may move): its default is the kernel's own (0 with PREEMPT_RT, 1
+//! without) and a setting in `/etc/sysctl.d/` holds for every boot alike, so boots differ in it
+//! where the kernels under test do, and a campaign of an RT kernel against a non-RT one would be
+//! inconclusive for the very difference it measures. A soak's system check reports it
+//! (`vm.compact-unevictable`).
+//!
 //! Owns: the record and comparing two. Never reads the machine (the binaries' crate does).
 
 use serde::{Deserialize, Serialize};
