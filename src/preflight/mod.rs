@@ -9,10 +9,10 @@
 //! support matrix. Never changes the system: remedies are told, not applied.
 //!
 //! The checks live by area: [`kernel`] (RT kernel, io_uring, throttling, timers, compaction of
-//! locked pages, clock source), [`isolation`] (isolated CPUs, interrupts, tasks, noise placement), [`cpu`]
-//! (frequency, idle states, SMT), [`access`] (privileges, transports), and on a Jetson
-//! [`board`] (the bootloader's default entry, its isolation, device interrupts on the RT CPUs).
-//! `export::probe` turns a check into the text `rtsoak probe` prints.
+//! locked pages, clock source), [`isolation`] (isolated CPUs, interrupts, tasks, noise
+//! placement), [`cpu`] (frequency, idle states, SMT), [`access`] (privileges, transports), and
+//! on a Jetson [`board`] (the bootloader's default entry, its isolation, device interrupts on
+//! the RT CPUs). `export::probe` turns a check into the text `rtsoak probe` prints.
 
 mod access;
 mod board;
