@@ -45,6 +45,17 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
     registered.sort_unstable();
     assert_eq!(names, registered, "one run per registered transport");
     assert!(!doc.interrupted);
+    // Locked memory takes no page fault while measuring, unless compaction may move locked
+    // pages (`vm.compact_unevictable_allowed` = 1, a non-RT kernel's default, which the system
+    // check warns of): then a moved page faults once, whatever rtsoak does. CI sets it to 0.
+    let check = doc
+        .system_check
+        .as_ref()
+        .expect("the result has its system check");
+    let locked_pages_stay = check.facts.compact_unevictable_allowed != Some(1);
+    if is_root() && !locked_pages_stay {
+        skip("no page faults while measuring: vm.compact_unevictable_allowed is 1 here");
+    }
     for (i, run) in doc.runs.iter().enumerate() {
         if UNMERGED.contains(&run.transport.as_str()) {
             // Mainline lacks these patches: listed, not run, with the call and errno.
@@ -147,6 +158,8 @@ fn compare_with_the_ci_profile_runs_every_transport_without_losing_a_message() {
                     ("fifo", 40)
                 );
                 assert!(worker.setup.memory_locked);
+            }
+            if is_root() && locked_pages_stay {
                 assert_eq!(
                     worker.hygiene.minor_faults + worker.hygiene.major_faults,
                     0,
