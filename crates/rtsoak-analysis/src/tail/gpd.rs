@@ -96,27 +96,45 @@ pub fn fit(excesses: &[f64]) -> Option<(Gpd, f64)> {
     if mean.is_nan() || mean <= 0.0 || excesses.iter().all(|&y| y == max) {
         return None;
     }
-    // Search in t = theta * mean, which is dimensionless; t > -mean/max keeps 1 + theta y > 0.
+    let (t, profile_log_likelihood) = best_profile_point(excesses, mean, max);
+    // Where the unconstrained optimum lies below `xi = -1`, the best fit within `xi >= -1`
+    // is on that edge, with the endpoint on the largest excess; the profile only approaches it.
+    let edge = Gpd {
+        sigma: max,
+        xi: XI_MIN,
+    };
+    let edge_log_likelihood = log_likelihood(excesses, edge.sigma, edge.xi);
+    if edge_log_likelihood > profile_log_likelihood {
+        return Some((edge, edge_log_likelihood));
+    }
+    if t == 0.0 {
+        return Some((
+            Gpd {
+                sigma: mean,
+                xi: 0.0,
+            },
+            profile_log_likelihood,
+        ));
+    }
+    let (_, xi) = profile_at(excesses, t / mean);
+    let sigma = xi / (t / mean);
+    Some((Gpd { sigma, xi }, profile_log_likelihood))
+}
+
+/// The `t = theta * mean` (dimensionless; 0 is the exponential) where the profile likelihood
+/// is largest, and that likelihood: the best point of a fixed grid, refined between its
+/// neighbours by a golden-section search.
+fn best_profile_point(excesses: &[f64], mean: f64, max: f64) -> (f64, f64) {
+    // t > -mean/max keeps 1 + theta y > 0.
     let t_min = -mean / max;
     let profile = |t: f64| profile_at(excesses, t / mean).0;
-    let mut grid: Vec<f64> = Vec::with_capacity(64);
-    for k in (1..=12).rev() {
-        // Approach the lower bound geometrically: most bounded tails sit close to it.
-        grid.push(t_min * (1.0 - 0.25f64.powi(k)));
-    }
-    for k in 1..=10 {
-        // ... and zero, for shapes just below the exponential (xi of -0.1 sits near t = 0.1 t_min).
-        grid.push(t_min * 0.5f64.powi(k));
-    }
-    for k in 0..=14 {
-        grid.push(10f64.powf(-4.0 + k as f64 * 0.5));
-    }
+    let grid = profile_grid(t_min);
     let mut best = (0.0, exponential_log_likelihood(excesses, mean));
     let mut best_index = None;
-    let values: Vec<f64> = grid.iter().map(|&t| profile(t)).collect();
-    for (i, &v) in values.iter().enumerate() {
+    for (i, &t) in grid.iter().enumerate() {
+        let v = profile(t);
         if v > best.1 {
-            best = (grid[i], v);
+            best = (t, v);
             best_index = Some(i);
         }
     }
@@ -149,29 +167,25 @@ pub fn fit(excesses: &[f64]) -> Option<(Gpd, f64)> {
             best = (t, v);
         }
     }
-    let (t, profile_log_likelihood) = best;
-    // Where the unconstrained optimum lies below `xi = -1`, the best fit within `xi >= -1`
-    // is on that edge, with the endpoint on the largest excess; the profile only approaches it.
-    let edge = Gpd {
-        sigma: max,
-        xi: XI_MIN,
-    };
-    let edge_log_likelihood = log_likelihood(excesses, edge.sigma, edge.xi);
-    if edge_log_likelihood > profile_log_likelihood {
-        return Some((edge, edge_log_likelihood));
+    best
+}
+
+/// The grid of `t` searched first, in increasing order: bounded shapes from near `t_min` up to
+/// near 0, then heavy ones from 1e-4 to 1e3.
+fn profile_grid(t_min: f64) -> Vec<f64> {
+    let mut grid: Vec<f64> = Vec::with_capacity(64);
+    for k in (1..=12).rev() {
+        // Approach the lower bound geometrically: most bounded tails sit close to it.
+        grid.push(t_min * (1.0 - 0.25f64.powi(k)));
     }
-    if t == 0.0 {
-        return Some((
-            Gpd {
-                sigma: mean,
-                xi: 0.0,
-            },
-            profile_log_likelihood,
-        ));
+    for k in 1..=10 {
+        // ... and zero, for shapes just below the exponential (xi of -0.1 sits near t = 0.1 t_min).
+        grid.push(t_min * 0.5f64.powi(k));
     }
-    let (_, xi) = profile_at(excesses, t / mean);
-    let sigma = xi / (t / mean);
-    Some((Gpd { sigma, xi }, profile_log_likelihood))
+    for k in 0..=14 {
+        grid.push(10f64.powf(-4.0 + k as f64 * 0.5));
+    }
+    grid
 }
 
 /// The log-likelihood maximised over `xi` for a given `theta = xi / sigma`, and that `xi`.
