@@ -127,8 +127,9 @@ pub struct TailModel {
     pub held_out: Vec<HeldOutRecord>,
     /// Return levels for an hour, a day and a year of operation.
     pub return_levels: Vec<ReturnLevel>,
-    /// How much more the clusters' counts per stretch of the span varied than Poisson counts
-    /// would (the index of dispersion per degree of freedom, at least 1): the rate's interval,
+    /// How much more the clusters' counts varied than Poisson counts would (the index of
+    /// dispersion per degree of freedom, at least 1, the larger of the counts per stretch of
+    /// the span and per half of it): the rate's interval,
     /// the held-out prediction and `soak_to_rule_out_s` count `clusters / dispersion` (1 in
     /// results written before).
     #[serde(default = "one")]
