@@ -5,8 +5,8 @@
 //! (a ring of the last send times in the shared region carries them, as many as the queue
 //! holds messages, [`rtsoak_sys::region::FloorStamps`]), no sequence tracking or attribution
 //! of wakes, no progress figures but the heartbeat, no interval frames; every sample goes into
-//! a preallocated array, turned into the run's series only after the loop. What the harness adds on top of this is its overhead
-//! (`docs/floor.md`).
+//! a preallocated array, turned into the run's series only after the loop. What the harness
+//! adds on top of this is its overhead (`docs/floor.md`).
 
 pub(crate) mod publisher;
 pub(crate) mod subscriber;
