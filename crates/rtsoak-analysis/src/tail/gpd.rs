@@ -200,14 +200,10 @@ fn profile_at(excesses: &[f64], theta: f64) -> (f64, f64) {
         sum_log += z.ln();
     }
     let xi = sum_log / n;
-    if xi.abs() < XI_EXPONENTIAL {
+    // Below xi = -1 the best within the domain is the edge, with a scale past the largest
+    // excess: never better than the edge with the scale on it, which `fit` weighs itself.
+    if xi < XI_MIN || xi.abs() < XI_EXPONENTIAL {
         return (f64::NEG_INFINITY, xi);
-    }
-    if xi < XI_MIN {
-        // For this theta the likelihood falls as xi rises past its maximum at `sum_log / n`,
-        // so within `xi >= -1` the best is the edge, where the log terms weigh nothing.
-        let sigma = XI_MIN / theta;
-        return (-n * sigma.ln(), XI_MIN);
     }
     let sigma = xi / theta;
     (-n * sigma.ln() - n * xi - n, xi)
