@@ -12,8 +12,8 @@
 //! one case).
 
 use rtsoak_analysis::stats::{Recorder, new_histogram};
-use rtsoak_analysis::tail::decluster::{Exceedance, decluster};
-use rtsoak_analysis::tail::held_out::predict_model;
+use rtsoak_analysis::tail::decluster::Exceedance;
+use rtsoak_analysis::tail::held_out::{observe, predict_model};
 use rtsoak_analysis::tail::{TailInput, estimate};
 use rtsoak_record::{TailEstimate, TailModel, TailRefusal};
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -315,7 +315,7 @@ fn first_half_holds(samples: &[u64], threshold_ns: u64) -> Option<bool> {
     };
     let rest_ns = (samples.len() - half) as u64 * PERIOD_NS;
     let prediction = predict_model(&model, rest_ns, 0.95)?;
-    let over: Vec<Exceedance> = samples[half..]
+    let later: Vec<Exceedance> = samples[half..]
         .iter()
         .enumerate()
         .filter(|(_, v)| **v > model.threshold_ns)
@@ -324,8 +324,8 @@ fn first_half_holds(samples: &[u64], threshold_ns: u64) -> Option<bool> {
             value: v as f64,
         })
         .collect();
-    let max = over.iter().map(|e| e.value).reduce(f64::max);
-    Some(prediction.holds(decluster(&over).maxima.len() as u64, max))
+    let (clusters, max) = observe(&model, &later);
+    Some(prediction.holds(clusters, max))
 }
 
 /// What one trial gave.

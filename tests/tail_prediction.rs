@@ -4,7 +4,8 @@
 //! gives a number, the model it printed predicts the second half (95 % intervals of its
 //! clusters over the model's threshold and of its largest sample from the bootstrap predictive
 //! distribution, which carries the fit's own uncertainty: `rtsoak_analysis::tail::held_out::
-//! predict_model`), and the second half is held against them. Run it on 2-minute results:
+//! predict_model`), and the second half is held against them, its clusters cut at the model's
+//! own run length (`held_out::observe`). Run it on 2-minute results:
 //! `TAIL_RESULTS=a/result.json,b/result.json cargo test --release --test tail_prediction --
 //! --ignored --nocapture` (a directory is searched for `result.json` files). It prints one line
 //! per series, then a table by run, and fails when fewer than 90 % of the printed estimates
@@ -15,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use rtsoak::store;
 use rtsoak_analysis::stats::{decode_histogram, new_histogram};
-use rtsoak_analysis::tail::decluster::{Exceedance, decluster};
-use rtsoak_analysis::tail::held_out::predict_model;
+use rtsoak_analysis::tail::decluster::Exceedance;
+use rtsoak_analysis::tail::held_out::{observe, predict_model};
 use rtsoak_analysis::tail::run::TAIL_SERIES;
 use rtsoak_analysis::tail::{TailInput, estimate};
 use rtsoak_record::result::{ResultDoc, RunResult, SeriesResult};
@@ -55,20 +56,6 @@ fn results() -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// The second half's clusters over `threshold_ns` and its largest sample over it.
-fn observed(rest: &[Outlier], threshold_ns: u64, period_ns: u64) -> (u64, Option<f64>) {
-    let over: Vec<Exceedance> = rest
-        .iter()
-        .filter(|o| o.value_ns > threshold_ns)
-        .map(|o| Exceedance {
-            index: o.at_ns / period_ns,
-            value: o.value_ns as f64,
-        })
-        .collect();
-    let max = over.iter().map(|e| e.value).reduce(f64::max);
-    (decluster(&over).maxima.len() as u64, max)
 }
 
 /// Estimate `series` of `run` from its first half and check the second half.
@@ -145,7 +132,14 @@ fn check(doc: &ResultDoc, run: &RunResult, key: SeriesKey, series: &SeriesResult
     let Some(prediction) = predict_model(model, rest_ns, 0.95) else {
         return Check::Skipped("the model's maxima do not refit".into());
     };
-    let (clusters, max) = observed(&rest, model.threshold_ns, period_ns);
+    let later: Vec<Exceedance> = rest
+        .iter()
+        .map(|o| Exceedance {
+            index: o.at_ns / period_ns,
+            value: o.value_ns as f64,
+        })
+        .collect();
+    let (clusters, max) = observe(model, &later);
     let held = prediction.holds(clusters, max);
     let us = |ns: f64| format!("{:.1}", ns / 1e3);
     let hour = &model.return_levels[0];

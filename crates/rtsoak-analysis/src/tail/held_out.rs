@@ -17,7 +17,7 @@
 use statrs::function::beta::beta_reg;
 use statrs::function::gamma::gamma_ur;
 
-use super::decluster::Clusters;
+use super::decluster::{Clusters, Exceedance};
 use super::gpd::{self, Gpd};
 use super::stationarity::dispersion_factor;
 use rtsoak_record::TailModel;
@@ -313,6 +313,36 @@ pub fn predict_model(model: &TailModel, span_ns: u64, level: f64) -> Option<Pred
     ))
 }
 
+/// What the span after a recorded model showed, as [`predict_model`] predicts it: of the samples
+/// at `later` (in time order, any values), how many clusters those over the model's threshold
+/// form and the largest of them. The clusters are cut as the model cut its own: a gap of its
+/// run length or more separates two. Declustering the later span afresh would count with that
+/// span's own extremal index, another unit than the prediction's, so a count could miss or
+/// hold by the change of unit alone.
+pub fn observe(model: &TailModel, later: &[Exceedance]) -> (u64, Option<f64>) {
+    let over: Vec<&Exceedance> = later
+        .iter()
+        .filter(|e| e.value > model.threshold_ns as f64)
+        .collect();
+    let indices: Vec<u64> = over.iter().map(|e| e.index).collect();
+    let max = over.iter().map(|e| e.value).reduce(f64::max);
+    (clusters_at(&indices, model.run_length_samples), max)
+}
+
+/// How many clusters exceedances at sample numbers `indices` (in time order) form where every
+/// gap of `run_length` samples or more separates two.
+fn clusters_at(indices: &[u64], run_length: u64) -> u64 {
+    let breaks = indices
+        .windows(2)
+        .filter(|w| w[1].saturating_sub(w[0]) >= run_length)
+        .count();
+    if indices.is_empty() {
+        0
+    } else {
+        breaks as u64 + 1
+    }
+}
+
 /// The `p` quantile of one component's largest sample; `None` below the threshold.
 fn component_max_quantile(c: &Component, threshold: f64, p: f64) -> Option<f64> {
     if c.expected <= 0.0 || p <= (-c.expected).exp() {
@@ -361,6 +391,18 @@ mod tests {
             extremal_index: 1.0,
             run_length_samples: 4,
         }
+    }
+
+    #[test]
+    fn later_clusters_are_cut_at_the_models_run_length() {
+        // Bursts 3 samples apart inside, 50 apart between: a run length of 10 sees 3 clusters,
+        // one of 60 sees them all as one, one of 2 splits every sample.
+        let indices = [100, 103, 106, 156, 159, 209];
+        assert_eq!(clusters_at(&indices, 10), 3);
+        assert_eq!(clusters_at(&indices, 60), 1);
+        assert_eq!(clusters_at(&indices, 2), 6);
+        assert_eq!(clusters_at(&[], 10), 0);
+        assert_eq!(clusters_at(&[7], 10), 1);
     }
 
     #[test]
