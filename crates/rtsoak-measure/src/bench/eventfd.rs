@@ -7,11 +7,11 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Command;
-use io_uring::{IoUring, opcode, types};
+use io_uring::{IoUring, opcode};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
 use super::{About, Bench, KFlag, Opcode, RoundPlan, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
@@ -59,7 +59,6 @@ struct State {
     buffers: &'static [AtomicU64],
     entries: Vec<Sqe>,
     k: u64,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -81,7 +80,6 @@ impl State {
             buffers,
             entries,
             k: k as u64,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -125,7 +123,7 @@ impl Workload for State {
         }
         let buffers = self.buffers;
         let k = self.k;
-        submit_and_drain(&mut self.ring, k, &self.timeout, tally, |t, ud, res| {
+        submit_and_drain(&mut self.ring, k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), 8);
             let value = if ud < k {
                 // The kernel finished writing the buffer before posting this completion.

@@ -5,10 +5,10 @@
 //! One operation is one wait/wake pair.
 
 use clap::Command;
-use io_uring::{IoUring, opcode, types};
+use io_uring::{IoUring, opcode};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
 use super::{About, Bench, KFlag, Opcode, RoundPlan, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
@@ -61,7 +61,6 @@ struct State {
     words: Words,
     entries: Vec<Sqe>,
     k: u64,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -89,7 +88,6 @@ impl State {
             words,
             entries,
             k: k as u64,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -110,7 +108,7 @@ impl Workload for State {
             return false;
         }
         let k = self.k;
-        submit_and_drain(&mut self.ring, 2 * k, &self.timeout, tally, |t, ud, res| {
+        submit_and_drain(&mut self.ring, 2 * k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), if ud < k { 0 } else { 1 })
         })
     }

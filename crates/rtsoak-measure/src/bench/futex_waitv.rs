@@ -10,7 +10,7 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 use io_uring::{IoUring, opcode, types};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
 use super::{About, Bench, Opcode, RoundPlan, Shape, UsageError, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
@@ -102,7 +102,6 @@ struct State {
     vectors: u64,
     width: usize,
     wake_index: usize,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -143,7 +142,6 @@ impl State {
             vectors: vectors as u64,
             width,
             wake_index,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -167,7 +165,6 @@ impl Workload for State {
         submit_and_drain(
             &mut self.ring,
             2 * vectors,
-            &self.timeout,
             tally,
             |t, ud, res| {
                 t.expect(

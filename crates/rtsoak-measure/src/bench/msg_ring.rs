@@ -7,10 +7,10 @@
 use std::os::fd::AsRawFd;
 
 use clap::Command;
-use io_uring::{IoUring, opcode, types};
+use io_uring::{IoUring, opcode};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
 use super::{About, Bench, KFlag, Opcode, RoundPlan, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
@@ -57,7 +57,6 @@ struct State {
     receiver: IoUring,
     entries: Vec<Sqe>,
     k: u64,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -75,7 +74,6 @@ impl State {
             receiver,
             entries,
             k: k as u64,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -96,9 +94,9 @@ impl Workload for State {
             return false;
         }
         let k = self.k;
-        submit_and_drain(&mut self.sender, k, &self.timeout, tally, |t, ud, res| {
+        submit_and_drain(&mut self.sender, k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), 0)
-        }) && submit_and_drain(&mut self.receiver, k, &self.timeout, tally, |t, ud, res| {
+        }) && submit_and_drain(&mut self.receiver, k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), i64::from(TAG))
         })
     }
