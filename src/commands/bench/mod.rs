@@ -132,7 +132,7 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
         schema_version: BENCH_SCHEMA_VERSION,
         tool: Tool::current(),
         command: BENCH_COMMAND.to_string(),
-        bench: bench.id(),
+        bench: bench.about().id,
         argv: crate::cli::argv(),
         started_at,
         finished_at: timestamp(),
@@ -159,7 +159,7 @@ fn run(command: BenchRun, quiet: bool) -> anyhow::Result<Outcome> {
 
 /// Refuse early, naming the opcode, when the kernel's io_uring lacks what the bench submits.
 fn check_support(bench: &dyn Bench) -> anyhow::Result<()> {
-    let needed = bench.needs();
+    let needed = bench.about().needs;
     if needed.is_empty() {
         return Ok(());
     }

@@ -71,7 +71,7 @@ impl Subcommand for BenchCommand {
 fn sub_command(bench: &dyn Bench) -> Command {
     let command = bench.flags(Command::new(bench.name()));
     CommonArgs::augment_args(command)
-        .about(bench.about())
+        .about(bench.about().help)
         .long_about(None)
 }
 
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn every_bench_name_has_one_registered_bench_in_its_order() {
-        let registered: Vec<_> = super::super::BENCHES.iter().map(|b| b.id()).collect();
+        let registered: Vec<_> = super::super::BENCHES.iter().map(|b| b.about().id).collect();
         assert_eq!(registered, rtsoak_record::bench::BenchName::ALL);
     }
 

@@ -1,12 +1,13 @@
-//! What a registered benchmark is ([`Bench`]): its name and `--help` line, what one operation
-//! is, its own flags and the [`Shape`] of one cycle they decide, the io_uring opcodes it submits,
-//! and how it runs. The command holds benches as `&dyn Bench`, one dynamic call per run; a
-//! bench's `run` names its own [`Workload`] type, so the rounds are compiled for that type and
-//! nothing inside a measured round is called through a vtable.
+//! What a registered benchmark is ([`Bench`]): what it is, as data ([`About`]: its name,
+//! `--help` line, what one operation is and the io_uring opcodes it submits), its own flags and
+//! the [`Shape`] of one cycle they decide (by default one K flag, [`KFlag`]), and how it runs.
+//! The command holds benches as `&dyn Bench`, one dynamic call per run; a bench's `run` names its
+//! own [`Workload`] type, so the rounds are compiled for that type and nothing inside a measured
+//! round is called through a vtable.
 //!
 //! Must never: print, or read another bench's flags.
 
-use clap::{ArgMatches, Command};
+use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use super::rounds::{RoundPlan, Workload, describe_rounds, run_rounds};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Round, Setup};
@@ -57,35 +58,52 @@ impl Shape {
     }
 }
 
+/// What a bench is, as data.
+pub struct About {
+    /// Which bench this is: its sub-command and the result's `bench`.
+    pub id: BenchName,
+    /// The sub-command's one-line `--help`.
+    pub help: &'static str,
+    /// What one timed operation is (a series' `op`): `wait/wake pair`, `message`.
+    pub op: &'static str,
+    /// The io_uring opcodes one cycle submits; the command refuses early, naming the first the
+    /// kernel lacks.
+    pub needs: &'static [Opcode],
+}
+
+/// The flags of most benches: `-k`, K requests per cycle. Each bench words its help.
+#[derive(Debug, Args)]
+pub(crate) struct KFlag {
+    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    k: u32,
+}
+
+impl KFlag {
+    /// Add `-k` to `command`, with `help` as its help (what one of the K is).
+    pub(crate) fn add(command: Command, help: &'static str) -> Command {
+        Self::augment_args(command).mut_arg("k", |k| k.help(help))
+    }
+}
+
 /// One benchmark, as `rtsoak bench <name>`, its help, the docs and the tests know it. Adding one
 /// is a file implementing this and a line in the table in `bench/mod.rs`.
 pub trait Bench: Sync {
-    /// Which bench this is: its sub-command and the result's `bench`.
-    fn id(&self) -> BenchName;
+    /// What it is: its id, `--help` line, operation and opcodes.
+    fn about(&self) -> &'static About;
 
     /// The sub-command and the result's `bench` spelling: `futex-wait-wake`.
     fn name(&self) -> &'static str {
-        self.id().name()
-    }
-
-    /// The sub-command's one-line `--help`.
-    fn about(&self) -> &'static str;
-
-    /// What one timed operation is (a series' `op`): `wait/wake pair`, `message`.
-    fn op(&self) -> &'static str;
-
-    /// The io_uring opcodes one cycle submits; the command refuses early, naming the first the
-    /// kernel lacks.
-    fn needs(&self) -> &'static [Opcode] {
-        &[]
+        self.about().id.name()
     }
 
     /// Its own flags, added to its sub-command (the caller adds the common ones after them).
     fn flags(&self, command: Command) -> Command;
 
-    /// The shape of one cycle from the flags [`Bench::flags`] declared. Input clap cannot
-    /// refuse by itself is a [`UsageError`].
-    fn shape(&self, flags: &ArgMatches, host: &HostFacts) -> anyhow::Result<Shape>;
+    /// The shape of one cycle from the flags [`Bench::flags`] declared; by default K from
+    /// [`KFlag`]. Input clap cannot refuse by itself is a [`UsageError`].
+    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
+        Ok(Shape::k(KFlag::from_arg_matches(flags)?.k))
+    }
 
     /// Run every round of `plan`: on the calling thread, already pinned to `config.cpu` at its
     /// priority, or on threads of its own. Records in `setup` the CPUs and ring setup it used.
@@ -105,16 +123,18 @@ impl std::fmt::Debug for dyn Bench {
     }
 }
 
-/// Run a single-thread workload on the calling thread, pinned to `cpu`: one series named after
-/// the bench. Generic over both, so the rounds are compiled for this workload.
+/// Run a single-thread workload, built by `new` from `config`, on the calling thread, pinned to
+/// `config.cpu`: one series named after the bench. Generic over both, so the rounds are compiled
+/// for this workload.
 pub(crate) fn run_single<B: Bench, W: Workload>(
     bench: &B,
-    (mut workload, ring): (W, RingSetup),
+    config: &BenchConfig,
     plan: RoundPlan,
-    cpu: usize,
     setup: &mut Setup,
-) -> Vec<BenchSeries> {
-    let raw = run_rounds(&mut workload, plan, cpu);
+    new: impl FnOnce(&BenchConfig) -> anyhow::Result<(W, RingSetup)>,
+) -> anyhow::Result<Vec<BenchSeries>> {
+    let (mut workload, ring) = new(config)?;
+    let raw = run_rounds(&mut workload, plan, config.cpu);
     let rounds = describe_rounds(
         &raw,
         plan,
@@ -122,12 +142,12 @@ pub(crate) fn run_single<B: Bench, W: Workload>(
         workload.checks_per_cycle(),
     );
     setup.ring_setup = Some(ring);
-    vec![series(
+    Ok(vec![series(
         bench.name(),
-        bench.op(),
+        bench.about().op,
         workload.ops_per_cycle(),
         rounds,
-    )]
+    )])
 }
 
 /// Build a series and its summary from its rounds.

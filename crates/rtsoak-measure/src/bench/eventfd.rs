@@ -6,13 +6,13 @@
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use clap::{ArgMatches, Args, Command, FromArgMatches};
-use io_uring::{IoUring, opcode, types};
+use clap::Command;
+use io_uring::{IoUring, opcode};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
-use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
+use super::{About, Bench, KFlag, Opcode, RoundPlan, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::SysError;
@@ -21,41 +21,22 @@ use rtsoak_sys::uring::Sqe;
 /// The bench, as the registry holds it.
 pub(super) struct Eventfd;
 
-/// Its own flags.
-#[derive(Debug, Args)]
-struct Flags {
-    /// Messages (eventfds) per cycle.
-    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    k: u32,
-}
-
 impl Bench for Eventfd {
-    fn id(&self) -> BenchName {
-        BenchName::Eventfd
-    }
-
-    fn about(&self) -> &'static str {
-        "K eventfd writes read back through io_uring per cycle; ns per message"
-    }
-
-    fn op(&self) -> &'static str {
-        "message"
-    }
-
-    fn needs(&self) -> &'static [Opcode] {
-        &[Opcode {
-            code: opcode::Read::CODE,
-            name: "IORING_OP_READ",
-            since: "5.6",
-        }]
+    fn about(&self) -> &'static About {
+        &About {
+            id: BenchName::Eventfd,
+            help: "K eventfd writes read back through io_uring per cycle; ns per message",
+            op: "message",
+            needs: &[Opcode {
+                code: opcode::Read::CODE,
+                name: "IORING_OP_READ",
+                since: "5.6",
+            }],
+        }
     }
 
     fn flags(&self, command: Command) -> Command {
-        Flags::augment_args(command)
-    }
-
-    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
-        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+        KFlag::add(command, "Messages (eventfds) per cycle")
     }
 
     fn run(
@@ -65,13 +46,7 @@ impl Bench for Eventfd {
         _host: &HostFacts,
         setup: &mut Setup,
     ) -> anyhow::Result<Vec<BenchSeries>> {
-        Ok(run_single(
-            self,
-            State::new(config)?,
-            plan,
-            config.cpu,
-            setup,
-        ))
+        run_single(self, config, plan, setup, State::new)
     }
 }
 
@@ -84,7 +59,6 @@ struct State {
     buffers: &'static [AtomicU64],
     entries: Vec<Sqe>,
     k: u64,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -106,7 +80,6 @@ impl State {
             buffers,
             entries,
             k: k as u64,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -150,7 +123,7 @@ impl Workload for State {
         }
         let buffers = self.buffers;
         let k = self.k;
-        submit_and_drain(&mut self.ring, k, &self.timeout, tally, |t, ud, res| {
+        submit_and_drain(&mut self.ring, k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), 8);
             let value = if ud < k {
                 // The kernel finished writing the buffer before posting this completion.

@@ -14,7 +14,7 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 
 use super::checks::Tally;
 use super::words::Words;
-use super::{Bench, RawRound, RoundPlan, Shape, Workload, describe_rounds, run_round};
+use super::{About, Bench, RawRound, RoundPlan, Shape, Workload, describe_rounds, run_round};
 use rtsoak_record::HostFacts;
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_sys::futex::wake;
@@ -35,16 +35,13 @@ struct Flags {
 }
 
 impl Bench for FutexSyscall {
-    fn id(&self) -> BenchName {
-        BenchName::FutexSyscall
-    }
-
-    fn about(&self) -> &'static str {
-        "Uncontended futex(FUTEX_WAKE) calls per thread count, each thread on its own word and CPU"
-    }
-
-    fn op(&self) -> &'static str {
-        "futex call"
+    fn about(&self) -> &'static About {
+        &About {
+            id: BenchName::FutexSyscall,
+            help: "Uncontended futex(FUTEX_WAKE) calls per thread count, each thread on its own word and CPU",
+            op: "futex call",
+            needs: &[],
+        }
     }
 
     fn flags(&self, command: Command) -> Command {
@@ -174,7 +171,7 @@ fn run_counts(
         let rounds = describe_rounds(&merged, plan, k, k * threads as u64);
         series.push(super::benchmark::series(
             &format!("threads-{threads}"),
-            bench.op(),
+            bench.about().op,
             k,
             rounds,
         ));

@@ -4,13 +4,13 @@
 //! them in one call and reaps exactly 2K completions: every wait must return 0 and every wake 1.
 //! One operation is one wait/wake pair.
 
-use clap::{ArgMatches, Args, Command, FromArgMatches};
-use io_uring::{IoUring, opcode, types};
+use clap::Command;
+use io_uring::{IoUring, opcode};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
-use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
+use super::{About, Bench, KFlag, Opcode, RoundPlan, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, wake};
@@ -19,48 +19,29 @@ use rtsoak_sys::uring::Sqe;
 /// The bench, as the registry holds it.
 pub(crate) struct FutexWaitWake;
 
-/// Its own flags.
-#[derive(Debug, Args)]
-struct Flags {
-    /// Futex words (wait/wake pairs) per cycle.
-    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    k: u32,
-}
-
 impl Bench for FutexWaitWake {
-    fn id(&self) -> BenchName {
-        BenchName::FutexWaitWake
-    }
-
-    fn about(&self) -> &'static str {
-        "K IORING_OP_FUTEX_WAIT then K IORING_OP_FUTEX_WAKE per cycle on one ring; ns per pair"
-    }
-
-    fn op(&self) -> &'static str {
-        "wait/wake pair"
-    }
-
-    fn needs(&self) -> &'static [Opcode] {
-        &[
-            Opcode {
-                code: opcode::FutexWait::CODE,
-                name: "IORING_OP_FUTEX_WAIT",
-                since: "6.7",
-            },
-            Opcode {
-                code: opcode::FutexWake::CODE,
-                name: "IORING_OP_FUTEX_WAKE",
-                since: "6.7",
-            },
-        ]
+    fn about(&self) -> &'static About {
+        &About {
+            id: BenchName::FutexWaitWake,
+            help: "K IORING_OP_FUTEX_WAIT then K IORING_OP_FUTEX_WAKE per cycle on one ring; ns per pair",
+            op: "wait/wake pair",
+            needs: &[
+                Opcode {
+                    code: opcode::FutexWait::CODE,
+                    name: "IORING_OP_FUTEX_WAIT",
+                    since: "6.7",
+                },
+                Opcode {
+                    code: opcode::FutexWake::CODE,
+                    name: "IORING_OP_FUTEX_WAKE",
+                    since: "6.7",
+                },
+            ],
+        }
     }
 
     fn flags(&self, command: Command) -> Command {
-        Flags::augment_args(command)
-    }
-
-    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
-        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+        KFlag::add(command, "Futex words (wait/wake pairs) per cycle")
     }
 
     fn run(
@@ -70,13 +51,7 @@ impl Bench for FutexWaitWake {
         _host: &HostFacts,
         setup: &mut Setup,
     ) -> anyhow::Result<Vec<BenchSeries>> {
-        Ok(run_single(
-            self,
-            State::new(config)?,
-            plan,
-            config.cpu,
-            setup,
-        ))
+        run_single(self, config, plan, setup, State::new)
     }
 }
 
@@ -86,7 +61,6 @@ struct State {
     words: Words,
     entries: Vec<Sqe>,
     k: u64,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -114,7 +88,6 @@ impl State {
             words,
             entries,
             k: k as u64,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -135,7 +108,7 @@ impl Workload for State {
             return false;
         }
         let k = self.k;
-        submit_and_drain(&mut self.ring, 2 * k, &self.timeout, tally, |t, ud, res| {
+        submit_and_drain(&mut self.ring, 2 * k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), if ud < k { 0 } else { 1 })
         })
     }

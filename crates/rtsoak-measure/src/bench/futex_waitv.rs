@@ -10,9 +10,9 @@ use clap::{ArgMatches, Args, Command, FromArgMatches};
 use io_uring::{IoUring, opcode, types};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
 use super::words::Words;
-use super::{Bench, Opcode, RoundPlan, Shape, UsageError, Workload, run_single};
+use super::{About, Bench, Opcode, RoundPlan, Shape, UsageError, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::futex::{FUTEX_BITSET_MATCH_ANY, futex2_wake, wake};
@@ -36,31 +36,24 @@ struct Flags {
 }
 
 impl Bench for FutexWaitv {
-    fn id(&self) -> BenchName {
-        BenchName::FutexWaitv
-    }
-
-    fn about(&self) -> &'static str {
-        "V IORING_OP_FUTEX_WAITV over W words each, one element woken per vector; ns per pair"
-    }
-
-    fn op(&self) -> &'static str {
-        "waitv/wake pair"
-    }
-
-    fn needs(&self) -> &'static [Opcode] {
-        &[
-            Opcode {
-                code: opcode::FutexWaitV::CODE,
-                name: "IORING_OP_FUTEX_WAITV",
-                since: "6.7",
-            },
-            Opcode {
-                code: opcode::FutexWake::CODE,
-                name: "IORING_OP_FUTEX_WAKE",
-                since: "6.7",
-            },
-        ]
+    fn about(&self) -> &'static About {
+        &About {
+            id: BenchName::FutexWaitv,
+            help: "V IORING_OP_FUTEX_WAITV over W words each, one element woken per vector; ns per pair",
+            op: "waitv/wake pair",
+            needs: &[
+                Opcode {
+                    code: opcode::FutexWaitV::CODE,
+                    name: "IORING_OP_FUTEX_WAITV",
+                    since: "6.7",
+                },
+                Opcode {
+                    code: opcode::FutexWake::CODE,
+                    name: "IORING_OP_FUTEX_WAKE",
+                    since: "6.7",
+                },
+            ],
+        }
     }
 
     fn flags(&self, command: Command) -> Command {
@@ -95,13 +88,7 @@ impl Bench for FutexWaitv {
         _host: &HostFacts,
         setup: &mut Setup,
     ) -> anyhow::Result<Vec<BenchSeries>> {
-        Ok(run_single(
-            self,
-            State::new(config)?,
-            plan,
-            config.cpu,
-            setup,
-        ))
+        run_single(self, config, plan, setup, State::new)
     }
 }
 
@@ -115,7 +102,6 @@ struct State {
     vectors: u64,
     width: usize,
     wake_index: usize,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -156,7 +142,6 @@ impl State {
             vectors: vectors as u64,
             width,
             wake_index,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -180,7 +165,6 @@ impl Workload for State {
         submit_and_drain(
             &mut self.ring,
             2 * vectors,
-            &self.timeout,
             tally,
             |t, ud, res| {
                 t.expect(

@@ -6,12 +6,12 @@
 
 use std::os::fd::AsRawFd;
 
-use clap::{ArgMatches, Args, Command, FromArgMatches};
-use io_uring::{IoUring, opcode, types};
+use clap::Command;
+use io_uring::{IoUring, opcode};
 
 use super::checks::Tally;
-use super::ring::{completion_timeout, drain_leftovers, push_all, submit_and_drain};
-use super::{Bench, Opcode, RoundPlan, Shape, Workload, run_single};
+use super::ring::{drain_leftovers, push_all, submit_and_drain};
+use super::{About, Bench, KFlag, Opcode, RoundPlan, Workload, run_single};
 use rtsoak_record::bench::{BenchConfig, BenchName, BenchSeries, Setup};
 use rtsoak_record::{HostFacts, RingSetup};
 use rtsoak_sys::uring::Sqe;
@@ -22,41 +22,22 @@ pub(crate) const TAG: i32 = 0x5eed;
 /// The bench, as the registry holds it.
 pub(super) struct MsgRing;
 
-/// Its own flags.
-#[derive(Debug, Args)]
-struct Flags {
-    /// Messages per cycle.
-    #[arg(short, long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    k: u32,
-}
-
 impl Bench for MsgRing {
-    fn id(&self) -> BenchName {
-        BenchName::MsgRing
-    }
-
-    fn about(&self) -> &'static str {
-        "K IORING_OP_MSG_RING messages per cycle from one ring into another; ns per message"
-    }
-
-    fn op(&self) -> &'static str {
-        "message"
-    }
-
-    fn needs(&self) -> &'static [Opcode] {
-        &[Opcode {
-            code: opcode::MsgRingData::CODE,
-            name: "IORING_OP_MSG_RING",
-            since: "5.18",
-        }]
+    fn about(&self) -> &'static About {
+        &About {
+            id: BenchName::MsgRing,
+            help: "K IORING_OP_MSG_RING messages per cycle from one ring into another; ns per message",
+            op: "message",
+            needs: &[Opcode {
+                code: opcode::MsgRingData::CODE,
+                name: "IORING_OP_MSG_RING",
+                since: "5.18",
+            }],
+        }
     }
 
     fn flags(&self, command: Command) -> Command {
-        Flags::augment_args(command)
-    }
-
-    fn shape(&self, flags: &ArgMatches, _host: &HostFacts) -> anyhow::Result<Shape> {
-        Ok(Shape::k(Flags::from_arg_matches(flags)?.k))
+        KFlag::add(command, "Messages per cycle")
     }
 
     fn run(
@@ -66,13 +47,7 @@ impl Bench for MsgRing {
         _host: &HostFacts,
         setup: &mut Setup,
     ) -> anyhow::Result<Vec<BenchSeries>> {
-        Ok(run_single(
-            self,
-            State::new(config)?,
-            plan,
-            config.cpu,
-            setup,
-        ))
+        run_single(self, config, plan, setup, State::new)
     }
 }
 
@@ -82,7 +57,6 @@ struct State {
     receiver: IoUring,
     entries: Vec<Sqe>,
     k: u64,
-    timeout: types::Timespec,
 }
 
 impl State {
@@ -100,7 +74,6 @@ impl State {
             receiver,
             entries,
             k: k as u64,
-            timeout: completion_timeout(),
         };
         Ok((bench, setup))
     }
@@ -121,9 +94,9 @@ impl Workload for State {
             return false;
         }
         let k = self.k;
-        submit_and_drain(&mut self.sender, k, &self.timeout, tally, |t, ud, res| {
+        submit_and_drain(&mut self.sender, k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), 0)
-        }) && submit_and_drain(&mut self.receiver, k, &self.timeout, tally, |t, ud, res| {
+        }) && submit_and_drain(&mut self.receiver, k, tally, |t, ud, res| {
             t.expect(ud, i64::from(res), i64::from(TAG))
         })
     }

@@ -17,11 +17,9 @@ pub(super) fn build(setup: RingSetup, requests: usize) -> Result<(IoUring, RingS
 }
 
 /// The wait timeout of [`submit_and_drain`].
-pub(crate) fn completion_timeout() -> types::Timespec {
-    types::Timespec::new()
-        .sec(COMPLETION_TIMEOUT_NS / 1_000_000_000)
-        .nsec((COMPLETION_TIMEOUT_NS % 1_000_000_000) as u32)
-}
+const COMPLETION_TIMEOUT: types::Timespec = types::Timespec::new()
+    .sec(COMPLETION_TIMEOUT_NS / 1_000_000_000)
+    .nsec((COMPLETION_TIMEOUT_NS % 1_000_000_000) as u32);
 
 /// Queue `entries` on `ring`. False (and a call error) if the SQ is full, which a ring built by
 /// [`build`] for the cycle never is.
@@ -42,11 +40,10 @@ pub(super) fn push_all(ring: &mut IoUring, entries: &[Sqe], tally: &mut Tally) -
 pub(crate) fn submit_and_drain(
     ring: &mut IoUring,
     want: u64,
-    timeout: &types::Timespec,
     tally: &mut Tally,
     mut validate: impl FnMut(&mut Tally, u64, i32),
 ) -> bool {
-    let args = types::SubmitArgs::new().timespec(timeout);
+    let args = types::SubmitArgs::new().timespec(&COMPLETION_TIMEOUT);
     let overflow_before = ring.completion().overflow();
     let mut seen = 0;
     let mut ok = true;
