@@ -16,7 +16,7 @@
 
 use std::sync::atomic::Ordering;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use io_uring::IoUring;
 use io_uring::types::{SubmitArgs, Timespec};
 
@@ -450,13 +450,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
         let io_wq_workers = io_wq::most(self.io_wq_after_setup, io_wq::workers());
         sched::current_cpu_into(&mut context.report.setup.cpus_observed);
         if let Some(intervals) = self.intervals.as_mut() {
-            intervals.finish(end_ns, &mut context.stream, &mut self.series.all());
-            if intervals.write_errors > 0 {
-                bail!(
-                    "{} interval frames could not be written",
-                    intervals.write_errors
-                );
-            }
+            intervals.finish(end_ns, &mut context.stream, &mut self.series.all())?;
         }
         self.report_into(context, usage_after, io_wq_workers);
         Ok(())
