@@ -167,14 +167,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
             waiter.attribution()
         });
 
-        let mut ring = if W::USES_RING {
-            let (ring, ring_setup) =
-                uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
-            context.report.setup.ring_setup = Some(ring_setup.into());
-            Some(ring)
-        } else {
-            None
-        };
+        let mut ring = subscriber_ring::<W>(context, spec)?;
         let cursor = Cursor::at(region.queue.head());
         let joined_at = cursor.position();
         region.join(
@@ -502,6 +495,21 @@ fn measured_intervals(spec: &QueueSpec, region: &Region, born_ns: u64) -> Interv
         }
         Life::Noise { lifetime_ns } => Intervals::new(born_ns, born_ns + lifetime_ns, 0),
     }
+}
+
+/// The subscriber's ring, for a waiter that has one, with its setup in the report. The floor
+/// pair builds it so too.
+pub(super) fn subscriber_ring<W: Waiter>(
+    context: &mut WorkerContext,
+    spec: &QueueSpec,
+) -> anyhow::Result<Option<IoUring>> {
+    if !W::USES_RING {
+        return Ok(None);
+    }
+    let (ring, ring_setup) =
+        uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
+    context.report.setup.ring_setup = Some(ring_setup.into());
+    Ok(Some(ring))
 }
 
 /// Wait once, up to `args`' timeout on the ring or `timeout_ns` for a ring-less waiter: how the
