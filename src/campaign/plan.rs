@@ -74,13 +74,7 @@ fn invalid(key: &str, value: impl std::fmt::Display, allowed: &str) -> PlanError
 pub fn parse(name: &str, text: &str) -> Result<Plan, PlanError> {
     let plan: Plan = toml::from_str(text).map_err(|e| PlanError::Toml {
         name: name.to_string(),
-        message: e
-            .to_string()
-            .trim_end()
-            .lines()
-            .map(rtsoak_record::text::quote)
-            .collect::<Vec<_>>()
-            .join("\n"),
+        message: crate::profile::toml_message(&e),
     })?;
     validate(&plan)?;
     Ok(plan)

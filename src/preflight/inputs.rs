@@ -1,6 +1,7 @@
 //! What every check function is given (the host, the RT CPUs, the facts read for them, the
 //! privileges and the transport support), and the wording they share.
 
+pub(crate) use rtsoak_analysis::judge::cpus_named;
 use rtsoak_record::{CheckFacts, HostFacts, Privileges, RtCpus, TransportSupport};
 
 /// Everything a single check function may look at.
@@ -35,13 +36,4 @@ impl Inputs<'_> {
             not_isolated
         }
     }
-}
-
-/// `CPU 4` or `CPUs 4-5`.
-pub(crate) fn cpus_named(cpus: &[usize]) -> String {
-    format!(
-        "CPU{} {}",
-        if cpus.len() == 1 { "" } else { "s" },
-        rtsoak_record::cpulist::format(cpus)
-    )
 }

@@ -75,14 +75,20 @@ fn load_with(name_or_path: &str, installed_dir: &Path) -> Result<(String, Profil
 pub fn parse(name: &str, text: &str) -> Result<Profile, ProfileError> {
     toml::from_str(text).map_err(|e| ProfileError::Toml {
         name: rtsoak_record::text::quote(name),
-        message: e
-            .to_string()
-            .trim_end()
-            .lines()
-            .map(rtsoak_record::text::quote)
-            .collect::<Vec<_>>()
-            .join("\n"),
+        message: toml_message(&e),
     })
+}
+
+/// A TOML error's message with each of its lines escaped and cut: it quotes the file read,
+/// which may be anyone's (a profile, a campaign plan).
+pub(crate) fn toml_message(error: &toml::de::Error) -> String {
+    error
+        .to_string()
+        .trim_end()
+        .lines()
+        .map(rtsoak_record::text::quote)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

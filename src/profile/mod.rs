@@ -24,7 +24,7 @@ pub use builtin::builtin_names;
 pub use error::ProfileError;
 
 pub use load::{load, parse};
-pub(crate) use load::{named_text, names};
+pub(crate) use load::{named_text, names, toml_message};
 pub use overrides::Overrides;
 pub(crate) use overrides::{parse_cpus, parse_duration_ns, profile_values};
 pub use resolve::resolve;

@@ -235,7 +235,7 @@ fn row(t: &TransportRuns<'_>) -> Vec<String> {
     for series in [Series::SendCall, Series::Delivery] {
         match t.series.get(&SeriesKey::Rt(series)).map(|s| s.summary) {
             Some(s) if s.count > 0 => {
-                let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
+                let rate = s.over_threshold_per_million();
                 let cell = match clopper_pearson_95(s.over_threshold, s.count) {
                     Some(ci) => format!(
                         "{} ({}-{})",

@@ -4,9 +4,10 @@
 //! atomically.
 
 use super::prometheus::{self, Writer};
+use crate::verdict_text::own_reasons;
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Status;
-use rtsoak_record::{RingSetup, serde_id};
+use rtsoak_record::serde_id;
 
 /// `rtsoak-<profile>.prom`: the profile name (a file path's stem) with anything but letters,
 /// digits, `-` and `_` replaced by `_`.
@@ -167,16 +168,7 @@ fn end_time(w: &mut Writer<'_>, doc: &ResultDoc) {
 /// (`fail`, `inconclusive`) and its kind (a failure kind, a breached profile key, an
 /// inconclusive kind).
 fn verdict_reasons(w: &mut Writer<'_>, verdict: &rtsoak_record::result::verdict::Verdict) {
-    let mut reasons: Vec<(&str, String, &Option<String>, Option<RingSetup>)> = Vec::new();
-    for f in &verdict.failures {
-        reasons.push(("fail", serde_id(f.kind), &f.transport, f.ring_setup));
-    }
-    for b in &verdict.breaches {
-        reasons.push(("fail", b.what.key(), &b.transport, b.ring_setup));
-    }
-    for i in &verdict.inconclusive {
-        reasons.push(("inconclusive", serde_id(i.kind), &i.transport, i.ring_setup));
-    }
+    let reasons = own_reasons(verdict);
     if reasons.is_empty() {
         return;
     }
@@ -187,14 +179,14 @@ fn verdict_reasons(w: &mut Writer<'_>, verdict: &rtsoak_record::result::verdict:
          failure kind, a breached [verdict] key, an inconclusive kind) and the transport it \
          concerns (empty: the whole invocation); the sentences are in result.json.",
     );
-    for (verdict, kind, transport, setup) in &reasons {
+    for reason in &reasons {
         w.sample(
             "rtsoak_verdict_reason",
             &[
-                ("verdict", verdict),
-                ("kind", kind),
-                ("transport", transport.as_deref().unwrap_or("")),
-                ("ring_setup", setup.map_or("", |s| s.name())),
+                ("verdict", &reason.leads_to.word().to_ascii_lowercase()),
+                ("kind", &reason.kind),
+                ("transport", reason.transport.unwrap_or("")),
+                ("ring_setup", reason.ring_setup.map_or("", |s| s.name())),
             ],
             1,
         );

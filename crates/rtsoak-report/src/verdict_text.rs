@@ -1,11 +1,12 @@
 //! The verdict in words every rendering shares: its word, which on a PASS that accepted
 //! conditions invalidating the figures as real-time figures says in the same phrase what the
-//! PASS is not, and its reasons. One wording, so the terminal, the journal and every export
-//! say the same thing.
+//! PASS is not, and its reasons (labelled by kind and by what they concern, for the exports
+//! that tell them apart). One wording, so the terminal, the journal and every export say the
+//! same thing.
 
 use rtsoak_record::result::ResultDoc;
 use rtsoak_record::result::verdict::Verdict;
-use rtsoak_record::{CaveatKind, CheckId, Status};
+use rtsoak_record::{CaveatKind, CheckId, RingSetup, Series, Status, serde_id};
 
 /// `PASS`, `FAIL`, `INCONCLUSIVE`, or on a PASS that accepted conditions (a development
 /// profile's) `PASS on a non-RT kernel: these figures describe this kernel`.
@@ -38,23 +39,71 @@ pub fn status_phrase(verdict: &Verdict) -> String {
     format!("{word} {}: {described}", qualifiers.join(" "))
 }
 
+/// One reason of a verdict, labelled as the exports tell reasons apart.
+pub(crate) struct Reason<'a> {
+    /// What it makes of the verdict: FAIL, or INCONCLUSIVE for a reason it is inconclusive.
+    pub(crate) leads_to: Status,
+    /// The result's own id of its kind: a failure kind (`lost-messages`), the `[verdict]` key a
+    /// breach broke (`verdict.max_delivery_us`), an inconclusive kind (`invalidated`), or
+    /// `regression.<figure>` against the baseline.
+    pub(crate) kind: String,
+    /// The transport it concerns (none: the whole invocation), its ring setup and series.
+    pub(crate) transport: Option<&'a str>,
+    pub(crate) ring_setup: Option<RingSetup>,
+    pub(crate) series: Option<Series>,
+    pub(crate) sentence: String,
+}
+
 /// Every reason of the verdict, one sentence each: failures, breaches, why it is inconclusive,
 /// regressions against the baseline.
 pub fn reasons(verdict: &Verdict) -> Vec<String> {
-    let mut reasons: Vec<String> = verdict
-        .failures
-        .iter()
-        .map(|f| f.message.clone())
-        .chain(verdict.breaches.iter().map(|b| b.message.clone()))
-        .chain(verdict.inconclusive.iter().map(|i| i.message.clone()))
-        .collect();
+    labelled(verdict).into_iter().map(|r| r.sentence).collect()
+}
+
+/// [`reasons`], each labelled.
+pub(crate) fn labelled(verdict: &Verdict) -> Vec<Reason<'_>> {
+    let mut reasons = own_reasons(verdict);
     if let Some(diff) = &verdict.baseline {
-        reasons.extend(
-            diff.regressions()
-                .map(|f| format!("regression: {}: {}", f.label(), f.reason)),
-        );
+        reasons.extend(diff.regressions().map(|f| Reason {
+            leads_to: Status::Fail,
+            kind: format!("regression.{}", serde_id(f.figure)),
+            transport: Some(&f.transport),
+            ring_setup: f.ring_setup,
+            series: f.series,
+            sentence: format!("regression: {}: {}", f.label(), f.reason),
+        }));
     }
     reasons
+}
+
+/// The verdict's own reasons, labelled: its failures, breaches and why it is inconclusive,
+/// without the baseline's regressions.
+pub(crate) fn own_reasons(verdict: &Verdict) -> Vec<Reason<'_>> {
+    let failures = verdict.failures.iter().map(|f| Reason {
+        leads_to: Status::Fail,
+        kind: serde_id(f.kind),
+        transport: f.transport.as_deref(),
+        ring_setup: f.ring_setup,
+        series: None,
+        sentence: f.message.clone(),
+    });
+    let breaches = verdict.breaches.iter().map(|b| Reason {
+        leads_to: Status::Fail,
+        kind: b.what.key(),
+        transport: b.transport.as_deref(),
+        ring_setup: b.ring_setup,
+        series: b.series,
+        sentence: b.message.clone(),
+    });
+    let inconclusive = verdict.inconclusive.iter().map(|i| Reason {
+        leads_to: Status::Inconclusive,
+        kind: serde_id(i.kind),
+        transport: i.transport.as_deref(),
+        ring_setup: i.ring_setup,
+        series: None,
+        sentence: i.message.clone(),
+    });
+    failures.chain(breaches).chain(inconclusive).collect()
 }
 
 /// The verdict and what qualifies it, for an export's free text (JUnit's `system-out`): the

@@ -49,7 +49,7 @@ fn rate_of(t: &TransportRuns<'_>, series: Series) -> Option<Rate> {
         label: t.label.clone(),
         over_threshold: s.over_threshold,
         count: s.count,
-        per_million: s.over_threshold as f64 * 1e6 / s.count as f64,
+        per_million: s.over_threshold_per_million(),
         low_per_million: interval.low * 1e6,
         high_per_million: interval.high * 1e6,
     })

@@ -294,17 +294,10 @@ impl Pair<'_> {
     }
 }
 
-fn per_million(s: &Summary) -> f64 {
-    if s.count == 0 {
-        0.0
-    } else {
-        s.over_threshold as f64 * 1e6 / s.count as f64
-    }
-}
-
 fn rate(pair: &Pair<'_>, rules: &DiffRules) -> Finding {
     let (b, n) = (&pair.b, &pair.n);
-    let (rate_b, rate_n) = (per_million(b), per_million(n));
+    let rate_b = b.over_threshold_per_million();
+    let rate_n = n.over_threshold_per_million();
     let p = rate_increase_p_value(b.over_threshold, b.count, n.over_threshold, n.count);
     let big_enough = rate_n >= rate_b * rules.min_rate_ratio
         && rate_n - rate_b >= rules.min_rate_increase_per_million;

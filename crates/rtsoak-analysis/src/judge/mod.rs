@@ -19,4 +19,5 @@ mod verdict;
 
 pub use caveats::{caveats, ranked as ranked_caveats};
 pub use diff::diff;
+pub use sharing::cpus_named;
 pub use verdict::{stored_or_judged, verdict};

@@ -123,8 +123,8 @@ fn rt_pair(doc: &ResultDoc) -> [usize; 2] {
     [doc.plan.rt.publisher_cpu, doc.plan.rt.subscriber_cpu]
 }
 
-/// `CPU 4` or `CPUs 4-5`.
-fn cpus_named(cpus: &[usize]) -> String {
+/// `CPU 4` or `CPUs 4-5`: how caveats and the system check's findings name CPUs.
+pub fn cpus_named(cpus: &[usize]) -> String {
     format!(
         "CPU{} {}",
         if cpus.len() == 1 { "" } else { "s" },

@@ -244,7 +244,7 @@ fn judge_series(breaches: &mut Breaches<'_, '_>, limits: &Limits, judged: Series
     if let Some(limit) = limits.max_over_threshold_per_million
         && s.count > 0
     {
-        let rate = s.over_threshold as f64 * 1e6 / s.count as f64;
+        let rate = s.over_threshold_per_million();
         if rate > limit as f64 {
             let text = format!(
                 "{rate:.2} {series} samples per million over threshold ({} of {}) > {limit} \

@@ -6,6 +6,8 @@
 //! (up to the delivery timeout) lands in the last interval, which still ends where the measured
 //! phase did, so interval lengths add up to the measured time.
 
+use anyhow::bail;
+
 use crate::protocol::ReportWriter;
 use rtsoak_analysis::stats::Recorder;
 
@@ -19,7 +21,7 @@ pub(crate) struct Intervals {
     current: u32,
     /// Frames that did not fit in the frame ring: dropped and counted, never waited for (the
     /// run goes on; the result says so).
-    pub(crate) write_errors: u64,
+    write_errors: u64,
 }
 
 impl Intervals {
@@ -59,19 +61,24 @@ impl Intervals {
     }
 
     /// Ship the last, partial interval ending at `end_ns`, or where the measured phase was
-    /// planned to end if that came first (a run stopped early ends early).
+    /// planned to end if that came first (a run stopped early ends early); an error if any
+    /// frame of the run did not fit.
     pub(super) fn finish(
         &mut self,
         end_ns: u64,
         stream: &mut ReportWriter,
         recorders: &mut [&mut Recorder],
-    ) {
+    ) -> anyhow::Result<()> {
         let start = self.measure_start_ns + u64::from(self.current) * self.interval_ns;
         let mut length = end_ns.min(self.measure_end_ns).saturating_sub(start);
         if self.interval_ns != 0 {
             length = length.min(self.interval_ns);
         }
         self.ship(stream, recorders, length);
+        if self.write_errors > 0 {
+            bail!("{} interval frames could not be written", self.write_errors);
+        }
+        Ok(())
     }
 
     fn ship(&mut self, stream: &mut ReportWriter, recorders: &mut [&mut Recorder], length_ns: u64) {

@@ -16,7 +16,7 @@
 
 use std::sync::atomic::Ordering;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use io_uring::IoUring;
 use io_uring::types::{SubmitArgs, Timespec};
 
@@ -167,14 +167,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
             waiter.attribution()
         });
 
-        let mut ring = if W::USES_RING {
-            let (ring, ring_setup) =
-                uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
-            context.report.setup.ring_setup = Some(ring_setup.into());
-            Some(ring)
-        } else {
-            None
-        };
+        let mut ring = subscriber_ring::<W>(context, spec)?;
         let cursor = Cursor::at(region.queue.head());
         let joined_at = cursor.position();
         region.join(
@@ -450,13 +443,7 @@ impl<'a, W: Waiter> Subscriber<'a, W> {
         let io_wq_workers = io_wq::most(self.io_wq_after_setup, io_wq::workers());
         sched::current_cpu_into(&mut context.report.setup.cpus_observed);
         if let Some(intervals) = self.intervals.as_mut() {
-            intervals.finish(end_ns, &mut context.stream, &mut self.series.all());
-            if intervals.write_errors > 0 {
-                bail!(
-                    "{} interval frames could not be written",
-                    intervals.write_errors
-                );
-            }
+            intervals.finish(end_ns, &mut context.stream, &mut self.series.all())?;
         }
         self.report_into(context, usage_after, io_wq_workers);
         Ok(())
@@ -508,6 +495,21 @@ fn measured_intervals(spec: &QueueSpec, region: &Region, born_ns: u64) -> Interv
         }
         Life::Noise { lifetime_ns } => Intervals::new(born_ns, born_ns + lifetime_ns, 0),
     }
+}
+
+/// The subscriber's ring, for a waiter that has one, with its setup in the report. The floor
+/// pair builds it so too.
+pub(super) fn subscriber_ring<W: Waiter>(
+    context: &mut WorkerContext,
+    spec: &QueueSpec,
+) -> anyhow::Result<Option<IoUring>> {
+    if !W::USES_RING {
+        return Ok(None);
+    }
+    let (ring, ring_setup) =
+        uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
+    context.report.setup.ring_setup = Some(ring_setup.into());
+    Ok(Some(ring))
 }
 
 /// Wait once, up to `args`' timeout on the ring or `timeout_ns` for a ring-less waiter: how the

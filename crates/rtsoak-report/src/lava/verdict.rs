@@ -12,18 +12,9 @@
 
 use super::{Case, Line, Outcome};
 use crate::text::grouped;
-use crate::verdict_text::{caveat_lines, status_phrase};
+use crate::verdict_text::{Reason, caveat_lines, labelled, status_phrase};
 use rtsoak_record::result::ResultDoc;
-use rtsoak_record::result::verdict::Verdict;
-use rtsoak_record::{RingSetup, Series};
-use rtsoak_record::{Status, serde_id};
-
-/// One reason: its case's name, what it makes of the verdict, and its sentence.
-struct Reason {
-    name: String,
-    outcome: Outcome,
-    sentence: String,
-}
+use rtsoak_record::{RingSetup, Series, Status};
 
 /// The caveats, the reasons, the accepted conditions and the verdict, in that order.
 pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
@@ -38,12 +29,13 @@ pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
         lines.push(Line::Case(Case::new("verdict", Outcome::Skip, None)));
         return lines;
     };
-    for (name, same) in grouped(reasons(verdict), |reason| reason.name.clone()) {
+    for (name, same) in grouped(labelled(verdict), case_name) {
         lines.extend(
             same.iter()
                 .map(|r| Line::Log(format!("rtsoak verdict reason: {}", r.sentence))),
         );
-        lines.push(Line::Case(Case::new(&name, same[0].outcome, None)));
+        let result = outcome(same[0].leads_to);
+        lines.push(Line::Case(Case::new(&name, result, None)));
     }
     for accepted in &verdict.accepted {
         lines.push(Line::Log(format!(
@@ -57,82 +49,36 @@ pub(super) fn lines(doc: &ResultDoc) -> Vec<Line> {
         "rtsoak verdict: {}",
         status_phrase(verdict)
     )));
-    let outcome = match verdict.status {
-        Status::Pass => Outcome::Pass,
-        Status::Fail => Outcome::Fail,
-        Status::Inconclusive => Outcome::Skip,
-    };
-    lines.push(Line::Case(Case::new("verdict", outcome, None)));
+    lines.push(Line::Case(Case::new(
+        "verdict",
+        outcome(verdict.status),
+        None,
+    )));
     lines
 }
 
-/// Every reason of `verdict`, in the order `verdict_text::reasons` says them.
-fn reasons(verdict: &Verdict) -> Vec<Reason> {
-    let mut reasons = Vec::new();
-    let mut add = |name: String, outcome, sentence: &str| {
-        reasons.push(Reason {
-            name,
-            outcome,
-            sentence: sentence.to_string(),
-        });
-    };
-    for f in &verdict.failures {
-        let name = case_name(
-            &serde_id(f.kind),
-            f.transport.as_deref(),
-            f.ring_setup,
-            None,
-        );
-        add(name, Outcome::Fail, &f.message);
+/// `pass`, `fail`, or `skip` for INCONCLUSIVE.
+fn outcome(status: Status) -> Outcome {
+    match status {
+        Status::Pass => Outcome::Pass,
+        Status::Fail => Outcome::Fail,
+        Status::Inconclusive => Outcome::Skip,
     }
-    for b in &verdict.breaches {
-        let key = b.what.key();
-        let kind = key.strip_prefix("verdict.").unwrap_or(&key);
-        let name = case_name(
-            kind,
-            b.transport.as_deref(),
-            b.ring_setup,
-            b.series.map(Series::name),
-        );
-        add(name, Outcome::Fail, &b.message);
-    }
-    for i in &verdict.inconclusive {
-        let name = case_name(
-            &serde_id(i.kind),
-            i.transport.as_deref(),
-            i.ring_setup,
-            None,
-        );
-        add(name, Outcome::Skip, &i.message);
-    }
-    if let Some(diff) = &verdict.baseline {
-        for f in diff.regressions() {
-            let kind = format!("regression.{}", serde_id(f.figure));
-            let name = case_name(
-                &kind,
-                Some(&f.transport),
-                f.ring_setup,
-                f.series.map(Series::name),
-            );
-            let sentence = format!("regression: {}: {}", f.label(), f.reason);
-            add(name, Outcome::Fail, &sentence);
-        }
-    }
-    reasons
 }
 
-/// A reason's case: `verdict.reason.<kind>`, then the transport, ring setup and series where
-/// given.
-fn case_name(
-    kind: &str,
-    transport: Option<&str>,
-    ring_setup: Option<RingSetup>,
-    series: Option<&str>,
-) -> String {
+/// A reason's case: `verdict.reason.<kind>` (a breach's key without its section), then the
+/// transport, ring setup and series where given.
+fn case_name(reason: &Reason<'_>) -> String {
+    let kind = reason.kind.strip_prefix("verdict.").unwrap_or(&reason.kind);
     let mut name = format!("verdict.reason.{kind}");
-    for part in [transport, ring_setup.map(RingSetup::name), series]
-        .into_iter()
-        .flatten()
+    let series = reason.series.map(Series::name);
+    for part in [
+        reason.transport,
+        reason.ring_setup.map(RingSetup::name),
+        series,
+    ]
+    .into_iter()
+    .flatten()
     {
         name.push('.');
         name.push_str(part);

@@ -18,13 +18,13 @@ use crate::protocol::{QueueSpec, RtSpec};
 use crate::transport::Waiter;
 use crate::worker::WorkerContext;
 use crate::worker::own_wake::OwnWakes;
-use crate::worker::subscriber::{Reaped, rearm_and_submit, wait};
+use crate::worker::subscriber::{Reaped, rearm_and_submit, subscriber_ring, wait};
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::Attribution;
 use rtsoak_record::{Counters, Series};
 use rtsoak_sys::clock::now_ns;
 use rtsoak_sys::region::{FloorStamps, RT_PUBLISHER_SLOT, phase, worker_state};
-use rtsoak_sys::{sched, uring};
+use rtsoak_sys::sched;
 
 /// Run the floor subscriber with waiter `W` until the run stops and the last send is seen (or
 /// the delivery timeout has passed since the stop).
@@ -112,14 +112,7 @@ fn join<W: Waiter>(
     spec: &QueueSpec,
     waiter: &mut W,
 ) -> anyhow::Result<Option<IoUring>> {
-    let mut ring = if W::USES_RING {
-        let (ring, ring_setup) =
-            uring::build(spec.ring_setup.into()).context("creating the subscriber's ring")?;
-        context.report.setup.ring_setup = Some(ring_setup.into());
-        Some(ring)
-    } else {
-        None
-    };
+    let mut ring = subscriber_ring::<W>(context, spec)?;
     context.region().join(
         spec.member,
         std::process::id() as i32,
