@@ -241,7 +241,8 @@ fn and_list(items: &[String]) -> String {
     }
 }
 
-/// A rate per million, to three significant figures at most (`0`, `2.5`, `5264`, `24 300`).
+/// A rate per million: two decimals under 10, one under 100, none above (`0`, `2.50`, `52.6`,
+/// `24300`).
 pub fn per_million(value: f64) -> String {
     if value == 0.0 {
         "0".to_string()
