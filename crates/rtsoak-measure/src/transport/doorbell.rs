@@ -15,7 +15,9 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker};
+use super::{
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+};
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
@@ -159,11 +161,7 @@ pub(crate) struct DoorbellWaiter {
 
 impl Waiter for DoorbellWaiter {
     fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Covering
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Covering)
     }
 
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {

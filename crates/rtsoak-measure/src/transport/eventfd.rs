@@ -22,8 +22,8 @@ use nix::sys::eventfd::{EfdFlags, EventFd};
 use super::fd_wait::{ReadWait, Taken};
 use super::targets::RemoteFd;
 use super::{
-    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
-    trial,
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    require_opcodes, trial,
 };
 use rtsoak_record::Attribution;
 use rtsoak_record::FdWait;
@@ -148,11 +148,7 @@ impl CountDecoder {
 
     /// Exact for the RT subscriber.
     pub(super) fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Exact)
     }
 
     /// The own wakes a read of `count` holds.

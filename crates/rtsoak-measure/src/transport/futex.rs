@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::sender::RingSender;
 use super::{
-    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, require_opcodes,
+    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, attribution_if,
+    require_opcodes,
 };
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
@@ -234,11 +235,7 @@ pub(crate) struct FutexWaiter<'r> {
 
 impl Waiter for FutexWaiter<'_> {
     fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Covering
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Covering)
     }
 
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {

@@ -12,7 +12,7 @@ use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
 use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
-use super::{Completion, Env, Mechanism, Own, Transport, Waiter};
+use super::{Completion, Env, Mechanism, Own, Transport, Waiter, attribution_if};
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
@@ -99,11 +99,7 @@ impl Waiter for SyscallWaiter<'_> {
     const USES_RING: bool = false;
 
     fn attribution(&self) -> Attribution {
-        if self.only_own {
-            Attribution::Covering
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.only_own, Attribution::Covering)
     }
 
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {

@@ -137,6 +137,12 @@ pub(crate) enum Own {
     Covering,
 }
 
+/// `kind` for a waiter that tells the RT publisher's own wakes apart (the RT subscriber, for most
+/// transports), [`Attribution::None`] for any other ([`Waiter::attribution`]).
+pub(crate) fn attribution_if(attributes: bool, kind: Attribution) -> Attribution {
+    if attributes { kind } else { Attribution::None }
+}
+
 /// The subscriber's half of a transport.
 pub(crate) trait Waiter {
     /// False for a waiter that blocks in a system call instead of an io_uring (the

@@ -15,8 +15,8 @@ use nix::errno::Errno;
 use super::sender::RingSender;
 use super::targets::RemoteFd;
 use super::{
-    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
-    trial,
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    require_opcodes, trial,
 };
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
@@ -130,11 +130,7 @@ pub(crate) struct MsgRingWaiter {
 
 impl Waiter for MsgRingWaiter {
     fn attribution(&self) -> Attribution {
-        if self.rt_publisher.is_some() {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_publisher.is_some(), Attribution::Exact)
     }
 
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {

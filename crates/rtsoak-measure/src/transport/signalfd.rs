@@ -24,8 +24,8 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 use super::fd_wait::{ReadWait, Taken};
 use super::{
-    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
-    trial,
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    require_opcodes, trial,
 };
 use rtsoak_record::Attribution;
 use rtsoak_record::FdWait;
@@ -218,11 +218,7 @@ impl Waiter for SignalWaiter {
     }
 
     fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Exact)
     }
 
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
