@@ -82,22 +82,20 @@ impl Mechanism for Doorbell {
     type Waiter = DoorbellWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = DoorbellWaker {
+        Ok(DoorbellWaker {
             sender: RingSender::new(env.ring_setup)?,
             targets: Targets::new(Reach::of(env)),
             abi: env.abi.doorbell,
             bits: doorbell_bit(env.publisher_id),
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
-        let waiter = DoorbellWaiter {
+        Ok(DoorbellWaiter {
             abi: env.abi.doorbell,
             registered: false,
             rt_subscriber: env.role == Role::Subscriber,
-        };
-        Ok(waiter)
+        })
     }
 }
 

@@ -80,20 +80,18 @@ impl Mechanism for Eventfd {
     type Waiter = EventfdWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = EventfdWaker::new(env);
-        Ok(waker)
+        Ok(EventfdWaker::new(env))
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let eventfd = nonblocking_eventfd()?;
         // The trial's own eventfd: nobody can write to it, so the trial never takes a wake.
         let wait = super::fd_wait::find_fd_wait(nonblocking_eventfd()?.as_fd())?;
-        let waiter = EventfdWaiter {
+        Ok(EventfdWaiter {
             eventfd,
             read: ReadWait::new(wait),
             decoder: CountDecoder::new(env),
-        };
-        Ok(waiter)
+        })
     }
 }
 

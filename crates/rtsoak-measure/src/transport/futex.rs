@@ -94,15 +94,14 @@ impl Mechanism for Futex {
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
-        let waker = FutexWaker {
+        Ok(FutexWaker {
             word,
             sender: match env.settings.futex_wake {
                 FutexWake::Syscall => None,
                 FutexWake::IoUring => Some(RingSender::new(env.ring_setup)?),
             },
             bitset: wake_bitset(env),
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
@@ -118,13 +117,12 @@ impl Mechanism for Futex {
         } else {
             vec![Wait::new(FROM_RT_PUBLISHER, ARM_USER_DATA)]
         };
-        let waiter = FutexWaiter {
+        Ok(FutexWaiter {
             word,
             expected: word.load(Ordering::Acquire),
             waits,
             rt_subscriber,
-        };
-        Ok(waiter)
+        })
     }
 }
 

@@ -61,18 +61,17 @@ impl Mechanism for FutexSyscall {
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
         let bitset = wake_bitset(env);
-        let waker = FutexWaker {
+        Ok(FutexWaker {
             word,
             sender: None,
             bitset,
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let word = &env.region.futex_word.0;
         let only_own = env.role == Role::Subscriber && !env.noise_wakes_rt_subscriber;
-        let waiter = SyscallWaiter {
+        Ok(SyscallWaiter {
             word,
             expected: word.load(Ordering::Acquire),
             bitset: if only_own {
@@ -81,8 +80,7 @@ impl Mechanism for FutexSyscall {
                 FROM_RT_PUBLISHER | FROM_NOISE
             },
             only_own,
-        };
-        Ok(waiter)
+        })
     }
 }
 

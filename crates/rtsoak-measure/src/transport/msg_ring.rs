@@ -64,21 +64,19 @@ impl Mechanism for MsgRing {
     type Waiter = MsgRingWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = MsgRingWaker {
+        Ok(MsgRingWaker {
             sender: RingSender::new(env.ring_setup)?,
             targets: Targets::new(Reach::of(env)),
             token: env.coordinator_pid,
             publisher_id: env.publisher_id,
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
-        let waiter = MsgRingWaiter {
+        Ok(MsgRingWaiter {
             token: env.coordinator_pid,
             rt_publisher: (env.role == Role::Subscriber).then_some(env.publisher_id),
-        };
-        Ok(waiter)
+        })
     }
 }
 

@@ -85,23 +85,21 @@ impl Mechanism for Signalfd {
     type Waiter = SignalWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = SignalWaker {
+        Ok(SignalWaker {
             targets: Targets::new(Reach::of(env)),
             sender: SignalSender::new(wake_signal()),
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let signalfd = blocked_signalfd().map_err(|e| SysError::new("signalfd", e))?;
         let wait = super::fd_wait::find_fd_wait(trial_signalfd()?.as_fd())?;
-        let waiter = SignalWaiter {
+        Ok(SignalWaiter {
             signalfd,
             read: ReadWait::new(wait),
             region: env.region,
             rt_subscriber: env.role == Role::Subscriber,
-        };
-        Ok(waiter)
+        })
     }
 }
 
