@@ -94,14 +94,16 @@ impl Mechanism for Futex {
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
-        Ok(FutexWaker {
-            word,
-            sender: match env.settings.futex_wake {
-                FutexWake::Syscall => None,
-                FutexWake::IoUring => Some(RingSender::new(env.ring_setup)?),
-            },
-            bitset: wake_bitset(env),
-        })
+        let bitset = wake_bitset(env);
+        let call = match env.settings.futex_wake {
+            FutexWake::Syscall => WakeCall::Syscall(bitset),
+            FutexWake::IoUring => {
+                let wake =
+                    Sqe::futex_wake(word, i32::MAX as u64, u64::from(bitset), FUTEX2_SIZE_U32);
+                WakeCall::Ring(RingSender::new(env.ring_setup)?, wake.user_data(0))
+            }
+        };
+        Ok(FutexWaker { word, call })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
@@ -162,13 +164,22 @@ pub(super) fn wake_bitset<S>(env: &Env<'_, S>) -> u32 {
 
 /// Bump the word, then wake every waiter whose bitset holds ours. One call wakes every
 /// subscriber. Shared with `futex-syscall`, whose subscribers wait on the same word without
-/// io_uring.
+/// io_uring, and `persistent-futex`, which wakes the slot its ring registered for the word.
 pub(crate) struct FutexWaker<'r> {
     pub(super) word: &'r AtomicU32,
-    /// `None`: wake with `futex(2)`; else with `IORING_OP_FUTEX_WAKE` from this ring.
-    pub(super) sender: Option<RingSender>,
-    /// [`FROM_RT_PUBLISHER`] or [`FROM_NOISE`].
-    pub(super) bitset: u32,
+    pub(super) call: WakeCall,
+}
+
+/// How a [`FutexWaker`] wakes the word's waiters.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per publisher; a box would add a load to every timed wake"
+)]
+pub(crate) enum WakeCall {
+    /// `futex(2)` `FUTEX_WAKE_BITSET` with this bitset, [`FROM_RT_PUBLISHER`] or [`FROM_NOISE`].
+    Syscall(u32),
+    /// This SQE (an `IORING_OP_FUTEX_WAKE`, built once), submitted from this ring.
+    Ring(RingSender, Sqe),
 }
 
 impl Waker for FutexWaker<'_> {
@@ -183,23 +194,17 @@ impl Waker for FutexWaker<'_> {
     #[inline]
     fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
         self.word.fetch_add(1, Ordering::SeqCst);
-        match &mut self.sender {
-            None => wake_shared_bitset(self.word, i32::MAX, self.bitset).map(drop),
-            Some(sender) => {
-                let wake = Sqe::futex_wake(
-                    self.word,
-                    i32::MAX as u64,
-                    u64::from(self.bitset),
-                    FUTEX2_SIZE_U32,
-                )
-                .user_data(0);
-                sender.send(&wake)
-            }
+        match &mut self.call {
+            WakeCall::Syscall(bitset) => wake_shared_bitset(self.word, i32::MAX, *bitset).map(drop),
+            WakeCall::Ring(sender, wake) => sender.send(wake),
         }
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
-        self.sender.as_mut().map_or(Ok(()), RingSender::settle)
+        match &mut self.call {
+            WakeCall::Syscall(_) => Ok(()),
+            WakeCall::Ring(sender, _) => sender.settle(),
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
-use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
+use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, WakeCall, wake_bitset};
 use super::{Completion, Env, Mechanism, Own, Transport, Waiter, attribution_if};
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
@@ -60,11 +60,9 @@ impl Mechanism for FutexSyscall {
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
-        let bitset = wake_bitset(env);
         Ok(FutexWaker {
             word,
-            sender: None,
-            bitset,
+            call: WakeCall::Syscall(wake_bitset(env)),
         })
     }
 

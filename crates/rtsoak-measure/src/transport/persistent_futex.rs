@@ -14,15 +14,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
+use super::futex::{FutexWaker, WakeCall};
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker};
+use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter};
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use rtsoak_record::Attribution;
 use rtsoak_record::Support;
 use rtsoak_record::abi::PatchedAbi;
 use rtsoak_sys::SysError;
-use rtsoak_sys::queue::Message;
-use rtsoak_sys::region::Region;
 use rtsoak_sys::uring::{OpcodeSupport, build, push};
 
 /// The `persistent-futex` transport.
@@ -70,7 +69,7 @@ impl Transport for PersistentFutex {
 
 impl Mechanism for PersistentFutex {
     type Settings = super::NoSettings;
-    type Waker = RegisteredWaker<'static>;
+    type Waker = FutexWaker<'static>;
     type Waiter = PersistentWaiter<'static>;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
@@ -79,7 +78,9 @@ impl Mechanism for PersistentFutex {
         let sender = RingSender::new(env.ring_setup)?;
         register_word(&abi, sender.ring().as_raw_fd(), word.as_ptr())
             .map_err(|errno| anyhow::anyhow!("{}: {errno}", registration_call(&abi)))?;
-        Ok(RegisteredWaker { word, sender, abi })
+        // Bump the word and wake registered slot 0 from the publisher's ring.
+        let call = WakeCall::Ring(sender, wake_sqe(&abi, 0, 0));
+        Ok(FutexWaker { word, call })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
@@ -124,33 +125,6 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
         r if r == -libc::EAGAIN => Ok(()),
         r if r < 0 => Err((wait_call, Errno::from_raw(-r))),
         _ => Err((wait_call, Errno::EIO)),
-    }
-}
-
-/// Bump the word and wake registered slot 0 from the publisher's ring.
-pub(crate) struct RegisteredWaker<'r> {
-    word: &'r AtomicU32,
-    sender: RingSender,
-    abi: Abi,
-}
-
-impl Waker for RegisteredWaker<'_> {
-    fn refresh(&mut self, _region: &Region) -> Result<(), SysError> {
-        Ok(()) // waiters find the word themselves
-    }
-
-    fn targets(&self) -> usize {
-        1
-    }
-
-    #[inline]
-    fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
-        self.word.fetch_add(1, Ordering::SeqCst);
-        self.sender.send(&wake_sqe(&self.abi, 0, 0))
-    }
-
-    fn settle(&mut self) -> Result<(), Errno> {
-        self.sender.settle()
     }
 }
 
