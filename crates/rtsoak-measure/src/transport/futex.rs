@@ -134,14 +134,20 @@ fn trial() -> Result<(), SysError> {
     let (mut ring, _) = uring::build(rtsoak_sys::uring::SetupFlags::None)?;
     let word = AtomicU32::new(1);
     let wait = Sqe::futex_wait(&word, 0, FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32).user_data(1);
-    push(&mut ring, &wait)?;
+    trial_wait(&mut ring, &wait)
+}
+
+/// Submit `wait`, a futex wait on a word whose value has moved on, and check that it completes
+/// with `-EAGAIN` (shared with `persistent-futex`, whose wait is flagged persistent).
+pub(super) fn trial_wait(ring: &mut IoUring, wait: &Sqe) -> Result<(), SysError> {
+    push(ring, wait)?;
     ring.submit_and_wait(1)
         .map_err(|e| SysError::from_io("io_uring_enter", &e))?;
-    let cqe = ring
+    let result = ring
         .completion()
         .next()
-        .ok_or(SysError::new("IORING_OP_FUTEX_WAIT", Errno::EIO))?;
-    match cqe.result() {
+        .map_or(-libc::EIO, |cqe| cqe.result());
+    match result {
         r if r == -libc::EAGAIN => Ok(()),
         r if r < 0 => Err(SysError::new("IORING_OP_FUTEX_WAIT", Errno::from_raw(-r))),
         _ => Err(SysError::new("IORING_OP_FUTEX_WAIT", Errno::EIO)),

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
-use super::futex::{FutexWaker, WakeCall};
+use super::futex::{FutexWaker, WakeCall, trial_wait};
 use super::sender::RingSender;
 use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter};
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
@@ -110,22 +110,13 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
     let word = AtomicU32::new(1);
     register_word(abi, ring.as_raw_fd(), word.as_ptr())
         .map_err(|errno| (registration_call(abi), errno))?;
-    let wait_call = format!(
-        "persistent IORING_OP_FUTEX_WAIT (futex_flags = {:#x}, assumed)",
-        abi.wait_flag
-    );
-    push(&mut ring, &wait_sqe(abi, &word, 0, 1)).map_err(|e| (wait_call.clone(), e.errno))?;
-    ring.submit_and_wait(1)
-        .map_err(|e| (wait_call.clone(), rtsoak_sys::errno_of(&e)))?;
-    let result = ring
-        .completion()
-        .next()
-        .map_or(-libc::EIO, |cqe| cqe.result());
-    match result {
-        r if r == -libc::EAGAIN => Ok(()),
-        r if r < 0 => Err((wait_call, Errno::from_raw(-r))),
-        _ => Err((wait_call, Errno::EIO)),
-    }
+    trial_wait(&mut ring, &wait_sqe(abi, &word, 0, 1)).map_err(|e| {
+        let wait_call = format!(
+            "persistent IORING_OP_FUTEX_WAIT (futex_flags = {:#x}, assumed)",
+            abi.wait_flag
+        );
+        (wait_call, e.errno)
+    })
 }
 
 /// One wait, armed once; re-armed only if the kernel ends it.
