@@ -19,7 +19,7 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::fd_wait::{ReadWait, Taken};
+use super::fd_wait::ReadWait;
 use super::targets::RemoteFd;
 use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
@@ -209,14 +209,12 @@ impl Waiter for EventfdWaiter {
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
         match self.read.take(self.eventfd.as_fd(), cqe) {
-            Taken::Bytes(8) => Completion::Woken {
+            Ok(8) => Completion::Woken {
                 rearm: true,
                 own: self.decoder.own(self.read.get(0)),
             },
-            // Readable, yet no count to read: no wake of the run's.
-            Taken::Nothing => Completion::Foreign { rearm: true },
-            Taken::Failed(errno) => Completion::Error(errno),
-            Taken::Bytes(_) => Completion::Error(libc::EIO),
+            Ok(_) => Completion::Error(libc::EIO),
+            Err(completion) => completion,
         }
     }
 }

@@ -22,7 +22,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use super::fd_wait::{ReadWait, Taken};
+use super::fd_wait::ReadWait;
 use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
     require_opcodes, trial,
@@ -229,10 +229,8 @@ impl Waiter for SignalWaiter {
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
         match self.read.take(self.signalfd.as_fd(), cqe) {
-            Taken::Bytes(bytes) => self.judge(bytes),
-            // Readable, yet no signal to read: no wake of the run's.
-            Taken::Nothing => Completion::Foreign { rearm: true },
-            Taken::Failed(errno) => Completion::Error(errno),
+            Ok(bytes) => self.judge(bytes),
+            Err(completion) => completion,
         }
     }
 }
