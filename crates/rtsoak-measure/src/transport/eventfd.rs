@@ -15,11 +15,11 @@
 
 use std::os::fd::{AsFd, AsRawFd};
 
-use io_uring::{IoUring, cqueue, opcode};
+use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::fd_wait::ReadWait;
+use super::fd_wait::{READ_WAIT_OPCODES, ReadWait};
 use super::targets::RemoteFd;
 use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
@@ -59,10 +59,7 @@ impl Transport for Eventfd {
 
     fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
-            require_opcodes(&[
-                (opcode::Read::CODE, "IORING_OP_READ"),
-                (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
-            ])?;
+            require_opcodes(&READ_WAIT_OPCODES)?;
             trial(
                 "eventfd",
                 EventFd::from_flags(EfdFlags::EFD_CLOEXEC)

@@ -23,7 +23,7 @@
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 use io_uring::types::{SubmitArgs, Timespec};
-use io_uring::{IoUring, cqueue};
+use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
 use super::{ARM_USER_DATA, Completion};
@@ -31,6 +31,12 @@ use rtsoak_record::FdWait;
 use rtsoak_sys::SysError;
 use rtsoak_sys::read_buffer::{AnyBytes, ReadBuffer};
 use rtsoak_sys::uring::{self, Sqe, push};
+
+/// The opcodes a [`ReadWait`] may arm (what a probe requires, whichever wait the trial picks).
+pub(super) const READ_WAIT_OPCODES: [(u8, &str); 2] = [
+    (opcode::Read::CODE, "IORING_OP_READ"),
+    (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
+];
 
 /// The trial read's buffer: room for one `signalfd_siginfo` (a signalfd refuses a read of
 /// less with `EINVAL`), which is more than an eventfd's 8 bytes.

@@ -17,12 +17,12 @@
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
-use io_uring::{IoUring, cqueue, opcode};
+use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use super::fd_wait::ReadWait;
+use super::fd_wait::{READ_WAIT_OPCODES, ReadWait};
 use super::{
     Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
     require_opcodes, trial,
@@ -70,10 +70,7 @@ impl Transport for Signalfd {
 
     fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
-            require_opcodes(&[
-                (opcode::Read::CODE, "IORING_OP_READ"),
-                (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
-            ])?;
+            require_opcodes(&READ_WAIT_OPCODES)?;
             trial("pidfd_send_signal", signal_trial())
         })
     }
