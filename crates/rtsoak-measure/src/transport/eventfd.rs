@@ -60,12 +60,7 @@ impl Transport for Eventfd {
     fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
             require_opcodes(&READ_WAIT_OPCODES)?;
-            trial(
-                "eventfd",
-                EventFd::from_flags(EfdFlags::EFD_CLOEXEC)
-                    .map(drop)
-                    .map_err(|e| SysError::new("eventfd2", e)),
-            )?;
+            trial("eventfd", nonblocking_eventfd().map(drop))?;
             trial("pidfd_getfd", RemoteFd::trial())
         })
     }
@@ -92,8 +87,8 @@ impl Mechanism for Eventfd {
     }
 }
 
-/// An empty eventfd whose reads never block.
-fn nonblocking_eventfd() -> Result<EventFd, SysError> {
+/// An empty eventfd whose reads never block (shared with `eventfd-multishot`).
+pub(super) fn nonblocking_eventfd() -> Result<EventFd, SysError> {
     EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
         .map_err(|e| SysError::new("eventfd2", e))
 }
