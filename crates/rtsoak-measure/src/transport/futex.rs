@@ -288,11 +288,7 @@ impl Waiter for FutexWaiter<'_> {
             },
             // Woken by a noise publisher, or the word moved before the wait was armed: either
             // way, look at the queue; no wake carried what is found there.
-            0 => Completion::Woken {
-                rearm: true,
-                own: Own::No,
-            },
-            r if r == -libc::EAGAIN => Completion::Woken {
+            r if r == 0 || r == -libc::EAGAIN => Completion::Woken {
                 rearm: true,
                 own: Own::No,
             },
