@@ -247,10 +247,6 @@ impl Waiter for FutexWaiter<'_> {
         attribution_if(self.rt_subscriber, Attribution::Covering)
     }
 
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        -1
-    }
-
     fn before_drain(&mut self) {
         self.expected = self.word.load(Ordering::SeqCst);
     }

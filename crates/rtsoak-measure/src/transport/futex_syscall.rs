@@ -98,10 +98,6 @@ impl Waiter for SyscallWaiter<'_> {
         attribution_if(self.only_own, Attribution::Covering)
     }
 
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        -1
-    }
-
     fn before_drain(&mut self) {
         self.expected = self.word.load(Ordering::SeqCst);
     }

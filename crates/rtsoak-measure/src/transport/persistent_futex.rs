@@ -132,10 +132,6 @@ impl Waiter for PersistentWaiter<'_> {
         Attribution::None
     }
 
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        -1
-    }
-
     fn before_drain(&mut self) {
         self.expected = self.word.load(Ordering::SeqCst);
     }
