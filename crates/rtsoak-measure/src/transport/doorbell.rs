@@ -15,7 +15,10 @@ use nix::errno::Errno;
 
 use super::sender::RingSender;
 use super::targets::RemoteFd;
-use super::{Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker};
+use super::{
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    missing, require_opcodes, trial,
+};
 use crate::abi::doorbell::{Abi, register_doorbell, ring_sqe};
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
@@ -24,7 +27,7 @@ use rtsoak_record::abi::PatchedAbi;
 use rtsoak_sys::SysError;
 use rtsoak_sys::queue::Message;
 use rtsoak_sys::region::Region;
-use rtsoak_sys::uring::{OpcodeSupport, build};
+use rtsoak_sys::uring::{SetupFlags, build};
 
 /// The `doorbell` transport.
 pub(super) struct Doorbell;
@@ -54,23 +57,19 @@ impl Transport for Doorbell {
     }
 
     fn probe(&self, abi: &PatchedAbi) -> Support {
-        match OpcodeSupport::query() {
-            Ok(ops) if ops.has(opcode::MsgRingData::CODE) => {}
-            Ok(_) => return super::missing("IORING_OP_MSG_RING", "io_uring opcode probe", None),
-            Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        }
-        let ring = match build(rtsoak_sys::uring::SetupFlags::None) {
-            Ok((ring, _)) => ring,
-            Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
-        };
-        match register_doorbell(&abi.doorbell, ring.as_raw_fd(), DOORBELL_USER_DATA) {
-            Ok(()) => Support::Supported,
-            Err(errno) => super::missing(
-                "IORING_MSG_DOORBELL (unmerged prototype)",
-                &registration_call(&abi.doorbell),
-                Some(errno),
-            ),
-        }
+        Support::from_steps(|| {
+            require_opcodes(&[(opcode::MsgRingData::CODE, "IORING_OP_MSG_RING")])?;
+            let (ring, _) = trial("io_uring", build(SetupFlags::None))?;
+            register_doorbell(&abi.doorbell, ring.as_raw_fd(), DOORBELL_USER_DATA).map_err(
+                |errno| {
+                    missing(
+                        "IORING_MSG_DOORBELL (unmerged prototype)",
+                        &registration_call(&abi.doorbell),
+                        Some(errno),
+                    )
+                },
+            )
+        })
     }
 }
 
@@ -80,22 +79,20 @@ impl Mechanism for Doorbell {
     type Waiter = DoorbellWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = DoorbellWaker {
+        Ok(DoorbellWaker {
             sender: RingSender::new(env.ring_setup)?,
             targets: Targets::new(Reach::of(env)),
             abi: env.abi.doorbell,
             bits: doorbell_bit(env.publisher_id),
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
-        let waiter = DoorbellWaiter {
+        Ok(DoorbellWaiter {
             abi: env.abi.doorbell,
             registered: false,
             rt_subscriber: env.role == Role::Subscriber,
-        };
-        Ok(waiter)
+        })
     }
 }
 
@@ -159,11 +156,7 @@ pub(crate) struct DoorbellWaiter {
 
 impl Waiter for DoorbellWaiter {
     fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Covering
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Covering)
     }
 
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {

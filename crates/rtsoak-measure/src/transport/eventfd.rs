@@ -15,15 +15,15 @@
 
 use std::os::fd::{AsFd, AsRawFd};
 
-use io_uring::{IoUring, cqueue, opcode};
+use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::fd_wait::{ReadWait, Taken};
+use super::fd_wait::{READ_WAIT_OPCODES, ReadWait};
 use super::targets::RemoteFd;
 use super::{
-    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
-    trial,
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    require_opcodes, trial,
 };
 use rtsoak_record::Attribution;
 use rtsoak_record::FdWait;
@@ -59,16 +59,8 @@ impl Transport for Eventfd {
 
     fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
-            require_opcodes(&[
-                (opcode::Read::CODE, "IORING_OP_READ"),
-                (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
-            ])?;
-            trial(
-                "eventfd",
-                EventFd::from_flags(EfdFlags::EFD_CLOEXEC)
-                    .map(drop)
-                    .map_err(|e| SysError::new("eventfd2", e)),
-            )?;
+            require_opcodes(&READ_WAIT_OPCODES)?;
+            trial("eventfd", nonblocking_eventfd().map(drop))?;
             trial("pidfd_getfd", RemoteFd::trial())
         })
     }
@@ -80,25 +72,23 @@ impl Mechanism for Eventfd {
     type Waiter = EventfdWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = EventfdWaker::new(env);
-        Ok(waker)
+        Ok(EventfdWaker::new(env))
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let eventfd = nonblocking_eventfd()?;
         // The trial's own eventfd: nobody can write to it, so the trial never takes a wake.
         let wait = super::fd_wait::find_fd_wait(nonblocking_eventfd()?.as_fd())?;
-        let waiter = EventfdWaiter {
+        Ok(EventfdWaiter {
             eventfd,
             read: ReadWait::new(wait),
             decoder: CountDecoder::new(env),
-        };
-        Ok(waiter)
+        })
     }
 }
 
-/// An empty eventfd whose reads never block.
-fn nonblocking_eventfd() -> Result<EventFd, SysError> {
+/// An empty eventfd whose reads never block (shared with `eventfd-multishot`).
+pub(super) fn nonblocking_eventfd() -> Result<EventFd, SysError> {
     EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
         .map_err(|e| SysError::new("eventfd2", e))
 }
@@ -148,11 +138,7 @@ impl CountDecoder {
 
     /// Exact for the RT subscriber.
     pub(super) fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Exact)
     }
 
     /// The own wakes a read of `count` holds.
@@ -215,14 +201,12 @@ impl Waiter for EventfdWaiter {
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
         match self.read.take(self.eventfd.as_fd(), cqe) {
-            Taken::Bytes(8) => Completion::Woken {
+            Ok(8) => Completion::Woken {
                 rearm: true,
                 own: self.decoder.own(self.read.get(0)),
             },
-            // Readable, yet no count to read: no wake of the run's.
-            Taken::Nothing => Completion::Foreign { rearm: true },
-            Taken::Failed(errno) => Completion::Error(errno),
-            Taken::Bytes(_) => Completion::Error(libc::EIO),
+            Ok(_) => Completion::Error(libc::EIO),
+            Err(completion) => completion,
         }
     }
 }

@@ -13,7 +13,7 @@ use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::eventfd::{CountDecoder, EventfdWaker};
+use super::eventfd::{CountDecoder, EventfdWaker, nonblocking_eventfd};
 use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, require_opcodes};
 use rtsoak_record::Attribution;
 use rtsoak_record::Support;
@@ -63,8 +63,7 @@ impl Mechanism for EventfdMultishot {
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
-        let eventfd = EventFd::from_flags(EfdFlags::EFD_CLOEXEC | EfdFlags::EFD_NONBLOCK)
-            .map_err(|e| SysError::new("eventfd2", e))?;
+        let eventfd = nonblocking_eventfd()?;
         let decoder = CountDecoder::new(env);
         Ok(MultishotWaiter { eventfd, decoder })
     }

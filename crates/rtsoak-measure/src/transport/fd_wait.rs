@@ -23,14 +23,20 @@
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 use io_uring::types::{SubmitArgs, Timespec};
-use io_uring::{IoUring, cqueue};
+use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
-use super::ARM_USER_DATA;
+use super::{ARM_USER_DATA, Completion};
 use rtsoak_record::FdWait;
 use rtsoak_sys::SysError;
 use rtsoak_sys::read_buffer::{AnyBytes, ReadBuffer};
 use rtsoak_sys::uring::{self, Sqe, push};
+
+/// The opcodes a [`ReadWait`] may arm (what a probe requires, whichever wait the trial picks).
+pub(super) const READ_WAIT_OPCODES: [(u8, &str); 2] = [
+    (opcode::Read::CODE, "IORING_OP_READ"),
+    (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
+];
 
 /// The trial read's buffer: room for one `signalfd_siginfo` (a signalfd refuses a read of
 /// less with `EINVAL`), which is more than an eventfd's 8 bytes.
@@ -96,18 +102,6 @@ fn next_completion(ring: &mut IoUring, timeout_ns: u64) -> Result<Option<u64>, S
     Ok(ring.completion().next().map(|cqe| cqe.user_data()))
 }
 
-/// What one completion of a [`ReadWait`] read into the buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// The buffer's first bytes were filled.
-    Bytes(usize),
-    /// The poll completed but the read found nothing (a spurious readiness; it cannot happen
-    /// with [`FdWait::Read`]).
-    Nothing,
-    /// The wait or the read failed with this errno.
-    Failed(i32),
-}
-
 /// A subscriber's wait on one non-blocking fd, reading `N` values of `T` into a buffer of its
 /// own.
 pub(crate) struct ReadWait<T: AnyBytes, const N: usize> {
@@ -130,7 +124,7 @@ impl<T: AnyBytes, const N: usize> ReadWait<T, N> {
         self.how
     }
 
-    /// Value `index` of what the last completion read ([`Taken::Bytes`] says how much of it is
+    /// Value `index` of what the last completion read ([`ReadWait::take`] says how much of it is
     /// new).
     pub(super) fn get(&self, index: usize) -> T {
         self.buffer.get(index)
@@ -145,19 +139,27 @@ impl<T: AnyBytes, const N: usize> ReadWait<T, N> {
         push(ring, &sqe.user_data(ARM_USER_DATA))
     }
 
-    /// The completion of the armed wait on `fd`: what it read into the buffer.
+    /// The completion of the armed wait on `fd`: how many bytes it read into the buffer, or, if
+    /// it read none, what the completion meant (a failure, or a wake of no one's). The wait is
+    /// one-shot, so either way it must be re-armed.
     #[inline]
-    pub(super) fn take(&mut self, fd: BorrowedFd<'_>, cqe: &cqueue::Entry) -> Taken {
+    pub(super) fn take(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        cqe: &cqueue::Entry,
+    ) -> Result<usize, Completion> {
         let result = cqe.result();
         if result < 0 {
-            return Taken::Failed(-result);
+            return Err(Completion::Error(-result));
         }
         match self.how {
-            FdWait::Read => Taken::Bytes(result as usize),
+            FdWait::Read => Ok(result as usize),
             FdWait::PollRead => match self.buffer.read_from(fd) {
-                Ok(bytes) => Taken::Bytes(bytes),
-                Err(Errno::EAGAIN) => Taken::Nothing,
-                Err(errno) => Taken::Failed(errno as i32),
+                Ok(bytes) => Ok(bytes),
+                // Readable, yet nothing to read (a spurious readiness; it cannot happen with
+                // `FdWait::Read`): no wake of the run's.
+                Err(Errno::EAGAIN) => Err(Completion::Foreign { rearm: true }),
+                Err(errno) => Err(Completion::Error(errno as i32)),
             },
         }
     }
@@ -231,7 +233,7 @@ pub(super) mod tests {
                 eventfd.write(3).unwrap();
             });
             let taken = wait.take(eventfd.as_fd(), &cqe);
-            assert_eq!((taken, wait.get(0)), (Taken::Bytes(8), 3), "{how:?}");
+            assert_eq!((taken, wait.get(0)), (Ok(8), 3), "{how:?}");
             assert_eq!(eventfd.read(), Err(Errno::EAGAIN), "{how:?}: drained");
         }
     }
@@ -244,7 +246,10 @@ pub(super) mod tests {
             eventfd.write(1).unwrap();
         });
         eventfd.read().unwrap();
-        assert_eq!(wait.take(eventfd.as_fd(), &cqe), Taken::Nothing);
+        assert_eq!(
+            wait.take(eventfd.as_fd(), &cqe),
+            Err(Completion::Foreign { rearm: true })
+        );
     }
 
     #[test]
@@ -258,7 +263,7 @@ pub(super) mod tests {
             let eventfd = empty_eventfd();
             assert_eq!(
                 wait.take(eventfd.as_fd(), &cqe),
-                Taken::Failed(libc::EBADF),
+                Err(Completion::Error(libc::EBADF)),
                 "{how:?}"
             );
         }

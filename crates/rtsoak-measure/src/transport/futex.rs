@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::sender::RingSender;
 use super::{
-    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, require_opcodes,
+    ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker, attribution_if,
+    require_opcodes,
 };
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
@@ -93,15 +94,16 @@ impl Mechanism for Futex {
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
-        let waker = FutexWaker {
-            word,
-            sender: match env.settings.futex_wake {
-                FutexWake::Syscall => None,
-                FutexWake::IoUring => Some(RingSender::new(env.ring_setup)?),
-            },
-            bitset: wake_bitset(env),
+        let bitset = wake_bitset(env);
+        let call = match env.settings.futex_wake {
+            FutexWake::Syscall => WakeCall::Syscall(bitset),
+            FutexWake::IoUring => {
+                let wake =
+                    Sqe::futex_wake(word, i32::MAX as u64, u64::from(bitset), FUTEX2_SIZE_U32);
+                WakeCall::Ring(RingSender::new(env.ring_setup)?, wake.user_data(0))
+            }
         };
-        Ok(waker)
+        Ok(FutexWaker { word, call })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
@@ -117,13 +119,12 @@ impl Mechanism for Futex {
         } else {
             vec![Wait::new(FROM_RT_PUBLISHER, ARM_USER_DATA)]
         };
-        let waiter = FutexWaiter {
+        Ok(FutexWaiter {
             word,
             expected: word.load(Ordering::Acquire),
             waits,
             rt_subscriber,
-        };
-        Ok(waiter)
+        })
     }
 }
 
@@ -133,14 +134,20 @@ fn trial() -> Result<(), SysError> {
     let (mut ring, _) = uring::build(rtsoak_sys::uring::SetupFlags::None)?;
     let word = AtomicU32::new(1);
     let wait = Sqe::futex_wait(&word, 0, FUTEX_BITSET_MATCH_ANY, FUTEX2_SIZE_U32).user_data(1);
-    push(&mut ring, &wait)?;
+    trial_wait(&mut ring, &wait)
+}
+
+/// Submit `wait`, a futex wait on a word whose value has moved on, and check that it completes
+/// with `-EAGAIN` (shared with `persistent-futex`, whose wait is flagged persistent).
+pub(super) fn trial_wait(ring: &mut IoUring, wait: &Sqe) -> Result<(), SysError> {
+    push(ring, wait)?;
     ring.submit_and_wait(1)
         .map_err(|e| SysError::from_io("io_uring_enter", &e))?;
-    let cqe = ring
+    let result = ring
         .completion()
         .next()
-        .ok_or(SysError::new("IORING_OP_FUTEX_WAIT", Errno::EIO))?;
-    match cqe.result() {
+        .map_or(-libc::EIO, |cqe| cqe.result());
+    match result {
         r if r == -libc::EAGAIN => Ok(()),
         r if r < 0 => Err(SysError::new("IORING_OP_FUTEX_WAIT", Errno::from_raw(-r))),
         _ => Err(SysError::new("IORING_OP_FUTEX_WAIT", Errno::EIO)),
@@ -163,13 +170,22 @@ pub(super) fn wake_bitset<S>(env: &Env<'_, S>) -> u32 {
 
 /// Bump the word, then wake every waiter whose bitset holds ours. One call wakes every
 /// subscriber. Shared with `futex-syscall`, whose subscribers wait on the same word without
-/// io_uring.
+/// io_uring, and `persistent-futex`, which wakes the slot its ring registered for the word.
 pub(crate) struct FutexWaker<'r> {
     pub(super) word: &'r AtomicU32,
-    /// `None`: wake with `futex(2)`; else with `IORING_OP_FUTEX_WAKE` from this ring.
-    pub(super) sender: Option<RingSender>,
-    /// [`FROM_RT_PUBLISHER`] or [`FROM_NOISE`].
-    pub(super) bitset: u32,
+    pub(super) call: WakeCall,
+}
+
+/// How a [`FutexWaker`] wakes the word's waiters.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per publisher; a box would add a load to every timed wake"
+)]
+pub(crate) enum WakeCall {
+    /// `futex(2)` `FUTEX_WAKE_BITSET` with this bitset, [`FROM_RT_PUBLISHER`] or [`FROM_NOISE`].
+    Syscall(u32),
+    /// This SQE (an `IORING_OP_FUTEX_WAKE`, built once), submitted from this ring.
+    Ring(RingSender, Sqe),
 }
 
 impl Waker for FutexWaker<'_> {
@@ -184,23 +200,17 @@ impl Waker for FutexWaker<'_> {
     #[inline]
     fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
         self.word.fetch_add(1, Ordering::SeqCst);
-        match &mut self.sender {
-            None => wake_shared_bitset(self.word, i32::MAX, self.bitset).map(drop),
-            Some(sender) => {
-                let wake = Sqe::futex_wake(
-                    self.word,
-                    i32::MAX as u64,
-                    u64::from(self.bitset),
-                    FUTEX2_SIZE_U32,
-                )
-                .user_data(0);
-                sender.send(&wake)
-            }
+        match &mut self.call {
+            WakeCall::Syscall(bitset) => wake_shared_bitset(self.word, i32::MAX, *bitset).map(drop),
+            WakeCall::Ring(sender, wake) => sender.send(wake),
         }
     }
 
     fn settle(&mut self) -> Result<(), Errno> {
-        self.sender.as_mut().map_or(Ok(()), RingSender::settle)
+        match &mut self.call {
+            WakeCall::Syscall(_) => Ok(()),
+            WakeCall::Ring(sender, _) => sender.settle(),
+        }
     }
 }
 
@@ -234,15 +244,7 @@ pub(crate) struct FutexWaiter<'r> {
 
 impl Waiter for FutexWaiter<'_> {
     fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Covering
-        } else {
-            Attribution::None
-        }
-    }
-
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        -1
+        attribution_if(self.rt_subscriber, Attribution::Covering)
     }
 
     fn before_drain(&mut self) {
@@ -282,11 +284,7 @@ impl Waiter for FutexWaiter<'_> {
             },
             // Woken by a noise publisher, or the word moved before the wait was armed: either
             // way, look at the queue; no wake carried what is found there.
-            0 => Completion::Woken {
-                rearm: true,
-                own: Own::No,
-            },
-            r if r == -libc::EAGAIN => Completion::Woken {
+            r if r == 0 || r == -libc::EAGAIN => Completion::Woken {
                 rearm: true,
                 own: Own::No,
             },

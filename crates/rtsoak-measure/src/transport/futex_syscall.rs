@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 
-use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, wake_bitset};
-use super::{Completion, Env, Mechanism, Own, Transport, Waiter};
+use super::futex::{FROM_NOISE, FROM_RT_PUBLISHER, FutexWaker, WakeCall, wake_bitset};
+use super::{Completion, Env, Mechanism, Own, Transport, Waiter, attribution_if};
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
 use rtsoak_record::Support;
@@ -60,19 +60,16 @@ impl Mechanism for FutexSyscall {
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
         let word = &env.region.futex_word.0;
-        let bitset = wake_bitset(env);
-        let waker = FutexWaker {
+        Ok(FutexWaker {
             word,
-            sender: None,
-            bitset,
-        };
-        Ok(waker)
+            call: WakeCall::Syscall(wake_bitset(env)),
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let word = &env.region.futex_word.0;
         let only_own = env.role == Role::Subscriber && !env.noise_wakes_rt_subscriber;
-        let waiter = SyscallWaiter {
+        Ok(SyscallWaiter {
             word,
             expected: word.load(Ordering::Acquire),
             bitset: if only_own {
@@ -81,8 +78,7 @@ impl Mechanism for FutexSyscall {
                 FROM_RT_PUBLISHER | FROM_NOISE
             },
             only_own,
-        };
-        Ok(waiter)
+        })
     }
 }
 
@@ -99,15 +95,7 @@ impl Waiter for SyscallWaiter<'_> {
     const USES_RING: bool = false;
 
     fn attribution(&self) -> Attribution {
-        if self.only_own {
-            Attribution::Covering
-        } else {
-            Attribution::None
-        }
-    }
-
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        -1
+        attribution_if(self.only_own, Attribution::Covering)
     }
 
     fn before_drain(&mut self) {

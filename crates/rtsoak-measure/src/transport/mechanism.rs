@@ -137,6 +137,12 @@ pub(crate) enum Own {
     Covering,
 }
 
+/// `kind` for a waiter that tells the RT publisher's own wakes apart (the RT subscriber, for most
+/// transports), [`Attribution::None`] for any other ([`Waiter::attribution`]).
+pub(crate) fn attribution_if(attributes: bool, kind: Attribution) -> Attribution {
+    if attributes { kind } else { Attribution::None }
+}
+
 /// The subscriber's half of a transport.
 pub(crate) trait Waiter {
     /// False for a waiter that blocks in a system call instead of an io_uring (the
@@ -145,8 +151,11 @@ pub(crate) trait Waiter {
     /// How far this waiter tells the RT publisher's own wakes apart (RT subscriber). A waiter
     /// that says [`Attribution::None`] never reports an [`Own`] other than `No`.
     fn attribution(&self) -> Attribution;
-    /// The fd publishers duplicate with `pidfd_getfd` (the ring or an eventfd), or -1.
-    fn wake_fd(&self, ring: Option<&IoUring>) -> i32;
+    /// The fd publishers duplicate with `pidfd_getfd` (the ring or an eventfd), or -1 for a
+    /// waiter publishers reach without one (the futex waiters, which share the region's word).
+    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
+        -1
+    }
     /// Called right before the queue is drained (a futex waiter snapshots its word here, so a
     /// message published after the drain makes the next arm fail with `EAGAIN`).
     fn before_drain(&mut self) {}

@@ -29,7 +29,9 @@ mod sender;
 mod settings;
 mod targets;
 
-pub(crate) use mechanism::{Completion, Env, Mechanism, Own, Transport, Visit, Waiter, Waker};
+pub(crate) use mechanism::{
+    Completion, Env, Mechanism, Own, Transport, Visit, Waiter, Waker, attribution_if,
+};
 pub(crate) use probe::{missing, require_opcodes, trial};
 pub(crate) use ring::ARM_USER_DATA;
 pub(crate) use settings::OwnSettings;

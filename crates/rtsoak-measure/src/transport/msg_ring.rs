@@ -15,8 +15,8 @@ use nix::errno::Errno;
 use super::sender::RingSender;
 use super::targets::RemoteFd;
 use super::{
-    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
-    trial,
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    require_opcodes, trial,
 };
 use rtsoak_record::Attribution;
 use rtsoak_record::Role;
@@ -64,21 +64,19 @@ impl Mechanism for MsgRing {
     type Waiter = MsgRingWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = MsgRingWaker {
+        Ok(MsgRingWaker {
             sender: RingSender::new(env.ring_setup)?,
             targets: Targets::new(Reach::of(env)),
             token: env.coordinator_pid,
             publisher_id: env.publisher_id,
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
-        let waiter = MsgRingWaiter {
+        Ok(MsgRingWaiter {
             token: env.coordinator_pid,
             rt_publisher: (env.role == Role::Subscriber).then_some(env.publisher_id),
-        };
-        Ok(waiter)
+        })
     }
 }
 
@@ -130,11 +128,7 @@ pub(crate) struct MsgRingWaiter {
 
 impl Waiter for MsgRingWaiter {
     fn attribution(&self) -> Attribution {
-        if self.rt_publisher.is_some() {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_publisher.is_some(), Attribution::Exact)
     }
 
     fn wake_fd(&self, ring: Option<&IoUring>) -> i32 {

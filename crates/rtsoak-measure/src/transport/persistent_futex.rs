@@ -14,15 +14,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use io_uring::{IoUring, cqueue, opcode};
 use nix::errno::Errno;
 
+use super::futex::{FutexWaker, WakeCall, trial_wait};
 use super::sender::RingSender;
-use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter, Waker};
+use super::{ARM_USER_DATA, Completion, Env, Mechanism, Own, Transport, Waiter};
 use crate::abi::persistent_futex::{Abi, register_word, still_armed, wait_sqe, wake_sqe};
 use rtsoak_record::Attribution;
 use rtsoak_record::Support;
 use rtsoak_record::abi::PatchedAbi;
 use rtsoak_sys::SysError;
-use rtsoak_sys::queue::Message;
-use rtsoak_sys::region::Region;
 use rtsoak_sys::uring::{OpcodeSupport, build, push};
 
 /// The `persistent-futex` transport.
@@ -70,7 +69,7 @@ impl Transport for PersistentFutex {
 
 impl Mechanism for PersistentFutex {
     type Settings = super::NoSettings;
-    type Waker = RegisteredWaker<'static>;
+    type Waker = FutexWaker<'static>;
     type Waiter = PersistentWaiter<'static>;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
@@ -79,7 +78,9 @@ impl Mechanism for PersistentFutex {
         let sender = RingSender::new(env.ring_setup)?;
         register_word(&abi, sender.ring().as_raw_fd(), word.as_ptr())
             .map_err(|errno| anyhow::anyhow!("{}: {errno}", registration_call(&abi)))?;
-        Ok(RegisteredWaker { word, sender, abi })
+        // Bump the word and wake registered slot 0 from the publisher's ring.
+        let call = WakeCall::Ring(sender, wake_sqe(&abi, 0, 0));
+        Ok(FutexWaker { word, call })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
@@ -109,49 +110,13 @@ fn trial(abi: &Abi) -> Result<(), (String, Errno)> {
     let word = AtomicU32::new(1);
     register_word(abi, ring.as_raw_fd(), word.as_ptr())
         .map_err(|errno| (registration_call(abi), errno))?;
-    let wait_call = format!(
-        "persistent IORING_OP_FUTEX_WAIT (futex_flags = {:#x}, assumed)",
-        abi.wait_flag
-    );
-    push(&mut ring, &wait_sqe(abi, &word, 0, 1)).map_err(|e| (wait_call.clone(), e.errno))?;
-    ring.submit_and_wait(1)
-        .map_err(|e| (wait_call.clone(), rtsoak_sys::errno_of(&e)))?;
-    let result = ring
-        .completion()
-        .next()
-        .map_or(-libc::EIO, |cqe| cqe.result());
-    match result {
-        r if r == -libc::EAGAIN => Ok(()),
-        r if r < 0 => Err((wait_call, Errno::from_raw(-r))),
-        _ => Err((wait_call, Errno::EIO)),
-    }
-}
-
-/// Bump the word and wake registered slot 0 from the publisher's ring.
-pub(crate) struct RegisteredWaker<'r> {
-    word: &'r AtomicU32,
-    sender: RingSender,
-    abi: Abi,
-}
-
-impl Waker for RegisteredWaker<'_> {
-    fn refresh(&mut self, _region: &Region) -> Result<(), SysError> {
-        Ok(()) // waiters find the word themselves
-    }
-
-    fn targets(&self) -> usize {
-        1
-    }
-
-    #[inline]
-    fn wake(&mut self, _index: usize, _message: &Message) -> Result<(), Errno> {
-        self.word.fetch_add(1, Ordering::SeqCst);
-        self.sender.send(&wake_sqe(&self.abi, 0, 0))
-    }
-
-    fn settle(&mut self) -> Result<(), Errno> {
-        self.sender.settle()
-    }
+    trial_wait(&mut ring, &wait_sqe(abi, &word, 0, 1)).map_err(|e| {
+        let wait_call = format!(
+            "persistent IORING_OP_FUTEX_WAIT (futex_flags = {:#x}, assumed)",
+            abi.wait_flag
+        );
+        (wait_call, e.errno)
+    })
 }
 
 /// One wait, armed once; re-armed only if the kernel ends it.
@@ -165,10 +130,6 @@ impl Waiter for PersistentWaiter<'_> {
     /// The registered wake of the RFC carries no bitset rtsoak could tell apart.
     fn attribution(&self) -> Attribution {
         Attribution::None
-    }
-
-    fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
-        -1
     }
 
     fn before_drain(&mut self) {

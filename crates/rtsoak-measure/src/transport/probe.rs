@@ -16,8 +16,8 @@ pub(crate) fn require_opcodes(needed: &[(u8, &str)]) -> Result<(), Support> {
     }
 }
 
-/// A probe step: a trial call of `feature` that must succeed.
-pub(crate) fn trial(feature: &str, outcome: Result<(), SysError>) -> Result<(), Support> {
+/// A probe step: a trial call of `feature` that must succeed (what it gives, for a next step).
+pub(crate) fn trial<T>(feature: &str, outcome: Result<T, SysError>) -> Result<T, Support> {
     outcome.map_err(|e| missing(feature, e.call, Some(e.errno)))
 }
 

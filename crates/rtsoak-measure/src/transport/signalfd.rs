@@ -17,15 +17,15 @@
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 
-use io_uring::{IoUring, cqueue, opcode};
+use io_uring::{IoUring, cqueue};
 use nix::errno::Errno;
 use nix::sys::signal::{SigSet, SigmaskHow, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use super::fd_wait::{ReadWait, Taken};
+use super::fd_wait::{READ_WAIT_OPCODES, ReadWait};
 use super::{
-    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, require_opcodes,
-    trial,
+    Completion, Env, Mechanism, Own, Reach, Targets, Transport, Waiter, Waker, attribution_if,
+    require_opcodes, trial,
 };
 use rtsoak_record::Attribution;
 use rtsoak_record::FdWait;
@@ -70,10 +70,7 @@ impl Transport for Signalfd {
 
     fn probe(&self, _abi: &rtsoak_record::abi::PatchedAbi) -> Support {
         Support::from_steps(|| {
-            require_opcodes(&[
-                (opcode::Read::CODE, "IORING_OP_READ"),
-                (opcode::PollAdd::CODE, "IORING_OP_POLL_ADD"),
-            ])?;
+            require_opcodes(&READ_WAIT_OPCODES)?;
             trial("pidfd_send_signal", signal_trial())
         })
     }
@@ -85,23 +82,21 @@ impl Mechanism for Signalfd {
     type Waiter = SignalWaiter;
 
     fn waker(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waker> {
-        let waker = SignalWaker {
+        Ok(SignalWaker {
             targets: Targets::new(Reach::of(env)),
             sender: SignalSender::new(wake_signal()),
-        };
-        Ok(waker)
+        })
     }
 
     fn waiter(&self, env: &Env<'_, Self::Settings>) -> anyhow::Result<Self::Waiter> {
         let signalfd = blocked_signalfd().map_err(|e| SysError::new("signalfd", e))?;
         let wait = super::fd_wait::find_fd_wait(trial_signalfd()?.as_fd())?;
-        let waiter = SignalWaiter {
+        Ok(SignalWaiter {
             signalfd,
             read: ReadWait::new(wait),
             region: env.region,
             rt_subscriber: env.role == Role::Subscriber,
-        };
-        Ok(waiter)
+        })
     }
 }
 
@@ -218,11 +213,7 @@ impl Waiter for SignalWaiter {
     }
 
     fn attribution(&self) -> Attribution {
-        if self.rt_subscriber {
-            Attribution::Exact
-        } else {
-            Attribution::None
-        }
+        attribution_if(self.rt_subscriber, Attribution::Exact)
     }
 
     fn wake_fd(&self, _ring: Option<&IoUring>) -> i32 {
@@ -235,10 +226,8 @@ impl Waiter for SignalWaiter {
 
     fn complete(&mut self, cqe: &cqueue::Entry) -> Completion {
         match self.read.take(self.signalfd.as_fd(), cqe) {
-            Taken::Bytes(bytes) => self.judge(bytes),
-            // Readable, yet no signal to read: no wake of the run's.
-            Taken::Nothing => Completion::Foreign { rearm: true },
-            Taken::Failed(errno) => Completion::Error(errno),
+            Ok(bytes) => self.judge(bytes),
+            Err(completion) => completion,
         }
     }
 }
