@@ -162,18 +162,13 @@ impl Workload for State {
             return false;
         }
         let (vectors, woken_index) = (self.vectors, self.wake_index as i64);
-        submit_and_drain(
-            &mut self.ring,
-            2 * vectors,
-            tally,
-            |t, ud, res| {
-                t.expect(
-                    ud,
-                    i64::from(res),
-                    if ud < vectors { woken_index } else { 1 },
-                )
-            },
-        )
+        submit_and_drain(&mut self.ring, 2 * vectors, tally, |t, ud, res| {
+            t.expect(
+                ud,
+                i64::from(res),
+                if ud < vectors { woken_index } else { 1 },
+            )
+        })
     }
 
     fn after_round(&mut self, tally: &mut Tally) {
