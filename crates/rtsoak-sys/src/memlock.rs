@@ -48,13 +48,6 @@ pub fn lock_what_fits() -> MemoryLock {
     let unlimited = limit.is_none() || has_ipc_lock();
     let room_for_future = unlimited
         || matches!((limit, mapped), (Some(l), Some(m)) if m + FUTURE_HEADROOM_BYTES <= l);
-    let raise = |limit: u64| {
-        format!(
-            "RLIMIT_MEMLOCK is {}, this process maps {}",
-            mib(limit),
-            mapped.map_or("an unknown amount".to_string(), mib)
-        )
-    };
     let advice = format!(
         "run as root, or raise RLIMIT_MEMLOCK to {} or more (ulimit -l {}, LimitMEMLOCK=)",
         mib(suggested_limit(mapped)),
@@ -80,40 +73,10 @@ pub fn lock_what_fits() -> MemoryLock {
                 "only the memory mapped at the end of setup was locked, not later mappings \
                  ({}, too little room for MCL_FUTURE); the measured loop maps nothing, so it \
                  runs locked: {advice}",
-                raise(limit.unwrap_or(0))
+                limit_and_mapped(limit.unwrap_or(0), mapped)
             )),
         },
-        Err(Errno::ENOMEM) if let Some(limit) = limit => {
-            let left_out = lock_in_order(limit);
-            let locked = locked_bytes();
-            let all = left_out.is_empty() && locked.is_some_and(|bytes| bytes > 0);
-            let note = match (locked, left_out.is_empty()) {
-                // mlockall counts guard pages and the kernel's own mappings too.
-                (Some(1..), true) => format!(
-                    "everything mapped was locked mapping by mapping ({}), but not later \
-                     mappings (RLIMIT_MEMLOCK is {}); the measured loop maps nothing, so it \
-                     runs locked: {advice}",
-                    mib(locked.unwrap_or(0)),
-                    mib(limit)
-                ),
-                (Some(1..), false) => format!(
-                    "only part was locked: {} of {}, mapping by mapping (stack, shared memory, \
-                     heap, rtsoak's code, the C library first) until RLIMIT_MEMLOCK ({}) was \
-                     reached; left unlocked: {}: {advice}",
-                    mib(locked.unwrap_or(0)),
-                    mapped.map_or("an unknown amount".to_string(), mib),
-                    mib(limit),
-                    left_out.join(", ")
-                ),
-                _ => format!("nothing was locked ({}): {advice}", raise(limit)),
-            };
-            MemoryLock {
-                current: all,
-                future: false,
-                locked_bytes: locked,
-                note: Some(note),
-            }
-        }
+        Err(Errno::ENOMEM) if let Some(limit) = limit => lock_one_by_one(limit, mapped, &advice),
         Err(errno) => MemoryLock {
             current: false,
             future: false,
@@ -123,6 +86,52 @@ pub fn lock_what_fits() -> MemoryLock {
             )),
         },
     }
+}
+
+/// `mlockall(MCL_CURRENT)` found more mapped than `limit` lets this process lock: lock the
+/// mappings one by one ([`lock_in_order`]) and say what was locked and what was left out.
+fn lock_one_by_one(limit: u64, mapped: Option<u64>, advice: &str) -> MemoryLock {
+    let left_out = lock_in_order(limit);
+    let locked = locked_bytes();
+    let all = left_out.is_empty() && locked.is_some_and(|bytes| bytes > 0);
+    let note = match (locked, left_out.is_empty()) {
+        // mlockall counts guard pages and the kernel's own mappings too.
+        (Some(1..), true) => format!(
+            "everything mapped was locked mapping by mapping ({}), but not later \
+             mappings (RLIMIT_MEMLOCK is {}); the measured loop maps nothing, so it \
+             runs locked: {advice}",
+            mib(locked.unwrap_or(0)),
+            mib(limit)
+        ),
+        (Some(1..), false) => format!(
+            "only part was locked: {} of {}, mapping by mapping (stack, shared memory, \
+             heap, rtsoak's code, the C library first) until RLIMIT_MEMLOCK ({}) was \
+             reached; left unlocked: {}: {advice}",
+            mib(locked.unwrap_or(0)),
+            mapped.map_or("an unknown amount".to_string(), mib),
+            mib(limit),
+            left_out.join(", ")
+        ),
+        _ => format!(
+            "nothing was locked ({}): {advice}",
+            limit_and_mapped(limit, mapped)
+        ),
+    };
+    MemoryLock {
+        current: all,
+        future: false,
+        locked_bytes: locked,
+        note: Some(note),
+    }
+}
+
+/// The limit against what this process maps, for a note that says why not all was locked.
+fn limit_and_mapped(limit: u64, mapped: Option<u64>) -> String {
+    format!(
+        "RLIMIT_MEMLOCK is {}, this process maps {}",
+        mib(limit),
+        mapped.map_or("an unknown amount".to_string(), mib)
+    )
 }
 
 /// A mapping of this process, as a line of `/proc/self/maps` gives it.

@@ -17,6 +17,7 @@ pub use progress::Progress;
 pub mod stop;
 mod watchdog;
 
+use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -431,15 +432,19 @@ fn supervise(
     window: &Window,
 ) -> Supervised {
     let r = region.get();
-    let publisher = &r.workers[RT_PUBLISHER_SLOT];
-    let watched = watched_rt_pair(r);
-    let watchdog_ns = watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns);
-    let mut status = RunStatus::Completed;
-    let mut reason = None;
+    let mut supervisor = Supervisor {
+        region: r,
+        stop,
+        watched: watched_rt_pair(r),
+        watchdog_ns: watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns),
+        window,
+        delivery_timeout_ns: plan.delivery_timeout_ns,
+        status: RunStatus::Completed,
+        reason: None,
+        dead: None,
+    };
     let exits = ChildExits::get();
     let bell = Bell::get();
-    // An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
-    let mut dead = None;
     let pace = Pace::new(
         plan,
         window.start_ns,
@@ -456,55 +461,95 @@ fn supervise(
             worker.frames.drain();
         }
         let ended = exits.take();
-        if ended && dead.is_none() {
-            dead = exited(workers);
+        if ended && supervisor.dead.is_none() {
+            supervisor.dead = exited(workers);
         }
         served.noise.tick(ended);
         let now = now_ns();
         progress.tick(r, now);
-        if r.phase() != phase::STOP {
-            if stop.is_set() {
-                status = RunStatus::Interrupted;
-                reason = Some(format!("stopped by {}", stop.signal_name()));
-                r.control.phase.store(phase::STOP, Ordering::Release);
-            } else if publisher.state.load(Ordering::Acquire) >= worker_state::DONE {
-                r.control.phase.store(phase::STOP, Ordering::Release);
-            } else if let Some(dead) = &dead {
-                status = RunStatus::Failed;
-                reason = Some(dead.clone());
-                r.control.phase.store(phase::STOP, Ordering::Release);
-            } else if let Some(hung) =
-                watchdog::silent(r, &watched, window.start_ns, now, watchdog_ns)
-            {
-                // A silent worker will not finish: stop now; `reap` kills it.
-                status = RunStatus::Failed;
-                reason = Some(hung);
-                r.control.phase.store(phase::STOP, Ordering::Release);
-                break;
-            }
-        }
-        let all_done = workers
-            .iter()
-            .all(|w| r.workers[w.spec.slot].state.load(Ordering::Acquire) >= worker_state::DONE);
-        if all_done {
-            break;
-        }
-        if dead.is_some() && r.phase() == phase::STOP {
-            break;
-        }
-        if now > window.planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS {
-            status = RunStatus::Failed;
-            reason = Some(format!(
-                "a worker did not finish within {} s of the planned end: killed",
-                HANG_SLACK_NS / 1_000_000_000
-            ));
+        if supervisor.stop_if_due(now).is_break() || supervisor.over(workers, now) {
             break;
         }
     }
     Supervised {
-        status,
-        reason,
+        status: supervisor.status,
+        reason: supervisor.reason,
         coordinator: wakeups,
+    }
+}
+
+/// What [`supervise`] looks at from tick to tick to tell when the run must stop, and how it
+/// ended.
+struct Supervisor<'r> {
+    region: &'r Region,
+    stop: &'r StopFlag,
+    watched: [watchdog::Watched<'r>; 2],
+    /// How long an RT worker may go without a heartbeat.
+    watchdog_ns: u64,
+    window: &'r Window,
+    delivery_timeout_ns: u64,
+    status: RunStatus,
+    reason: Option<String>,
+    /// An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
+    dead: Option<String>,
+}
+
+impl Supervisor<'_> {
+    /// Stop the run if it must stop at `now`: a stop signal came, the publisher is done, or an
+    /// RT worker ended early or went silent. Breaks for a silent one: supervising ends at once.
+    fn stop_if_due(&mut self, now: u64) -> ControlFlow<()> {
+        let r = self.region;
+        if r.phase() == phase::STOP {
+            return ControlFlow::Continue(());
+        }
+        if self.stop.is_set() {
+            self.status = RunStatus::Interrupted;
+            self.reason = Some(format!("stopped by {}", self.stop.signal_name()));
+            r.control.phase.store(phase::STOP, Ordering::Release);
+        } else if r.workers[RT_PUBLISHER_SLOT].state.load(Ordering::Acquire) >= worker_state::DONE {
+            r.control.phase.store(phase::STOP, Ordering::Release);
+        } else if let Some(dead) = &self.dead {
+            self.status = RunStatus::Failed;
+            self.reason = Some(dead.clone());
+            r.control.phase.store(phase::STOP, Ordering::Release);
+        } else if let Some(hung) = watchdog::silent(
+            r,
+            &self.watched,
+            self.window.start_ns,
+            now,
+            self.watchdog_ns,
+        ) {
+            // A silent worker will not finish: stop now; `reap` kills it.
+            self.status = RunStatus::Failed;
+            self.reason = Some(hung);
+            r.control.phase.store(phase::STOP, Ordering::Release);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether supervising is over at `now`: every worker is done, an RT worker ended early and
+    /// the run is stopping, or the run overran its planned end (which fails it).
+    fn over(&mut self, workers: &[Spawned], now: u64) -> bool {
+        let r = self.region;
+        let all_done = workers
+            .iter()
+            .all(|w| r.workers[w.spec.slot].state.load(Ordering::Acquire) >= worker_state::DONE);
+        if all_done {
+            return true;
+        }
+        if self.dead.is_some() && r.phase() == phase::STOP {
+            return true;
+        }
+        if now > self.window.planned_end_ns + self.delivery_timeout_ns + HANG_SLACK_NS {
+            self.status = RunStatus::Failed;
+            self.reason = Some(format!(
+                "a worker did not finish within {} s of the planned end: killed",
+                HANG_SLACK_NS / 1_000_000_000
+            ));
+            return true;
+        }
+        false
     }
 }
 

@@ -53,75 +53,27 @@ pub fn main() -> i32 {
         Signal::SIGHUP,
         Signal::SIGPIPE,
     ]);
-    // The coordinator maps exactly these fds into every worker (protocol::*_FD).
-    let fds = [SPEC_FD, REGION_FD, REPORT_FD, FRAMES_FD].map(inherited::take);
-    let [
-        Some(spec_fd),
-        Some(region_fd),
-        Some(report_fd),
-        Some(frames_fd),
-    ] = fds
-    else {
-        eprintln!(
-            "rtsoak-worker: fds {SPEC_FD}-{FRAMES_FD} (spec, region, report, frame ring) are not \
-             open: `rtsoak-worker` is started by the coordinator (`rtsoak`), never by hand"
-        );
+    let Some(fds) = InheritedFds::take() else {
         return 1;
     };
     // Only an RT worker watching `--on-threshold` is given the coordinator's bell.
     let bell = inherited::take(BELL_FD);
-    let (spec_file, report_file) = (File::from(spec_fd), File::from(report_fd));
+    let (spec_file, report_file) = (File::from(fds.spec), File::from(fds.report));
     let mut report = WorkerReport {
         pid: std::process::id() as i32,
         ..Default::default()
     };
-    // The ring is mapped (and populated) now, so it is locked with the rest at the end of setup.
-    let frames = match SharedMemory::map(frames_fd)
-        .map_err(anyhow::Error::from)
-        .and_then(FrameRing::attach)
-    {
-        Ok(ring) => RingWriter::new(ring),
-        Err(error) => {
-            report.error = Some(format!("mapping the frame ring: {error:#}"));
-            let _ = write_report(&mut { report_file }, &report);
-            eprintln!(
-                "rtsoak-worker {}: mapping the frame ring: {error:#}",
-                std::process::id()
-            );
-            return 1;
-        }
+    let Some(mut stream) = open_stream(fds.frames, report_file, &mut report) else {
+        return 1;
     };
-    let mut stream = ReportWriter::new(report_file, frames);
-    match start(spec_file, region_fd) {
-        Ok((spec, region)) => {
-            let slot = &region.workers[spec.slot];
-            let mut context = WorkerContext {
-                spec,
-                region,
-                stream,
-                report,
-                bell,
-            };
-            let outcome = run(&mut context);
-            if context.report.hygiene.peak_rss_bytes > 0 {
-                // The loop's figure is ru_maxrss, which also holds the coordinator's peak: this
-                // worker was started with CLONE_VM (sys::spawn), and Linux keeps it across exec.
-                if let Some(peak) = rtsoak_sys::sched::peak_rss_bytes() {
-                    context.report.hygiene.peak_rss_bytes = peak;
-                }
-            }
-            if let Err(error) = &outcome {
-                context.report.error = Some(format!("{error:#}"));
-            }
-            let written = context.stream.report(&context.report);
-            let state = if outcome.is_ok() && written.is_ok() {
-                worker_state::DONE
-            } else {
-                worker_state::FAILED
-            };
-            slot.state.store(state, Ordering::Release);
-            i32::from(state != worker_state::DONE)
-        }
+    match start(spec_file, fds.region) {
+        Ok((spec, region)) => run_and_report(WorkerContext {
+            spec,
+            region,
+            stream,
+            report,
+            bell,
+        }),
         Err(error) => {
             report.error = Some(format!("{error:#}"));
             let _ = stream.report(&report);
@@ -129,6 +81,85 @@ pub fn main() -> i32 {
             1
         }
     }
+}
+
+/// The fds a worker is started with, besides the bell.
+struct InheritedFds {
+    spec: OwnedFd,
+    region: OwnedFd,
+    report: OwnedFd,
+    frames: OwnedFd,
+}
+
+impl InheritedFds {
+    /// Take them into ownership; `None` (said on stderr) if one is not open.
+    fn take() -> Option<Self> {
+        // The coordinator maps exactly these fds into every worker (protocol::*_FD).
+        let fds = [SPEC_FD, REGION_FD, REPORT_FD, FRAMES_FD].map(inherited::take);
+        let [Some(spec), Some(region), Some(report), Some(frames)] = fds else {
+            eprintln!(
+                "rtsoak-worker: fds {SPEC_FD}-{FRAMES_FD} (spec, region, report, frame ring) are not \
+                 open: `rtsoak-worker` is started by the coordinator (`rtsoak`), never by hand"
+            );
+            return None;
+        };
+        Some(InheritedFds {
+            spec,
+            region,
+            report,
+            frames,
+        })
+    }
+}
+
+/// Where the worker's interval frames and final report go: the frame ring `frames_fd` and
+/// `report_file`. `None` if the ring cannot be mapped; the report then says why.
+fn open_stream(
+    frames_fd: OwnedFd,
+    report_file: File,
+    report: &mut WorkerReport,
+) -> Option<ReportWriter> {
+    // The ring is mapped (and populated) now, so it is locked with the rest at the end of setup.
+    match SharedMemory::map(frames_fd)
+        .map_err(anyhow::Error::from)
+        .and_then(FrameRing::attach)
+    {
+        Ok(ring) => Some(ReportWriter::new(report_file, RingWriter::new(ring))),
+        Err(error) => {
+            report.error = Some(format!("mapping the frame ring: {error:#}"));
+            let _ = write_report(&mut { report_file }, report);
+            eprintln!(
+                "rtsoak-worker {}: mapping the frame ring: {error:#}",
+                std::process::id()
+            );
+            None
+        }
+    }
+}
+
+/// Run the worker's loop in `context`, then leave its report and its final state in its slot.
+/// Returns the process exit code.
+fn run_and_report(mut context: WorkerContext) -> i32 {
+    let slot = context.slot();
+    let outcome = run(&mut context);
+    if context.report.hygiene.peak_rss_bytes > 0 {
+        // The loop's figure is ru_maxrss, which also holds the coordinator's peak: this
+        // worker was started with CLONE_VM (sys::spawn), and Linux keeps it across exec.
+        if let Some(peak) = rtsoak_sys::sched::peak_rss_bytes() {
+            context.report.hygiene.peak_rss_bytes = peak;
+        }
+    }
+    if let Err(error) = &outcome {
+        context.report.error = Some(format!("{error:#}"));
+    }
+    let written = context.stream.report(&context.report);
+    let state = if outcome.is_ok() && written.is_ok() {
+        worker_state::DONE
+    } else {
+        worker_state::FAILED
+    };
+    slot.state.store(state, Ordering::Release);
+    i32::from(state != worker_state::DONE)
 }
 
 fn start(mut spec_file: File, region_fd: OwnedFd) -> anyhow::Result<(WorkerSpec, &'static Region)> {

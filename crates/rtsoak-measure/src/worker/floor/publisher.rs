@@ -10,14 +10,14 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, bail};
 
 use super::{Finished, Samples};
-use crate::protocol::QueueSpec;
+use crate::protocol::{QueueSpec, RtSpec};
 use crate::transport::Waker;
 use crate::worker::WorkerContext;
 use rtsoak_analysis::stats::Recorder;
 use rtsoak_record::{Counters, Series};
 use rtsoak_sys::clock::{now_ns, sleep_until_ns};
 use rtsoak_sys::queue::{FLAG_WARMUP, Message};
-use rtsoak_sys::region::{Region, phase, worker_state};
+use rtsoak_sys::region::{Region, WorkerSlot, phase, worker_state};
 use rtsoak_sys::sched;
 
 /// Run the floor publisher with waker `W` for the run's periods.
@@ -28,27 +28,15 @@ pub(crate) fn run<W: Waker>(
 ) -> anyhow::Result<()> {
     let rt = spec.rt().context("the floor pair is the RT pair's only")?;
     let region = context.region();
-    waker
-        .refresh(region)
-        .context("reaching the floor subscriber (is it running?)")?;
-    if waker.targets() == 0 {
-        bail!("no subscriber to wake: the floor subscriber is not a member of the queue");
-    }
+    reach(&mut waker, region)?;
     let mut send_call = Samples::new(rt.measured_periods);
     let mut timer = Samples::new(rt.measured_periods);
     let mut counters = Counters::default();
     context.ready();
 
-    if !started(region) {
-        return Ok(());
-    }
     let slot = context.slot();
-    slot.state.store(worker_state::RUNNING, Ordering::Release);
-    let periods = Periods {
-        start_ns: region.control.start_ns.load(Ordering::Acquire),
-        period_ns: spec.period_ns,
-        warmup: rt.warmup_periods,
-        total: rt.warmup_periods + rt.measured_periods,
+    let Some(periods) = start(region, slot, spec, rt) else {
+        return Ok(());
     };
     counters.planned_periods = rt.measured_periods;
     let mut seen_epoch = region.control.members_epoch.load(Ordering::Acquire);
@@ -85,22 +73,57 @@ pub(crate) fn run<W: Waker>(
         period = periods.next_after(period, now, &mut counters);
     }
 
-    let outliers = rt.outliers_max as usize;
-    let (threshold_ns, period_ns) = (spec.threshold_ns, periods.period_ns);
-    Finished {
-        names: Series::PUBLISHER,
-        series: [
-            send_call.into_recorder(threshold_ns, outliers, period_ns),
-            Recorder::new(threshold_ns, 0),
-            timer.into_recorder(threshold_ns, outliers, period_ns),
-            Recorder::new(threshold_ns, 0),
-        ],
-        measure_start_ns: periods.deadline_ns(periods.warmup),
-        measure_end_ns: periods.deadline_ns(periods.total),
+    let published = Published {
+        send_call,
+        timer,
         counters,
         usage_before,
+    };
+    published.finished(spec, rt, &periods).report(context)
+}
+
+/// Before the loop: the floor subscriber, reached through the membership table as the
+/// harness's publisher reaches its subscribers.
+fn reach<W: Waker>(waker: &mut W, region: &Region) -> anyhow::Result<()> {
+    waker
+        .refresh(region)
+        .context("reaching the floor subscriber (is it running?)")?;
+    if waker.targets() == 0 {
+        bail!("no subscriber to wake: the floor subscriber is not a member of the queue");
     }
-    .report(context)
+    Ok(())
+}
+
+/// What the publisher's loop took: its two series' samples, its counters, and its resource
+/// use from the first measured period on.
+struct Published {
+    send_call: Samples,
+    timer: Samples,
+    counters: Counters,
+    usage_before: Option<sched::Usage>,
+}
+
+impl Published {
+    /// What the publisher leaves once its loop is over (after the loop, where it may
+    /// allocate): its series over the measured phase of `periods`.
+    fn finished(self, spec: &QueueSpec, rt: &RtSpec, periods: &Periods) -> Finished<4> {
+        let outliers = rt.outliers_max as usize;
+        let (threshold_ns, period_ns) = (spec.threshold_ns, periods.period_ns);
+        Finished {
+            names: Series::PUBLISHER,
+            series: [
+                self.send_call
+                    .into_recorder(threshold_ns, outliers, period_ns),
+                Recorder::new(threshold_ns, 0),
+                self.timer.into_recorder(threshold_ns, outliers, period_ns),
+                Recorder::new(threshold_ns, 0),
+            ],
+            measure_start_ns: periods.deadline_ns(periods.warmup),
+            measure_end_ns: periods.deadline_ns(periods.total),
+            counters: self.counters,
+            usage_before: self.usage_before,
+        }
+    }
 }
 
 /// Queue noise joined or left (the membership epoch moved past `seen_epoch`): reach it from
@@ -122,12 +145,22 @@ fn follow_members<W: Waker>(
     }
 }
 
-/// Wait (1 ms at a time) for the coordinator to start the run; false if it stopped it instead.
-fn started(region: &Region) -> bool {
+/// Wait (1 ms at a time) for the coordinator to start the run, then mark this worker running
+/// (`slot`) and fix the run's periods; `None` if the coordinator stopped the run instead.
+fn start(region: &Region, slot: &WorkerSlot, spec: &QueueSpec, rt: &RtSpec) -> Option<Periods> {
     while region.phase() == phase::SETUP {
         sleep_until_ns(now_ns() + 1_000_000);
     }
-    region.phase() != phase::STOP
+    if region.phase() == phase::STOP {
+        return None;
+    }
+    slot.state.store(worker_state::RUNNING, Ordering::Release);
+    Some(Periods {
+        start_ns: region.control.start_ns.load(Ordering::Acquire),
+        period_ns: spec.period_ns,
+        warmup: rt.warmup_periods,
+        total: rt.warmup_periods + rt.measured_periods,
+    })
 }
 
 /// Send number `n`: its time into the stamps, then the wake calls, every member's, the RT
