@@ -39,82 +39,125 @@ pub(super) fn rt_cpus(
     ov: &Overrides,
     topology: &CpuTopology,
 ) -> Result<(usize, usize), ProfileError> {
-    let online = online_cpus(topology);
-    if online.len() < 2 {
-        return Err(cpu_error(
-            "cpus",
-            format!(
-                "rtsoak needs at least two CPUs (one each for the RT publisher and subscriber), \
-                 but only {} is online ({}); run it on a machine or VM with two or more CPUs",
-                online.len(),
-                cpulist::format(&online)
-            ),
-        ));
-    }
-    let (publisher, subscriber, suffix) = match &ov.rt_cpus {
-        Some(pair) if pair.len() == 2 => (Some(pair[0]), Some(pair[1]), FROM_CLI),
-        Some(pair) => {
-            return Err(cpu_error(
-                "cpus.publisher, cpus.subscriber",
-                format!(
-                    "the command line gave {} RT CPUs ({}); give exactly two: publisher, then \
-                     subscriber",
-                    pair.len(),
-                    cpulist::format(pair)
-                ),
-            ));
-        }
-        None => (
-            explicit_cpu("cpus.publisher", &profile.cpus.publisher)?,
-            explicit_cpu("cpus.subscriber", &profile.cpus.subscriber)?,
-            "",
-        ),
-    };
-    for (key, cpu) in [
-        ("cpus.publisher", publisher),
-        ("cpus.subscriber", subscriber),
-    ] {
-        if let Some(cpu) = cpu.filter(|cpu| !online.contains(cpu)) {
-            return Err(cpu_error(
-                key,
-                format!(
-                    "CPU {cpu}{suffix} is not online; online CPUs are {}: pick one of them or \
-                     \"auto\"",
-                    cpulist::format(&online)
-                ),
-            ));
-        }
-    }
-    let isolated: Vec<usize> = online_cpus(topology)
-        .into_iter()
-        .filter(|cpu| topology.isolated.contains(cpu))
-        .collect();
-    let candidates = if isolated.len() >= 2 {
-        isolated
-    } else {
-        online
-    };
-    // Highest candidate other than `taken`; there are at least two candidates.
-    let highest_except = |taken: usize| *candidates.iter().rev().find(|&&c| c != taken).unwrap();
-    let (publisher, subscriber) = match (publisher, subscriber) {
-        (Some(p), Some(s)) => (p, s),
-        (Some(p), None) => (p, highest_except(p)),
-        (None, Some(s)) => (highest_except(s), s),
-        (None, None) => {
-            let n = candidates.len();
-            (candidates[n - 2], candidates[n - 1])
-        }
-    };
+    let online = at_least_two_online(topology)?;
+    let requested = requested_rt_cpus(profile, ov)?;
+    requested.check_online(&online)?;
+    let (publisher, subscriber) = requested.or_auto(&auto_candidates(topology, online));
     if publisher == subscriber {
         return Err(cpu_error(
             "cpus.subscriber",
             format!(
-                "publisher and subscriber are both CPU {publisher}{suffix}: the RT pair needs \
-                 two different CPUs; pick another CPU for one of them, or \"auto\""
+                "publisher and subscriber are both CPU {publisher}{}: the RT pair needs two \
+                 different CPUs; pick another CPU for one of them, or \"auto\"",
+                requested.suffix
             ),
         ));
     }
     Ok((publisher, subscriber))
+}
+
+/// The online CPUs, sorted, when there are enough for an RT pair.
+fn at_least_two_online(topology: &CpuTopology) -> Result<Vec<usize>, ProfileError> {
+    let online = online_cpus(topology);
+    if online.len() >= 2 {
+        return Ok(online);
+    }
+    Err(cpu_error(
+        "cpus",
+        format!(
+            "rtsoak needs at least two CPUs (one each for the RT publisher and subscriber), \
+             but only {} is online ({}); run it on a machine or VM with two or more CPUs",
+            online.len(),
+            cpulist::format(&online)
+        ),
+    ))
+}
+
+/// The RT CPUs asked for, each `None` for `auto`, and where they were asked (for messages).
+struct RequestedPair {
+    publisher: Option<usize>,
+    subscriber: Option<usize>,
+    suffix: &'static str,
+}
+
+/// The command line's pair, which must be exactly two CPUs, wins over the profile's.
+fn requested_rt_cpus(profile: &Profile, ov: &Overrides) -> Result<RequestedPair, ProfileError> {
+    match &ov.rt_cpus {
+        Some(pair) if pair.len() == 2 => Ok(RequestedPair {
+            publisher: Some(pair[0]),
+            subscriber: Some(pair[1]),
+            suffix: FROM_CLI,
+        }),
+        Some(pair) => Err(cpu_error(
+            "cpus.publisher, cpus.subscriber",
+            format!(
+                "the command line gave {} RT CPUs ({}); give exactly two: publisher, then \
+                 subscriber",
+                pair.len(),
+                cpulist::format(pair)
+            ),
+        )),
+        None => Ok(RequestedPair {
+            publisher: explicit_cpu("cpus.publisher", &profile.cpus.publisher)?,
+            subscriber: explicit_cpu("cpus.subscriber", &profile.cpus.subscriber)?,
+            suffix: "",
+        }),
+    }
+}
+
+impl RequestedPair {
+    /// Every explicit CPU must be online, the publisher's checked first.
+    fn check_online(&self, online: &[usize]) -> Result<(), ProfileError> {
+        for (key, cpu) in [
+            ("cpus.publisher", self.publisher),
+            ("cpus.subscriber", self.subscriber),
+        ] {
+            if let Some(cpu) = cpu.filter(|cpu| !online.contains(cpu)) {
+                return Err(cpu_error(
+                    key,
+                    format!(
+                        "CPU {cpu}{} is not online; online CPUs are {}: pick one of them or \
+                         \"auto\"",
+                        self.suffix,
+                        cpulist::format(online)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The pair with each `auto` CPU chosen from `candidates` (sorted): the highest one the other
+    /// CPU does not take, or the two highest when both are `auto`.
+    fn or_auto(&self, candidates: &[usize]) -> (usize, usize) {
+        // Highest candidate other than `taken`; there are at least two candidates.
+        let highest_except =
+            |taken: usize| *candidates.iter().rev().find(|&&c| c != taken).unwrap();
+        match (self.publisher, self.subscriber) {
+            (Some(p), Some(s)) => (p, s),
+            (Some(p), None) => (p, highest_except(p)),
+            (None, Some(s)) => (highest_except(s), s),
+            (None, None) => {
+                let n = candidates.len();
+                (candidates[n - 2], candidates[n - 1])
+            }
+        }
+    }
+}
+
+/// Where `auto` RT CPUs come from: the isolated CPUs when at least two are isolated, or else
+/// every online one.
+fn auto_candidates(topology: &CpuTopology, online: Vec<usize>) -> Vec<usize> {
+    let isolated: Vec<usize> = online
+        .iter()
+        .copied()
+        .filter(|cpu| topology.isolated.contains(cpu))
+        .collect();
+    if isolated.len() >= 2 {
+        isolated
+    } else {
+        online
+    }
 }
 
 /// Noise CPUs: explicit ones checked (overlap with the RT pair is allowed, but noted); `auto`

@@ -6,7 +6,7 @@
 //! itself. The CPU layout is delegated to `layout`. Never reads the system.
 
 use rtsoak_record::export::{ExportPlan, KCIDB_ORIGIN_SYNTAX, KcidbOrigin};
-use rtsoak_record::plan::{Explain, LayoutNote, LayoutNoteKind, RtPlan, RunPlan};
+use rtsoak_record::plan::{Explain, LayoutNote, LayoutNoteKind, NoisePlan, RtPlan, RunPlan};
 use rtsoak_record::transport::Name;
 
 use rtsoak_record::{Policy, RingSetup};
@@ -94,12 +94,71 @@ pub fn resolve(
     topology: &CpuTopology,
     known_transports: &[Name],
 ) -> Result<RunPlan, ProfileError> {
-    let run = &profile.run;
     let ov = overrides;
+    let run = run_settings(&profile.run, ov, known_transports)?;
+    let (ring_setup, ring_setup_variants) = ring_setups(profile, ov)?;
+    let layout = cpu_layout(profile, ov, topology)?;
+    let verdict = super::verdict::resolve_limits(&profile.verdict)?;
+    let export = export(profile, ov)?;
+    let actions = super::actions::resolve_actions(&profile.actions, ov, run.timing.threshold_ns)?;
+
+    Ok(RunPlan {
+        profile: name.to_string(),
+        transports: run.transports,
+        transports_named: run.transports_named,
+        duration_ns: run.timing.duration_ns,
+        rounds: run.timing.rounds,
+        warmup_ns: run.timing.warmup_ns,
+        period_ns: run.timing.period_ns,
+        threshold_ns: run.timing.threshold_ns,
+        interval_ns: run.timing.interval_ns,
+        delivery_timeout_ns: run.timing.delivery_timeout_ns,
+        outliers_max: profile.run.outliers_max,
+        rt: layout.rt,
+        noise_cpus: layout.noise_cpus,
+        housekeeping_cpus: layout.housekeeping_cpus,
+        ring_setup,
+        ring_setup_variants,
+        transport_settings: rtsoak_measure::transport::overridden(
+            &profile.rt.transport_settings,
+            &ov.transport,
+        ),
+        noise: layout.noise,
+        abi: profile.abi,
+        break_on_ns: ov.break_on_ns,
+        explain: layout.explain,
+        break_on_continue: ov.break_on_continue,
+        // A break is for reading the trace around it: the explainer keeps its own.
+        keep_trace: (ov.keep_trace || ov.break_on_ns.is_some()) && layout.explain,
+        inject_fault: ov.inject_fault,
+        actions,
+        layout_notes: layout.notes,
+        hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
+        verdict,
+        export,
+        floor: false,
+    })
+}
+
+/// What `[run]` chooses: the transports to measure (and whether any were named) and its times.
+struct RunSettings {
+    transports: Vec<Name>,
+    transports_named: bool,
+    timing: Timing,
+}
+
+/// `[run]` checked key by key: the transports, the times, then the outlier lists' capacity.
+fn run_settings(
+    run: &RunSection,
+    ov: &Overrides,
+    known_transports: &[Name],
+) -> Result<RunSettings, ProfileError> {
     let requested = ov.transports.as_deref().unwrap_or(&run.transports);
-    let transports_named = !requested.is_empty();
-    let transports = transports(requested, known_transports)?;
-    let timing = timing(run, ov)?;
+    let settings = RunSettings {
+        transports_named: !requested.is_empty(),
+        transports: transports(requested, known_transports)?,
+        timing: timing(run, ov)?,
+    };
     // Each outlier list's capacity.
     in_range(
         "run.outliers_max",
@@ -107,19 +166,34 @@ pub fn resolve(
         (0, 100_000),
         " (samples)",
     )?;
-    let (ring_setup, ring_setup_variants) = ring_setups(profile, ov)?;
+    Ok(settings)
+}
 
-    let mut layout_notes = Vec::new();
-    let rt = rt_pair(profile, ov, topology, &mut layout_notes)?;
+/// Where everything runs, and what follows from it: the RT pair, the noise CPUs and the noise
+/// on them, the CPUs left to the coordinator, whether the run explains its spikes, and the
+/// notes a reader of the result must see about all of it.
+struct CpuLayout {
+    rt: RtPlan,
+    noise_cpus: Vec<usize>,
+    noise: NoisePlan,
+    housekeeping_cpus: Vec<usize>,
+    explain: bool,
+    notes: Vec<LayoutNote>,
+}
+
+/// `[rt]`, `[cpus]` and `[noise]` in that order; then the explainer, which needs a CPU they
+/// leave free.
+fn cpu_layout(
+    profile: &Profile,
+    ov: &Overrides,
+    topology: &CpuTopology,
+) -> Result<CpuLayout, ProfileError> {
+    let mut notes = Vec::new();
+    let rt = rt_pair(profile, ov, topology, &mut notes)?;
     let rt_cpus = [rt.publisher_cpu, rt.subscriber_cpu];
-    let noise_cpus = noise_cpus(profile, ov, topology, rt_cpus, &mut layout_notes)?;
-    let noise = super::noise::resolve_noise(
-        &profile.noise,
-        ov.no_noise,
-        &rt,
-        &noise_cpus,
-        &mut layout_notes,
-    )?;
+    let noise_cpus = noise_cpus(profile, ov, topology, rt_cpus, &mut notes)?;
+    let noise =
+        super::noise::resolve_noise(&profile.noise, ov.no_noise, &rt, &noise_cpus, &mut notes)?;
     let housekeeping_cpus = rtsoak_record::plan::housekeeping_cpus(
         &topology.online,
         &topology.isolated,
@@ -127,51 +201,18 @@ pub fn resolve(
         rt_cpus,
     );
     let explain = explain(
-        run.explain,
+        profile.run.explain,
         ov,
         housekeeping_cpus.is_empty(),
-        &mut layout_notes,
+        &mut notes,
     );
-
-    let verdict = super::verdict::resolve_limits(&profile.verdict)?;
-    let export = export(profile, ov)?;
-    let actions = super::actions::resolve_actions(&profile.actions, ov, timing.threshold_ns)?;
-
-    Ok(RunPlan {
-        profile: name.to_string(),
-        transports,
-        transports_named,
-        duration_ns: timing.duration_ns,
-        rounds: timing.rounds,
-        warmup_ns: timing.warmup_ns,
-        period_ns: timing.period_ns,
-        threshold_ns: timing.threshold_ns,
-        interval_ns: timing.interval_ns,
-        delivery_timeout_ns: timing.delivery_timeout_ns,
-        outliers_max: run.outliers_max,
+    Ok(CpuLayout {
         rt,
         noise_cpus,
-        housekeeping_cpus,
-        ring_setup,
-        ring_setup_variants,
-        transport_settings: rtsoak_measure::transport::overridden(
-            &profile.rt.transport_settings,
-            &ov.transport,
-        ),
         noise,
-        abi: profile.abi,
-        break_on_ns: ov.break_on_ns,
+        housekeeping_cpus,
         explain,
-        break_on_continue: ov.break_on_continue,
-        // A break is for reading the trace around it: the explainer keeps its own.
-        keep_trace: (ov.keep_trace || ov.break_on_ns.is_some()) && explain,
-        inject_fault: ov.inject_fault,
-        actions,
-        layout_notes,
-        hold_cpu_dma_latency: profile.system.hold_cpu_dma_latency && !ov.no_cpu_dma_latency,
-        verdict,
-        export,
-        floor: false,
+        notes,
     })
 }
 

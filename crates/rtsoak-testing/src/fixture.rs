@@ -51,57 +51,6 @@ fn record(values: &[u64]) -> (Histogram<u64>, SampleStats) {
 
 /// A run whose series hold `values` (by series), split into two intervals.
 fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u64>)]) -> RunResult {
-    let mut series = BTreeMap::new();
-    let mut intervals: Vec<Interval> = (0..2)
-        .map(|index| Interval {
-            index,
-            start_ns: u64::from(index) * INTERVAL_NS,
-            length_ns: INTERVAL_NS,
-            series: BTreeMap::new(),
-        })
-        .collect();
-    for (name, values) in values {
-        let (histogram, stats) = record(values);
-        let outliers = values
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| **v > THRESHOLD_NS)
-            .map(|(i, v)| Outlier {
-                at_ns: i as u64 * PERIOD_NS,
-                value_ns: *v,
-            })
-            .collect();
-        series.insert(
-            SeriesKey::Rt(*name),
-            SeriesResult {
-                summary: rtsoak_analysis::stats::summarise(&histogram, &stats),
-                histogram: encode_histogram(&histogram),
-                outliers,
-                outliers_dropped: 0,
-                outliers_complete_over_ns: Some(THRESHOLD_NS),
-            },
-        );
-        let (first, second) = values.split_at(values.len() / 2);
-        for (interval, part) in intervals.iter_mut().zip([first, second]) {
-            let (histogram, stats) = record(part);
-            interval.series.insert(
-                SeriesKey::Rt(*name),
-                IntervalSeries {
-                    stats,
-                    // Every series, as results before diagnostic series lost theirs held them.
-                    histogram: Some(encode_histogram(&histogram)),
-                },
-            );
-        }
-    }
-    let sent = values
-        .iter()
-        .find(|(n, _)| *n == Series::SendCall)
-        .map_or(0, |(_, v)| v.len() as u64);
-    let delivered = values
-        .iter()
-        .find(|(n, _)| *n == Series::Delivery)
-        .map_or(0, |(_, v)| v.len() as u64);
     let measured = status != RunStatus::Unsupported;
     RunResult {
         transport: transport.to_string(),
@@ -116,15 +65,16 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
         started_at: format!("2026-11-30T12:00:{:02}Z", round * 10),
         measured_ns: if measured { 2 * INTERVAL_NS } else { 0 },
         ring_setup: measured.then_some(RingSetup::DeferTaskrun),
-        integrity: Integrity {
-            sent,
-            delivered,
-            lost: sent - delivered,
-            planned_periods: sent,
-            ..Default::default()
+        integrity: integrity(values),
+        series: values
+            .iter()
+            .map(|(name, values)| (SeriesKey::Rt(*name), series_result(values)))
+            .collect(),
+        intervals: if measured {
+            intervals(values)
+        } else {
+            Vec::new()
         },
-        series,
-        intervals: if measured { intervals } else { Vec::new() },
         workers: Vec::new(),
         noise: if measured {
             noise()
@@ -137,6 +87,73 @@ fn run(transport: &str, round: u32, status: RunStatus, values: &[(Series, Vec<u6
             Default::default()
         },
         coordinator: None,
+    }
+}
+
+/// One series over the whole run: its summary, its histogram, and every sample over the
+/// threshold as an outlier.
+fn series_result(values: &[u64]) -> SeriesResult {
+    let (histogram, stats) = record(values);
+    let outliers = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v > THRESHOLD_NS)
+        .map(|(i, v)| Outlier {
+            at_ns: i as u64 * PERIOD_NS,
+            value_ns: *v,
+        })
+        .collect();
+    SeriesResult {
+        summary: rtsoak_analysis::stats::summarise(&histogram, &stats),
+        histogram: encode_histogram(&histogram),
+        outliers,
+        outliers_dropped: 0,
+        outliers_complete_over_ns: Some(THRESHOLD_NS),
+    }
+}
+
+/// The run's two intervals: the first holds the first half of every series, the second the rest.
+fn intervals(values: &[(Series, Vec<u64>)]) -> Vec<Interval> {
+    let mut intervals: Vec<Interval> = (0..2)
+        .map(|index| Interval {
+            index,
+            start_ns: u64::from(index) * INTERVAL_NS,
+            length_ns: INTERVAL_NS,
+            series: BTreeMap::new(),
+        })
+        .collect();
+    for (name, values) in values {
+        let (first, second) = values.split_at(values.len() / 2);
+        for (interval, part) in intervals.iter_mut().zip([first, second]) {
+            let (histogram, stats) = record(part);
+            interval.series.insert(
+                SeriesKey::Rt(*name),
+                IntervalSeries {
+                    stats,
+                    // Every series, as results before diagnostic series lost theirs held them.
+                    histogram: Some(encode_histogram(&histogram)),
+                },
+            );
+        }
+    }
+    intervals
+}
+
+/// Every message the publisher sent was planned; those the subscriber did not deliver were lost.
+fn integrity(values: &[(Series, Vec<u64>)]) -> Integrity {
+    let count = |series: Series| {
+        values
+            .iter()
+            .find(|(n, _)| *n == series)
+            .map_or(0, |(_, v)| v.len() as u64)
+    };
+    let (sent, delivered) = (count(Series::SendCall), count(Series::Delivery));
+    Integrity {
+        sent,
+        delivered,
+        lost: sent - delivered,
+        planned_periods: sent,
+        ..Default::default()
     }
 }
 
