@@ -354,7 +354,7 @@ impl Episodes {
     fn charge_holders(&mut self, cpu: usize, now: u64, had: TaskRef, preempted: bool, next: Pid) {
         for open in self.open.values_mut() {
             if let OpenKind::Lock(lock) = &mut open.kind {
-                lock.charge_holder(&self.sched, (cpu, now), &had, preempted, next);
+                lock.charge_holder(&self.sched, cpu, now, &had, preempted, next);
             }
         }
     }
