@@ -82,8 +82,14 @@ pub(super) fn run_rounds(
                 transport: name.as_str(),
                 ring_setup: (setups.len() > 1).then_some(setup),
             };
+            let harness = Harness {
+                plan: &plan,
+                name,
+                key: &key,
+                round,
+            };
             let floor_first = floor && round % 2 == 0;
-            if floor_first && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)? {
+            if floor_first && !run_floor(doc, rounds, &harness, &mut progress)? {
                 return Ok(());
             }
             let responder = responder.as_deref_mut();
@@ -96,10 +102,7 @@ pub(super) fn run_rounds(
             if !saver.save(doc) || broke {
                 return Ok(());
             }
-            if floor
-                && !floor_first
-                && !run_floor(doc, rounds, (&plan, name, &key), round, &mut progress)?
-            {
+            if floor && !floor_first && !run_floor(doc, rounds, &harness, &mut progress)? {
                 return Ok(());
             }
         }
@@ -107,14 +110,21 @@ pub(super) fn run_rounds(
     Ok(())
 }
 
-/// The floor run beside a harness run of `plan` (`--floor`): the floor pair under the same plan,
-/// without tracing, breaks, actions or injected faults (they are the harness's), recorded in
+/// The harness run a floor run goes beside: its plan, transport, row and round.
+struct Harness<'a> {
+    plan: &'a RunPlan,
+    name: Name,
+    key: &'a RunKey<'a>,
+    round: u32,
+}
+
+/// The floor run beside `harness` (`--floor`): the floor pair under the same plan, without
+/// tracing, breaks, actions or injected faults (they are the harness's), recorded in
 /// `floor_runs`. Returns whether the rounds go on (not after a stop signal).
 fn run_floor(
     doc: &mut ResultDoc,
     rounds: &Rounds<'_>,
-    (plan, name, key): (&RunPlan, Name, &RunKey<'_>),
-    round: u32,
+    harness: &Harness,
     progress: &mut Progress,
 ) -> anyhow::Result<bool> {
     let stop = rounds.stop;
@@ -128,11 +138,11 @@ fn run_floor(
         break_on_ns: None,
         inject_fault: None,
         actions: Default::default(),
-        ..plan.clone()
+        ..harness.plan.clone()
     };
-    let mut run = run_one(&plan, name, rounds.result_dir, stop, progress, None)?;
-    key.apply(&mut run);
-    run.round = round;
+    let mut run = run_one(&plan, harness.name, rounds.result_dir, stop, progress, None)?;
+    harness.key.apply(&mut run);
+    run.round = harness.round;
     doc.floor_runs.push(run);
     Ok(!stop.is_set())
 }

@@ -79,11 +79,15 @@ pub fn run_one(
         actions: RunWatch::new(responder, transport.as_str(), scratch_dir),
     };
     let mut tracing = Tracing::asked(plan, transport, scratch_dir);
-    let outcome = drive(
+    let run = ToRun {
         plan,
         transport,
-        &region,
-        (&mut workers, &mut tracing),
+        region: &region,
+    };
+    let outcome = drive(
+        &run,
+        &mut workers,
+        &mut tracing,
         &mut served,
         stop,
         progress,
@@ -351,35 +355,43 @@ impl Window {
     }
 }
 
+/// What a run runs: the plan, the transport under it, and the region its processes share.
+struct ToRun<'r> {
+    plan: &'r RunPlan,
+    transport: Name,
+    region: &'r SharedRegion,
+}
+
 /// Start, run and stop the workers.
 fn drive(
-    plan: &RunPlan,
-    transport: Name,
-    region: &SharedRegion,
-    (workers, tracing): (&mut Vec<Spawned>, &mut Tracing),
+    run: &ToRun,
+    workers: &mut Vec<Spawned>,
+    tracing: &mut Tracing,
     served: &mut Served,
     stop: &StopFlag,
     progress: &mut Progress,
 ) -> anyhow::Result<Driven> {
-    start_rt_pair(plan, transport, region, workers, stop)?;
+    start_rt_pair(run, workers, stop)?;
     // Tracing starts with the RT tasks known (its filters name them), before the noise and
     // the first period.
     tracing.start(workers);
     // Noise starts before the first period, so the warm-up already runs under it.
     served.noise.start().context("starting the noise")?;
 
-    let window = Window::from_now(plan);
+    let window = Window::from_now(run.plan);
     served.actions.measure_from(window.measure_start_ns);
     let ticks_before = cpustat::read(cpustat::PROC_STAT);
-    let r = region.get();
+    let r = run.region.get();
     r.control.start_ns.store(window.start_ns, Ordering::Release);
     r.control.phase.store(phase::RUN, Ordering::Release);
     progress.run_started(
-        transport.as_str(),
+        run.transport.as_str(),
         window.measure_start_ns,
         window.planned_end_ns,
     );
-    let supervised = supervise(plan, region, workers, served, stop, progress, &window);
+    let supervised = supervise(
+        run.plan, run.region, workers, served, stop, progress, &window,
+    );
     progress.run_finished(r);
     let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(cpustat::PROC_STAT));
     let measured_ns = now_ns()
@@ -395,24 +407,19 @@ fn drive(
 }
 
 /// Start the RT subscriber, then the RT publisher, each ready before the next starts.
-fn start_rt_pair(
-    plan: &RunPlan,
-    transport: Name,
-    region: &SharedRegion,
-    workers: &mut Vec<Spawned>,
-    stop: &StopFlag,
-) -> anyhow::Result<()> {
+fn start_rt_pair(run: &ToRun, workers: &mut Vec<Spawned>, stop: &StopFlag) -> anyhow::Result<()> {
     for (role, slot) in [
         (Role::Subscriber, RT_SUBSCRIBER_SLOT),
         (Role::Publisher, RT_PUBLISHER_SLOT),
     ] {
-        let spec = crate::launch::rt_spec(plan, transport, role, slot);
+        let spec = crate::launch::rt_spec(run.plan, run.transport, role, slot);
         // A worker that watches --on-threshold rings the bell when a sample fires.
         let watches = matches!(&spec.work, Work::Queue(queue)
             if queue.rt().is_some_and(|rt| rt.on_threshold.is_some()));
         let bell = Bell::get().ringer().filter(|_| watches);
-        workers.push(spawn_with_bell(spec, region, ring_for(role, slot)?, bell)?);
-        wait_ready(region, workers, slot, stop)?;
+        let ring = ring_for(role, slot)?;
+        workers.push(spawn_with_bell(spec, run.region, ring, bell)?);
+        wait_ready(run.region, workers, slot, stop)?;
     }
     Ok(())
 }

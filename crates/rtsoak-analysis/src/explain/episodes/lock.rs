@@ -105,7 +105,8 @@ impl LockWait {
     pub(super) fn charge_holder(
         &mut self,
         sched: &Sched,
-        (cpu, now): (usize, u64),
+        cpu: usize,
+        now: u64,
         had: &TaskRef,
         preempted: bool,
         next: Pid,

@@ -259,7 +259,7 @@ impl Episodes {
             comm: next_comm,
             prio: *next_prio,
         };
-        self.switch(record.cpu, now, prev, (*prev_runnable, *prev_blocked), next);
+        self.switch(record.cpu, now, prev, *prev_runnable, *prev_blocked, next);
     }
 
     /// Close every open wait at the end of the trace.
@@ -280,7 +280,8 @@ impl Episodes {
         cpu: usize,
         now: u64,
         prev: Seen,
-        (prev_runnable, prev_blocked): (bool, bool),
+        prev_runnable: bool,
+        prev_blocked: bool,
         next: Seen,
     ) {
         self.charge_holders(cpu, now, prev.task(), prev_runnable, next.pid);
@@ -354,7 +355,7 @@ impl Episodes {
     fn charge_holders(&mut self, cpu: usize, now: u64, had: TaskRef, preempted: bool, next: Pid) {
         for open in self.open.values_mut() {
             if let OpenKind::Lock(lock) = &mut open.kind {
-                lock.charge_holder(&self.sched, (cpu, now), &had, preempted, next);
+                lock.charge_holder(&self.sched, cpu, now, &had, preempted, next);
             }
         }
     }
