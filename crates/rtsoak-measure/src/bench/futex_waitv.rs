@@ -21,17 +21,22 @@ use rtsoak_sys::uring::Sqe;
 /// The bench, as the registry holds it.
 pub(crate) struct FutexWaitv;
 
+/// The flags' defaults, which a recorded config without them also means.
+const VECTORS: u32 = 8;
+const WIDTH: u32 = 8;
+const WAKE_INDEX: u32 = 3;
+
 /// Its own flags.
 #[derive(Debug, Args)]
 struct Flags {
     /// Wait vectors per cycle.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=2048))]
+    #[arg(long, default_value_t = VECTORS, value_parser = clap::value_parser!(u32).range(1..=2048))]
     vectors: u32,
     /// Words per vector (the kernel allows at most 128).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(long, default_value_t = WIDTH, value_parser = clap::value_parser!(u32).range(1..=128))]
     width: u32,
     /// The element woken in each vector (0-based, below --width).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = WAKE_INDEX)]
     wake_index: u32,
 }
 
@@ -107,9 +112,9 @@ struct State {
 impl State {
     /// Prepare the words, the descriptors and the 2V requests.
     fn new(config: &BenchConfig) -> anyhow::Result<(Self, RingSetup)> {
-        let vectors = config.vectors.unwrap_or(8) as usize;
-        let width = config.width.unwrap_or(8) as usize;
-        let wake_index = config.wake_index.unwrap_or(3) as usize;
+        let vectors = config.vectors.unwrap_or(VECTORS) as usize;
+        let width = config.width.unwrap_or(WIDTH) as usize;
+        let wake_index = config.wake_index.unwrap_or(WAKE_INDEX) as usize;
         let words = Words::new(vectors * width, config.shared)?;
         let (ring, setup) = super::ring::build(config.ring_setup, 2 * vectors)?;
         let flags = words.futex2_flags();

@@ -48,17 +48,22 @@ impl Transport for PersistentFutex {
     }
 
     fn needs(&self) -> &'static str {
-        "a kernel with the persistent futex wait RFC (not in mainline); ABI in src/abi/persistent_futex.rs"
+        "a kernel with the persistent futex wait RFC (not in mainline); ABI in crates/rtsoak-measure/src/abi/persistent_futex.rs"
     }
 
     fn probe(&self, abi: &PatchedAbi) -> Support {
         let abi = &abi.persistent_futex;
-        match OpcodeSupport::query() {
-            Ok(ops) if ops.has(opcode::FutexWait::CODE) && ops.has(opcode::FutexWake::CODE) => {}
-            Ok(_) => {
-                return super::missing("IORING_OP_FUTEX_WAIT", "io_uring opcode probe", None);
-            }
+        let ops = match OpcodeSupport::query() {
+            Ok(ops) => ops,
             Err(e) => return super::missing("io_uring", "io_uring_setup", Some(e.errno)),
+        };
+        // Name the opcode that is missing: a kernel may have the wait and not the wake.
+        let opcodes = [
+            (opcode::FutexWait::CODE, "IORING_OP_FUTEX_WAIT"),
+            (opcode::FutexWake::CODE, "IORING_OP_FUTEX_WAKE"),
+        ];
+        if let Some((_, name)) = opcodes.into_iter().find(|(code, _)| !ops.has(*code)) {
+            return super::missing(name, "io_uring opcode probe", None);
         }
         match trial(abi) {
             Ok(()) => Support::Supported,
