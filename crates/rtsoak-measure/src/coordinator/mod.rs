@@ -389,9 +389,7 @@ fn drive(
         window.measure_start_ns,
         window.planned_end_ns,
     );
-    let supervised = supervise(
-        run.plan, run.region, workers, served, stop, progress, &window,
-    );
+    let supervised = supervise(run, workers, served, stop, progress, &window);
     progress.run_finished(r);
     let cpu_busy_percent = cpustat::busy_percent(&ticks_before, &cpustat::read(cpustat::PROC_STAT));
     let measured_ns = now_ns()
@@ -430,22 +428,21 @@ fn start_rt_pair(run: &ToRun, workers: &mut Vec<Spawned>, stop: &StopFlag) -> an
 /// the coordinator woke on the RT CPUs meanwhile. It sleeps between ticks as `pace` says, and
 /// wakes at once on a signal (a stop, or a worker that ended).
 fn supervise(
-    plan: &RunPlan,
-    region: &SharedRegion,
+    run: &ToRun,
     workers: &mut [Spawned],
     served: &mut Served,
     stop: &StopFlag,
     progress: &mut Progress,
     window: &Window,
 ) -> Supervised {
-    let r = region.get();
+    let (plan, r) = (run.plan, run.region.get());
     let mut supervisor = Supervisor {
         region: r,
         stop,
         watched: watched_rt_pair(r),
         watchdog_ns: watchdog::deadline_ns(plan.period_ns, plan.delivery_timeout_ns),
-        window,
-        delivery_timeout_ns: plan.delivery_timeout_ns,
+        start_ns: window.start_ns,
+        overrun_ns: window.planned_end_ns + plan.delivery_timeout_ns + HANG_SLACK_NS,
         status: RunStatus::Completed,
         reason: None,
         dead: None,
@@ -493,8 +490,11 @@ struct Supervisor<'r> {
     watched: [watchdog::Watched<'r>; 2],
     /// How long an RT worker may go without a heartbeat.
     watchdog_ns: u64,
-    window: &'r Window,
-    delivery_timeout_ns: u64,
+    /// When the run started: the watchdog watches from then.
+    start_ns: u64,
+    /// Past this, a run still going has overrun its planned end (its delivery timeout and
+    /// slack included), which fails it.
+    overrun_ns: u64,
     status: RunStatus,
     reason: Option<String>,
     /// An RT worker that ended early, once seen (its exit is looked for only after a SIGCHLD).
@@ -519,13 +519,9 @@ impl Supervisor<'_> {
             self.status = RunStatus::Failed;
             self.reason = Some(dead.clone());
             r.control.phase.store(phase::STOP, Ordering::Release);
-        } else if let Some(hung) = watchdog::silent(
-            r,
-            &self.watched,
-            self.window.start_ns,
-            now,
-            self.watchdog_ns,
-        ) {
+        } else if let Some(hung) =
+            watchdog::silent(r, &self.watched, self.start_ns, now, self.watchdog_ns)
+        {
             // A silent worker will not finish: stop now; `reap` kills it.
             self.status = RunStatus::Failed;
             self.reason = Some(hung);
@@ -548,7 +544,7 @@ impl Supervisor<'_> {
         if self.dead.is_some() && r.phase() == phase::STOP {
             return true;
         }
-        if now > self.window.planned_end_ns + self.delivery_timeout_ns + HANG_SLACK_NS {
+        if now > self.overrun_ns {
             self.status = RunStatus::Failed;
             self.reason = Some(format!(
                 "a worker did not finish within {} s of the planned end: killed",
