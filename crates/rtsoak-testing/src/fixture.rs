@@ -188,15 +188,26 @@ enum Wake {
     None,
 }
 
+/// What makes one made-up run's figures differ from another's.
+#[derive(Debug, Clone, Copy)]
+struct Draw {
+    /// Seeds every series of the run (each adds its own offset).
+    seed: u64,
+    /// The shortest send call.
+    send_low_ns: u64,
+    /// The shortest delivery.
+    delivery_low_ns: u64,
+}
+
 /// Every RT series of one run: 2001 messages with a 150 us send call and deliveries of 120 and
 /// 250 us over the 100 us threshold; a futex's fan-out is its send call (one call wakes every
 /// waiter), others' fan-out adds the noise subscribers' calls.
-fn publisher_and_subscriber(
-    seed: u64,
-    send_low_ns: u64,
-    delivery_low_ns: u64,
-    wake: Wake,
-) -> Vec<(Series, Vec<u64>)> {
+fn publisher_and_subscriber(draw: Draw, wake: Wake) -> Vec<(Series, Vec<u64>)> {
+    let Draw {
+        seed,
+        send_low_ns,
+        delivery_low_ns,
+    } = draw;
     let send_call = samples(seed, 2000, send_low_ns, 4_000, &[150_000]);
     let fanout = match wake {
         Wake::Exact { .. } => samples(seed + 5, 2000, send_low_ns + 3_000, 9_000, &[160_000]),
@@ -257,14 +268,8 @@ fn attribute(run: &mut RunResult, wake: Wake) {
 }
 
 /// A measured run of `transport` with every RT series and its own-wake figures.
-fn measured(
-    transport: &str,
-    round: u32,
-    status: RunStatus,
-    (seed, send_low_ns, delivery_low_ns): (u64, u64, u64),
-    wake: Wake,
-) -> RunResult {
-    let values = publisher_and_subscriber(seed, send_low_ns, delivery_low_ns, wake);
+fn measured(transport: &str, round: u32, status: RunStatus, draw: Draw, wake: Wake) -> RunResult {
+    let values = publisher_and_subscriber(draw, wake);
     let mut run = run(transport, round, status, &values);
     attribute(&mut run, wake);
     run
@@ -385,17 +390,35 @@ pub fn two_round_doc() -> ResultDoc {
         "futex",
         1,
         RunStatus::Completed,
-        (1, 1_000, 5_000),
+        Draw {
+            seed: 1,
+            send_low_ns: 1_000,
+            delivery_low_ns: 5_000,
+        },
         futex(1),
     );
-    let mut eventfd_1 = measured("eventfd", 1, RunStatus::Failed, (11, 2_000, 6_000), eventfd);
+    let mut eventfd_1 = measured(
+        "eventfd",
+        1,
+        RunStatus::Failed,
+        Draw {
+            seed: 11,
+            send_low_ns: 2_000,
+            delivery_low_ns: 6_000,
+        },
+        eventfd,
+    );
     eventfd_1.reason = Some("the Subscriber worker (pid 4242) ended early: signal 9".to_string());
     eventfd_1.integrity.lost = 3;
     let mut syscall_1 = measured(
         "futex-syscall",
         1,
         RunStatus::Completed,
-        (51, 1_200, 85_000),
+        Draw {
+            seed: 51,
+            send_low_ns: 1_200,
+            delivery_low_ns: 85_000,
+        },
         Wake::None,
     );
     miss(&mut syscall_1, 2);
@@ -405,7 +428,11 @@ pub fn two_round_doc() -> ResultDoc {
         "futex",
         2,
         RunStatus::Completed,
-        (21, 1_500, 40_000),
+        Draw {
+            seed: 21,
+            send_low_ns: 1_500,
+            delivery_low_ns: 40_000,
+        },
         futex(2),
     );
     futex_2.break_event = Some(BreakEvent {
@@ -424,14 +451,22 @@ pub fn two_round_doc() -> ResultDoc {
         "eventfd",
         2,
         RunStatus::Completed,
-        (31, 2_000, 6_000),
+        Draw {
+            seed: 31,
+            send_low_ns: 2_000,
+            delivery_low_ns: 6_000,
+        },
         eventfd,
     );
     let syscall_2 = measured(
         "futex-syscall",
         2,
         RunStatus::Completed,
-        (61, 1_200, 85_000),
+        Draw {
+            seed: 61,
+            send_low_ns: 1_200,
+            delivery_low_ns: 85_000,
+        },
         Wake::None,
     );
     doc(
@@ -449,10 +484,36 @@ pub fn one_run_doc() -> ResultDoc {
         "eventfd",
         1,
         RunStatus::Completed,
-        (41, 2_000, 6_000),
+        Draw {
+            seed: 41,
+            send_low_ns: 2_000,
+            delivery_low_ns: 6_000,
+        },
         Wake::Exact { piggybacked: 25 },
     );
     doc("run", plan(&["eventfd"], 1), vec![eventfd])
+}
+
+/// One eventfd run's result turned into one run per `(transport, over, count)`: its send call
+/// and its delivery each with `over` of `count` samples over the threshold. What a decision
+/// ranks, and nothing else changed.
+pub fn doc_with_rates(rates: &[(&str, u64, u64)]) -> ResultDoc {
+    let mut doc = one_run_doc();
+    let template = doc.runs.remove(0);
+    for &(transport, over, count) in rates {
+        let mut run = template.clone();
+        run.transport = transport.to_string();
+        for name in ["send_call", "delivery"] {
+            let series = run.series.get_mut(name).expect("an RT series");
+            series.summary = Summary {
+                count,
+                over_threshold: over,
+                ..series.summary
+            };
+        }
+        doc.runs.push(run);
+    }
+    doc
 }
 
 /// `summary` with its p99 at `p99_ns` and the rest moved only as far as keeps it consistent
