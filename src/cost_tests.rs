@@ -121,7 +121,9 @@ fn doc(runs: usize) -> ResultDoc {
         .collect();
     doc.plan.rounds = doc.runs.last().map_or(1, |r| r.round);
     doc.floor_runs = doc.runs.clone();
-    doc.decision = Some(rtsoak_analysis::judge::decision::decide(&doc));
+    doc.decision = Some(rtsoak_report::decision::worded(
+        rtsoak_analysis::judge::decision::decide(&doc),
+    ));
     doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
     doc
 }

@@ -3,7 +3,7 @@
 //! width is unknown or narrower (a Jetson's serial console, a tmux pane). One table in the shape RT engineers publish (per
 //! transport: messages, missed periods, lost, send calls and deliveries over the threshold per
 //! million with their exact 95 % interval, the longest of each, status), the decision in
-//! sentences made from the figures ([`rtsoak_analysis::judge::decision`]), the verdict with every reason,
+//! sentences made from the figures ([`super::decision`]), the verdict with every reason,
 //! and the caveats that change the figures most, ranked and folded, with a count of the rest;
 //! with `--floor`, the harness against its floor ([`super::floor`]). `--details` adds every
 //! other table.
@@ -15,11 +15,12 @@
 use std::fmt::Write;
 
 use super::comparison::{not_run_word, status_word, title};
+use super::decision::{per_million, sentence};
 use super::escape::{markdown as escape, terminal};
 use super::journal::{VerdictParts, verdict_parts};
 use super::text::{grouped, us};
 use super::why;
-use rtsoak_analysis::judge::decision::{decide, per_million};
+use rtsoak_analysis::judge::decision::decide;
 use rtsoak_analysis::merge::{TransportRuns, by_transport};
 use rtsoak_analysis::stats::clopper_pearson_95;
 use rtsoak_record::result::decision::{Decision, MainCause};
@@ -82,7 +83,11 @@ pub(crate) fn headline(doc: &ResultDoc, rtsoak: &str) -> Headline {
             names.join(", ")
         )
     });
-    let mut lines: Vec<String> = decision.series.iter().map(|s| s.sentence.clone()).collect();
+    let mut lines: Vec<String> = decision
+        .series
+        .iter()
+        .map(|s| sentence(s, decision.threshold_ns, decision.alpha))
+        .collect();
     lines.extend(cause_lines(&decision.causes));
     let (caveats, caveats_hidden) = top_caveats(&doc.caveats);
     Headline {

@@ -55,7 +55,7 @@ pub fn decision_line(decision: &rtsoak_record::result::decision::Decision) -> Op
                 "{} fewest {} ({} per million{others})",
                 s.series,
                 best.label,
-                rtsoak_analysis::judge::decision::per_million(best.per_million)
+                super::decision::per_million(best.per_million)
             ))
         })
         .collect();

@@ -22,6 +22,7 @@ mod causes;
 mod comparison;
 mod cpu_wait;
 mod cyclictest;
+pub mod decision;
 mod details;
 pub mod diff;
 pub mod escape;
@@ -199,7 +200,9 @@ mod tests {
     #[test]
     fn every_format_shows_every_foreign_text_of_a_result_escaped() {
         let mut doc = rtsoak_testing::fixture::two_round_doc();
-        doc.decision = Some(rtsoak_analysis::judge::decision::decide(&doc));
+        doc.decision = Some(crate::decision::worded(
+            rtsoak_analysis::judge::decision::decide(&doc),
+        ));
         doc.verdict = Some(rtsoak_analysis::judge::verdict(&doc));
         let doc = rtsoak_testing::fixture::with_foreign_text(&doc, HOSTILE);
         assert!(

@@ -255,7 +255,9 @@ mod tests {
     #[test]
     fn the_decision_says_which_transports_have_the_fewest_spikes() {
         let mut doc = two_round_doc();
-        doc.decision = Some(rtsoak_analysis::judge::decision::decide(&doc));
+        doc.decision = Some(crate::decision::worded(
+            rtsoak_analysis::judge::decision::decide(&doc),
+        ));
         let text = render(&doc);
         let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
             .expect("the text parses");

@@ -190,7 +190,10 @@ fn judge_and_save(
     // After the last round, never between rounds: the fits cost CPU the runs must not share.
     doc.tail_pooled = rtsoak_analysis::tail::run::pool(doc);
     doc.caveats = ranked_caveats(doc);
-    doc.decision = Some(rtsoak_analysis::judge::decision::decide(doc));
+    // The analysis decides; the report words it, and the JSON keeps the words for its readers.
+    doc.decision = Some(rtsoak_report::decision::worded(
+        rtsoak_analysis::judge::decision::decide(doc),
+    ));
     doc.verdict = Some(nightly::judge(doc, baseline));
     if saver.save(doc)
         && let Err(error) = write_exports(doc, result_dir, formats)

@@ -2,10 +2,10 @@
 //! delivery, which transport has the fewest spikes over the threshold, which do not differ from
 //! it at this run length, and which have significantly more (the exact two-sided test of two
 //! rates, p < [`ALPHA`]); and, where the explainer ran, each transport's main cause of spikes.
-//! Every sentence is made from claims the record keeps with their p-values, so a reader (or a
-//! test) can check each one against the figures.
+//! The record keeps every claim with its p-value, so a reader (or a test) can check each one
+//! against the figures; the report crate words the claims (`rtsoak_report::decision`).
 //!
-//! Pure: reads a [`ResultDoc`], returns a [`Decision`]; never prints.
+//! Pure: reads a [`ResultDoc`], returns a [`Decision`]; never words or prints it.
 
 use super::rates::rates_differ_p_value;
 use crate::merge::{TransportRuns, by_transport};
@@ -28,13 +28,12 @@ pub fn decide(doc: &ResultDoc) -> Decision {
         .iter()
         .filter(|t| t.status != RunStatus::Unsupported)
         .collect();
-    let threshold = format!("{} us", doc.plan.threshold_ns as f64 / 1e3);
     Decision {
         threshold_ns: doc.plan.threshold_ns,
         alpha: ALPHA,
         series: DECIDED
             .iter()
-            .map(|&series| decide_series(series, &measured, &threshold))
+            .map(|&series| decide_series(series, &measured))
             .collect(),
         causes: measured.iter().filter_map(|t| main_cause(t)).collect(),
     }
@@ -59,24 +58,18 @@ fn p_value(a: &Rate, b: &Rate) -> f64 {
     rates_differ_p_value(a.over_threshold, a.count, b.over_threshold, b.count)
 }
 
-fn decide_series(
-    series: Series,
-    measured: &[&TransportRuns<'_>],
-    threshold: &str,
-) -> SeriesDecision {
+fn decide_series(series: Series, measured: &[&TransportRuns<'_>]) -> SeriesDecision {
     let mut ranking: Vec<Rate> = measured.iter().filter_map(|t| rate_of(t, series)).collect();
     ranking.sort_by(|a, b| a.per_million.total_cmp(&b.per_million));
-    let name = series_words(series.name());
     let mut decision = SeriesDecision {
         series,
         ranking: Vec::new(),
         fewest: Vec::new(),
         significant: Vec::new(),
         not_significant: Vec::new(),
-        sentence: String::new(),
+        sentence: None,
     };
     let Some(best) = ranking.first().cloned() else {
-        decision.sentence = format!("{name}: no transport was measured");
         return decision;
     };
     let (group, worse): (Vec<&Rate>, Vec<&Rate>) = ranking
@@ -84,99 +77,18 @@ fn decide_series(
         .partition(|r| r.label == best.label || p_value(&best, r) >= ALPHA);
     decision.fewest = group.iter().map(|r| r.label.clone()).collect();
     decision.not_significant = group[1..].iter().map(|r| claim(&best, r)).collect();
-    let mut sentence = opening(&name, threshold, &ranking, &group, &decision.fewest);
-    sentence += &worse_clauses(&group, &worse, &mut decision.significant);
-    sentence.push('.');
-    decision.sentence = sentence;
+    // Each worse transport against every member of the fewest group, in ranking order.
+    decision.significant = worse
+        .iter()
+        .flat_map(|w| {
+            group
+                .iter()
+                .filter(|g| p_value(g, w) < ALPHA)
+                .map(|g| claim(g, w))
+        })
+        .collect();
     decision.ranking = ranking;
     decision
-}
-
-/// The decision's first clause: which transport has the fewest spikes over `threshold` in
-/// `ranking` (best first), and which of them (`group`, named `fewest`) do not differ from it.
-fn opening(
-    name: &str,
-    threshold: &str,
-    ranking: &[Rate],
-    group: &[&Rate],
-    fewest: &[String],
-) -> String {
-    let best = &ranking[0];
-    let worse_exist = group.len() < ranking.len();
-    if ranking.len() == 1 {
-        format!(
-            "{name}: only {} was measured ({} per million over {threshold})",
-            best.label,
-            per_million(best.per_million)
-        )
-    } else if ranking.iter().all(|r| r.over_threshold == 0) {
-        format!(
-            "{name}: no transport had a sample over {threshold}; at this run length that bounds \
-             each rate below {} per million (95 %)",
-            per_million(
-                ranking
-                    .iter()
-                    .map(|r| r.high_per_million)
-                    .fold(0.0, f64::max)
-            )
-        )
-    } else if !worse_exist {
-        format!(
-            "{name}: {} do not differ significantly at this run length ({} has the fewest \
-             spikes over {threshold}, {} per million)",
-            and_list(fewest),
-            best.label,
-            per_million(best.per_million)
-        )
-    } else {
-        let mut text = format!(
-            "{name}: {} has the fewest spikes over {threshold} ({} per million)",
-            best.label,
-            per_million(best.per_million)
-        );
-        if group.len() > 1 {
-            text += &format!(
-                ", and {} {} not differ from it significantly at this run length",
-                and_list(&fewest[1..]),
-                if group.len() == 2 { "does" } else { "do" }
-            );
-        }
-        text
-    }
-}
-
-/// The clauses for the transports significantly `worse` than some of the fewest `group`,
-/// each claim kept in `significant`.
-fn worse_clauses(group: &[&Rate], worse: &[&Rate], significant: &mut Vec<Claim>) -> String {
-    let mut sentence = String::new();
-    // Each worse transport, with the members of the fewest group significantly below it;
-    // transports with the same such members share one clause.
-    let mut clauses: Vec<(Vec<String>, Vec<String>)> = Vec::new();
-    for w in worse {
-        let lower: Vec<&&Rate> = group.iter().filter(|g| p_value(g, w) < ALPHA).collect();
-        for g in &lower {
-            significant.push(claim(g, w));
-        }
-        let lower: Vec<String> = lower.iter().map(|g| g.label.clone()).collect();
-        match clauses.iter_mut().find(|(l, _)| *l == lower) {
-            Some((_, higher)) => higher.push(w.label.clone()),
-            None => clauses.push((lower, vec![w.label.clone()])),
-        }
-    }
-    for (lower, higher) in &clauses {
-        let subject = if lower.len() == group.len() && group.len() > 1 {
-            "each of them has".to_string()
-        } else if lower.len() == 1 {
-            format!("{} has", lower[0])
-        } else {
-            format!("{} have", and_list(lower))
-        };
-        sentence += &format!(
-            "; {subject} significantly fewer than {} (p < {ALPHA})",
-            and_list(higher)
-        );
-    }
-    sentence
 }
 
 fn claim(lower: &Rate, higher: &Rate) -> Claim {
@@ -225,34 +137,6 @@ fn main_cause(t: &TransportRuns<'_>) -> Option<MainCause> {
         median_us,
         sentence: None,
     })
-}
-
-/// `send call`, `delivery`.
-fn series_words(series: &str) -> String {
-    series.replace('_', " ")
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-/// A rate per million: two decimals under 10, one under 100, none above (`0`, `2.50`, `52.6`,
-/// `24300`).
-pub fn per_million(value: f64) -> String {
-    if value == 0.0 {
-        "0".to_string()
-    } else if value < 10.0 {
-        format!("{value:.2}")
-    } else if value < 100.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.0}")
-    }
 }
 
 #[cfg(test)]

@@ -30,13 +30,15 @@ pub struct SeriesDecision {
     pub ranking: Vec<Rate>,
     /// The fewest spikes, and those that do not differ from it significantly, by label.
     pub fewest: Vec<String>,
-    /// Pairs the sentence calls significantly different: `lower` has fewer than `higher`.
+    /// Pairs significantly different: `lower` has fewer than `higher`.
     pub significant: Vec<Claim>,
-    /// Pairs the sentence calls not significantly different: each of `fewest` against the
-    /// first of them.
+    /// Pairs not significantly different: each of `fewest` against the first of them.
     pub not_significant: Vec<Claim>,
-    /// The decision in one sentence.
-    pub sentence: String,
+    /// The decision in one sentence, as the build that saved the result worded the fields
+    /// above, for readers of the JSON. rtsoak never reads it back: its views word the fields
+    /// again. None until the report words it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentence: Option<String>,
 }
 
 /// One transport's over-threshold rate in a series.
