@@ -287,3 +287,16 @@ fn compaction_of_locked_pages_distorts_the_figures_without_invalidating_them() {
         caveats(&doc)
     );
 }
+
+#[test]
+fn a_virtual_machine_distorts_the_figures_without_invalidating_them() {
+    let doc = with_run(vm_doc(Some(true)), false, false);
+    assert_eq!(has(&doc, CheckId::CpuVirtual), Some(Severity::Distorts));
+    assert!(
+        caveats(&doc)
+            .iter()
+            .any(|c| c.starts_with("a virtual machine: every latency includes the host's")),
+        "{:#?}",
+        caveats(&doc)
+    );
+}

@@ -1,12 +1,57 @@
-//! Checks of the RT CPUs themselves: frequency governor, idle states, SMT siblings.
+//! Checks of the RT CPUs themselves: frequency governor, idle states, SMT siblings, and whether
+//! they are a virtual machine's.
 
 use super::inputs::{Inputs, cpus_named};
 
 use rtsoak_record::cpulist;
-use rtsoak_record::{CheckId, Finding, Level};
+use rtsoak_record::{CheckId, Finding, Hypervisor, Level};
 
 pub(super) fn findings(inputs: &Inputs) -> Vec<Finding> {
-    vec![governor(inputs), idle_states(inputs), smt(inputs)]
+    vec![
+        governor(inputs),
+        idle_states(inputs),
+        smt(inputs),
+        virtual_cpus(inputs),
+    ]
+}
+
+/// Whether the CPUs are a virtual machine's. A warning, not a problem: an RT guest on an RT host
+/// with its vCPUs pinned to isolated host CPUs is a real deployment, and its figures are real
+/// figures of that stack; but every latency then includes the host's scheduling of the vCPUs
+/// (a stall of the host is a stall of the guest that no guest-side trace shows), so they are
+/// not this kernel's alone.
+fn virtual_cpus(inputs: &Inputs) -> Finding {
+    let id = CheckId::CpuVirtual;
+    let subject = "virtual CPUs";
+    let Some(sign) = inputs.facts.hypervisor else {
+        return Finding::ok(
+            id,
+            subject,
+            "none seen: no hypervisor CPU flag, /sys/hypervisor or hypervisor device tree",
+        );
+    };
+    let shown_by = match sign {
+        Hypervisor::CpuFlag => "the CPUs carry the hypervisor flag (/proc/cpuinfo)",
+        Hypervisor::SysHypervisor => "/sys/hypervisor/type exists (a Xen guest)",
+        Hypervisor::QemuVirt => "the device tree is QEMU's virt machine (linux,dummy-virt)",
+        Hypervisor::DeviceTreeNode => "the device tree has a hypervisor node",
+    };
+    Finding::bad(
+        id,
+        Level::Warning,
+        subject,
+        format!(
+            "a virtual machine: {shown_by}; the host schedules these CPUs, so every latency \
+             includes the host's stalls, which no trace in the guest shows"
+        ),
+        "measure on bare metal for this kernel's own figures; in a guest, give each vCPU an \
+         isolated host CPU under a PREEMPT_RT host kernel, and compare against cyclictest in the \
+         same guest",
+        Some(
+            "a virtual machine: every latency includes the host's scheduling of its CPUs"
+                .to_string(),
+        ),
+    )
 }
 
 /// Facts of the RT CPUs, in CPU order.

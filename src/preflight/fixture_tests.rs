@@ -14,7 +14,7 @@ use crate::sysinfo::{SysRoot, host_facts};
 use rtsoak_record::Support;
 use rtsoak_record::TransportSupport;
 use rtsoak_record::{BoardFacts, BoardFinding, BootParameter, DeviceClass};
-use rtsoak_record::{CheckId, Level};
+use rtsoak_record::{CheckId, Hypervisor, Level};
 
 fn root(name: &str) -> SysRoot {
     SysRoot::at(
@@ -169,6 +169,7 @@ fn the_vm_is_not_rt_not_isolated_and_shares_its_two_cpus_with_noise() {
         "cpu.idle",
         "sched.rt-throttling",
         "vm.compact-unevictable",
+        "cpu.virtual",
     ] {
         assert_eq!(level(&check, id), Level::Warning, "{id}");
     }
@@ -480,6 +481,68 @@ fn an_empty_tree_is_judged_without_failing() {
     assert_eq!(level(&check, "irq.affinity"), Level::Ok);
     assert_eq!(level(&check, "clock.source"), Level::Ok);
     assert_eq!(level(&check, "vm.compact-unevictable"), Level::Ok);
+    assert_eq!(level(&check, "cpu.virtual"), Level::Ok);
+}
+
+#[test]
+fn a_virtual_machine_is_a_warning_whichever_way_the_kernel_shows_it_and_bare_metal_is_silent() {
+    let id = "cpu.virtual";
+    // This VM: the hypervisor CPU flag.
+    let vm = checked("vm-2cpu");
+    assert_eq!(vm.facts.hypervisor, Some(Hypervisor::CpuFlag));
+    let flagged = finding(&vm, id);
+    assert_eq!(flagged.level, Level::Warning);
+    assert!(
+        flagged.detail.starts_with(
+            "a virtual machine: the CPUs carry the hypervisor flag (/proc/cpuinfo); the host \
+             schedules these CPUs"
+        ),
+        "{}",
+        flagged.detail
+    );
+    assert!(
+        flagged
+            .remedy
+            .as_deref()
+            .unwrap()
+            .starts_with("measure on bare metal")
+    );
+    let worth = "a virtual machine: every latency includes the host's scheduling of its CPUs";
+    assert_eq!(flagged.worth.as_deref(), Some(worth));
+    // Bare metal, x86 and arm64 (a Jetson's device tree is NVIDIA's): nothing to say.
+    for name in ["rt-board-6cpu", "old-kernel-6cpu", "jetson-orin-nano"] {
+        let check = checked(name);
+        assert_eq!(check.facts.hypervisor, None, "{name}");
+        assert_eq!(level(&check, id), Level::Ok, "{name}");
+    }
+    // The other signs, each on a bare board made virtual.
+    let signs: [(&str, &[u8], Hypervisor); 3] = [
+        ("sys/hypervisor/type", b"xen\n", Hypervisor::SysHypervisor),
+        (
+            "proc/device-tree/compatible",
+            b"linux,dummy-virt\0",
+            Hypervisor::QemuVirt,
+        ),
+        (
+            "proc/device-tree/hypervisor/compatible",
+            b"xen,xen\0",
+            Hypervisor::DeviceTreeNode,
+        ),
+    ];
+    for (file, content, sign) in signs {
+        let dir = copied("rt-board-6cpu");
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, content).unwrap();
+        let check = check(
+            &SysRoot::at(dir.path()),
+            &default_cpus("rt-board-6cpu"),
+            &root_user(),
+            &matrix(Support::Supported),
+        );
+        assert_eq!(check.facts.hypervisor, Some(sign), "{file}");
+        assert_eq!(level(&check, id), Level::Warning, "{file}");
+    }
 }
 
 #[test]

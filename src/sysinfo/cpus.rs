@@ -1,13 +1,14 @@
 //! Per-CPU facts from `/sys/devices/system/cpu`: the host-wide lists (possible, online,
 //! isolated, nohz_full), and for each CPU its online state, frequency governor, idle states and
-//! SMT siblings; plus the CPU model from `/proc/cpuinfo` or the device tree.
+//! SMT siblings; plus the CPU model from `/proc/cpuinfo` or the device tree, and whether the CPUs
+//! are a virtual machine's.
 //!
 //! Owns: reading and parsing these files. Never judges whether a governor or idle state is
 //! suitable for a real-time run.
 
 use super::SysRoot;
 use rtsoak_record::cpulist;
-use rtsoak_record::{CpuFacts, IdleState};
+use rtsoak_record::{CpuFacts, Hypervisor, IdleState};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 
@@ -102,6 +103,35 @@ pub(crate) fn cpu_model(root: &SysRoot) -> Option<String> {
         .find_map(|key| cpuinfo_value(&cpuinfo, key))
         .or_else(|| root.read_trimmed("/proc/device-tree/model"))
         .filter(|model| !model.is_empty())
+}
+
+/// What shows the CPUs are a virtual machine's, if anything does: the `hypervisor` CPU flag
+/// (x86), `/sys/hypervisor` (Xen), or a device tree a hypervisor made (arm64). A hypervisor that
+/// hides itself from all of these is not seen.
+pub(crate) fn hypervisor(root: &SysRoot) -> Option<Hypervisor> {
+    let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
+    let flagged = cpuinfo.lines().any(|line| {
+        line.split_once(':').is_some_and(|(name, flags)| {
+            name.trim() == "flags" && flags.split_whitespace().any(|flag| flag == "hypervisor")
+        })
+    });
+    let compatible = root
+        .read_bytes("/proc/device-tree/compatible")
+        .unwrap_or_default();
+    if flagged {
+        Some(Hypervisor::CpuFlag)
+    } else if root.exists("/sys/hypervisor/type") {
+        Some(Hypervisor::SysHypervisor)
+    } else if compatible
+        .split(|&b| b == 0)
+        .any(|c| c == b"linux,dummy-virt")
+    {
+        Some(Hypervisor::QemuVirt)
+    } else if root.exists("/proc/device-tree/hypervisor") {
+        Some(Hypervisor::DeviceTreeNode)
+    } else {
+        None
+    }
 }
 
 /// The value of the first `key : value` line in `/proc/cpuinfo` text.

@@ -54,6 +54,7 @@ check_ids![
     CpuGovernor "cpu.governor",
     CpuIdle "cpu.idle",
     CpuSmt "cpu.smt",
+    CpuVirtual "cpu.virtual",
     CpusIsolated "cpus.isolated",
     CpusNohzFull "cpus.nohz-full",
     CpusRcuNocbs "cpus.rcu-nocbs",

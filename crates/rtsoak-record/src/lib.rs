@@ -83,7 +83,9 @@ pub use setup::{FdWait, Hygiene, Policy, RingSetup, RtSetup};
 pub use status::Status;
 pub use summary::Summary;
 pub use support::{Support, TransportSupport};
-pub use system_check::{CheckFacts, CpuIdle, IdleState, Irq, RtCpus, SystemCheck, Task};
+pub use system_check::{
+    CheckFacts, CpuIdle, Hypervisor, IdleState, Irq, RtCpus, SystemCheck, Task,
+};
 pub use tail::{
     FitTestRecord, Half, HeldOutRecord, OverThreshold, PooledTail, ReturnLevel, ReturnSpan,
     StationarityKind, StationarityTest, TailEstimate, TailModel, TailRefusal, ThresholdTried,

@@ -76,6 +76,10 @@ pub struct CheckFacts {
     /// `None` where the kernel has no such file, and in results written before it was read.
     #[serde(default)]
     pub compact_unevictable_allowed: Option<u32>,
+    /// What shows the CPUs are a virtual machine's; `None` where nothing does (bare metal, as far
+    /// as the kernel tells), and in results written before it was read.
+    #[serde(default)]
+    pub hypervisor: Option<Hypervisor>,
     /// Pids of running `irqbalance` processes.
     pub irqbalance_pids: Vec<i32>,
     /// Numbered interrupts whose affinity includes an RT CPU.
@@ -84,6 +88,22 @@ pub struct CheckFacts {
     pub tasks_on_rt_cpus: Vec<Task>,
     /// cpuidle states of the RT CPUs.
     pub rt_cpu_idle_states: Vec<CpuIdle>,
+}
+
+/// What shows that the CPUs are a virtual machine's: the host schedules them, so its stalls
+/// are in every latency the guest measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Hypervisor {
+    /// The `hypervisor` flag in `/proc/cpuinfo` (x86: CPUID leaf 1, ECX bit 31, which KVM,
+    /// Hyper-V, VMware, Xen HVM and Firecracker set).
+    CpuFlag,
+    /// `/sys/hypervisor/type` exists (a Xen guest).
+    SysHypervisor,
+    /// The device tree is QEMU's arm64 `virt` machine's (`linux,dummy-virt`).
+    QemuVirt,
+    /// The device tree has a `hypervisor` node (a Xen guest on arm64).
+    DeviceTreeNode,
 }
 
 /// One CPU's idle states.
