@@ -35,6 +35,7 @@ fn virtual_cpus(inputs: &Inputs) -> Finding {
         Hypervisor::SysHypervisor => "/sys/hypervisor/type exists (a Xen guest)",
         Hypervisor::QemuVirt => "the device tree is QEMU's virt machine (linux,dummy-virt)",
         Hypervisor::DeviceTreeNode => "the device tree has a hypervisor node",
+        Hypervisor::Other => "a sign this build does not name",
     };
     Finding::bad(
         id,

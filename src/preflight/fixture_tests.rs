@@ -546,6 +546,15 @@ fn a_virtual_machine_is_a_warning_whichever_way_the_kernel_shows_it_and_bare_met
 }
 
 #[test]
+fn a_hypervisor_sign_from_a_newer_build_loads_as_other() {
+    let mut json = serde_json::to_value(checked("vm-2cpu")).unwrap();
+    assert_eq!(json["facts"]["hypervisor"], "cpu_flag");
+    json["facts"]["hypervisor"] = "a_sign_of_tomorrow".into();
+    let back: SystemCheck = serde_json::from_value(json).unwrap();
+    assert_eq!(back.facts.hypervisor, Some(Hypervisor::Other));
+}
+
+#[test]
 fn a_check_survives_a_json_round_trip() {
     let check = checked("old-kernel-6cpu");
     let text = serde_json::to_string(&check).unwrap();

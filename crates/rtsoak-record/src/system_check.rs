@@ -104,6 +104,9 @@ pub enum Hypervisor {
     QemuVirt,
     /// The device tree has a `hypervisor` node (a Xen guest on arm64).
     DeviceTreeNode,
+    /// A sign this build does not know (a result from a newer build).
+    #[serde(other)]
+    Other,
 }
 
 /// One CPU's idle states.
