@@ -45,7 +45,10 @@ pub(crate) fn check(
     let facts = CheckFacts {
         timer_migration: timer_migration(root),
         compact_unevictable_allowed: compact_unevictable_allowed(root),
-        hypervisor: crate::sysinfo::cpus::hypervisor(root),
+        hypervisor: crate::sysinfo::cpus::hypervisor(
+            root,
+            host.board.as_ref().map_or(&[], |board| &board.compatible),
+        ),
         irqbalance_pids: irqbalance_pids(root),
         irqs_on_rt_cpus: irqs_allowed_on(root, &pair),
         tasks_on_rt_cpus: tasks_allowed_on(root, &pair, own_pid(root)),

@@ -106,26 +106,18 @@ pub(crate) fn cpu_model(root: &SysRoot) -> Option<String> {
 }
 
 /// What shows the CPUs are a virtual machine's, if anything does: the `hypervisor` CPU flag
-/// (x86), `/sys/hypervisor` (Xen), or a device tree a hypervisor made (arm64). A hypervisor that
-/// hides itself from all of these is not seen.
-pub(crate) fn hypervisor(root: &SysRoot) -> Option<Hypervisor> {
+/// (x86), `/sys/hypervisor` (Xen), or a device tree a hypervisor made (arm64; `compatible` is
+/// the device tree's list, as the board facts hold it). A hypervisor that hides itself from all
+/// of these is not seen.
+pub(crate) fn hypervisor(root: &SysRoot, compatible: &[String]) -> Option<Hypervisor> {
     let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
-    let flagged = cpuinfo.lines().any(|line| {
-        line.split_once(':').is_some_and(|(name, flags)| {
-            name.trim() == "flags" && flags.split_whitespace().any(|flag| flag == "hypervisor")
-        })
-    });
-    let compatible = root
-        .read_bytes("/proc/device-tree/compatible")
-        .unwrap_or_default();
+    let flagged = cpuinfo_value(&cpuinfo, "flags")
+        .is_some_and(|flags| flags.split_whitespace().any(|flag| flag == "hypervisor"));
     if flagged {
         Some(Hypervisor::CpuFlag)
     } else if root.exists("/sys/hypervisor/type") {
         Some(Hypervisor::SysHypervisor)
-    } else if compatible
-        .split(|&b| b == 0)
-        .any(|c| c == b"linux,dummy-virt")
-    {
+    } else if compatible.iter().any(|c| c == "linux,dummy-virt") {
         Some(Hypervisor::QemuVirt)
     } else if root.exists("/proc/device-tree/hypervisor") {
         Some(Hypervisor::DeviceTreeNode)
